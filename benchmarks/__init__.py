@@ -1,0 +1,1 @@
+"""Benchmarks of assay itself (not part of the installed package)."""

@@ -1,0 +1,110 @@
+"""What assay asks a server for: one generation request, endpoint-neutral."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, JsonValue
+
+
+class Endpoint(StrEnum):
+    """The OpenAI-compatible endpoints assay benchmarks."""
+
+    completions = "completions"
+    chat = "chat"
+    responses = "responses"
+    embeddings = "embeddings"
+
+    @property
+    def path(self) -> str:
+        """The URL path below the server's base URL."""
+        return _PATHS[self]
+
+
+_PATHS = {
+    Endpoint.completions: "/v1/completions",
+    Endpoint.chat: "/v1/chat/completions",
+    Endpoint.responses: "/v1/responses",
+    Endpoint.embeddings: "/v1/embeddings",
+}
+
+
+class RequestEcho(BaseModel):
+    """The few request facts validators need, carried on every response.
+
+    A validator sees only the response (`Callable[[R], Result[R, UnusableResponse]]`), so what it
+    must compare against (the token count asked for, JSON mode, the number of embedding inputs)
+    travels with the response instead of the whole request and its prompt.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_output_tokens: int | None = None
+    ignore_eos: bool = False
+    json_mode: bool = False
+    json_schema: dict[str, JsonValue] | None = None
+    expected_embeddings: int | None = None
+
+
+class GenerationRequest(BaseModel):
+    """One request to one endpoint.
+
+    `prompt` is the text for completions, responses and embeddings (a tuple for a batch of
+    embedding inputs); `messages` is the conversation for chat. `extra_body` fields are merged
+    into the JSON body last, so a user can set anything the server accepts.
+
+    >>> r = GenerationRequest(request_id="r1", endpoint=Endpoint.chat, model="m",
+    ...                       messages=({"role": "user", "content": "hi"},), max_output_tokens=8)
+    >>> r.echo().max_output_tokens
+    8
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    request_id: str
+    endpoint: Endpoint
+    model: str
+    prompt: str | tuple[str, ...] | None = None
+    messages: tuple[dict[str, JsonValue], ...] | None = None
+    max_output_tokens: int | None = None
+    ignore_eos: bool = False
+    stream: bool = True
+    prompt_tokens: int | None = None
+    extra_body: dict[str, JsonValue] = {}
+
+    def json_mode(self) -> bool:
+        """Whether the body asks for JSON output (`response_format` of json_object/json_schema)."""
+        return self.json_schema() is not None or _format_type(self.extra_body) == "json_object"
+
+    def json_schema(self) -> dict[str, JsonValue] | None:
+        """The JSON schema asked for with `response_format: {type: json_schema}`, if any."""
+        fmt = self.extra_body.get("response_format")
+        if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+            spec = fmt.get("json_schema")
+            if isinstance(spec, dict):
+                schema = spec.get("schema")
+                if isinstance(schema, dict):
+                    return schema
+            return {}
+        return None
+
+    def echo(self) -> RequestEcho:
+        """The request facts that travel with the response for validation."""
+        expected: int | None = None
+        if self.endpoint is Endpoint.embeddings:
+            expected = len(self.prompt) if isinstance(self.prompt, tuple) else 1
+        return RequestEcho(
+            max_output_tokens=self.max_output_tokens,
+            ignore_eos=self.ignore_eos,
+            json_mode=self.json_mode(),
+            json_schema=self.json_schema(),
+            expected_embeddings=expected,
+        )
+
+
+def _format_type(extra_body: dict[str, JsonValue]) -> str | None:
+    fmt = extra_body.get("response_format")
+    if isinstance(fmt, dict):
+        kind = fmt.get("type")
+        return kind if isinstance(kind, str) else None
+    return None

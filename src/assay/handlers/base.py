@@ -1,0 +1,79 @@
+"""The contract every endpoint handler meets: build a body, compile an answer into a `Result`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from pydantic import JsonValue
+from returns.result import Result
+
+from assay.core.diagnostics import UnusableResponse
+from assay.core.request import Endpoint, GenerationRequest
+from assay.core.response import GenerationResponse
+
+
+@dataclass(frozen=True, slots=True)
+class SseEvent:
+    """One dispatched server-sent event; `event` is "message" when the frame named none."""
+
+    data: str
+    event: str = "message"
+    id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Transfer:
+    """Transport facts the backend measured, handed to the handler when the body is complete."""
+
+    send_ns: int
+    end_ns: int
+    first_byte_ns: int | None = None
+    http_status: int = 200
+
+
+class StreamAccumulator(Protocol):
+    """Takes one SSE event at a time (cheap, no `Result` per chunk) and compiles at the end."""
+
+    def feed(self, event: SseEvent, received_ns: int) -> None:
+        """Take one event. Never raises for anything a server can send."""
+        ...
+
+    @property
+    def failed(self) -> bool:
+        """A fatal fault (in-band error, invalid JSON, ...) was seen; reading on is pointless."""
+        ...
+
+    @property
+    def first_token_ns(self) -> int | None:
+        """When the first token-bearing chunk arrived, if one has."""
+        ...
+
+    def finish(self, transfer: Transfer) -> Result[GenerationResponse, UnusableResponse]:
+        """Compile everything fed so far into the response or the first fault seen."""
+        ...
+
+    def partial(self, transfer: Transfer) -> GenerationResponse:
+        """What has been received so far, for the evidence of a transport fault."""
+        ...
+
+
+class EndpointHandler(Protocol):
+    """One endpoint's wire format, in both directions."""
+
+    @property
+    def endpoint(self) -> Endpoint: ...
+
+    def build_body(self, request: GenerationRequest) -> dict[str, JsonValue]:
+        """The JSON body to POST for `request`."""
+        ...
+
+    def compile_body(
+        self, request: GenerationRequest, body: bytes, transfer: Transfer
+    ) -> Result[GenerationResponse, UnusableResponse]:
+        """Compile a complete non-streamed (JSON) body. Never raises."""
+        ...
+
+    def open_accumulator(self, request: GenerationRequest, send_ns: int) -> StreamAccumulator:
+        """A fresh accumulator for one streamed answer to `request`."""
+        ...

@@ -1,0 +1,100 @@
+"""The core types: stage derivation, excerpt capping, and record JSON round trips."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from assay.core import (
+    DiagnosticCode,
+    Endpoint,
+    GenerationRequest,
+    GenerationResponse,
+    ResponseTiming,
+    Stage,
+    TokenSource,
+    UnusableResponse,
+    Usage,
+    cap_excerpt,
+    stage_of,
+)
+from assay.records import Cancelled, Completed, Errored, RequestRecord
+
+
+def _response(**fields: object) -> GenerationResponse:
+    return GenerationResponse.model_validate(
+        {
+            "request_id": "r1",
+            "endpoint": Endpoint.chat,
+            "streamed": True,
+            "timing": ResponseTiming(send_ns=0, end_ns=10),
+            **fields,
+        }
+    )
+
+
+def test_every_code_has_a_stage_and_a_meaning() -> None:
+    from assay.core import CODE_MEANINGS
+
+    for code in DiagnosticCode:
+        assert isinstance(stage_of(code), Stage)
+        assert CODE_MEANINGS[code]
+
+
+def test_stage_is_derived_from_code_and_mismatch_is_rejected() -> None:
+    u = UnusableResponse(code=DiagnosticCode.truncated_stream, message="m")
+    assert u.stage is Stage.content
+    with pytest.raises(ValidationError):
+        UnusableResponse(code=DiagnosticCode.truncated_stream, stage=Stage.transport, message="m")
+
+
+def test_excerpt_is_capped_and_says_how_much_was_cut() -> None:
+    text = cap_excerpt("é" * 3000, limit=100)
+    assert text is not None
+    assert text.startswith("é" * 100)
+    assert text.endswith("[2900 more]")
+
+
+def test_output_tokens_prefer_server_usage_over_streamed_count() -> None:
+    r = _response(streamed_tokens=5, streamed_token_source=TokenSource.stream)
+    assert (r.output_tokens, r.output_token_source) == (5, TokenSource.stream)
+    r = _response(streamed_tokens=5, usage=Usage(completion_tokens=7))
+    assert (r.output_tokens, r.output_token_source) == (7, TokenSource.usage)
+
+
+@pytest.mark.parametrize(
+    "outcome",
+    [
+        Completed[GenerationResponse](response=_response(text="hi")),
+        Errored(diagnostic=UnusableResponse(code=DiagnosticCode.empty_response, message="m")),
+        Cancelled(reason="interrupted"),
+    ],
+)
+def test_record_round_trips_through_json(
+    outcome: Completed[GenerationResponse] | Errored | Cancelled,
+) -> None:
+    record = RequestRecord[GenerationResponse](
+        request_id="r1", targeted_start_ns=0, dispatched_ns=1, finished_ns=2, outcome=outcome
+    )
+    parsed = RequestRecord[GenerationResponse].model_validate_json(record.model_dump_json())
+    assert parsed == record
+    assert parsed.outcome.status == outcome.status
+
+
+def test_embedding_request_echo_counts_inputs() -> None:
+    request = GenerationRequest(
+        request_id="e", endpoint=Endpoint.embeddings, model="m", prompt=("a", "b", "c")
+    )
+    assert request.echo().expected_embeddings == 3
+
+
+def test_json_mode_is_detected_from_response_format() -> None:
+    schema = {"type": "object"}
+    request = GenerationRequest(
+        request_id="j",
+        endpoint=Endpoint.chat,
+        model="m",
+        extra_body={"response_format": {"type": "json_schema", "json_schema": {"schema": schema}}},
+    )
+    assert request.json_mode()
+    assert request.echo().json_schema == schema
