@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import ValidationError
+from pydantic import JsonValue, ValidationError
 
 from assay.core import (
     DiagnosticCode,
@@ -89,7 +89,7 @@ def test_embedding_request_echo_counts_inputs() -> None:
 
 
 def test_json_mode_is_detected_from_response_format() -> None:
-    schema = {"type": "object"}
+    schema: dict[str, JsonValue] = {"type": "object"}
     request = GenerationRequest(
         request_id="j",
         endpoint=Endpoint.chat,

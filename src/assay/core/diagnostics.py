@@ -165,14 +165,15 @@ class UnusableResponse(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     code: DiagnosticCode
-    stage: Stage
+    # Filled from `code` when omitted (see `_derive_stage`); the default is never kept.
+    stage: Stage = Stage.internal
     message: str
     evidence: Evidence = Evidence()
 
     @model_validator(mode="before")
     @classmethod
     def _derive_stage(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "stage" not in data and "code" in data:
+        if isinstance(data, dict) and data.get("stage") is None and "code" in data:
             return {**data, "stage": stage_of(DiagnosticCode(data["code"]))}
         return data
 

@@ -1,0 +1,33 @@
+"""The one exception hierarchy, for misuse and bad input; server faults are values, not these.
+
+AssayError
+├── ConfigError          a bad flag, option or config file
+├── DataError            a bad prompt file or tokenizer file (with the line where it applies)
+├── ValidatorLoadError   a `module:name` that does not name a usable validator
+└── ServerNotReady       the target cannot be benchmarked (nothing listening, no models)
+"""
+
+from __future__ import annotations
+
+
+class AssayError(Exception):
+    """Base of every error assay raises on purpose; its message is meant for the user."""
+
+
+class ConfigError(AssayError):
+    """A bad flag, option or config file."""
+
+
+class DataError(AssayError):
+    """A bad prompt file, data spec or tokenizer file."""
+
+
+class ValidatorLoadError(AssayError):
+    """A `package.module:name` that does not exist or is not a validator."""
+
+
+class ServerNotReady(AssayError):
+    """The target is not there or cannot serve the benchmark."""
+
+
+__all__ = ["AssayError", "ConfigError", "DataError", "ServerNotReady", "ValidatorLoadError"]
