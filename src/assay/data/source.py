@@ -1,0 +1,62 @@
+"""Where requests come from: the `RequestSource` protocol and the per-index seeding it relies on.
+
+A source is deterministic by index: request `i` is the same in every process and does not depend
+on which other indices were built, so each load-generating process builds only its own slice of
+the index space from a pickled copy of the source.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Protocol
+
+from assay.core import GenerationRequest
+
+
+class RequestSource(Protocol):
+    """Builds request `index` on demand; picklable, so it crosses into worker processes."""
+
+    def request(self, index: int) -> GenerationRequest:
+        """The request at `index` (the same value in every process)."""
+        ...
+
+    def size(self) -> int | None:
+        """How many distinct requests there are; None when the source is unbounded."""
+        ...
+
+
+def request_id(index: int) -> str:
+    """The request id of index `index`, sortable as text.
+
+    >>> request_id(42)
+    'req-00000042'
+    """
+    if index < 0:
+        raise ValueError(f"request index must be >= 0, got {index}")
+    return f"req-{index:08d}"
+
+
+def index_rng(seed: int, index: int) -> random.Random:
+    """The random stream of one request, derived from `(seed, index)` alone.
+
+    A string seed is hashed with SHA-512 by `random.Random`, unlike `hash()`, which is salted per
+    process, so every process draws the same numbers for the same index.
+
+    >>> index_rng(7, 3).random() == index_rng(7, 3).random()
+    True
+    >>> index_rng(7, 3).random() == index_rng(7, 4).random()
+    False
+    """
+    return random.Random(f"assay:{seed}:{index}")
+
+
+def shared_rng(seed: int, purpose: str) -> random.Random:
+    """A random stream shared by all indices of a source (e.g. the common prompt prefix).
+
+    >>> shared_rng(1, "prefix").random() == shared_rng(1, "prefix").random()
+    True
+    """
+    return random.Random(f"assay:{seed}:{purpose}")
+
+
+__all__ = ["RequestSource", "index_rng", "request_id", "shared_rng"]

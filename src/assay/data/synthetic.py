@@ -1,0 +1,191 @@
+"""Synthetic requests: prompts of exactly the sampled token count, seeded per request index."""
+
+from __future__ import annotations
+
+import random
+from typing import Final, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, model_validator
+
+from assay.core import Endpoint, GenerationRequest
+from assay.data.source import index_rng, request_id, shared_rng
+from assay.data.token_count import (
+    FixedCount,
+    TokenCount,
+    sample_token_count,
+    smallest_count,
+)
+from assay.data.tokenizer import Tokenizer
+from assay.data.tokenizer_spec import load_tokenizer
+from assay.errors import DataError
+
+# Joining two texts can merge or split tokens at the seam; resampling the tail with a corrected
+# length settles it in one or two rounds for real tokenizers.
+_MAX_SEAM_ROUNDS: Final = 16
+
+
+class _Runtime:
+    """What a source builds on first use: never pickled, never part of equality."""
+
+    __slots__ = ("prefix", "tokenizer")
+
+    def __init__(self) -> None:
+        self.tokenizer: Tokenizer | None = None
+        self.prefix: str | None = None
+
+    def __eq__(self, other: object) -> bool:
+        # Two sources with the same config are equal whether or not either has built its cache.
+        return isinstance(other, _Runtime)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable cache: not hashable
+
+    def __reduce__(self) -> tuple[type[_Runtime], tuple[()]]:
+        # A copy in another process rebuilds the tokenizer itself instead of receiving it.
+        return (_Runtime, ())
+
+
+class SyntheticSource(BaseModel):
+    """Unbounded synthetic requests; request `i` depends only on `(seed, i)` and this config.
+
+    The prompt counts exactly the sampled number of tokens under `tokenizer` (the shared prefix
+    included); `max_output_tokens` is the sampled output count. For embeddings each request holds
+    `embeddings_batch_size` inputs, each of its own sampled length.
+
+    >>> source = SyntheticSource(model="m", prompt_tokens=FixedCount(value=12), seed=3)
+    >>> request = source.request(5)
+    >>> request.request_id, request.prompt_tokens, request.max_output_tokens
+    ('req-00000005', 12, 128)
+    >>> request == source.request(5)
+    True
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["synthetic"] = "synthetic"
+    endpoint: Endpoint = Endpoint.chat
+    model: str
+    prompt_tokens: TokenCount = FixedCount(value=256)
+    output_tokens: TokenCount = FixedCount(value=128)
+    shared_prefix_tokens: int = Field(default=0, ge=0)
+    ignore_eos: bool = False
+    stream: bool = True
+    seed: int = 0
+    tokenizer: str | None = None
+    extra_body: dict[str, JsonValue] = {}
+    embeddings_batch_size: int = Field(default=1, ge=1)
+
+    _runtime: _Runtime = PrivateAttr(default_factory=_Runtime)
+
+    @model_validator(mode="after")
+    def _counts_fit(self) -> Self:
+        shortest = smallest_count(self.prompt_tokens)
+        if shortest < 1:
+            raise ValueError("prompt_tokens must be at least 1: servers reject empty prompts")
+        if self.shared_prefix_tokens > shortest:
+            raise ValueError(
+                f"shared_prefix_tokens ({self.shared_prefix_tokens}) exceeds the smallest "
+                f"prompt length ({shortest}); the prefix is part of the prompt's count"
+            )
+        if self.endpoint is not Endpoint.embeddings and smallest_count(self.output_tokens) < 1:
+            raise ValueError("output_tokens must be at least 1 for a generation endpoint")
+        return self
+
+    def size(self) -> int | None:
+        """Synthetic sources never run out."""
+        return None
+
+    def request(self, index: int) -> GenerationRequest:
+        """The request at `index`, the same in every process."""
+        rng = index_rng(self.seed, index)
+        if self.endpoint is Endpoint.embeddings:
+            counts = [
+                sample_token_count(self.prompt_tokens, rng)
+                for _ in range(self.embeddings_batch_size)
+            ]
+            inputs = tuple(self._prompt(count, rng) for count in counts)
+            return self._request(
+                index, prompt=inputs[0] if len(inputs) == 1 else inputs, prompt_tokens=sum(counts)
+            )
+        prompt_count = sample_token_count(self.prompt_tokens, rng)
+        output_count = sample_token_count(self.output_tokens, rng)
+        text = self._prompt(prompt_count, rng)
+        if self.endpoint is Endpoint.chat:
+            return self._request(
+                index,
+                messages=({"role": "user", "content": text},),
+                max_output_tokens=output_count,
+                prompt_tokens=prompt_count,
+            )
+        return self._request(
+            index, prompt=text, max_output_tokens=output_count, prompt_tokens=prompt_count
+        )
+
+    def build_tokenizer(self) -> Tokenizer:
+        """The tokenizer prompts are counted with, loaded once per process on first use."""
+        runtime = self._runtime
+        if runtime.tokenizer is None:
+            runtime.tokenizer = load_tokenizer(self.tokenizer)
+        return runtime.tokenizer
+
+    def shared_prefix(self) -> str:
+        """The text every prompt starts with (empty without `shared_prefix_tokens`)."""
+        runtime = self._runtime
+        if runtime.prefix is None:
+            tokenizer = self.build_tokenizer()
+            runtime.prefix = tokenizer.sample_text(
+                self.shared_prefix_tokens, shared_rng(self.seed, "shared-prefix")
+            )
+        return runtime.prefix
+
+    def _request(
+        self,
+        index: int,
+        *,
+        prompt_tokens: int,
+        prompt: str | tuple[str, ...] | None = None,
+        messages: tuple[dict[str, JsonValue], ...] | None = None,
+        max_output_tokens: int | None = None,
+    ) -> GenerationRequest:
+        return GenerationRequest(
+            request_id=request_id(index),
+            endpoint=self.endpoint,
+            model=self.model,
+            prompt=prompt,
+            messages=messages,
+            max_output_tokens=max_output_tokens,
+            ignore_eos=self.ignore_eos,
+            # Embeddings answer in one body; there is nothing to stream.
+            stream=self.stream and self.endpoint is not Endpoint.embeddings,
+            prompt_tokens=prompt_tokens,
+            extra_body=self.extra_body,
+        )
+
+    def _prompt(self, n_tokens: int, rng: random.Random) -> str:
+        tokenizer = self.build_tokenizer()
+        prefix = self.shared_prefix()
+        if not prefix:
+            return tokenizer.sample_text(n_tokens, rng)
+        return _join_exactly(tokenizer, prefix, n_tokens, rng)
+
+
+def _join_exactly(tokenizer: Tokenizer, prefix: str, n_tokens: int, rng: random.Random) -> str:
+    """`prefix`, a space, and a sampled tail, counting exactly `n_tokens` in all."""
+    prefix_count = tokenizer.count(prefix)
+    tail_count = n_tokens - prefix_count
+    if tail_count <= 0:
+        return prefix
+    # The space makes the tail's first word a word of its own (" word") instead of gluing it to
+    # the prefix's last one.
+    for _ in range(_MAX_SEAM_ROUNDS):
+        text = f"{prefix} {tokenizer.sample_text(tail_count, rng)}"
+        surplus = tokenizer.count(text) - n_tokens
+        if surplus == 0:
+            return text
+        tail_count = max(1, tail_count - surplus)
+    raise DataError(
+        f"tokenizer {tokenizer.name}: could not extend the shared prefix to exactly {n_tokens} "
+        f"tokens in {_MAX_SEAM_ROUNDS} rounds"
+    )
+
+
+__all__ = ["SyntheticSource"]
