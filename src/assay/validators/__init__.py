@@ -1,1 +1,48 @@
-"""assay.validators."""
+"""Validators: is a compiled response usable? Each is `Callable[[R], Result[R, UnusableResponse]]`.
+
+Validators compose with `chain` (a chain is itself a validator); every endpoint has a default
+chain, which a library user extends with `chain(default_chain(endpoint), my_validator)`.
+
+>>> from assay.core import Endpoint, GenerationResponse, ResponseTiming, Usage
+>>> empty = GenerationResponse(request_id="r1", endpoint=Endpoint.chat, streamed=True,
+...                            terminal_seen=True, finish_reason="stop",
+...                            usage=Usage(completion_tokens=0),
+...                            timing=ResponseTiming(send_ns=0, end_ns=1))
+>>> default_chain(Endpoint.chat)(empty).failure().code
+<DiagnosticCode.empty_response: 'empty_response'>
+"""
+
+from assay.validators.chain import Chain, Validator, chain
+from assay.validators.completeness import empty_response, missing_finish_reason, truncated_stream
+from assay.validators.defaults import (
+    BUILTIN_VALIDATORS,
+    BuiltinValidator,
+    builtin_validator,
+    default_chain,
+)
+from assay.validators.embeddings import empty_embedding
+from assay.validators.loading import load_validator, resolve_validator
+from assay.validators.reject import reject
+from assay.validators.structured_output import invalid_json_output, invalid_tool_call
+from assay.validators.token_counts import max_tokens_not_honoured, usage_mismatch
+
+__all__ = [
+    "BUILTIN_VALIDATORS",
+    "BuiltinValidator",
+    "Chain",
+    "Validator",
+    "builtin_validator",
+    "chain",
+    "default_chain",
+    "empty_embedding",
+    "empty_response",
+    "invalid_json_output",
+    "invalid_tool_call",
+    "load_validator",
+    "max_tokens_not_honoured",
+    "missing_finish_reason",
+    "reject",
+    "resolve_validator",
+    "truncated_stream",
+    "usage_mismatch",
+]

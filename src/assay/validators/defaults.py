@@ -1,0 +1,129 @@
+"""The default chain per endpoint and the catalogue of built-in validators by name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from assay.core.diagnostics import DiagnosticCode
+from assay.core.request import Endpoint
+from assay.core.response import GenerationResponse
+from assay.validators.chain import Validator, chain
+from assay.validators.completeness import empty_response, missing_finish_reason, truncated_stream
+from assay.validators.embeddings import empty_embedding
+from assay.validators.structured_output import invalid_json_output, invalid_tool_call
+from assay.validators.token_counts import max_tokens_not_honoured, usage_mismatch
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltinValidator:
+    """One built-in validator: the name the CLI accepts, the code it reports, what it checks."""
+
+    name: str
+    code: DiagnosticCode
+    description: str
+    validator: Validator[GenerationResponse]
+
+
+BUILTIN_VALIDATORS: tuple[BuiltinValidator, ...] = (
+    BuiltinValidator(
+        "truncated_stream",
+        DiagnosticCode.truncated_stream,
+        "a stream that ended without [DONE]/terminal event and without finish_reason",
+        truncated_stream,
+    ),
+    BuiltinValidator(
+        "empty_response",
+        DiagnosticCode.empty_response,
+        "no text, no tool calls, no reasoning and 0 output tokens (the PR #615 check)",
+        empty_response,
+    ),
+    BuiltinValidator(
+        "missing_finish_reason",
+        DiagnosticCode.missing_finish_reason,
+        "strict: an answer without finish_reason",
+        missing_finish_reason,
+    ),
+    BuiltinValidator(
+        "usage_mismatch",
+        DiagnosticCode.usage_mismatch,
+        "the stream carried more tokens than usage reports, beyond max(1 token, 2 %)",
+        usage_mismatch(),
+    ),
+    BuiltinValidator(
+        "usage_mismatch_two_sided",
+        DiagnosticCode.usage_mismatch,
+        "strict: streamed and reported tokens differ either way, beyond max(1 token, 2 %)",
+        usage_mismatch(two_sided=True),
+    ),
+    BuiltinValidator(
+        "max_tokens_not_honoured",
+        DiagnosticCode.max_tokens_not_honoured,
+        "ignore_eos asked for N output tokens and the answer has a different count",
+        max_tokens_not_honoured,
+    ),
+    BuiltinValidator(
+        "invalid_json_output",
+        DiagnosticCode.invalid_json_output,
+        "JSON mode was asked for and the text does not parse or match the schema",
+        invalid_json_output,
+    ),
+    BuiltinValidator(
+        "invalid_tool_call",
+        DiagnosticCode.invalid_tool_call,
+        "a tool call whose arguments are not a JSON object",
+        invalid_tool_call,
+    ),
+    BuiltinValidator(
+        "empty_embedding",
+        DiagnosticCode.empty_embedding,
+        "embeddings: no vectors, wrong count, dimension 0, differing dimensions or NaN/inf",
+        empty_embedding,
+    ),
+)
+"""Every built-in validator, in default-chain order; each is a no-op where it does not apply."""
+
+_BY_NAME = {builtin.name: builtin.validator for builtin in BUILTIN_VALIDATORS}
+
+_GENERATION_CHAIN = chain(
+    truncated_stream,
+    empty_response,
+    _BY_NAME["usage_mismatch"],
+    max_tokens_not_honoured,
+    invalid_json_output,
+    invalid_tool_call,
+)
+_STRICT_GENERATION_CHAIN = chain(
+    truncated_stream,
+    missing_finish_reason,
+    empty_response,
+    _BY_NAME["usage_mismatch_two_sided"],
+    max_tokens_not_honoured,
+    invalid_json_output,
+    invalid_tool_call,
+)
+_EMBEDDING_CHAIN = chain(empty_embedding)
+
+
+def default_chain(endpoint: Endpoint, strict: bool = False) -> Validator[GenerationResponse]:
+    """The validators every answer from `endpoint` passes unless the user changes the chain.
+
+    Strict mode adds `missing_finish_reason` and checks usage against the stream both ways.
+
+    >>> print(default_chain(Endpoint.chat))  # doctest: +NORMALIZE_WHITESPACE
+    chain(truncated_stream, empty_response, usage_mismatch, max_tokens_not_honoured,
+          invalid_json_output, invalid_tool_call)
+    >>> default_chain(Endpoint.embeddings, strict=True)
+    chain(empty_embedding)
+    """
+    if endpoint is Endpoint.embeddings:
+        return _EMBEDDING_CHAIN
+    return _STRICT_GENERATION_CHAIN if strict else _GENERATION_CHAIN
+
+
+def builtin_validator(name: str) -> Validator[GenerationResponse] | None:
+    """The built-in validator called `name`, or `None` when there is none by that name.
+
+    >>> builtin_validator("empty_response") is not None, builtin_validator("nope")
+    (True, None)
+    """
+    return _BY_NAME.get(name)
