@@ -1,0 +1,167 @@
+"""A mergeable quantile sketch: a log-linear histogram with exact count, mean, stdev, min, max.
+
+Values are bucketed HDR-style: each power of two is split into `SUB_BUCKETS` equal-width buckets,
+so a bucket's width is at most 1/`SUB_BUCKETS` of its lower bound. A percentile is answered with
+the midpoint of the bucket holding the nearest-rank sample, clamped to the exact min and max, so
+it is within `RELATIVE_ERROR` (1/128, about 0.78 %) of that sample. Memory depends on the range
+of the values (at most `SUB_BUCKETS` buckets per power of two), never on how many were added.
+
+Values <= 0 (a zero inter-token gap, a dispatch a hair early) share one bucket that answers 0
+(clamped to the exact min); count, mean, stdev, min and max stay exact for them too.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel, ConfigDict
+
+SUB_BUCKETS = 64
+RELATIVE_ERROR = 1 / (2 * SUB_BUCKETS)
+PERCENTILES: tuple[tuple[str, float], ...] = (
+    ("p50", 0.50),
+    ("p90", 0.90),
+    ("p95", 0.95),
+    ("p99", 0.99),
+    ("p999", 0.999),
+)
+
+# Every value <= 0 lands here; positive values map to `exponent * SUB_BUCKETS + sub`, and
+# float exponents stay far above this key.
+_NON_POSITIVE = -(2**31)
+_TWO_SUB = 2 * SUB_BUCKETS
+
+
+class Distribution(BaseModel):
+    """A frozen summary of one sketch, in the unit the caller chose (ms, tokens)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    count: int
+    mean: float
+    stdev: float
+    min: float
+    max: float
+    p50: float
+    p90: float
+    p95: float
+    p99: float
+    p999: float
+
+
+class QuantileSketch:
+    """Streaming percentiles in bounded memory, mergeable across processes.
+
+    >>> sketch = QuantileSketch()
+    >>> for value in range(1, 101):
+    ...     sketch.add(value)
+    >>> sketch.count, sketch.mean, sketch.min, sketch.max
+    (100, 50.5, 1.0, 100.0)
+    >>> abs(sketch.quantile(0.99) - 99) <= 99 * RELATIVE_ERROR
+    True
+    """
+
+    __slots__ = ("_buckets", "_m2", "count", "max", "mean", "min")
+
+    def __init__(self) -> None:
+        self._buckets: dict[int, int] = {}
+        self.count = 0
+        self.mean = 0.0
+        self._m2 = 0.0
+        self.min = math.inf
+        self.max = -math.inf
+
+    def add(self, value: float, times: int = 1) -> None:
+        """Add `value`, `times` times (a chunk of k tokens adds its per-token gap k times)."""
+        if times <= 0:
+            return
+        if value > 0:
+            mantissa, exponent = math.frexp(value)
+            key = exponent * SUB_BUCKETS + int((mantissa - 0.5) * _TWO_SUB)
+        else:
+            key = _NON_POSITIVE
+        buckets = self._buckets
+        buckets[key] = buckets.get(key, 0) + times
+        # Welford's update, weighted: `times` equal samples at once.
+        count = self.count + times
+        delta = value - self.mean
+        self.mean += delta * times / count
+        self._m2 += delta * (value - self.mean) * times
+        self.count = count
+        if value < self.min:
+            self.min = float(value)
+        if value > self.max:
+            self.max = float(value)
+
+    def merge(self, other: QuantileSketch) -> None:
+        """Fold `other` into this sketch (Chan et al.'s parallel variance), as if added here."""
+        if other.count == 0:
+            return
+        buckets = self._buckets
+        for key, n in other._buckets.items():
+            buckets[key] = buckets.get(key, 0) + n
+        count = self.count + other.count
+        delta = other.mean - self.mean
+        self._m2 += other._m2 + delta * delta * self.count * other.count / count
+        self.mean += delta * other.count / count
+        self.count = count
+        self.min = min(self.min, other.min)
+        self.max = max(self.max, other.max)
+
+    @property
+    def stdev(self) -> float:
+        """The population standard deviation (0 for fewer than two samples)."""
+        return math.sqrt(self._m2 / self.count) if self.count > 1 else 0.0
+
+    def quantile(self, q: float) -> float:
+        """The nearest-rank `q` quantile (0 < q <= 1), within `RELATIVE_ERROR` of the sample.
+
+        >>> QuantileSketch().quantile(0.5)
+        nan
+        """
+        if not 0 < q <= 1:
+            raise ValueError(f"quantile must be in (0, 1], got {q}")
+        if self.count == 0:
+            return math.nan
+        rank = max(1, math.ceil(q * self.count))
+        seen = 0
+        for key in sorted(self._buckets):
+            seen += self._buckets[key]
+            if seen >= rank:
+                return min(max(_midpoint(key), self.min), self.max)
+        return self.max
+
+    def summary(self, scale: float = 1.0) -> Distribution | None:
+        """The frozen summary, every figure multiplied by `scale` (1e-6 turns ns into ms).
+
+        >>> s = QuantileSketch()
+        >>> s.add(2_000_000)
+        >>> s.summary(scale=1e-6).p99
+        2.0
+        >>> QuantileSketch().summary() is None
+        True
+        """
+        if self.count == 0:
+            return None
+        figures = {name: self.quantile(q) * scale for name, q in PERCENTILES}
+        return Distribution(
+            count=self.count,
+            mean=self.mean * scale,
+            stdev=self.stdev * scale,
+            min=self.min * scale,
+            max=self.max * scale,
+            **figures,
+        )
+
+    @property
+    def bucket_count(self) -> int:
+        """How many buckets hold samples: the sketch's memory, bounded by the value range."""
+        return len(self._buckets)
+
+
+def _midpoint(key: int) -> float:
+    if key == _NON_POSITIVE:
+        return 0.0
+    exponent, sub = divmod(key, SUB_BUCKETS)
+    lower = math.ldexp(0.5 + sub / _TWO_SUB, exponent)
+    return lower + math.ldexp(1 / (2 * _TWO_SUB), exponent)

@@ -1,0 +1,155 @@
+"""The frozen snapshot of one profile step's figures, as reports store and print them."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from assay.core.diagnostics import DiagnosticCode
+from assay.core.response import TokenSource
+from assay.metrics.sketch import Distribution
+from assay.metrics.slo import Slo
+
+
+class Outcomes(BaseModel):
+    """How the dispatched requests ended; `completed + errored + cancelled == dispatched`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    dispatched: int = 0
+    completed: int = 0
+    errored: int = 0
+    cancelled: int = 0
+
+    @property
+    def error_rate(self) -> float:
+        """errored / (completed + errored); cancelled requests were cut by the run, not the server.
+
+        >>> Outcomes(dispatched=4, completed=3, errored=1).error_rate
+        0.25
+        """
+        finished = self.completed + self.errored
+        return self.errored / finished if finished else 0.0
+
+    def plus(self, other: Outcomes) -> Outcomes:
+        """The sum of two outcome counts (steps into totals)."""
+        return Outcomes(
+            dispatched=self.dispatched + other.dispatched,
+            completed=self.completed + other.completed,
+            errored=self.errored + other.errored,
+            cancelled=self.cancelled + other.cancelled,
+        )
+
+
+class ErrorSummary(BaseModel):
+    """How often one diagnostic code occurred, with the first message seen as an example."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    count: int
+    example: str
+
+
+class Latency(BaseModel):
+    """Latency distributions in milliseconds; `None` where no request had the figure."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    ttft_ms: Distribution | None = None
+    itl_ms: Distribution | None = None
+    tpot_ms: Distribution | None = None
+    e2e_ms: Distribution | None = None
+    e2e_from_target_ms: Distribution | None = None
+    dispatch_lag_ms: Distribution | None = None
+
+
+class Tokens(BaseModel):
+    """Token counts per completed request and where the counts came from.
+
+    `output_sources` counts completed requests by the source of their output count (server
+    usage, running usage, assay's streamed count); `prompt_reported` how many had a server prompt
+    count (the prompt distribution uses only those).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    output_per_request: Distribution | None = None
+    prompt_per_request: Distribution | None = None
+    output_sources: dict[TokenSource, int] = {}
+    prompt_reported: int = 0
+
+    @property
+    def output_source_note(self) -> str:
+        """A short phrase naming the output count sources, e.g. "server usage 98, streamed 2".
+
+        >>> Tokens(output_sources={TokenSource.usage: 3}).output_source_note
+        'server usage 3'
+        """
+        names = {
+            TokenSource.usage: "server usage",
+            TokenSource.continuous_usage: "running usage",
+            TokenSource.stream: "streamed count",
+            TokenSource.none: "no count",
+        }
+        parts = [
+            f"{names[s]} {self.output_sources[s]}"
+            for s in TokenSource
+            if self.output_sources.get(s)
+        ]
+        return ", ".join(parts) if parts else "none"
+
+
+class Throughput(BaseModel):
+    """Rates over the step's duration: usable counts completed requests only, attempted all."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    duration_s: float = 0.0
+    usable_requests_per_s: float = 0.0
+    attempted_requests_per_s: float = 0.0
+    usable_output_tokens_per_s: float = 0.0
+    attempted_output_tokens_per_s: float = 0.0
+    usable_output_tokens: int = 0
+    attempted_output_tokens: int = 0
+
+
+class Concurrency(BaseModel):
+    """Mean (exact) and peak in-flight requests; the true peak lies in [max, max_upper_bound]."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mean: float = 0.0
+    max: int = 0
+    max_upper_bound: int = 0
+    resolution_ns: int = 0
+
+
+class Goodput(BaseModel):
+    """Completed requests that met every limit of the SLO.
+
+    `fraction` is good / (completed + errored), the same denominator as the error rate.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    slo: Slo
+    good: int
+    requests_per_s: float
+    fraction: float
+
+
+class StepMetrics(BaseModel):
+    """Everything measured in one step. Latency figures come from completed requests only."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    outcomes: Outcomes
+    excluded: int = 0
+    error_rate: float = 0.0
+    errors_by_code: dict[DiagnosticCode, ErrorSummary] = {}
+    latency: Latency = Latency()
+    tokens: Tokens = Tokens()
+    throughput: Throughput = Throughput()
+    concurrency: Concurrency = Concurrency()
+    goodput: Goodput | None = None
+    start_ns: int | None = None
+    end_ns: int | None = None

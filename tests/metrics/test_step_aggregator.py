@@ -1,0 +1,306 @@
+"""StepAggregator: exact figures from hand-built records with known timestamps."""
+
+from __future__ import annotations
+
+import pytest
+
+from assay.core import (
+    DiagnosticCode,
+    Endpoint,
+    Evidence,
+    GenerationResponse,
+    ResponseTiming,
+    TokenSource,
+    UnusableResponse,
+    Usage,
+)
+from assay.errors import ConfigError
+from assay.metrics import RELATIVE_ERROR, Slo, StepAggregator, StepMetrics, TimeWindow
+from assay.records import Cancelled, Completed, Errored, RequestRecord
+
+MS = 1_000_000
+Record = RequestRecord[GenerationResponse]
+
+
+def _streamed(
+    request_id: str,
+    send_ms: int,
+    first_token_ms: int,
+    gaps_ms: tuple[int, ...],
+    tokens: tuple[int, ...] | None = None,
+    usage_tokens: int | None = None,
+    prompt_tokens: int | None = None,
+    tail_ms: int = 0,
+) -> GenerationResponse:
+    """A streamed answer: first chunk at `first_token_ms`, then one chunk per gap."""
+    times = [first_token_ms * MS]
+    for gap in gaps_ms:
+        times.append(times[-1] + gap * MS)
+    chunk_tokens = tokens if tokens is not None else (1,) * len(times)
+    usage = None
+    if usage_tokens is not None or prompt_tokens is not None:
+        usage = Usage(completion_tokens=usage_tokens, prompt_tokens=prompt_tokens)
+    return GenerationResponse(
+        request_id=request_id,
+        endpoint=Endpoint.chat,
+        streamed=True,
+        text="x" * sum(chunk_tokens),
+        finish_reason="stop",
+        usage=usage,
+        content_chunks=len(times),
+        streamed_tokens=sum(chunk_tokens),
+        streamed_token_source=TokenSource.stream,
+        terminal_seen=True,
+        timing=ResponseTiming(
+            send_ns=send_ms * MS,
+            first_byte_ns=first_token_ms * MS,
+            first_token_ns=first_token_ms * MS,
+            last_token_ns=times[-1],
+            end_ns=times[-1] + tail_ms * MS,
+            chunk_times_ns=tuple(times),
+            chunk_tokens=chunk_tokens,
+        ),
+    )
+
+
+def _completed(response: GenerationResponse, targeted_ms: int, step: int = 0) -> Record:
+    return Record(
+        request_id=response.request_id,
+        step=step,
+        targeted_start_ns=targeted_ms * MS,
+        dispatched_ns=response.timing.send_ns,
+        finished_ns=response.timing.end_ns,
+        outcome=Completed(response=response),
+    )
+
+
+def _errored(
+    request_id: str,
+    targeted_ms: int,
+    finished_ms: int,
+    code: DiagnosticCode,
+    message: str,
+    partial: GenerationResponse | None = None,
+) -> Record:
+    return Record(
+        request_id=request_id,
+        targeted_start_ns=targeted_ms * MS,
+        dispatched_ns=targeted_ms * MS,
+        finished_ns=finished_ms * MS,
+        outcome=Errored(
+            diagnostic=UnusableResponse(
+                code=code, message=message, evidence=Evidence(http_status=200, partial=partial)
+            )
+        ),
+    )
+
+
+def _cancelled(request_id: str, targeted_ms: int, finished_ms: int) -> Record:
+    return Record(
+        request_id=request_id,
+        targeted_start_ns=targeted_ms * MS,
+        dispatched_ns=targeted_ms * MS,
+        finished_ns=finished_ms * MS,
+        outcome=Cancelled(reason="max duration reached"),
+    )
+
+
+def _snapshot(*records: Record, slo: Slo | None = None) -> StepMetrics:
+    aggregator = StepAggregator(slo=slo)
+    for record in records:
+        aggregator.add(record)
+    return aggregator.snapshot()
+
+
+def test_single_stream_gives_exact_ttft_tpot_e2e_and_itl() -> None:
+    # Sent at 1000 ms (targeted 990), first token at 1100, 3 more tokens 20 ms apart, end at 1165.
+    response = _streamed("r1", send_ms=1000, first_token_ms=1100, gaps_ms=(20, 20, 20), tail_ms=5)
+    metrics = _snapshot(_completed(response, targeted_ms=990))
+    latency = metrics.latency
+    assert latency.ttft_ms is not None
+    assert latency.ttft_ms.mean == 100.0
+    assert latency.e2e_ms is not None
+    assert latency.e2e_ms.mean == 165.0
+    assert latency.e2e_from_target_ms is not None
+    assert latency.e2e_from_target_ms.mean == 175.0
+    assert latency.dispatch_lag_ms is not None
+    assert latency.dispatch_lag_ms.mean == 10.0
+    # TPOT = (165 - 100) / (4 - 1)
+    assert latency.tpot_ms is not None
+    assert latency.tpot_ms.mean == pytest.approx(65 / 3)
+    assert latency.itl_ms is not None
+    assert (latency.itl_ms.count, latency.itl_ms.min, latency.itl_ms.max) == (3, 20.0, 20.0)
+    assert metrics.tokens.output_per_request is not None
+    assert metrics.tokens.output_per_request.mean == 4.0
+
+
+def test_chunk_of_several_tokens_spreads_its_gap_over_each_token() -> None:
+    # Second chunk: 30 ms after the first, 3 tokens -> three 10 ms samples; then 5 ms, 1 token.
+    response = _streamed("r1", 0, 50, gaps_ms=(30, 5), tokens=(1, 3, 1))
+    metrics = _snapshot(_completed(response, targeted_ms=0))
+    itl = metrics.latency.itl_ms
+    assert itl is not None
+    assert (itl.count, itl.min, itl.max) == (4, 5.0, 10.0)
+    assert itl.mean == pytest.approx((10 * 3 + 5) / 4)
+    assert abs(itl.p50 - 10.0) <= 10.0 * RELATIVE_ERROR
+
+
+def test_single_token_answer_has_no_tpot_and_no_itl() -> None:
+    response = _streamed("r1", 0, 40, gaps_ms=())
+    metrics = _snapshot(_completed(response, targeted_ms=0))
+    assert metrics.latency.tpot_ms is None
+    assert metrics.latency.itl_ms is None
+    assert metrics.latency.ttft_ms is not None
+    assert metrics.latency.ttft_ms.mean == 40.0
+
+
+def test_errored_requests_count_in_attempted_figures_and_errors_only() -> None:
+    good = _streamed("ok", 0, 100, gaps_ms=(10,) * 9)  # 10 tokens, ends at 190 ms
+    partial = _streamed("bad", 0, 30, gaps_ms=(10,) * 4)  # 5 tokens before the drop
+    metrics = _snapshot(
+        _completed(good, targeted_ms=0),
+        _errored(
+            "bad",
+            0,
+            200,
+            DiagnosticCode.stream_interrupted,
+            "connection reset after 5 tokens",
+            partial=partial,
+        ),
+    )
+    assert metrics.outcomes.model_dump() == {
+        "dispatched": 2,
+        "completed": 1,
+        "errored": 1,
+        "cancelled": 0,
+    }
+    # The errored request's fast 30 ms first token does not leak into TTFT.
+    assert metrics.latency.ttft_ms is not None
+    assert (metrics.latency.ttft_ms.count, metrics.latency.ttft_ms.min) == (1, 100.0)
+    throughput = metrics.throughput
+    assert throughput.duration_s == pytest.approx(0.2)
+    assert throughput.usable_output_tokens == 10
+    assert throughput.attempted_output_tokens == 15
+    assert throughput.usable_requests_per_s == pytest.approx(5.0)
+    assert throughput.attempted_requests_per_s == pytest.approx(10.0)
+    assert throughput.usable_output_tokens_per_s == pytest.approx(50.0)
+    assert throughput.attempted_output_tokens_per_s == pytest.approx(75.0)
+    assert metrics.error_rate == 0.5
+
+
+def test_errors_by_code_count_each_code_and_keep_the_first_message() -> None:
+    metrics = _snapshot(
+        _errored("a", 0, 5, DiagnosticCode.empty_response, "empty response payload: no text"),
+        _errored("b", 1, 6, DiagnosticCode.empty_response, "empty response payload again"),
+        _errored("c", 2, 7, DiagnosticCode.http_status, "HTTP 503: server overloaded"),
+        _cancelled("d", 3, 8),
+    )
+    errors = metrics.errors_by_code
+    assert set(errors) == {DiagnosticCode.empty_response, DiagnosticCode.http_status}
+    assert errors[DiagnosticCode.empty_response].count == 2
+    assert errors[DiagnosticCode.empty_response].example == "empty response payload: no text"
+    assert errors[DiagnosticCode.http_status].count == 1
+    assert metrics.outcomes.cancelled == 1
+    assert metrics.outcomes.dispatched == 4
+    assert metrics.error_rate == 1.0
+    assert metrics.latency.e2e_ms is None
+    assert metrics.latency.dispatch_lag_ms is not None  # the client is measured on every request
+
+
+def test_window_counts_only_targeted_starts_inside_it() -> None:
+    aggregator = StepAggregator(window=TimeWindow(start_ns=100 * MS, end_ns=300 * MS))
+    for i, targeted in enumerate((50, 100, 200, 299, 300, 400)):
+        response = _streamed(f"r{i}", targeted, targeted + 20, gaps_ms=(10,))
+        aggregator.add(_completed(response, targeted_ms=targeted))
+    metrics = aggregator.snapshot()
+    assert metrics.outcomes.completed == 3
+    assert metrics.excluded == 3
+    assert metrics.throughput.duration_s == pytest.approx(0.2)
+    assert metrics.throughput.usable_requests_per_s == pytest.approx(15.0)
+    assert (metrics.start_ns, metrics.end_ns) == (100 * MS, 300 * MS)
+
+
+def test_goodput_counts_completed_requests_meeting_every_slo() -> None:
+    fast = _streamed("fast", 0, 50, gaps_ms=(10, 10))  # ttft 50, worst gap 10
+    slow_first = _streamed("slow", 0, 300, gaps_ms=(10, 10))  # ttft 300
+    stalled = _streamed("stall", 0, 50, gaps_ms=(10, 200))  # one 200 ms gap
+    failed = _errored("err", 0, 100, DiagnosticCode.truncated_stream, "no [DONE] and no reason")
+    slo = Slo(ttft_ms=100, itl_ms=50)
+    metrics = _snapshot(
+        _completed(fast, 0), _completed(slow_first, 0), _completed(stalled, 0), failed, slo=slo
+    )
+    goodput = metrics.goodput
+    assert goodput is not None
+    assert goodput.good == 1
+    assert goodput.fraction == 0.25
+    assert goodput.requests_per_s == pytest.approx(1 / metrics.throughput.duration_s)
+    assert _snapshot(_completed(fast, 0)).goodput is None
+
+
+def test_token_sources_say_where_each_output_count_came_from() -> None:
+    with_usage = _streamed("u", 0, 10, gaps_ms=(5, 5), usage_tokens=3, prompt_tokens=21)
+    without = _streamed("s", 0, 10, gaps_ms=(5,))
+    metrics = _snapshot(
+        _completed(with_usage, 0), _completed(with_usage, 0), _completed(without, 0)
+    )
+    tokens = metrics.tokens
+    assert tokens.output_sources == {TokenSource.usage: 2, TokenSource.stream: 1}
+    assert tokens.prompt_reported == 2
+    assert tokens.prompt_per_request is not None
+    assert tokens.prompt_per_request.mean == 21.0
+    assert tokens.output_source_note == "server usage 2, streamed count 1"
+
+
+def test_mean_concurrency_is_in_flight_time_over_duration() -> None:
+    # Two 100 ms requests overlapping by 50 ms over a 150 ms step.
+    first = _streamed("a", 0, 50, gaps_ms=(50,))
+    second = _streamed("b", 50, 100, gaps_ms=(50,))
+    metrics = _snapshot(_completed(first, 0), _completed(second, 50))
+    assert metrics.concurrency.mean == pytest.approx(200 / 150)
+    assert metrics.concurrency.max == 2
+
+
+def test_merge_of_two_processes_equals_one_aggregator() -> None:
+    records = [
+        _completed(_streamed(f"r{i}", i * 7, i * 7 + 40 + i % 5, gaps_ms=(8, 9, 11)), i * 7)
+        for i in range(40)
+    ]
+    records.append(_errored("e", 3, 90, DiagnosticCode.http_status, "HTTP 429: rate limited"))
+    slo = Slo(e2e_ms=75)
+    whole = StepAggregator(slo=slo)
+    left, right = StepAggregator(slo=slo), StepAggregator(slo=slo)
+    for i, record in enumerate(records):
+        whole.add(record)
+        (left if i % 3 else right).add(record)
+    left.merge(right)
+    merged, single = left.snapshot(), whole.snapshot()
+    assert merged.outcomes == single.outcomes
+    assert merged.errors_by_code == single.errors_by_code
+    assert merged.goodput == single.goodput
+    assert merged.throughput == single.throughput
+    assert merged.latency.ttft_ms is not None
+    assert single.latency.ttft_ms is not None
+    assert merged.latency.ttft_ms.p99 == single.latency.ttft_ms.p99
+    assert merged.latency.ttft_ms.mean == pytest.approx(single.latency.ttft_ms.mean)
+
+
+def test_merging_aggregators_with_different_slos_is_misuse() -> None:
+    with pytest.raises(ConfigError, match="different SLOs"):
+        StepAggregator(slo=Slo(ttft_ms=100)).merge(StepAggregator())
+
+
+def test_snapshot_round_trips_through_json() -> None:
+    response = _streamed("r1", 0, 100, gaps_ms=(20, 20), usage_tokens=3)
+    metrics = _snapshot(
+        _completed(response, 0),
+        _errored("e", 0, 10, DiagnosticCode.invalid_json, "data line is not JSON: 'data: {'"),
+        slo=Slo(ttft_ms=500),
+    )
+    assert StepMetrics.model_validate_json(metrics.model_dump_json()) == metrics
+
+
+def test_empty_step_snapshot_has_zero_rates() -> None:
+    metrics = StepAggregator().snapshot()
+    assert metrics.outcomes.dispatched == 0
+    assert metrics.throughput.usable_requests_per_s == 0.0
+    assert metrics.latency.ttft_ms is None
