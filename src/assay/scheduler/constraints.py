@@ -1,0 +1,111 @@
+"""Constraints: when a step stops dispatching, and which requests fall in the measured window."""
+
+from __future__ import annotations
+
+from collections import deque
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.scheduler.schedule import NS_PER_S
+
+
+class StopReason(StrEnum):
+    """Why a step stopped before its schedule ran out (stable strings, shown in reports)."""
+
+    max_requests = "max_requests"
+    max_seconds = "max_seconds"
+    max_errors = "max_errors"
+    max_error_rate = "max_error_rate"
+    stop_signal = "stop_signal"
+
+
+class Constraints(BaseModel):
+    """Limits applied to every step; all are optional.
+
+    `max_requests` bounds what a step dispatches (dispatched requests then finish normally);
+    reaching `max_seconds`, `max_errors` or `max_error_rate` stops dispatching and cancels what
+    is in flight. The error rate is taken over the last `error_rate_window` finished requests and
+    applies only once that many have finished. Warmup and cooldown do not change what runs:
+    requests whose *targeted* start falls in them are recorded but outside the measured window.
+
+    >>> c = Constraints(max_seconds=10, warmup_seconds=1, cooldown_seconds=2)
+    >>> c.measured_window(start_ns=0)
+    (1000000000, 8000000000)
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_requests: int | None = Field(default=None, gt=0)
+    max_seconds: float | None = Field(default=None, gt=0)
+    max_errors: int | None = Field(default=None, gt=0)
+    max_error_rate: float | None = Field(default=None, gt=0, le=1)
+    error_rate_window: int = Field(default=50, gt=0)
+    warmup_seconds: float = Field(default=0.0, ge=0)
+    cooldown_seconds: float = Field(default=0.0, ge=0)
+
+    def deadline_ns(self, start_ns: int) -> int | None:
+        """When a step that started at `start_ns` must stop, if `max_seconds` is set."""
+        if self.max_seconds is None:
+            return None
+        return start_ns + round(self.max_seconds * NS_PER_S)
+
+    def measured_window(self, start_ns: int) -> tuple[int, int | None]:
+        """The targeted-start interval `[start, end)` whose requests count; end None = open.
+
+        The cooldown needs a known end, so without `max_seconds` the window stays open.
+        """
+        begin = start_ns + round(self.warmup_seconds * NS_PER_S)
+        deadline = self.deadline_ns(start_ns)
+        if deadline is None:
+            return begin, None
+        return begin, max(begin, deadline - round(self.cooldown_seconds * NS_PER_S))
+
+    def budget(self, source_size: int | None) -> int | None:
+        """How many indices a step may use: the smaller of `max_requests` and the source size.
+
+        >>> Constraints(max_requests=100).budget(source_size=40)
+        40
+        """
+        sizes = [size for size in (self.max_requests, source_size) if size is not None]
+        return min(sizes) if sizes else None
+
+
+class ErrorWatch:
+    """Counts finished requests and says when an error constraint is hit.
+
+    >>> watch = ErrorWatch(Constraints(max_errors=2))
+    >>> [watch.observe(errored=e) for e in (True, False, True)]
+    [None, None, <StopReason.max_errors: 'max_errors'>]
+    """
+
+    __slots__ = ("_limit", "_max_rate", "_window", "_window_errors", "errors")
+
+    def __init__(self, constraints: Constraints, *, rate: bool = True) -> None:
+        self._limit = constraints.max_errors
+        self._max_rate = constraints.max_error_rate if rate else None
+        self._window: deque[bool] = deque(maxlen=constraints.error_rate_window)
+        self._window_errors = 0
+        self.errors = 0
+
+    def observe(self, *, errored: bool) -> StopReason | None:
+        """Take one finished (completed or errored) request; a reason when a limit is reached."""
+        if errored:
+            self.errors += 1
+        window = self._window
+        if len(window) == window.maxlen and window[0]:
+            self._window_errors -= 1
+        window.append(errored)
+        self._window_errors += errored
+        if self._limit is not None and self.errors >= self._limit:
+            return StopReason.max_errors
+        if (
+            self._max_rate is not None
+            and len(window) == window.maxlen
+            and self._window_errors / len(window) >= self._max_rate
+        ):
+            return StopReason.max_error_rate
+        return None
+
+
+__all__ = ["Constraints", "ErrorWatch", "StopReason"]

@@ -1,0 +1,286 @@
+"""One step in one process: pace, dispatch, bound, stop, and account for every request.
+
+The runner builds each request from the source just before it is due, dispatches it at its
+targeted time (immediately when behind, never accumulating drift), runs it through
+`assay.worker.execute` inside one `TaskGroup`, and on any stop cancels what is in flight, so
+every dispatched request ends as exactly one completed, errored or cancelled record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from returns.result import Result
+
+from assay.core import Clock, GenerationRequest, GenerationResponse, UnusableResponse
+from assay.data.source import RequestSource
+from assay.records import Cancelled, Completed, Errored, RequestRecord
+from assay.scheduler.constraints import Constraints, ErrorWatch, StopReason
+from assay.scheduler.profiles import (
+    Concurrent,
+    Constant,
+    Poisson,
+    StepLoad,
+    Synchronous,
+    Throughput,
+)
+from assay.scheduler.progress import PROGRESS_INTERVAL_NS, OutcomeTotals, ProgressMessage, StepTally
+from assay.scheduler.schedule import (
+    owned_streams,
+    rate_slice,
+    stream_indices,
+    throughput_indices,
+    throughput_share,
+)
+from assay.scheduler.sink import RecordSink, SinkFactory, StepContext
+from assay.validators.chain import Validator
+from assay.worker import execute
+
+S = TypeVar("S")
+
+Resolve = Callable[[GenerationRequest], Awaitable[Result[GenerationResponse, UnusableResponse]]]
+"""Sends one request and compiles the answer: `backend.resolve`."""
+
+# When the schedule is behind, dispatch without sleeping but yield to the loop this often so
+# requests in flight keep being served while a backlog is flushed.
+_YIELD_EVERY = 64
+
+
+@dataclass(frozen=True, slots=True)
+class StepWork:
+    """What one process runs for one step (picklable: it crosses into worker processes)."""
+
+    step: int
+    load: StepLoad
+    constraints: Constraints
+    seed: int
+    process: int
+    processes: int
+    start_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessStepResult(Generic[S]):
+    """How one step ended in one process, with the summary its sink returned."""
+
+    process: int
+    totals: OutcomeTotals
+    errors_by_code: dict[str, int]
+    stopped_by: StopReason | None
+    finished_ns: int
+    summary: S
+
+
+async def run_step(
+    work: StepWork,
+    *,
+    source: RequestSource,
+    resolve: Resolve,
+    validate: Validator[GenerationResponse],
+    sink_factory: SinkFactory[S],
+    clock: Clock,
+    stop: asyncio.Event,
+    report: Callable[[ProgressMessage], None] | None = None,
+) -> ProcessStepResult[S]:
+    """Run this process's share of one step until its schedule, a constraint or `stop` ends it.
+
+    Setting `stop` stops dispatching and cancels the requests in flight; they are recorded as
+    cancelled. `report` receives a progress message at most every ~250 ms of `clock` time.
+    """
+    context = StepContext(
+        step=work.step,
+        process=work.process,
+        processes=work.processes,
+        start_ns=work.start_ns,
+        measured_window=work.constraints.measured_window(work.start_ns),
+    )
+    sink = sink_factory(context)
+    runner = _StepRunner(work, source, resolve, validate, sink, clock)
+    try:
+        await runner.run(stop, report)
+    except BaseException:
+        sink.close()
+        raise
+    return ProcessStepResult(
+        process=work.process,
+        totals=runner.tally.totals(),
+        errors_by_code=dict(runner.tally.errors_by_code),
+        stopped_by=runner.stopped_by,
+        finished_ns=clock.now_ns(),
+        summary=sink.close(),
+    )
+
+
+class _StepRunner(Generic[S]):
+    """The live state of one step in one process."""
+
+    def __init__(
+        self,
+        work: StepWork,
+        source: RequestSource,
+        resolve: Resolve,
+        validate: Validator[GenerationResponse],
+        sink: RecordSink[S],
+        clock: Clock,
+    ) -> None:
+        self.work = work
+        self.source = source
+        self.resolve = resolve
+        self.validate = validate
+        self.sink = sink
+        self.clock = clock
+        self.tally = StepTally(work.step, work.process)
+        # max_errors is sound per process (local errors <= global ones); the error rate is only
+        # exact over every process, so with several the parent evaluates it.
+        self.watch = ErrorWatch(work.constraints, rate=work.processes == 1)
+        self.budget = work.constraints.budget(source.size())
+        self.deadline_ns = work.constraints.deadline_ns(work.start_ns)
+        self.stopped_by: StopReason | None = None
+        self.active: set[asyncio.Task[None]] = set()
+
+    async def run(
+        self, stop: asyncio.Event, report: Callable[[ProgressMessage], None] | None
+    ) -> None:
+        if stop.is_set():
+            self.stopped_by = StopReason.stop_signal
+            return
+        async with asyncio.TaskGroup() as helpers:
+            watchers = [helpers.create_task(self._watch_stop(stop))]
+            if self.deadline_ns is not None:
+                watchers.append(helpers.create_task(self._watch_deadline(self.deadline_ns)))
+            if report is not None:
+                watchers.append(helpers.create_task(self._report(report)))
+            try:
+                async with asyncio.TaskGroup() as work:
+                    self._launch(work)
+            finally:
+                for watcher in watchers:
+                    watcher.cancel()
+        if self.stopped_by is None and self._budget_was_max_requests():
+            self.stopped_by = StopReason.max_requests
+
+    def _budget_was_max_requests(self) -> bool:
+        limit = self.work.constraints.max_requests
+        return limit is not None and self.budget == limit
+
+    def _launch(self, group: asyncio.TaskGroup) -> None:
+        work = self.work
+        match work.load:
+            case Constant() | Poisson() as load:
+                schedule = rate_slice(load, work.seed, work.process, work.processes, self.budget)
+                self._track(group.create_task(self._open_loop(group, schedule)))
+            case Synchronous():
+                if work.process == 0:
+                    self._track(
+                        group.create_task(self._closed_loop(stream_indices(0, 1, self.budget)))
+                    )
+            case Concurrent(streams=streams):
+                for stream in owned_streams(streams, work.process, work.processes):
+                    indices = stream_indices(stream, streams, self.budget)
+                    self._track(group.create_task(self._closed_loop(indices)))
+            case Throughput(max_concurrency=limit):
+                active = min(work.processes, limit)
+                shared = throughput_indices(limit, work.process, work.processes, self.budget)
+                if work.process < active:
+                    for _ in range(throughput_share(limit, work.process, active)):
+                        self._track(group.create_task(self._closed_loop(shared)))
+
+    def _track(self, task: asyncio.Task[None]) -> None:
+        self.active.add(task)
+        task.add_done_callback(self.active.discard)
+
+    def stop(self, reason: StopReason) -> None:
+        """Stop dispatching and cancel everything in flight (the first reason is kept)."""
+        if self.stopped_by is not None:
+            return
+        self.stopped_by = reason
+        current = asyncio.current_task()
+        for task in list(self.active):
+            if task is not current:
+                task.cancel()
+
+    def _due(self, target_ns: int) -> bool:
+        return self.stopped_by is None and (
+            self.deadline_ns is None or target_ns < self.deadline_ns
+        )
+
+    async def _open_loop(
+        self, group: asyncio.TaskGroup, schedule: Iterator[tuple[int, int]]
+    ) -> None:
+        behind = 0
+        for index, offset_ns in schedule:
+            target_ns = self.work.start_ns + offset_ns
+            if not self._due(target_ns):
+                return
+            request = self.source.request(index)
+            if self.clock.now_ns() < target_ns:
+                await self.clock.sleep_until(target_ns)
+            else:
+                behind += 1
+                if behind % _YIELD_EVERY == 0:
+                    await asyncio.sleep(0)
+            if self.stopped_by is not None:
+                return
+            self._track(group.create_task(self._send(request, index, target_ns)))
+
+    async def _closed_loop(self, indices: Iterator[int]) -> None:
+        for index in indices:
+            now_ns = self.clock.now_ns()
+            if not self._due(now_ns):
+                return
+            await self._send(self.source.request(index), index, now_ns)
+
+    async def _send(self, request: GenerationRequest, index: int, target_ns: int) -> None:
+        # Counted here, on the task's first run: a task cancelled before it ever ran sent nothing.
+        self.tally.dispatched += 1
+        await execute(
+            request,
+            request_id=request.request_id,
+            resolve=self.resolve,
+            validate=self.validate,
+            clock=self.clock,
+            targeted_start_ns=target_ns,
+            step=self.work.step,
+            sink=self._take,
+        )
+
+    def _take(self, record: RequestRecord[GenerationResponse]) -> None:
+        tally = self.tally
+        reason: StopReason | None = None
+        match record.outcome:
+            case Completed():
+                tally.completed += 1
+                tally.recent.append(0)
+                reason = self.watch.observe(errored=False)
+            case Errored(diagnostic=diagnostic):
+                tally.errored += 1
+                tally.recent.append(1)
+                code = diagnostic.code.value
+                tally.errors_by_code[code] = tally.errors_by_code.get(code, 0) + 1
+                reason = self.watch.observe(errored=True)
+            case Cancelled():
+                tally.cancelled += 1
+        self.sink.add(record)
+        if reason is not None:
+            self.stop(reason)
+
+    async def _watch_stop(self, stop: asyncio.Event) -> None:
+        await stop.wait()
+        self.stop(StopReason.stop_signal)
+
+    async def _watch_deadline(self, deadline_ns: int) -> None:
+        await self.clock.sleep_until(deadline_ns)
+        self.stop(StopReason.max_seconds)
+
+    async def _report(self, report: Callable[[ProgressMessage], None]) -> None:
+        next_ns = self.clock.now_ns() + PROGRESS_INTERVAL_NS
+        while True:
+            await self.clock.sleep_until(next_ns)
+            report(self.tally.message())
+            next_ns = max(next_ns + PROGRESS_INTERVAL_NS, self.clock.now_ns())
+
+
+__all__ = ["ProcessStepResult", "Resolve", "StepWork", "run_step"]

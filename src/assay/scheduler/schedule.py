@@ -1,0 +1,135 @@
+"""Pure schedules: when each request is due, and which process owns which request.
+
+Every time is an offset in nanoseconds from the step's start and is computed from the index
+alone (constant) or from a seeded stream every process replays in full (poisson), so the i-th
+time is the same in whatever process computes it and never drifts. Slicing gives each of P
+processes a disjoint share; the shares together cover the same indices whatever P is.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Iterator
+
+from assay.scheduler.profiles import Constant, Poisson
+
+NS_PER_S = 1_000_000_000
+
+
+def constant_offset_ns(index: int, rate: float) -> int:
+    """When request `index` is due at `rate` per second, from the index alone (no drift).
+
+    >>> [constant_offset_ns(i, 4.0) for i in range(3)]
+    [0, 250000000, 500000000]
+    """
+    return round(index * NS_PER_S / rate)
+
+
+def poisson_offsets_ns(rate: float, seed: int) -> Iterator[int]:
+    """Poisson arrival offsets at `rate` per second: 0, then seeded exponential gaps.
+
+    Gaps are rounded to whole nanoseconds before they are summed, so the sum is exact integer
+    arithmetic and every process replaying `(rate, seed)` gets the same times.
+
+    >>> offsets = poisson_offsets_ns(10.0, seed=1)
+    >>> first = [next(offsets) for _ in range(3)]
+    >>> first == list(itertools.islice(poisson_offsets_ns(10.0, seed=1), 3))
+    True
+    """
+    rng = random.Random(f"assay:poisson:{seed}")
+    offset = 0
+    while True:
+        yield offset
+        offset += round(rng.expovariate(rate) * NS_PER_S)
+
+
+def rate_slice(
+    load: Constant | Poisson, seed: int, process: int, processes: int, budget: int | None
+) -> Iterator[tuple[int, int]]:
+    """`(index, offset_ns)` of the requests process `process` sends for an open-loop load.
+
+    Process p owns the indices i with i % P == p. Poisson times are replayed in full so the
+    owned ones are exactly the times a single process would use.
+
+    >>> list(rate_slice(Constant(rate=2), seed=0, process=1, processes=2, budget=5))
+    [(1, 500000000), (3, 1500000000)]
+    """
+    numbered = zip(
+        itertools.count() if budget is None else range(budget),
+        _offsets_ns(load, seed),
+        strict=False,
+    )
+    return itertools.islice(numbered, process, None, processes)
+
+
+def _offsets_ns(load: Constant | Poisson, seed: int) -> Iterator[int]:
+    match load:
+        case Constant(rate=rate):
+            return (constant_offset_ns(index, rate) for index in itertools.count())
+        case Poisson(rate=rate, seed=own_seed):
+            return poisson_offsets_ns(rate, seed if own_seed is None else own_seed)
+
+
+def owned_streams(streams: int, process: int, processes: int) -> range:
+    """The streams process `process` runs: the k with k % P == p.
+
+    >>> list(owned_streams(5, 0, 2))
+    [0, 2, 4]
+    """
+    return range(process, streams, processes)
+
+
+def stream_indices(stream: int, streams: int, budget: int | None) -> Iterator[int]:
+    """The request indices stream `stream` of a concurrent load sends, in order.
+
+    Each stream has a fixed arithmetic slice of the index space, so which requests a stream
+    sends does not depend on how fast the other streams (in other processes) go.
+
+    >>> list(stream_indices(1, 3, budget=8))
+    [1, 4, 7]
+    """
+    if budget is None:
+        return itertools.count(stream, streams)
+    return iter(range(stream, budget, streams))
+
+
+def throughput_share(max_concurrency: int, process: int, processes: int) -> int:
+    """The part of `max_concurrency` process `process` may have in flight.
+
+    >>> [throughput_share(5, p, 2) for p in range(2)]
+    [3, 2]
+    """
+    base, extra = divmod(max_concurrency, processes)
+    return base + (1 if process < extra else 0)
+
+
+def throughput_indices(
+    max_concurrency: int, process: int, processes: int, budget: int | None
+) -> Iterator[int]:
+    """The indices process `process` sends under a throughput load.
+
+    Only processes with a share of the concurrency take part (at most `max_concurrency` of
+    them), and they split the index space round-robin among themselves.
+
+    >>> list(throughput_indices(1, 1, 2, budget=4))
+    []
+    """
+    active = min(processes, max_concurrency)
+    if process >= active:
+        return iter(())
+    if budget is None:
+        return itertools.count(process, active)
+    return iter(range(process, budget, active))
+
+
+__all__ = [
+    "NS_PER_S",
+    "constant_offset_ns",
+    "owned_streams",
+    "poisson_offsets_ns",
+    "rate_slice",
+    "stream_indices",
+    "throughput_indices",
+    "throughput_share",
+]
