@@ -58,7 +58,10 @@ def load_validator(path: str) -> Validator[GenerationResponse]:
                 f"cannot load validator {path!r}: {module_name!r} has no attribute {attribute!r}"
             ) from None
     if not callable(target):
-        raise ValidatorLoadError(f"{path!r} is a {type(target).__name__}, not a callable validator")
+        raise ValidatorLoadError(
+            f"{path!r} is not callable (it is of type {type(target).__name__}); a validator is a "
+            "function taking the response"
+        )
     _check_takes_one_response(path, target)
     # The signature is checked; the return type cannot be, at run time.
     return cast(Validator[GenerationResponse], target)
