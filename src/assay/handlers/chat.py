@@ -1,0 +1,234 @@
+"""`/v1/chat/completions`: messages in; content, reasoning and tool calls out."""
+
+from __future__ import annotations
+
+from pydantic import JsonValue
+from returns.result import Failure, Result, Success
+
+from assay.core.diagnostics import DiagnosticCode, UnusableResponse
+from assay.core.request import Endpoint, GenerationRequest
+from assay.core.response import GenerationResponse, ToolCall
+from assay.errors import DataError
+from assay.handlers.base import SseEvent, Transfer
+from assay.handlers.stream import StreamDraft
+from assay.handlers.wire import (
+    body_timing,
+    decode_body,
+    int_field,
+    parse_tool_call,
+    parse_usage,
+    str_field,
+    tool_arguments,
+    unusable,
+    with_extra,
+)
+
+
+def _messages(request: GenerationRequest) -> list[JsonValue]:
+    if request.messages is not None:
+        return [dict(message) for message in request.messages]
+    if isinstance(request.prompt, str):
+        return [{"role": "user", "content": request.prompt}]
+    raise DataError(f"chat request {request.request_id!r} has neither messages nor a text prompt")
+
+
+class ChatHandler:
+    """Chat completions, streamed or not.
+
+    >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.chat, model="m",
+    ...     messages=({"role": "user", "content": "hi"},), max_output_tokens=4)
+    >>> ChatHandler().build_body(request)["stream_options"]
+    {'include_usage': True}
+    """
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return Endpoint.chat
+
+    def build_body(self, request: GenerationRequest) -> dict[str, JsonValue]:
+        """Model, messages, `max_tokens`, `ignore_eos` when asked, stream options, then extras."""
+        body: dict[str, JsonValue] = {"model": request.model, "messages": _messages(request)}
+        if request.max_output_tokens is not None:
+            body["max_tokens"] = request.max_output_tokens
+        if request.ignore_eos:
+            body["ignore_eos"] = True
+        body["stream"] = request.stream
+        if request.stream:
+            body["stream_options"] = {"include_usage": True}
+        return with_extra(body, request)
+
+    def compile_body(
+        self, request: GenerationRequest, body: bytes, transfer: Transfer
+    ) -> Result[GenerationResponse, UnusableResponse]:
+        """A `chat.completion` object: the messages of its choices, finish reason and usage."""
+        obj = decode_body(body, transfer, "chat")
+        if isinstance(obj, UnusableResponse):
+            return Failure(obj)
+        choices = obj.get("choices")
+        if not isinstance(choices, list):
+            return Failure(
+                unusable(
+                    DiagnosticCode.unexpected_shape,
+                    "chat body has no `choices` list",
+                    transfer,
+                    body,
+                )
+            )
+        text: list[str] = []
+        reasoning: list[str] = []
+        tool_calls: list[ToolCall] = []
+        finish_reason: str | None = None
+        for position, choice in enumerate(choices):
+            message = choice.get("message") if isinstance(choice, dict) else None
+            if not isinstance(message, dict):
+                return Failure(
+                    unusable(
+                        DiagnosticCode.unexpected_shape,
+                        f"chat body choice {position} has no `message` object",
+                        transfer,
+                        body,
+                    )
+                )
+            content = message.get("content")
+            if isinstance(content, str):
+                text.append(content)
+            elif content is not None:
+                return Failure(
+                    unusable(
+                        DiagnosticCode.unexpected_shape,
+                        f"chat body choice {position} content is not a string",
+                        transfer,
+                        body,
+                    )
+                )
+            thought = _reasoning(message)
+            if thought:
+                reasoning.append(thought)
+            calls = message.get("tool_calls")
+            if isinstance(calls, list):
+                for call_position, raw in enumerate(calls):
+                    call = parse_tool_call(raw, call_position)
+                    if call is not None:
+                        tool_calls.append(call)
+            finish_reason = str_field(choice, "finish_reason") or finish_reason
+        model = obj.get("model")
+        return Success(
+            GenerationResponse(
+                request_id=request.request_id,
+                endpoint=Endpoint.chat,
+                streamed=False,
+                echo=request.echo(),
+                model=model if isinstance(model, str) else None,
+                text="".join(text),
+                reasoning="".join(reasoning),
+                tool_calls=tuple(tool_calls),
+                finish_reason=finish_reason,
+                usage=parse_usage(obj.get("usage")),
+                terminal_seen=True,
+                timing=body_timing(transfer),
+            )
+        )
+
+    def open_accumulator(self, request: GenerationRequest, send_ns: int) -> ChatAccumulator:
+        """A fresh accumulator for one streamed chat answer."""
+        return ChatAccumulator(request)
+
+
+def _reasoning(delta: dict[str, object]) -> str | None:
+    # vLLM sends `reasoning_content` (older) or `reasoning` (newer), some versions both.
+    thought = delta.get("reasoning_content")
+    if isinstance(thought, str):
+        return thought
+    thought = delta.get("reasoning")
+    return thought if isinstance(thought, str) else None
+
+
+class ChatAccumulator(StreamDraft):
+    """Compiles a `chat.completion.chunk` stream one SSE event at a time.
+
+    A chunk whose delta carries content, reasoning or tool calls is a token (`""` too: a split
+    multi-byte character), except the role-announcing first chunk.
+
+    >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.chat, model="m")
+    >>> stream = ChatAccumulator(request)
+    >>> stream.feed(SseEvent('{"choices":[{"index":0,"delta":{"role":"assistant"}}]}'), 10)
+    >>> stream.feed(SseEvent('{"choices":[{"index":0,"delta":{"content":"Hi"}}]}'), 20)
+    >>> stream.feed(SseEvent("[DONE]"), 30)
+    >>> stream.partial(Transfer(send_ns=0, end_ns=40)).timing.first_token_ns
+    20
+    """
+
+    __slots__ = ()
+
+    def __init__(self, request: GenerationRequest) -> None:
+        super().__init__(request, "chat")
+
+    def feed(self, event: SseEvent, received_ns: int) -> None:
+        """Take one event: a chunk, `[DONE]`, or an error frame."""
+        if event.event != "message" and event.event != "error":
+            self._events += 1  # a named event chat servers do not define: nothing to read
+            return
+        obj = self._load(event)
+        if obj is None:
+            return
+        choices = self._open_choices(obj, event.data)
+        if not choices:
+            return
+        bearing = False
+        for choice in choices:
+            delta = choice.get("delta") if isinstance(choice, dict) else None
+            if not isinstance(delta, dict):
+                if delta is None and isinstance(choice, dict):
+                    delta = {}
+                else:
+                    self._fail(
+                        DiagnosticCode.unexpected_shape,
+                        "chat stream choice has no `delta` object",
+                        event.data,
+                    )
+                    return
+            finish = choice.get("finish_reason")
+            if isinstance(finish, str):
+                self._finish_reason = finish
+            if not delta:
+                continue
+            content = delta.get("content")
+            thought = _reasoning(delta)
+            calls = delta.get("tool_calls")
+            if content is not None and not isinstance(content, str):
+                self._fail(
+                    DiagnosticCode.unexpected_shape,
+                    "chat stream delta content is not a string",
+                    event.data,
+                )
+                return
+            has_calls = isinstance(calls, list) and len(calls) > 0
+            if content is None and thought is None and not has_calls:
+                continue
+            if thought:
+                self._reasoning.append(thought)
+            if content:
+                self._text.append(content)
+                if self._first_content_ns is None:
+                    self._first_content_ns = received_ns
+            if has_calls and isinstance(calls, list):
+                self._take_tool_calls(calls)
+            # The role-announcing first chunk ("content": "" or none) is not a token.
+            if "role" not in delta or content or thought or has_calls:
+                bearing = True
+        self._count_choices(received_ns, bearing, obj.get("usage"))
+
+    def _take_tool_calls(self, calls: list[object]) -> None:
+        for position, raw in enumerate(calls):
+            if not isinstance(raw, dict):
+                continue
+            index = int_field(raw, "index")
+            function = raw.get("function")
+            name: str | None = None
+            arguments: str | None = None
+            if isinstance(function, dict):
+                name = str_field(function, "name")
+                arguments = tool_arguments(function.get("arguments"))
+            self._tool_delta(
+                position if index is None else index, str_field(raw, "id"), name, arguments
+            )

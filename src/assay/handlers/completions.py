@@ -1,0 +1,159 @@
+"""`/v1/completions`: a text prompt in, `choices[].text` out."""
+
+from __future__ import annotations
+
+from pydantic import JsonValue
+from returns.result import Failure, Result, Success
+
+from assay.core.diagnostics import DiagnosticCode, UnusableResponse
+from assay.core.request import Endpoint, GenerationRequest
+from assay.core.response import GenerationResponse
+from assay.handlers.base import SseEvent, Transfer
+from assay.handlers.stream import StreamDraft
+from assay.handlers.wire import (
+    body_timing,
+    decode_body,
+    parse_usage,
+    str_field,
+    text_prompt,
+    unusable,
+    with_extra,
+)
+
+
+class CompletionsHandler:
+    """Text completions, streamed or not.
+
+    >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.completions, model="m",
+    ...     prompt="Once upon", max_output_tokens=16, ignore_eos=True, stream=False)
+    >>> CompletionsHandler().build_body(request)
+    {'model': 'm', 'prompt': 'Once upon', 'max_tokens': 16, 'ignore_eos': True, 'stream': False}
+    """
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return Endpoint.completions
+
+    def build_body(self, request: GenerationRequest) -> dict[str, JsonValue]:
+        """Model, prompt, `max_tokens`, `ignore_eos` when asked, stream options, then extras."""
+        body: dict[str, JsonValue] = {"model": request.model, "prompt": text_prompt(request)}
+        if request.max_output_tokens is not None:
+            body["max_tokens"] = request.max_output_tokens
+        if request.ignore_eos:
+            body["ignore_eos"] = True
+        body["stream"] = request.stream
+        if request.stream:
+            body["stream_options"] = {"include_usage": True}
+        return with_extra(body, request)
+
+    def compile_body(
+        self, request: GenerationRequest, body: bytes, transfer: Transfer
+    ) -> Result[GenerationResponse, UnusableResponse]:
+        """A `text_completion` object: the text of its choices, finish reason and usage."""
+        obj = decode_body(body, transfer, "completions")
+        if isinstance(obj, UnusableResponse):
+            return Failure(obj)
+        choices = obj.get("choices")
+        if not isinstance(choices, list):
+            return Failure(
+                unusable(
+                    DiagnosticCode.unexpected_shape,
+                    "completions body has no `choices` list",
+                    transfer,
+                    body,
+                )
+            )
+        text: list[str] = []
+        finish_reason: str | None = None
+        for position, choice in enumerate(choices):
+            piece = choice.get("text") if isinstance(choice, dict) else None
+            if not isinstance(piece, str):
+                return Failure(
+                    unusable(
+                        DiagnosticCode.unexpected_shape,
+                        f"completions body choice {position} has no `text` string",
+                        transfer,
+                        body,
+                    )
+                )
+            text.append(piece)
+            finish_reason = str_field(choice, "finish_reason") or finish_reason
+        model = obj.get("model")
+        return Success(
+            GenerationResponse(
+                request_id=request.request_id,
+                endpoint=Endpoint.completions,
+                streamed=False,
+                echo=request.echo(),
+                model=model if isinstance(model, str) else None,
+                text="".join(text),
+                finish_reason=finish_reason,
+                usage=parse_usage(obj.get("usage")),
+                terminal_seen=True,
+                timing=body_timing(transfer),
+            )
+        )
+
+    def open_accumulator(self, request: GenerationRequest, send_ns: int) -> CompletionsAccumulator:
+        """A fresh accumulator for one streamed completion."""
+        return CompletionsAccumulator(request)
+
+
+class CompletionsAccumulator(StreamDraft):
+    """Compiles a `text_completion` chunk stream one SSE event at a time.
+
+    Every chunk whose choice carries a `text` string is a token, `""` included. Some servers
+    count `choices[].index` up per chunk instead of keeping 0; the index is not used.
+
+    >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.completions, model="m")
+    >>> stream = CompletionsAccumulator(request)
+    >>> stream.feed(SseEvent('{"choices":[{"index":0,"text":" upon"}]}'), 10)
+    >>> stream.feed(SseEvent('{"choices":[{"index":1,"text":" a","finish_reason":"stop"}]}'), 25)
+    >>> stream.partial(Transfer(send_ns=0, end_ns=40)).timing.chunk_times_ns
+    (10, 25)
+    """
+
+    __slots__ = ()
+
+    def __init__(self, request: GenerationRequest) -> None:
+        super().__init__(request, "completions")
+
+    def feed(self, event: SseEvent, received_ns: int) -> None:
+        """Take one event: a chunk, `[DONE]`, or an error frame."""
+        if event.event != "message" and event.event != "error":
+            self._events += 1  # a named event completions servers do not define
+            return
+        obj = self._load(event)
+        if obj is None:
+            return
+        choices = self._open_choices(obj, event.data)
+        if not choices:
+            return
+        bearing = False
+        for choice in choices:
+            if not isinstance(choice, dict):
+                self._fail(
+                    DiagnosticCode.unexpected_shape,
+                    "completions stream choice is not an object",
+                    event.data,
+                )
+                return
+            finish = choice.get("finish_reason")
+            if isinstance(finish, str):
+                self._finish_reason = finish
+            piece = choice.get("text")
+            if piece is None:
+                continue
+            if not isinstance(piece, str):
+                self._fail(
+                    DiagnosticCode.unexpected_shape,
+                    "completions stream choice text is not a string",
+                    event.data,
+                )
+                return
+            bearing = True
+            if piece:
+                self._text.append(piece)
+                if self._first_content_ns is None:
+                    self._first_content_ns = received_ns
+        self._count_choices(received_ns, bearing, obj.get("usage"))

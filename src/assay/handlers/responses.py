@@ -1,0 +1,285 @@
+"""`/v1/responses`: input in; a typed event stream (or one `response` object) out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import JsonValue
+from returns.result import Failure, Result, Success
+
+from assay.core.diagnostics import DiagnosticCode, UnusableResponse
+from assay.core.request import Endpoint, GenerationRequest
+from assay.core.response import GenerationResponse, ToolCall
+from assay.handlers.base import SseEvent, Transfer
+from assay.handlers.stream import StreamDraft
+from assay.handlers.wire import (
+    body_timing,
+    decode_body,
+    error_message,
+    int_field,
+    parse_usage,
+    str_field,
+    text_prompt,
+    tool_arguments,
+    unusable,
+    with_extra,
+)
+
+
+class ResponsesHandler:
+    """The Responses API, streamed or not.
+
+    >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.responses, model="m",
+    ...     prompt="Hello", max_output_tokens=32)
+    >>> ResponsesHandler().build_body(request)
+    {'model': 'm', 'input': 'Hello', 'max_output_tokens': 32, 'stream': True}
+    """
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return Endpoint.responses
+
+    def build_body(self, request: GenerationRequest) -> dict[str, JsonValue]:
+        """Model, input, `max_output_tokens`, `ignore_eos` when asked, `stream`, then extras."""
+        prompt: JsonValue = (
+            [dict(message) for message in request.messages]
+            if request.messages is not None
+            else text_prompt(request)
+        )
+        body: dict[str, JsonValue] = {"model": request.model, "input": prompt}
+        if request.max_output_tokens is not None:
+            body["max_output_tokens"] = request.max_output_tokens
+        if request.ignore_eos:
+            body["ignore_eos"] = True
+        body["stream"] = request.stream
+        return with_extra(body, request)
+
+    def compile_body(
+        self, request: GenerationRequest, body: bytes, transfer: Transfer
+    ) -> Result[GenerationResponse, UnusableResponse]:
+        """A `response` object: its output items, status and usage."""
+        obj = decode_body(body, transfer, "responses")
+        if isinstance(obj, UnusableResponse):
+            return Failure(obj)
+        if obj.get("status") == "failed":
+            return Failure(
+                unusable(
+                    DiagnosticCode.inband_error,
+                    f"responses body has status failed: {error_message(obj.get('error'))}",
+                    transfer,
+                    body,
+                )
+            )
+        output = obj.get("output")
+        if not isinstance(output, list):
+            return Failure(
+                unusable(
+                    DiagnosticCode.unexpected_shape,
+                    "responses body has no `output` list",
+                    transfer,
+                    body,
+                )
+            )
+        text, reasoning, tool_calls = read_output(output)
+        model = obj.get("model")
+        return Success(
+            GenerationResponse(
+                request_id=request.request_id,
+                endpoint=Endpoint.responses,
+                streamed=False,
+                echo=request.echo(),
+                model=model if isinstance(model, str) else None,
+                text=text,
+                reasoning=reasoning,
+                tool_calls=tool_calls,
+                finish_reason=finish_reason(obj),
+                usage=parse_usage(obj.get("usage")),
+                terminal_seen=True,
+                timing=body_timing(transfer),
+            )
+        )
+
+    def open_accumulator(self, request: GenerationRequest, send_ns: int) -> ResponsesAccumulator:
+        """A fresh accumulator for one streamed response."""
+        return ResponsesAccumulator(request)
+
+
+def finish_reason(response: dict[str, Any]) -> str | None:
+    """The chat-style finish reason of a `response` object's status.
+
+    >>> finish_reason({"status": "incomplete",
+    ...                "incomplete_details": {"reason": "max_output_tokens"}})
+    'length'
+    """
+    status = response.get("status")
+    if status == "completed":
+        return "stop"
+    if status != "incomplete":
+        return None
+    details = response.get("incomplete_details")
+    reason = str_field(details, "reason") if isinstance(details, dict) else None
+    if reason is None or reason == "max_output_tokens":
+        return "length"
+    return reason
+
+
+def read_output(output: list[Any]) -> tuple[str, str, tuple[ToolCall, ...]]:
+    """Text, reasoning and function calls of a `response.output` list; unknown items are skipped.
+
+    >>> read_output([{"type": "message", "content": [{"type": "output_text", "text": "Hi"}]}])
+    ('Hi', '', ())
+    """
+    text: list[str] = []
+    reasoning: list[str] = []
+    calls: list[ToolCall] = []
+    for position, item in enumerate(output):
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type")
+        if kind == "message":
+            text.extend(_part_texts(item.get("content"), "output_text"))
+        elif kind == "reasoning":
+            thoughts = _part_texts(item.get("content"), "reasoning_text")
+            reasoning.extend(thoughts or _part_texts(item.get("summary"), "summary_text"))
+        elif kind == "function_call":
+            calls.append(
+                ToolCall(
+                    index=position,
+                    id=str_field(item, "call_id") or str_field(item, "id"),
+                    name=str_field(item, "name"),
+                    arguments=tool_arguments(item.get("arguments")),
+                )
+            )
+    return "".join(text), "".join(reasoning), tuple(calls)
+
+
+def _part_texts(parts: object, kind: str) -> list[str]:
+    if not isinstance(parts, list):
+        return []
+    return [
+        part["text"]
+        for part in parts
+        if isinstance(part, dict)
+        and part.get("type", kind) == kind
+        and isinstance(part.get("text"), str)
+    ]
+
+
+_TEXT_DELTA = "response.output_text.delta"
+_REASONING_DELTAS = frozenset(
+    {"response.reasoning_text.delta", "response.reasoning_summary_text.delta"}
+)
+
+
+class ResponsesAccumulator(StreamDraft):
+    """Compiles the Responses event stream one SSE event at a time.
+
+    Each text, reasoning or function-argument delta is a token; `response.completed` and
+    `response.incomplete` are terminal and carry the usage; `response.failed` is inband_error
+    and an `error` event is sse_error_event. Other event types are ignored.
+
+    >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.responses, model="m")
+    >>> stream = ResponsesAccumulator(request)
+    >>> stream.feed(SseEvent('{"type":"response.output_text.delta","delta":"Hi"}',
+    ...                      event="response.output_text.delta"), 15)
+    >>> stream.feed(SseEvent('{"type":"response.completed","response":{"status":"completed"}}',
+    ...                      event="response.completed"), 30)
+    >>> stream.partial(Transfer(send_ns=0, end_ns=40)).finish_reason
+    'stop'
+    """
+
+    __slots__ = ()
+
+    def __init__(self, request: GenerationRequest) -> None:
+        super().__init__(request, "responses")
+
+    def feed(self, event: SseEvent, received_ns: int) -> None:
+        """Take one event of the typed stream."""
+        obj = self._load(event)
+        if obj is None:
+            return
+        data = event.data
+        if not isinstance(obj, dict):
+            self._fail(
+                DiagnosticCode.unexpected_shape,
+                f"responses stream event is JSON {type(obj).__name__}, not an object",
+                data,
+            )
+            return
+        kind = obj.get("type")
+        if not isinstance(kind, str):
+            kind = event.event
+        if kind == "error":
+            error = obj.get("error")
+            self._fail(
+                DiagnosticCode.sse_error_event,
+                f"responses stream sent an error event: {error_message(error or obj)}",
+                data,
+            )
+        elif obj.get("error") is not None:
+            self._fail(
+                DiagnosticCode.inband_error,
+                f"responses stream carried an error object: {error_message(obj['error'])}",
+                data,
+            )
+        elif kind == _TEXT_DELTA:
+            delta = obj.get("delta")
+            if isinstance(delta, str):
+                if delta:
+                    self._text.append(delta)
+                    if self._first_content_ns is None:
+                        self._first_content_ns = received_ns
+                self._token(received_ns, 1)
+        elif kind in _REASONING_DELTAS:
+            delta = obj.get("delta")
+            if isinstance(delta, str):
+                self._reasoning.append(delta)
+                self._token(received_ns, 1)
+        elif kind == "response.function_call_arguments.delta":
+            delta = obj.get("delta")
+            if isinstance(delta, str):
+                self._tool_delta(int_field(obj, "output_index") or 0, None, None, delta)
+                self._token(received_ns, 1)
+        elif kind == "response.output_item.added":
+            item = obj.get("item")
+            if isinstance(item, dict) and item.get("type") == "function_call":
+                self._tool_delta(
+                    int_field(obj, "output_index") or 0,
+                    str_field(item, "call_id") or str_field(item, "id"),
+                    str_field(item, "name"),
+                    tool_arguments(item.get("arguments")),
+                )
+        elif kind in ("response.completed", "response.incomplete"):
+            self._terminal = True
+            self._take_response(obj.get("response"))
+        elif kind == "response.failed":
+            response = obj.get("response")
+            error = response.get("error") if isinstance(response, dict) else None
+            self._fail(
+                DiagnosticCode.inband_error,
+                f"responses stream reported response.failed: {error_message(error)}",
+                data,
+            )
+        elif kind in ("response.created", "response.in_progress"):
+            self._take_response(obj.get("response"))
+
+    def _take_response(self, response: object) -> None:
+        if not isinstance(response, dict):
+            return
+        model = response.get("model")
+        if isinstance(model, str):
+            self._model = model
+        reason = finish_reason(response)
+        if reason is not None:
+            self._finish_reason = reason
+        usage = response.get("usage")
+        if isinstance(usage, dict):
+            self._usage = usage
+        output = response.get("output")
+        if self._terminal and not self._text and not self._tools and isinstance(output, list):
+            # A server that sent the answer only in the final object still served it.
+            text, _, calls = read_output(output)
+            if text:
+                self._text.append(text)
+            for call in calls:
+                self._tool_delta(call.index, call.id, call.name, call.arguments)

@@ -1,0 +1,263 @@
+"""What a streamed answer has delivered so far, shared by the streaming accumulators.
+
+`StreamDraft` holds the per-chunk state (text pieces, token arrival times, tool-call drafts, the
+first fault) in plain slots and builds the frozen `GenerationResponse` and the `Result` only once,
+in `finish`, so the per-chunk path allocates no `Result` and no pydantic model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from returns.result import Failure, Result, Success
+
+from assay.core.diagnostics import DiagnosticCode, UnusableResponse
+from assay.core.request import GenerationRequest
+from assay.core.response import GenerationResponse, ResponseTiming, TokenSource, ToolCall
+from assay.handlers.base import SseEvent, Transfer
+from assay.handlers.wire import error_message, int_field, parse_usage, unusable
+
+DONE = "[DONE]"
+
+
+class _ToolCallDraft:
+    """One tool call being assembled from deltas that share its index."""
+
+    __slots__ = ("arguments", "id", "index", "name")
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.id: str | None = None
+        self.name: str | None = None
+        self.arguments: list[str] = []
+
+    def freeze(self) -> ToolCall:
+        return ToolCall(
+            index=self.index, id=self.id, name=self.name, arguments="".join(self.arguments)
+        )
+
+
+class StreamDraft:
+    """The state every streaming accumulator keeps; subclasses add `feed` for their wire format.
+
+    Counting rule (see the wire notes): a token-bearing chunk counts one token unless the chunk
+    carries a running usage, in which case it counts the increase of `completion_tokens`.
+    """
+
+    __slots__ = (
+        "_chunk_times",
+        "_chunk_tokens",
+        "_continuous",
+        "_events",
+        "_fault",
+        "_finish_reason",
+        "_first_content_ns",
+        "_first_token_ns",
+        "_model",
+        "_reasoning",
+        "_request",
+        "_running",
+        "_terminal",
+        "_text",
+        "_tools",
+        "_usage",
+        "_what",
+    )
+
+    def __init__(self, request: GenerationRequest, what: str) -> None:
+        self._request = request
+        self._what = what
+        self._events = 0
+        self._terminal = False
+        self._fault: tuple[DiagnosticCode, str, str] | None = None
+        self._model: str | None = None
+        self._finish_reason: str | None = None
+        self._usage: object = None
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self._tools: dict[int, _ToolCallDraft] = {}
+        self._chunk_times: list[int] = []
+        self._chunk_tokens: list[int] = []
+        self._first_token_ns: int | None = None
+        self._first_content_ns: int | None = None
+        self._running: int | None = None
+        self._continuous = False
+
+    @property
+    def failed(self) -> bool:
+        """A fault was seen; everything after it is ignored."""
+        return self._fault is not None
+
+    @property
+    def first_token_ns(self) -> int | None:
+        """When the first token-bearing chunk arrived."""
+        return self._first_token_ns
+
+    def _load(self, event: SseEvent) -> Any:
+        """The decoded JSON of a data event, or None when the event is done with.
+
+        Handles what every endpoint shares: a fault already seen, `[DONE]`, an `event: error`
+        frame and data that is not JSON. The result is `Any` because it is orjson's output; the
+        caller narrows it with `isinstance`.
+        """
+        self._events += 1
+        if self._fault is not None:
+            return None
+        data = event.data
+        if event.event == "error":
+            self._fail(
+                DiagnosticCode.sse_error_event,
+                f"{self._what} stream sent an `event: error` frame: {_frame_message(data)}",
+                data,
+            )
+            return None
+        if data == DONE:
+            self._terminal = True
+            return None
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            self._fail(
+                DiagnosticCode.invalid_json,
+                f"{self._what} stream data is not valid JSON: {exc}",
+                data,
+            )
+            return None
+
+    def _fail(self, code: DiagnosticCode, message: str, data: str) -> None:
+        if self._fault is None:
+            self._fault = (code, message, data)
+
+    def _open_choices(self, obj: Any, data: str) -> list[Any] | None:
+        """The `choices` of a chat/completions chunk after the checks both share, or None.
+
+        A chunk that is not an object or has no `choices` list is unexpected_shape, except a
+        usage-only chunk that omits `choices`; `{"error": ...}` is inband_error.
+        """
+        if not isinstance(obj, dict):
+            self._fail(
+                DiagnosticCode.unexpected_shape,
+                f"{self._what} stream chunk is JSON {type(obj).__name__}, not an object",
+                data,
+            )
+            return None
+        error = obj.get("error")
+        if error is not None:
+            self._fail(
+                DiagnosticCode.inband_error,
+                f"{self._what} stream carried an error object: {error_message(error)}",
+                data,
+            )
+            return None
+        if self._model is None:
+            model = obj.get("model")
+            if isinstance(model, str):
+                self._model = model
+        usage = obj.get("usage")
+        if isinstance(usage, dict):
+            self._usage = usage
+        choices = obj.get("choices")
+        if isinstance(choices, list):
+            return choices
+        if choices is None and isinstance(usage, dict):
+            return None
+        self._fail(
+            DiagnosticCode.unexpected_shape,
+            f"{self._what} stream chunk has no `choices` list",
+            data,
+        )
+        return None
+
+    def _count_choices(self, received_ns: int, bearing: bool, usage: object) -> None:
+        """Record a chunk's tokens: one, or the increase of a running usage when it has one."""
+        running = int_field(usage, "completion_tokens") if isinstance(usage, dict) else None
+        if running is None:
+            if bearing:
+                self._token(received_ns, 1)
+            return
+        previous = self._running or 0
+        self._running = running
+        if bearing:
+            self._continuous = True
+            self._token(received_ns, max(running - previous, 0))
+
+    def _token(self, received_ns: int, tokens: int) -> None:
+        if self._first_token_ns is None:
+            self._first_token_ns = received_ns
+        self._chunk_times.append(received_ns)
+        self._chunk_tokens.append(tokens)
+
+    def _tool_delta(
+        self, index: int, call_id: str | None, name: str | None, arguments: str | None
+    ) -> None:
+        draft = self._tools.get(index)
+        if draft is None:
+            draft = self._tools[index] = _ToolCallDraft(index)
+        if call_id and draft.id is None:
+            draft.id = call_id
+        # Names come whole in one delta; a server that repeats the name must not double it.
+        if name and name != draft.name:
+            draft.name = name if draft.name is None else draft.name + name
+        if arguments:
+            draft.arguments.append(arguments)
+
+    def partial(self, transfer: Transfer) -> GenerationResponse:
+        """Everything received so far as a response (the evidence of a fault)."""
+        if self._continuous and self._running is not None:
+            streamed, source = self._running, TokenSource.continuous_usage
+        else:
+            streamed, source = len(self._chunk_tokens), TokenSource.stream
+        return GenerationResponse(
+            request_id=self._request.request_id,
+            endpoint=self._request.endpoint,
+            streamed=True,
+            echo=self._request.echo(),
+            model=self._model,
+            text="".join(self._text),
+            reasoning="".join(self._reasoning),
+            tool_calls=tuple(self._tools[i].freeze() for i in sorted(self._tools)),
+            finish_reason=self._finish_reason,
+            usage=parse_usage(self._usage),
+            content_chunks=len(self._chunk_times),
+            streamed_tokens=streamed,
+            streamed_token_source=source,
+            terminal_seen=self._terminal,
+            timing=ResponseTiming(
+                send_ns=transfer.send_ns,
+                first_byte_ns=transfer.first_byte_ns,
+                first_token_ns=self._first_token_ns,
+                first_content_ns=self._first_content_ns,
+                last_token_ns=self._chunk_times[-1] if self._chunk_times else None,
+                end_ns=transfer.end_ns,
+                chunk_times_ns=tuple(self._chunk_times),
+                chunk_tokens=tuple(self._chunk_tokens),
+            ),
+        )
+
+    def finish(self, transfer: Transfer) -> Result[GenerationResponse, UnusableResponse]:
+        """The compiled answer, the first fault seen, or no_terminal_response for no events."""
+        if self._fault is not None:
+            code, message, data = self._fault
+            return Failure(unusable(code, message, transfer, data, self.partial(transfer)))
+        if self._events == 0:
+            return Failure(
+                unusable(
+                    DiagnosticCode.no_terminal_response,
+                    f"{self._what} stream ended without a single SSE event",
+                    transfer,
+                    partial=self.partial(transfer),
+                )
+            )
+        return Success(self.partial(transfer))
+
+
+def _frame_message(data: str) -> str:
+    """The server's message inside an error frame's data, or the data itself."""
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return error_message(data) if data else "(no data)"
+    if isinstance(obj, dict) and obj.get("error") is not None:
+        return error_message(obj["error"])
+    return error_message(obj)

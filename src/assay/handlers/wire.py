@@ -1,0 +1,212 @@
+"""Reading the OpenAI wire format: JSON bodies, in-band errors, usage and tool calls.
+
+Shared by the four endpoint handlers; everything here is total over arbitrary JSON (it narrows
+with `isinstance` and never raises for what a server sent).
+"""
+
+from __future__ import annotations
+
+import orjson
+from pydantic import JsonValue
+
+from assay.core.diagnostics import DiagnosticCode, Evidence, UnusableResponse, cap_excerpt
+from assay.core.request import GenerationRequest
+from assay.core.response import GenerationResponse, ResponseTiming, ToolCall, Usage
+from assay.errors import DataError
+from assay.handlers.base import Transfer
+
+_MESSAGE_LIMIT = 300
+
+
+def int_field(obj: dict[str, object], key: str) -> int | None:
+    """`obj[key]` when it is an integer (not a bool), else None.
+
+    >>> int_field({"a": 3, "b": True, "c": "4"}, "a"), int_field({"b": True}, "b")
+    (3, None)
+    """
+    value = obj.get(key)
+    return value if type(value) is int else None
+
+
+def str_field(obj: dict[str, object], key: str) -> str | None:
+    """`obj[key]` when it is a string, else None."""
+    value = obj.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _nested_int(obj: dict[str, object], outer: str, inner: str) -> int | None:
+    details = obj.get(outer)
+    return int_field(details, inner) if isinstance(details, dict) else None
+
+
+def parse_usage(raw: object) -> Usage | None:
+    """A `Usage` from a chat/completions (`*_tokens`) or responses (`input/output_tokens`) object.
+
+    Fields of the wrong type read as unreported; anything but an object is no usage at all.
+
+    >>> parse_usage({"prompt_tokens": 21, "completion_tokens": 3, "total_tokens": 24}).total_tokens
+    24
+    >>> parse_usage({"input_tokens": 5, "output_tokens": 2}).completion_tokens
+    2
+    """
+    if not isinstance(raw, dict):
+        return None
+    prompt = int_field(raw, "prompt_tokens")
+    if prompt is None:
+        prompt = int_field(raw, "input_tokens")
+    completion = int_field(raw, "completion_tokens")
+    if completion is None:
+        completion = int_field(raw, "output_tokens")
+    reasoning = _nested_int(raw, "completion_tokens_details", "reasoning_tokens")
+    if reasoning is None:
+        reasoning = _nested_int(raw, "output_tokens_details", "reasoning_tokens")
+    cached = _nested_int(raw, "prompt_tokens_details", "cached_tokens")
+    if cached is None:
+        cached = _nested_int(raw, "input_tokens_details", "cached_tokens")
+    return Usage(
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        reasoning_tokens=reasoning,
+        cached_tokens=cached,
+        total_tokens=int_field(raw, "total_tokens"),
+    )
+
+
+def error_message(error: object) -> str:
+    """The server's words from an error object (`{"message": ...}`), a string, or anything else.
+
+    >>> error_message({"message": "The model `nope` does not exist.", "code": 404})
+    'The model `nope` does not exist.'
+    """
+    if isinstance(error, dict):
+        message = error.get("message")
+        if isinstance(message, str) and message:
+            return _clip(message)
+        detail = error.get("detail")
+        if isinstance(detail, str) and detail:
+            return _clip(detail)
+    if isinstance(error, str) and error:
+        return _clip(error)
+    return _clip(orjson.dumps(error).decode())
+
+
+def _clip(message: str) -> str:
+    return message if len(message) <= _MESSAGE_LIMIT else f"{message[:_MESSAGE_LIMIT]}…"
+
+
+def inband_error(obj: dict[str, object]) -> str | None:
+    """The message of an in-band error object (`{"error": ...}` with a non-null error), if any.
+
+    >>> inband_error({"error": {"message": "engine died", "type": "InternalServerError"}})
+    'engine died'
+    >>> inband_error({"error": None, "output": []}) is None
+    True
+    """
+    error = obj.get("error")
+    return None if error is None else error_message(error)
+
+
+def tool_arguments(raw: object) -> str:
+    """Tool-call arguments as JSON text; some servers send an object instead of a string."""
+    if isinstance(raw, str):
+        return raw
+    if raw is None:
+        return ""
+    return orjson.dumps(raw).decode()
+
+
+def parse_tool_call(raw: object, position: int) -> ToolCall | None:
+    """One complete (non-streamed) chat tool call, or None when it is not an object."""
+    if not isinstance(raw, dict):
+        return None
+    function = raw.get("function")
+    if not isinstance(function, dict):
+        function = {}
+    index = int_field(raw, "index")
+    return ToolCall(
+        index=position if index is None else index,
+        id=str_field(raw, "id"),
+        name=str_field(function, "name"),
+        arguments=tool_arguments(function.get("arguments")),
+    )
+
+
+def unusable(
+    code: DiagnosticCode,
+    message: str,
+    transfer: Transfer,
+    raw: bytes | str | None = None,
+    partial: GenerationResponse | None = None,
+) -> UnusableResponse:
+    """An `UnusableResponse` with the transfer's status, a capped excerpt and the partial answer."""
+    return UnusableResponse(
+        code=code,
+        message=message,
+        evidence=Evidence(
+            http_status=transfer.http_status, excerpt=cap_excerpt(raw), partial=partial
+        ),
+    )
+
+
+def decode_body(body: bytes, transfer: Transfer, what: str) -> dict[str, object] | UnusableResponse:
+    """The JSON object of a non-streamed body, or why it is not one (`what` names the endpoint).
+
+    Empty is no_terminal_response, unparsable is invalid_json, `{"error": ...}` is inband_error
+    and any other non-object is unexpected_shape.
+    """
+    if not body.strip():
+        return unusable(
+            DiagnosticCode.no_terminal_response,
+            f"empty {what} body: the server answered with no bytes",
+            transfer,
+        )
+    try:
+        obj = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        return unusable(
+            DiagnosticCode.invalid_json, f"{what} body is not valid JSON: {exc}", transfer, body
+        )
+    if not isinstance(obj, dict):
+        return unusable(
+            DiagnosticCode.unexpected_shape,
+            f"{what} body is JSON {type(obj).__name__}, not an object",
+            transfer,
+            body,
+        )
+    message = inband_error(obj)
+    if message is not None:
+        return unusable(
+            DiagnosticCode.inband_error,
+            f"{what} body is an error object: {message}",
+            transfer,
+            body,
+        )
+    return obj
+
+
+def body_timing(transfer: Transfer) -> ResponseTiming:
+    """Timing of a non-streamed answer: every token arrived with the end of the body."""
+    return ResponseTiming(
+        send_ns=transfer.send_ns,
+        first_byte_ns=transfer.first_byte_ns,
+        first_token_ns=transfer.end_ns,
+        first_content_ns=transfer.end_ns,
+        last_token_ns=transfer.end_ns,
+        end_ns=transfer.end_ns,
+    )
+
+
+def text_prompt(request: GenerationRequest) -> str | list[JsonValue]:
+    """The `prompt`/`input` field of a text request; a request without a prompt is misuse."""
+    if isinstance(request.prompt, str):
+        return request.prompt
+    if isinstance(request.prompt, tuple):
+        return list(request.prompt)
+    raise DataError(f"{request.endpoint} request {request.request_id!r} has no prompt")
+
+
+def with_extra(body: dict[str, JsonValue], request: GenerationRequest) -> dict[str, JsonValue]:
+    """`body` with the request's `extra_body` merged last, so the user can override anything."""
+    if request.extra_body:
+        body.update(request.extra_body)
+    return body
