@@ -1,1 +1,50 @@
-"""assay.data."""
+"""Request data: tokenizers, token-count specs, and the sources that build requests by index.
+
+`HfTokenizer` lives in `assay.data.hf_tokenizer` and is not imported here: `tokenizers` is an
+optional dependency, loaded only when a tokenizer file is asked for (see `load_tokenizer`).
+"""
+
+from assay.data.file_source import (
+    FileFormat,
+    FileSource,
+    FileSourceConfig,
+    PromptColumns,
+    PromptRow,
+)
+from assay.data.source import RequestSource, index_rng, request_id, shared_rng
+from assay.data.synthetic import SyntheticSource
+from assay.data.token_count import (
+    FixedCount,
+    NormalCount,
+    TokenCount,
+    UniformCount,
+    parse_token_count,
+    sample_token_count,
+    smallest_count,
+)
+from assay.data.tokenizer import BuiltinTokenizer, Tokenizer
+from assay.data.tokenizer_spec import BUILTIN, load_tokenizer
+
+__all__ = [
+    "BUILTIN",
+    "BuiltinTokenizer",
+    "FileFormat",
+    "FileSource",
+    "FileSourceConfig",
+    "FixedCount",
+    "NormalCount",
+    "PromptColumns",
+    "PromptRow",
+    "RequestSource",
+    "SyntheticSource",
+    "TokenCount",
+    "Tokenizer",
+    "UniformCount",
+    "index_rng",
+    "load_tokenizer",
+    "parse_token_count",
+    "request_id",
+    "sample_token_count",
+    "shared_rng",
+    "smallest_count",
+]
