@@ -33,6 +33,7 @@ others are counted as `excluded` and nothing else.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -218,24 +219,34 @@ class StepAggregator:
         times = timing.chunk_times_ns
         if len(times) > 1:
             counts = timing.chunk_tokens
-            n_counts = len(counts)
-            itl = self._itl
-            previous = times[0]
-            for i in range(1, len(times)):
-                tokens = counts[i] if i < n_counts else 1
-                if tokens <= 0:
-                    # A chunk without tokens: its gap carries over to the next token.
-                    continue
-                at = times[i]
-                gap = (at - previous) / tokens
-                itl.add(gap, tokens)
-                if gap > worst_gap:
-                    worst_gap = gap
-                previous = at
+            if len(counts) == len(times) and counts.count(1) == len(counts):
+                # The common case, one token per chunk: one sample per gap, added in one batch.
+                gaps = [b - a for a, b in itertools.pairwise(times)]
+                self._itl.add_all(gaps)
+                worst_gap = max(gaps)
+            else:
+                worst_gap = self._add_spread_gaps(times, counts)
 
         slo = self.slo
         if slo is not None and _meets(slo, ttft, tpot, worst_gap, e2e):
             self._good += 1
+
+    def _add_spread_gaps(self, times: tuple[int, ...], counts: tuple[int, ...]) -> float:
+        """Add the ITL samples of chunks carrying several tokens; return the worst gap."""
+        worst_gap = 0.0
+        itl = self._itl
+        previous = times[0]
+        for i in range(1, len(times)):
+            tokens = counts[i] if i < len(counts) else 1
+            if tokens <= 0:
+                # A chunk without tokens: its gap carries over to the next token.
+                continue
+            at = times[i]
+            gap = (at - previous) / tokens
+            itl.add(gap, tokens)
+            worst_gap = max(worst_gap, gap)
+            previous = at
+        return worst_gap
 
     def merge(self, other: StepAggregator) -> None:
         """Fold `other` (the same step aggregated elsewhere) into this aggregator."""
