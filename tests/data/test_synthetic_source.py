@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from assay.core import Endpoint, GenerationRequest
 from assay.data import (
@@ -14,9 +17,11 @@ from assay.data import (
     FixedCount,
     NormalCount,
     RequestSource,
+    SourceConfig,
     SyntheticSource,
     Tokenizer,
     UniformCount,
+    build_source,
     load_tokenizer,
     parse_token_count,
 )
@@ -186,3 +191,36 @@ def test_config_round_trips_through_json() -> None:
     )
     assert SyntheticSource.model_validate_json(source.model_dump_json()) == source
     assert parse_token_count("7") == FixedCount(value=7)
+
+
+def test_another_process_with_another_hash_seed_builds_the_same_request() -> None:
+    # `hash()` of text is salted per process; the per-index stream must not depend on it.
+    script = (
+        "from assay.data import SyntheticSource\n"
+        "source = SyntheticSource(model='m', prompt_tokens='uniform:8,64', seed=5,"
+        " shared_prefix_tokens=8)\n"
+        "print(source.request(9).model_dump_json())\n"
+    )
+    environment = {**os.environ, "PYTHONHASHSEED": "12345"}
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    here = SyntheticSource(
+        model="m", prompt_tokens=parse_token_count("uniform:8,64"), seed=5, shared_prefix_tokens=8
+    )
+    assert GenerationRequest.model_validate_json(result.stdout) == here.request(9)
+
+
+def test_source_config_builds_either_kind_of_source(tmp_path: Path) -> None:
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"prompt": "hello"}\n')
+    holder = TypeAdapter(SourceConfig)
+    synthetic = build_source(holder.validate_python({"kind": "synthetic", "model": "m"}))
+    assert synthetic.size() is None
+    from_file = build_source(holder.validate_python({"kind": "file", "model": "m", "path": path}))
+    assert from_file.size() == 1

@@ -12,6 +12,7 @@ from assay.data.file_source import (
     PromptRow,
 )
 from assay.data.source import RequestSource, index_rng, request_id, shared_rng
+from assay.data.source_config import SourceConfig, build_source
 from assay.data.synthetic import SyntheticSource
 from assay.data.token_count import (
     FixedCount,
@@ -36,10 +37,12 @@ __all__ = [
     "PromptColumns",
     "PromptRow",
     "RequestSource",
+    "SourceConfig",
     "SyntheticSource",
     "TokenCount",
     "Tokenizer",
     "UniformCount",
+    "build_source",
     "index_rng",
     "load_tokenizer",
     "parse_token_count",
