@@ -1,0 +1,45 @@
+"""mypy itself proves the worker's match is exhaustive: a missing `Failure` arm fails the check."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def _mypy(fixture: str) -> subprocess.CompletedProcess[str]:
+    """Run mypy with the project's own options (mypy.ini: strict, returns plugin) on one file."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--config-file",
+            str(ROOT / "mypy.ini"),
+            str(FIXTURES / fixture),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_match_without_failure_arm_is_rejected_as_non_exhaustive() -> None:
+    run = _mypy("missing_failure_arm.py")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert (
+        'Match statement has unhandled case for values of type "Failure[UnusableResponse]"  '
+        "[exhaustive-match]"
+    ) in run.stdout
+    assert "Found 1 error in 1 file" in run.stdout
+
+
+def test_match_with_both_arms_passes_mypy() -> None:
+    run = _mypy("complete_match.py")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.startswith("Success: no issues found")
