@@ -44,7 +44,7 @@ def empty_response(response: GenerationResponse) -> Result[GenerationResponse, U
     ...                            timing=ResponseTiming(send_ns=0, end_ns=1))
     >>> print(empty_response(empty).failure().message)  # doctest: +NORMALIZE_WHITESPACE
     empty response payload: no text, no tool calls, no reasoning, 0 output tokens
-    (finish_reason='stop', 0 content chunks, token count from usage)
+    (finish_reason='stop', 0 content chunks, token count source: usage)
     """
     if (
         response.endpoint is Endpoint.embeddings
@@ -59,7 +59,7 @@ def empty_response(response: GenerationResponse) -> Result[GenerationResponse, U
         DiagnosticCode.empty_response,
         "empty response payload: no text, no tool calls, no reasoning, 0 output tokens "
         f"(finish_reason={response.finish_reason!r}, {response.content_chunks} content chunks, "
-        f"token count from {response.output_token_source.value})",
+        f"token count source: {response.output_token_source.value})",
     )
 
 
