@@ -1,1 +1,13 @@
-"""assay.backend."""
+"""The HTTP transport: one aiohttp session per process, every fault a `Failure` value.
+
+>>> from pydantic import SecretStr
+>>> settings = BackendSettings(base_url="http://127.0.0.1:8000", api_key=SecretStr("sk-1"))
+>>> settings.timeouts.first_token_s
+60.0
+"""
+
+from assay.backend.client import Backend, open_backend
+from assay.backend.readiness import check_ready
+from assay.backend.settings import BackendSettings, Timeouts
+
+__all__ = ["Backend", "BackendSettings", "Timeouts", "check_ready", "open_backend"]

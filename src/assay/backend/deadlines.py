@@ -1,0 +1,111 @@
+"""One timer per request that enforces the first-token, idle and total deadlines lazily.
+
+Re-arming a timer for every chunk would cost a timer handle per chunk; instead the reading loop
+only stores the time of the last byte, and the timer, when it fires, works out which deadline
+really passed or sleeps again until the next one. The connect deadline is aiohttp's
+`sock_connect`, since only aiohttp knows when a new connection is being opened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from assay.backend.settings import Timeouts
+from assay.core.diagnostics import DiagnosticCode
+from assay.handlers.base import StreamAccumulator
+
+# The event loop may run a timer up to its clock resolution early; a deadline this close to
+# passing counts as passed, so the timer never spins re-arming itself for a sliver of time.
+_SLACK_S = 1e-3
+
+
+class DeadlineWatch:
+    """Expires an `asyncio.timeout` scope when the earliest live deadline of a request passes.
+
+    `expired` names the deadline that passed. The first-token deadline stands until the
+    accumulator (streamed) reports a token or `token_seen` is set (a complete JSON body); the
+    idle deadline starts with the first body byte (`saw_bytes`, in loop time).
+    """
+
+    __slots__ = (
+        "_first_token_at",
+        "_handle",
+        "_idle_s",
+        "_loop",
+        "_scope",
+        "_total_at",
+        "accumulator",
+        "expired",
+        "last_byte_at",
+        "token_seen",
+    )
+
+    def __init__(self, timeouts: Timeouts, loop: asyncio.AbstractEventLoop) -> None:
+        now = loop.time()
+        self._loop = loop
+        self._total_at = now + timeouts.total_s
+        self._first_token_at = now + timeouts.first_token_s
+        self._idle_s = timeouts.idle_s
+        self._scope: asyncio.Timeout | None = None
+        self._handle: asyncio.TimerHandle | None = None
+        self.accumulator: StreamAccumulator | None = None
+        self.last_byte_at: float | None = None
+        self.token_seen = False
+        self.expired: DiagnosticCode | None = None
+
+    def start(self, scope: asyncio.Timeout) -> None:
+        """Watch on behalf of `scope` (an entered `asyncio.timeout(None)`)."""
+        self._scope = scope
+        when, _ = self._next_deadline()
+        self._handle = self._loop.call_at(when, self._check)
+
+    def saw_bytes(self, at: float) -> None:
+        """Body bytes arrived at loop time `at`; the first arrival starts the idle deadline."""
+        if self.last_byte_at is None:
+            self.last_byte_at = at
+            # The idle deadline may now be the earliest one: bring the timer forward.
+            handle = self._handle
+            when, _ = self._next_deadline()
+            if handle is not None and when < handle.when():
+                handle.cancel()
+                self._handle = self._loop.call_at(when, self._check)
+        else:
+            # Later arrivals only push the idle deadline back; the timer catches up lazily.
+            self.last_byte_at = at
+
+    def stop(self) -> None:
+        """Cancel the timer; the request is over."""
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _waiting_for_token(self) -> bool:
+        if self.token_seen:
+            return False
+        accumulator = self.accumulator
+        if accumulator is not None and accumulator.first_token_ns is not None:
+            self.token_seen = True
+            return False
+        return True
+
+    def _next_deadline(self) -> tuple[float, DiagnosticCode]:
+        # Ties go to the more specific deadline: idle, then first token, then total.
+        when, code = self._total_at, DiagnosticCode.timeout_total
+        if self._waiting_for_token() and self._first_token_at <= when:
+            when, code = self._first_token_at, DiagnosticCode.timeout_first_token
+        if self.last_byte_at is not None:
+            idle_at = self.last_byte_at + self._idle_s
+            if idle_at <= when:
+                when, code = idle_at, DiagnosticCode.timeout_idle
+        return when, code
+
+    def _check(self) -> None:
+        when, code = self._next_deadline()
+        now = self._loop.time()
+        if now + _SLACK_S >= when:
+            self._handle = None
+            self.expired = code
+            if self._scope is not None:
+                self._scope.reschedule(now)
+        else:
+            self._handle = self._loop.call_at(when, self._check)

@@ -1,0 +1,160 @@
+"""Transport and protocol faults as `UnusableResponse` values, with messages that say what happened.
+
+Every message and excerpt passes through `Redactor`, so a server that echoes the bearer token
+into an error page cannot leak it into records.
+"""
+
+from __future__ import annotations
+
+import orjson
+from pydantic import JsonValue
+
+from assay.core.diagnostics import DiagnosticCode, Evidence, UnusableResponse, cap_excerpt
+from assay.core.response import GenerationResponse
+
+_SERVER_MESSAGE_LIMIT = 500
+_MASK = "**********"
+
+_DEADLINE_NAMES = {
+    DiagnosticCode.timeout_connect: "connect",
+    DiagnosticCode.timeout_first_token: "first-token",
+    DiagnosticCode.timeout_idle: "idle",
+    DiagnosticCode.timeout_total: "total",
+}
+
+
+class Redactor:
+    """Removes a secret from any text that may end up in evidence.
+
+    >>> Redactor("sk-123").clean("echo: Bearer sk-123")
+    'echo: Bearer **********'
+    """
+
+    __slots__ = ("_secret",)
+
+    def __init__(self, secret: str | None) -> None:
+        self._secret = secret or None
+
+    def clean(self, text: str) -> str:
+        secret = self._secret
+        return text.replace(secret, _MASK) if secret is not None and secret in text else text
+
+    def excerpt(self, raw: bytes | str | None) -> str | None:
+        """A capped excerpt of `raw` with the secret removed."""
+        excerpt = cap_excerpt(raw)
+        return None if excerpt is None else self.clean(excerpt)
+
+
+def server_error_message(body: bytes) -> str | None:
+    """The human message inside a JSON error body, in any of the shapes servers use.
+
+    >>> server_error_message(b'{"error": {"message": "The model `nope` does not exist."}}')
+    'The model `nope` does not exist.'
+    >>> server_error_message(b'{"detail": "Not Found"}')
+    'Not Found'
+    >>> server_error_message(b"<html>busy</html>") is None
+    True
+    """
+    try:
+        parsed: JsonValue = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(parsed, dict):
+        return None
+    error = parsed.get("error")
+    candidates = (
+        error.get("message") if isinstance(error, dict) else error,
+        parsed.get("message"),
+        parsed.get("detail"),
+    )
+    for candidate in candidates:
+        if isinstance(candidate, str) and candidate.strip():
+            return candidate.strip()[:_SERVER_MESSAGE_LIMIT]
+    return None
+
+
+def http_status_fault(
+    status: int, reason: str | None, path: str, body: bytes, redactor: Redactor
+) -> UnusableResponse:
+    """A non-2xx answer, with the server's own error message when it sent one as JSON."""
+    server_message = server_error_message(body)
+    head = f"HTTP {status} {reason or ''}".rstrip() + f" from {path}"
+    if server_message is not None:
+        message = f"{head}: {server_message}"
+    elif body.strip():
+        message = f"{head} with a non-JSON body ({len(body)} bytes read)"
+    else:
+        message = f"{head} with an empty body"
+    return UnusableResponse(
+        code=DiagnosticCode.http_status,
+        message=redactor.clean(message),
+        evidence=Evidence(http_status=status, excerpt=redactor.excerpt(body)),
+    )
+
+
+def bad_content_type_fault(
+    status: int, content_type: str | None, body: bytes, redactor: Redactor
+) -> UnusableResponse:
+    """A 2xx answer that is neither JSON nor SSE, such as a proxy's HTML page."""
+    shown = content_type if content_type else "no content type"
+    return UnusableResponse(
+        code=DiagnosticCode.bad_content_type,
+        message=redactor.clean(
+            f"HTTP {status} answer is neither JSON nor an event stream ({shown}, "
+            f"{len(body)} bytes read)"
+        ),
+        evidence=Evidence(http_status=status, excerpt=redactor.excerpt(body)),
+    )
+
+
+def connect_fault(
+    message: str, redactor: Redactor, code: DiagnosticCode = DiagnosticCode.connect_error
+) -> UnusableResponse:
+    """No response arrived: refused, reset, or the connect deadline passed."""
+    return UnusableResponse(code=code, message=redactor.clean(message))
+
+
+def deadline_fault(
+    code: DiagnosticCode,
+    limit_s: float,
+    http_status: int | None,
+    received: bytes | None,
+    partial: GenerationResponse | None,
+    redactor: Redactor,
+) -> UnusableResponse:
+    """A deadline passed; says which, its limit, and how far the answer had got."""
+    if http_status is None:
+        progress = "before any response"
+    elif partial is not None:
+        progress = f"after {partial.streamed_tokens} streamed tokens"
+    else:
+        progress = f"after {len(received or b'')} body bytes"
+    return UnusableResponse(
+        code=code,
+        message=f"the {_DEADLINE_NAMES[code]} deadline of {limit_s:g} s passed {progress}",
+        evidence=Evidence(
+            http_status=http_status, excerpt=redactor.excerpt(received), partial=partial
+        ),
+    )
+
+
+def interrupted_fault(
+    error: BaseException,
+    http_status: int,
+    received: bytes | None,
+    partial: GenerationResponse | None,
+    redactor: Redactor,
+) -> UnusableResponse:
+    """The connection dropped while the body was being read."""
+    detail = str(error) or type(error).__name__
+    tokens = "" if partial is None else f" after {partial.streamed_tokens} streamed tokens"
+    return UnusableResponse(
+        code=DiagnosticCode.stream_interrupted,
+        message=redactor.clean(
+            f"the connection dropped in the middle of the body{tokens}: "
+            f"{type(error).__name__}: {detail}"
+        ),
+        evidence=Evidence(
+            http_status=http_status, excerpt=redactor.excerpt(received), partial=partial
+        ),
+    )

@@ -1,0 +1,79 @@
+"""BackendSettings: URL validation, deadlines, and a key that never shows."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import SecretStr, ValidationError
+
+from assay.backend import BackendSettings, Timeouts
+
+KEY = "sk-live-0123456789abcdef"
+
+
+def test_base_url_keeps_scheme_host_and_prefix_and_drops_trailing_v1() -> None:
+    assert BackendSettings(base_url="https://api.example.com/v1").base_url == (
+        "https://api.example.com"
+    )
+    assert BackendSettings(base_url="http://10.0.0.5:8000/proxy/v1/").base_url == (
+        "http://10.0.0.5:8000/proxy"
+    )
+
+
+@pytest.mark.parametrize(
+    "url", ["ftp://example.com", "example.com:8000", "http://", "http://h/?q=1", ""]
+)
+def test_base_url_that_is_not_http_is_rejected(url: str) -> None:
+    with pytest.raises(ValidationError):
+        BackendSettings(base_url=url)
+
+
+def test_timeouts_default_to_the_documented_deadlines() -> None:
+    timeouts = BackendSettings(base_url="http://127.0.0.1:8000").timeouts
+    assert (timeouts.connect_s, timeouts.first_token_s, timeouts.idle_s, timeouts.total_s) == (
+        10.0,
+        60.0,
+        30.0,
+        600.0,
+    )
+
+
+@pytest.mark.parametrize("field", ["connect_s", "first_token_s", "idle_s", "total_s"])
+def test_non_positive_timeout_is_rejected(field: str) -> None:
+    with pytest.raises(ValidationError):
+        Timeouts.model_validate({field: 0})
+
+
+def test_api_key_never_appears_in_repr_str_or_dumps() -> None:
+    settings = BackendSettings(
+        base_url="http://127.0.0.1:8000",
+        api_key=SecretStr(KEY),
+        headers={"X-Api-Key": KEY, "X-Team": "a"},
+    )
+    shown = [
+        repr(settings),
+        str(settings),
+        str(settings.model_dump()),
+        settings.model_dump_json(),
+    ]
+    for text in shown:
+        assert KEY not in text
+    assert settings.model_dump()["headers"]["X-Team"] == "a"
+    assert settings.api_key is not None
+    assert settings.api_key.get_secret_value() == KEY
+
+
+def test_authorization_header_must_go_through_api_key() -> None:
+    with pytest.raises(ValidationError, match="api_key"):
+        BackendSettings(base_url="http://127.0.0.1:8000", headers={"authorization": "Bearer x"})
+
+
+def test_sized_for_grows_the_pool_to_the_concurrency() -> None:
+    settings = BackendSettings(base_url="http://127.0.0.1:8000", max_connections=16)
+    assert settings.sized_for(256).max_connections == 256
+    assert settings.sized_for(4) is settings
+
+
+def test_settings_are_frozen() -> None:
+    settings = BackendSettings(base_url="http://127.0.0.1:8000")
+    with pytest.raises(ValidationError):
+        settings.verify_tls = False  # type: ignore[misc]
