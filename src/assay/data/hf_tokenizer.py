@@ -68,7 +68,7 @@ class HfTokenizer:
         if n_tokens == 0:
             return ""
         pool = self._sampling_pool()
-        ids = [pool[rng.randrange(len(pool))] for _ in range(n_tokens)]
+        ids = rng.choices(pool, k=n_tokens)
         for _ in range(_MAX_FIT_ROUNDS):
             text = self._tokenizer.decode(ids)
             actual = self.encode(text)
@@ -114,11 +114,22 @@ class HfTokenizer:
             texts = self._tokenizer.decode_batch([[i] for i in ids])
             # Printable, non-blank pieces only: control bytes and half characters (U+FFFD) make
             # prompts that servers reject or that re-encode to other tokens.
-            self._pool = [
-                i
+            printable = [
+                (i, text)
                 for i, text in zip(ids, texts, strict=True)
                 if text.strip() and text.isprintable() and "\ufffd" not in text
             ]
+            # Prefer tokens whose text encodes back to themselves (an `<unk>` kept in the plain
+            # vocabulary does not), so sampled texts settle at once; keep the rest if none do.
+            encoded = self._tokenizer.encode_batch(
+                [text for _, text in printable], add_special_tokens=False
+            )
+            stable = [
+                i
+                for (i, _), encoding in zip(printable, encoded, strict=True)
+                if encoding.ids == [i]
+            ]
+            self._pool = stable or [i for i, _ in printable]
             if not self._pool:
                 raise DataError(f"tokenizer {self.name}: no printable tokens to sample from")
         return self._pool
