@@ -6,6 +6,7 @@ import random
 from pathlib import Path
 
 import pytest
+from tokenizers import Tokenizer, models, pre_tokenizers
 
 from assay.data import BuiltinTokenizer, load_tokenizer
 from assay.data.hf_tokenizer import HfTokenizer
@@ -84,3 +85,18 @@ def test_json_that_is_not_a_tokenizer_is_data_error(tmp_path: Path) -> None:
     path.write_text('{"model": {"type": "Nonsense"}}')
     with pytest.raises(DataError, match=r"not a usable tokenizer\.json"):
         load_tokenizer(str(path))
+
+
+def test_unknown_token_left_in_the_plain_vocabulary_is_not_sampled(tmp_path: Path) -> None:
+    # "[UNK]" here is an ordinary vocabulary entry, not an added special token: its text
+    # encodes to three unknown pieces, so sampling it would never settle on an exact count.
+    words = ["[UNK]", "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta"]
+    model = models.WordLevel(vocab={word: i for i, word in enumerate(words)}, unk_token="[UNK]")
+    raw = Tokenizer(model)
+    raw.pre_tokenizer = pre_tokenizers.Whitespace()
+    path = tmp_path / "tokenizer.json"
+    raw.save(str(path))
+    tokenizer = HfTokenizer.from_path(path)
+    text = tokenizer.sample_text(500, random.Random(2))
+    assert tokenizer.count(text) == 500
+    assert "[UNK]" not in text
