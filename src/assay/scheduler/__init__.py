@@ -1,1 +1,56 @@
-"""assay.scheduler."""
+"""Load generation: profiles, constraints, pacing, and execution over one or several processes.
+
+Records leave through a sink the caller provides (`SinkFactory`), so aggregation and file
+writing stay above this layer; `run_benchmark` returns each step's counts and sink summaries.
+"""
+
+from assay.scheduler.constraints import Constraints, StopReason
+from assay.scheduler.plan import BenchmarkPlan, BenchmarkResult, StepResult
+from assay.scheduler.processes import LoadProcessError
+from assay.scheduler.profiles import (
+    Concurrent,
+    Constant,
+    Poisson,
+    Profile,
+    StepLoad,
+    Sweep,
+    Synchronous,
+    Throughput,
+)
+from assay.scheduler.progress import OutcomeTotals, ProgressSnapshot
+from assay.scheduler.run import run_benchmark, run_benchmark_async
+from assay.scheduler.sink import (
+    CountingSink,
+    OutcomeCounts,
+    RecordSink,
+    SinkFactory,
+    StepContext,
+    counting_sink,
+)
+
+__all__ = [
+    "BenchmarkPlan",
+    "BenchmarkResult",
+    "Concurrent",
+    "Constant",
+    "Constraints",
+    "CountingSink",
+    "LoadProcessError",
+    "OutcomeCounts",
+    "OutcomeTotals",
+    "Poisson",
+    "Profile",
+    "ProgressSnapshot",
+    "RecordSink",
+    "SinkFactory",
+    "StepContext",
+    "StepLoad",
+    "StepResult",
+    "StopReason",
+    "Sweep",
+    "Synchronous",
+    "Throughput",
+    "counting_sink",
+    "run_benchmark",
+    "run_benchmark_async",
+]

@@ -1,0 +1,174 @@
+"""What to run (`BenchmarkPlan`) and what came of it (`BenchmarkResult` of `StepResult`s)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, SkipValidation
+
+from assay.backend import BackendSettings
+from assay.core import GenerationResponse
+from assay.data.source import RequestSource
+from assay.scheduler.constraints import Constraints, StopReason
+from assay.scheduler.profiles import (
+    Concurrent,
+    Constant,
+    Poisson,
+    Profile,
+    StepLoad,
+    Sweep,
+    Synchronous,
+    Throughput,
+    requested_concurrency,
+    requested_rate,
+    sweep_rates,
+)
+from assay.scheduler.progress import OutcomeTotals
+from assay.scheduler.runner import ProcessStepResult
+from assay.scheduler.schedule import NS_PER_S
+from assay.validators.chain import Validator
+
+S = TypeVar("S")
+
+
+def _cpu_count() -> int:
+    return os.cpu_count() or 1
+
+
+class BenchmarkPlan(BaseModel):
+    """Everything a benchmark needs; picklable when `processes > 1` (it crosses into them).
+
+    `validator_factory` builds the validator in each process (e.g. a `functools.partial` of
+    `default_chain`); `seed` seeds what the profile does not seed itself (Poisson arrivals).
+    With `processes == 1` the run stays in the calling process and nothing needs to pickle.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    profile: Profile
+    constraints: Constraints = Constraints()
+    processes: int = Field(default_factory=_cpu_count, gt=0)
+    # A protocol (structural type): pydantic cannot check it, the type checker does.
+    source: SkipValidation[RequestSource]
+    backend: BackendSettings
+    validator_factory: Callable[[], Validator[GenerationResponse]]
+    seed: int = 0
+
+    def backend_for_process(self) -> BackendSettings:
+        """The backend settings with a pool large enough for one process's share of the load."""
+        limit = _concurrency_limit(self.profile)
+        if limit is None:
+            return self.backend
+        return self.backend.sized_for(-(-limit // self.processes))
+
+
+def _concurrency_limit(profile: Profile) -> int | None:
+    match profile:
+        case Sweep(max_concurrency=limit):
+            return limit
+        case Synchronous() | Concurrent() | Throughput() | Constant() | Poisson():
+            return requested_concurrency(profile)
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult(Generic[S]):
+    """One step: what it asked for, when it ran, how its requests ended, what stopped it.
+
+    `sink_results` holds what each process's sink returned, in process order.
+    """
+
+    index: int
+    kind: str
+    rate: float | None
+    concurrency: int | None
+    started_ns: int
+    finished_ns: int
+    totals: OutcomeTotals
+    errors_by_code: dict[str, int]
+    stopped_by: StopReason | None
+    sink_results: list[S]
+
+    @property
+    def duration_s(self) -> float:
+        """Seconds from the step's start to its last request's end."""
+        return (self.finished_ns - self.started_ns) / NS_PER_S
+
+    @property
+    def usable_rate(self) -> float:
+        """Completed requests per second over the step (what a sweep places its rates by)."""
+        duration = self.duration_s
+        return self.totals.completed / duration if duration > 0 else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class BenchmarkResult(Generic[S]):
+    """Every step that ran; `interrupted` when a stop signal (Ctrl-C) cut the run short."""
+
+    steps: list[StepResult[S]]
+    interrupted: bool
+
+
+def merge_step(
+    index: int,
+    load: StepLoad,
+    started_ns: int,
+    parts: list[ProcessStepResult[S]],
+    parent_stop: StopReason | None,
+) -> StepResult[S]:
+    """One step's result from every process's part, in process order.
+
+    The step's stop reason is the parent's when it stopped the step (merged error constraints,
+    Ctrl-C), else the first a process hit, a constraint before the request budget running out.
+    """
+    ordered = sorted(parts, key=lambda part: part.process)
+    totals = OutcomeTotals()
+    errors: dict[str, int] = {}
+    for part in ordered:
+        totals = totals + part.totals
+        for code, count in part.errors_by_code.items():
+            errors[code] = errors.get(code, 0) + count
+    reasons = [part.stopped_by for part in ordered if part.stopped_by is not None]
+    constraint = next((r for r in reasons if r is not StopReason.max_requests), None)
+    stopped_by = parent_stop or constraint or (reasons[0] if reasons else None)
+    return StepResult(
+        index=index,
+        kind=load.kind,
+        rate=requested_rate(load),
+        concurrency=requested_concurrency(load),
+        started_ns=started_ns,
+        finished_ns=max((part.finished_ns for part in ordered), default=started_ns),
+        totals=totals,
+        errors_by_code=dict(sorted(errors.items(), key=lambda item: (-item[1], item[0]))),
+        stopped_by=stopped_by,
+        sink_results=[part.summary for part in ordered],
+    )
+
+
+def next_load(profile: Profile, done: list[StepResult[S]]) -> StepLoad | None:
+    """The load of the next step given the steps done so far; None when the profile is done.
+
+    A sweep runs synchronous, then throughput, then its constant rates placed between the two
+    usable rates measured; with no usable rate measured there is nothing to place, so it ends.
+
+    >>> next_load(Synchronous(), [])
+    Synchronous(kind='synchronous')
+    """
+    match profile:
+        case Sweep(rates=count, max_concurrency=limit):
+            if not done:
+                return Synchronous()
+            if len(done) == 1:
+                return Throughput(max_concurrency=limit)
+            position = len(done) - 2
+            low, high = done[0].usable_rate, done[1].usable_rate
+            if position >= count or max(low, high) <= 0:
+                return None
+            return Constant(rate=sweep_rates(low, high, count)[position])
+        case Synchronous() | Concurrent() | Throughput() | Constant() | Poisson():
+            return None if done else profile
+
+
+__all__ = ["BenchmarkPlan", "BenchmarkResult", "StepResult", "merge_step", "next_load"]

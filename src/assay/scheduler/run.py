@@ -1,0 +1,143 @@
+"""Entry points: run a `BenchmarkPlan` step after step, in this process or in several.
+
+`run_benchmark` is for the CLI and scripts (it owns the event loop and turns Ctrl-C into a clean
+stop with partial results); `run_benchmark_async` runs in the caller's loop, in one process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Callable
+from typing import TypeVar
+
+from assay.backend import open_backend
+from assay.core import Clock, MonotonicClock
+from assay.errors import ConfigError
+from assay.scheduler.plan import BenchmarkPlan, BenchmarkResult, StepResult, merge_step, next_load
+from assay.scheduler.processes import run_event_loop, run_in_processes
+from assay.scheduler.progress import ProgressMessage, ProgressSnapshot, StepProgress
+from assay.scheduler.runner import StepWork, run_step
+from assay.scheduler.sink import SinkFactory
+
+S = TypeVar("S")
+
+
+def run_benchmark(
+    plan: BenchmarkPlan,
+    sink_factory: SinkFactory[S],
+    *,
+    on_progress: Callable[[ProgressSnapshot], None] | None = None,
+) -> BenchmarkResult[S]:
+    """Run every step of `plan` and return the steps' results; Ctrl-C stops it cleanly.
+
+    With `processes > 1` each process runs its slice on its own event loop and HTTP session, and
+    `plan` and `sink_factory` must pickle. Ctrl-C stops dispatching, cancels what is in flight
+    (recorded as cancelled), closes every sink and returns the partial result with
+    `interrupted=True`. `on_progress` is called in this process about every 250 ms.
+
+    >>> from functools import partial
+    >>> from assay.backend import BackendSettings
+    >>> from assay.core import Endpoint
+    >>> from assay.data import SyntheticSource
+    >>> from assay.scheduler import Constraints, Synchronous, counting_sink
+    >>> from assay.validators import default_chain
+    >>> plan = BenchmarkPlan(
+    ...     profile=Synchronous(), constraints=Constraints(max_requests=2), processes=1,
+    ...     source=SyntheticSource(model="m"),
+    ...     backend=BackendSettings(base_url="http://127.0.0.1:9"),  # nothing listens there
+    ...     validator_factory=partial(default_chain, Endpoint.chat))
+    >>> step = run_benchmark(plan, counting_sink).steps[0]
+    >>> step.totals.errored, step.errors_by_code
+    (2, {'connect_error': 2})
+    """
+    if plan.processes == 1:
+        return run_event_loop(_run_interruptible(plan, sink_factory, on_progress))
+    return run_in_processes(plan, sink_factory, on_progress=on_progress)
+
+
+async def run_benchmark_async(
+    plan: BenchmarkPlan,
+    sink_factory: SinkFactory[S],
+    *,
+    on_progress: Callable[[ProgressSnapshot], None] | None = None,
+    clock: Clock | None = None,
+    stop: asyncio.Event | None = None,
+) -> BenchmarkResult[S]:
+    """Run every step of `plan` in the running event loop (one process: `plan.processes == 1`).
+
+    Setting `stop` ends the run like Ctrl-C: in-flight requests are cancelled and recorded, and
+    the partial result comes back with `interrupted=True`. Nothing here needs to pickle.
+    """
+    if plan.processes != 1:
+        raise ConfigError(
+            f"run_benchmark_async runs in one process, the plan asks for {plan.processes}; "
+            "use run_benchmark for several processes"
+        )
+    clock = clock or MonotonicClock()
+    stop = stop or asyncio.Event()
+    validate = plan.validator_factory()
+    benchmark_start_ns = clock.now_ns()
+    steps: list[StepResult[S]] = []
+    async with open_backend(plan.backend_for_process(), clock) as backend:
+        while not stop.is_set() and (load := next_load(plan.profile, steps)) is not None:
+            index = len(steps)
+            start_ns = clock.now_ns()
+            work = StepWork(index, load, plan.constraints, plan.seed, 0, 1, start_ns)
+            report = None
+            if on_progress is not None:
+                report = _progress_reporter(
+                    StepProgress(index, plan.constraints, start_ns=start_ns),
+                    clock,
+                    benchmark_start_ns,
+                    on_progress,
+                )
+            # One process sees every request, so its own error watch is exact: no parent stop.
+            part = await run_step(
+                work,
+                source=plan.source,
+                resolve=backend.resolve,
+                validate=validate,
+                sink_factory=sink_factory,
+                clock=clock,
+                stop=stop,
+                report=report,
+            )
+            steps.append(merge_step(index, load, start_ns, [part], parent_stop=None))
+    return BenchmarkResult(steps=steps, interrupted=stop.is_set())
+
+
+def _progress_reporter(
+    progress: StepProgress,
+    clock: Clock,
+    benchmark_start_ns: int,
+    on_progress: Callable[[ProgressSnapshot], None],
+) -> Callable[[ProgressMessage], None]:
+    def report(message: ProgressMessage) -> None:
+        progress.take(message)
+        on_progress(progress.snapshot(now_ns=clock.now_ns(), benchmark_start_ns=benchmark_start_ns))
+
+    return report
+
+
+async def _run_interruptible(
+    plan: BenchmarkPlan,
+    sink_factory: SinkFactory[S],
+    on_progress: Callable[[ProgressSnapshot], None] | None,
+) -> BenchmarkResult[S]:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGINT, stop.set)
+        handled = True
+    except (NotImplementedError, RuntimeError, ValueError):
+        # Not the main thread, or a platform without loop signal handlers: Ctrl-C stays default.
+        handled = False
+    try:
+        return await run_benchmark_async(plan, sink_factory, on_progress=on_progress, stop=stop)
+    finally:
+        if handled:
+            loop.remove_signal_handler(signal.SIGINT)
+
+
+__all__ = ["run_benchmark", "run_benchmark_async"]
