@@ -317,8 +317,12 @@ def _connect_reason(error: aiohttp.ClientConnectorError) -> str:
 
 
 def _is_json(mime: str, content_type: str | None, body: bytes) -> bool:
-    """JSON by its content type, or a JSON-looking body under a missing or generic one."""
-    if mime == "application/json" or mime.endswith("+json"):
+    """JSON by its content type, or a JSON-looking body under a missing or generic one.
+
+    An empty body goes to the handler too, whatever its type: nothing at all is
+    no_terminal_response, not a content-type problem.
+    """
+    if mime == "application/json" or mime.endswith("+json") or not body.strip():
         return True
     if mime in ("text/html", "application/xhtml+xml", "text/xml", "application/xml"):
         return False

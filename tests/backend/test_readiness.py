@@ -1,0 +1,65 @@
+"""check_ready: the model to use, or ServerNotReady with a message naming what is wrong."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from backend_loopback import response_head, serve_raw, unused_port_url
+
+from assay.backend import BackendSettings, Timeouts, check_ready
+from assay.errors import ServerNotReady
+
+MODELS = (
+    b'{"object":"list","data":[{"id":"tiny-llama","object":"model","owned_by":"vllm"},'
+    b'{"id":"tiny-llama-lora","object":"model","owned_by":"vllm"}]}'
+)
+
+
+async def models_server_check(status: int, body: bytes, model: str | None = None) -> str:
+    async def script(writer: asyncio.StreamWriter, release: asyncio.Event) -> None:
+        writer.write(response_head(status, "application/json", len(body)) + body)
+        await writer.drain()
+
+    async with serve_raw(script) as server:
+        return await check_ready(BackendSettings(base_url=server.url), model)
+
+
+async def test_first_listed_model_is_used_when_none_is_configured() -> None:
+    assert await models_server_check(200, MODELS) == "tiny-llama"
+
+
+async def test_configured_model_is_kept() -> None:
+    assert await models_server_check(200, MODELS, model="tiny-llama-lora") == "tiny-llama-lora"
+
+
+async def test_nothing_listening_is_no_server_connection_refused() -> None:
+    url = unused_port_url()
+    with pytest.raises(ServerNotReady, match=rf"^no server at {url} \(connection refused\)$"):
+        await check_ready(BackendSettings(base_url=url))
+
+
+async def test_models_404_names_the_status_and_path() -> None:
+    body = b'{"detail":"Not Found"}'
+    with pytest.raises(ServerNotReady, match=r"answered 404 for /v1/models$"):
+        await models_server_check(404, body)
+
+
+async def test_empty_model_list_is_no_models() -> None:
+    with pytest.raises(ServerNotReady, match=r"returned no models$"):
+        await models_server_check(200, b'{"object":"list","data":[]}')
+
+
+async def test_body_that_is_not_a_model_list_is_not_ready() -> None:
+    with pytest.raises(ServerNotReady, match="not a model list"):
+        await models_server_check(200, b"<html>login</html>")
+
+
+async def test_server_that_never_answers_models_is_not_ready() -> None:
+    async def silent(writer: asyncio.StreamWriter, release: asyncio.Event) -> None:
+        await release.wait()
+
+    async with serve_raw(silent) as server:
+        settings = BackendSettings(base_url=server.url, timeouts=Timeouts(first_token_s=0.2))
+        with pytest.raises(ServerNotReady, match="did not answer /v1/models"):
+            await check_ready(settings)
