@@ -15,19 +15,28 @@ Validator: TypeAlias = Callable[[R], Result[R, UnusableResponse]]
 """Takes a response and returns it unchanged (`Success`) or says why it is unusable (`Failure`)."""
 
 
+def _accept(response: R) -> Result[R, UnusableResponse]:
+    # Annotated seed: a bare `Success(r)` passed to `.bind` would type the error side as Any.
+    seed: Result[R, UnusableResponse] = Success(response)
+    return seed
+
+
 @final
 class Chain(Generic[R]):
     """Validators applied in order with `.bind`; itself a validator. Build it with `chain`."""
 
-    __slots__ = ("steps",)
+    __slots__ = ("_first", "_rest", "steps")
 
     def __init__(self, steps: tuple[Validator[R], ...]) -> None:
         self.steps = steps
+        # `Success(r).bind(first)` is `first(r)`: calling it directly saves one container, the
+        # most expensive object here (~0.4 us), on every response.
+        self._first: Validator[R] = steps[0] if steps else _accept
+        self._rest = steps[1:]
 
     def __call__(self, response: R) -> Result[R, UnusableResponse]:
-        # Annotated seed: a bare `Success(r).bind(...)` would type the error side as Any.
-        result: Result[R, UnusableResponse] = Success(response)
-        for step in self.steps:
+        result: Result[R, UnusableResponse] = self._first(response)
+        for step in self._rest:
             result = result.bind(step)
         return result
 
