@@ -1,1 +1,41 @@
-"""assay.reports."""
+"""Run outputs: per-request JSONL records, report.json and summary.csv, the console summary."""
+
+from assay.reports.files import (
+    REPORT_FILE,
+    SUMMARY_COLUMNS,
+    SUMMARY_FILE,
+    summary_row,
+    write_report,
+)
+from assay.reports.record_writer import RecordWriter, record_line
+from assay.reports.report import (
+    SCHEMA_VERSION,
+    Environment,
+    Report,
+    StepReport,
+    Totals,
+    build_report,
+    collect_environment,
+)
+from assay.reports.summary import render_summary
+from assay.reports.validity import Validity, judge
+
+__all__ = [
+    "REPORT_FILE",
+    "SCHEMA_VERSION",
+    "SUMMARY_COLUMNS",
+    "SUMMARY_FILE",
+    "Environment",
+    "RecordWriter",
+    "Report",
+    "StepReport",
+    "Totals",
+    "Validity",
+    "build_report",
+    "collect_environment",
+    "judge",
+    "record_line",
+    "render_summary",
+    "summary_row",
+    "write_report",
+]

@@ -1,0 +1,132 @@
+"""Per-request records as JSON Lines, written as requests complete, buffered, flushed on close."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any, Self
+
+import orjson
+
+from assay.core.response import GenerationResponse
+from assay.records.record import Cancelled, Completed, Errored, RequestRecord
+
+_RESPONSE_ELSEWHERE = {"timing", "usage"}
+
+
+def record_line(record: RequestRecord[GenerationResponse]) -> dict[str, Any]:
+    """The JSON object written for one record.
+
+    Keys: id, step, status, the three schedule times; for errored records code, stage, message
+    and the HTTP status, excerpt and traceback of the evidence; `timing`, `usage` and `response`
+    (the compiled answer, or the partial one of an errored request, without its timing and
+    usage, which sit at the top level) when there is a response.
+
+    >>> from assay.records import Cancelled
+    >>> line = record_line(RequestRecord[GenerationResponse](request_id="r1",
+    ...     targeted_start_ns=0, dispatched_ns=5, finished_ns=9, outcome=Cancelled()))
+    >>> line["status"], line["reason"], line["response"]
+    ('cancelled', 'cancelled', None)
+    """
+    line: dict[str, Any] = {
+        "id": record.request_id,
+        "step": record.step,
+        "status": record.outcome.status,
+        "targeted_start_ns": record.targeted_start_ns,
+        "dispatched_ns": record.dispatched_ns,
+        "finished_ns": record.finished_ns,
+    }
+    response: GenerationResponse | None = None
+    match record.outcome:
+        case Completed(response=completed):
+            response = completed
+        case Errored(diagnostic=diagnostic):
+            evidence = diagnostic.evidence
+            line["code"] = diagnostic.code.value
+            line["stage"] = diagnostic.stage.value
+            line["message"] = diagnostic.message
+            line["http_status"] = evidence.http_status
+            line["excerpt"] = evidence.excerpt
+            if evidence.traceback is not None:
+                line["traceback"] = evidence.traceback
+            response = evidence.partial
+        case Cancelled(reason=reason):
+            line["reason"] = reason
+    if response is None:
+        line["timing"] = line["usage"] = line["response"] = None
+    else:
+        line["timing"] = response.timing.model_dump()
+        line["usage"] = None if response.usage is None else response.usage.model_dump()
+        line["response"] = response.model_dump(exclude=_RESPONSE_ELSEWHERE)
+    return line
+
+
+class RecordWriter:
+    """Appends one JSON line per finished request; a context manager that flushes on exit.
+
+    Lines are buffered and written `buffer_lines` at a time, so the file costs one write call
+    per batch, not one per request.
+
+    >>> import tempfile, pathlib
+    >>> from assay.records import Cancelled
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "requests.jsonl"
+    >>> with RecordWriter(path) as writer:
+    ...     writer.write(RequestRecord[GenerationResponse](request_id="r1",
+    ...         targeted_start_ns=0, dispatched_ns=5, finished_ns=9, outcome=Cancelled()))
+    >>> path.read_text().count("\\n"), writer.written
+    (1, 1)
+    """
+
+    def __init__(self, path: Path, *, append: bool = False, buffer_lines: int = 256) -> None:
+        self.path = path
+        self._append = append
+        self._buffer_lines = buffer_lines
+        self._buffer: list[bytes] = []
+        self._file: IO[bytes] | None = None
+        self.written = 0
+
+    def __enter__(self) -> Self:
+        self.open()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        # Flush even when the run failed: the records so far are the evidence.
+        self.close()
+
+    def open(self) -> None:
+        """Create (or, with `append`, extend) the file; the parent directory is created too."""
+        if self._file is not None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = self.path.open("ab" if self._append else "wb")
+
+    def write(self, record: RequestRecord[GenerationResponse]) -> None:
+        """Queue one record's line; the buffer goes to disk when full."""
+        if self._file is None:
+            raise RuntimeError("RecordWriter.write before open(): use it as a context manager")
+        self._buffer.append(orjson.dumps(record_line(record), option=orjson.OPT_APPEND_NEWLINE))
+        self.written += 1
+        if len(self._buffer) >= self._buffer_lines:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the buffered lines and push them to the operating system."""
+        if self._file is None:
+            return
+        if self._buffer:
+            self._file.write(b"".join(self._buffer))
+            self._buffer.clear()
+        self._file.flush()
+
+    def close(self) -> None:
+        """Flush and close; closing twice is harmless."""
+        if self._file is None:
+            return
+        self.flush()
+        self._file.close()
+        self._file = None

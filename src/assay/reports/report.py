@@ -1,0 +1,176 @@
+"""The run report: config, environment, per-step metrics, totals and the validity verdict."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import socket
+import sys
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, JsonValue
+
+import assay
+from assay.core.diagnostics import DiagnosticCode
+from assay.metrics.step_metrics import ErrorSummary, Outcomes, StepMetrics
+from assay.reports.validity import Validity, judge
+
+SCHEMA_VERSION: Literal["assay.report/1"] = "assay.report/1"
+
+
+class Environment(BaseModel):
+    """Where the run happened; the hostname only as a short hash, or not at all."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    assay_version: str
+    python: str
+    platform: str
+    cpu_count: int | None
+    hostname_sha256: str | None = None
+
+
+def collect_environment(*, include_hostname: bool = True) -> Environment:
+    """The environment of this process; the hostname is hashed so reports can be shared.
+
+    >>> collect_environment(include_hostname=False).hostname_sha256 is None
+    True
+    """
+    hashed = None
+    if include_hostname:
+        hashed = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:16]
+    return Environment(
+        assay_version=assay.__version__,
+        python=f"{platform.python_implementation()} {sys.version.split()[0]}",
+        platform=platform.platform(),
+        cpu_count=os.cpu_count(),
+        hostname_sha256=hashed,
+    )
+
+
+class StepReport(BaseModel):
+    """One profile step: what was asked (kind, rate or concurrency), what was achieved, the figures.
+
+    `achieved_rate` is dispatched requests per second over the step's duration.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    index: int
+    profile: str
+    requested_rate: float | None = None
+    requested_concurrency: int | None = None
+    achieved_rate: float
+    metrics: StepMetrics
+
+    @classmethod
+    def of(
+        cls,
+        index: int,
+        profile: str,
+        metrics: StepMetrics,
+        *,
+        requested_rate: float | None = None,
+        requested_concurrency: int | None = None,
+    ) -> StepReport:
+        """A step entry whose achieved rate is read from its metrics."""
+        return cls(
+            index=index,
+            profile=profile,
+            requested_rate=requested_rate,
+            requested_concurrency=requested_concurrency,
+            achieved_rate=metrics.throughput.attempted_requests_per_s,
+            metrics=metrics,
+        )
+
+
+class Totals(BaseModel):
+    """Counts summed over every step."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    outcomes: Outcomes
+    excluded: int
+    error_rate: float
+    errors_by_code: dict[DiagnosticCode, ErrorSummary]
+    usable_output_tokens: int
+    attempted_output_tokens: int
+
+    @classmethod
+    def of(cls, steps: Iterable[StepReport]) -> Totals:
+        """The totals of `steps`; each code keeps the example message of its first step."""
+        outcomes = Outcomes()
+        excluded = usable = attempted = 0
+        errors: dict[DiagnosticCode, ErrorSummary] = {}
+        for step in steps:
+            metrics = step.metrics
+            outcomes = outcomes.plus(metrics.outcomes)
+            excluded += metrics.excluded
+            usable += metrics.throughput.usable_output_tokens
+            attempted += metrics.throughput.attempted_output_tokens
+            for code, summary in metrics.errors_by_code.items():
+                known = errors.get(code)
+                errors[code] = (
+                    summary
+                    if known is None
+                    else ErrorSummary(count=known.count + summary.count, example=known.example)
+                )
+        return cls(
+            outcomes=outcomes,
+            excluded=excluded,
+            error_rate=outcomes.error_rate,
+            errors_by_code=dict(sorted(errors.items())),
+            usable_output_tokens=usable,
+            attempted_output_tokens=attempted,
+        )
+
+
+class Report(BaseModel):
+    """Everything a run produced, as written to report.json (schema "assay.report/1")."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: Literal["assay.report/1"] = SCHEMA_VERSION
+    run_config: dict[str, JsonValue]
+    environment: Environment
+    started_at: datetime
+    finished_at: datetime
+    steps: tuple[StepReport, ...]
+    totals: Totals
+    validity: Validity
+
+
+def build_report(
+    *,
+    run_config: dict[str, JsonValue],
+    steps: Iterable[StepReport],
+    started_at: datetime,
+    finished_at: datetime,
+    max_error_rate: float,
+    environment: Environment | None = None,
+) -> Report:
+    """Assemble a report: totals over the steps and the verdict of `judge` on them.
+
+    >>> from datetime import UTC, datetime
+    >>> from assay.metrics import StepAggregator
+    >>> step = StepReport.of(0, "synchronous", StepAggregator().snapshot())
+    >>> now = datetime(2026, 1, 1, tzinfo=UTC)
+    >>> report = build_report(run_config={}, steps=[step], started_at=now, finished_at=now,
+    ...                       max_error_rate=0.05)
+    >>> report.validity.reasons
+    ('no request completed (0 dispatched)',)
+    """
+    steps = tuple(steps)
+    totals = Totals.of(steps)
+    return Report(
+        run_config=run_config,
+        environment=environment if environment is not None else collect_environment(),
+        started_at=started_at,
+        finished_at=finished_at,
+        steps=steps,
+        totals=totals,
+        validity=judge(totals.outcomes, max_error_rate),
+    )
