@@ -1,0 +1,358 @@
+"""The mock's aiohttp application: routes, fault choice, and playing a script with its latency.
+
+Per-request work is kept small (the mock is the target of throughput benchmarks): a zero-latency
+answer is one pre-encoded body written at once, with no sleep and no chunked encoding.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import time
+from collections import Counter
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from assay.data.tokenizer import BuiltinTokenizer
+from assay.errors import ConfigError
+from assay.mock.asks import (
+    Api,
+    BadRequest,
+    EmbeddingAsk,
+    GenerationAsk,
+    load_body,
+    read_embedding,
+    read_generation,
+)
+from assay.mock.choices import BAD_TOOL_ARGUMENTS, choices_body, choices_stream
+from assay.mock.config import MockConfig
+from assay.mock.embeddings import embeddings_body
+from assay.mock.faults import (
+    FAULT_HEADER,
+    REQUEST_ID_HEADER,
+    FaultSpec,
+    choose_fault,
+    parse_fault_header,
+)
+from assay.mock.plan import LatencySampler, plan_length
+from assay.mock.responses import responses_body, responses_stream
+from assay.mock.script import (
+    JSON_CONTENT_TYPE,
+    SSE_CONTENT_TYPE,
+    Answer,
+    BodyScript,
+    Ending,
+    StreamScript,
+    error_object,
+)
+from assay.mock.text import output_pieces
+
+_EVERYWHERE = frozenset(
+    {"no_body", "inband_error", "drop", "stall", "http_429", "http_500", "http_503"}
+    | {"html_200", "invalid_json", "unexpected_shape"}
+)
+_GENERATION = _EVERYWHERE | {"empty_stream", "wrong_usage", "short_output", "invalid_json_output"}
+_APPLICABLE: dict[tuple[Api, bool], frozenset[str]] = {
+    (Api.chat, True): _GENERATION
+    | {"sse_error_event", "truncated_stream", "choices_empty", "missing_finish_reason"}
+    | {"invalid_tool_call"},
+    (Api.chat, False): _GENERATION
+    | {"choices_empty", "missing_finish_reason", "invalid_tool_call"},
+    (Api.completions, True): _GENERATION
+    | {"sse_error_event", "truncated_stream", "choices_empty", "missing_finish_reason"},
+    (Api.completions, False): _GENERATION | {"choices_empty", "missing_finish_reason"},
+    (Api.responses, True): _GENERATION | {"sse_error_event", "truncated_stream"},
+    (Api.responses, False): _GENERATION,
+    (Api.embeddings, False): _EVERYWHERE | {"empty_embedding"},
+}
+
+
+def fault_applies(fault: str, api: Api, stream: bool) -> bool:
+    """Whether `fault` can be produced on this endpoint and mode (`drop` can; `choices_empty`
+    has no meaning for `/v1/responses`, `sse_error_event` none for a whole JSON body).
+
+    >>> fault_applies("empty_embedding", Api.embeddings, False)
+    True
+    >>> fault_applies("sse_error_event", Api.chat, False)
+    False
+    """
+    return fault in _APPLICABLE[(api, stream and api is not Api.embeddings)]
+
+
+_HTTP_FAULTS = {
+    "http_429": (429, "rate limit reached (injected by the mock)", "rate_limit_error"),
+    "http_500": (500, "internal server error (injected by the mock)", "InternalServerError"),
+    "http_503": (503, "service unavailable (injected by the mock)", "ServiceUnavailableError"),
+}
+_PROXY_PAGE = (
+    b"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
+    b"<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n"
+    b"</body>\r\n</html>\r\n"
+)
+_SERVED_PATHS = {
+    Api.chat: "/v1/chat/completions",
+    Api.completions: "/v1/completions",
+    Api.responses: "/v1/responses",
+    Api.embeddings: "/v1/embeddings",
+}
+
+
+class MockStats:
+    """Counters of what the mock served; one per server process."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.faults: Counter[str] = Counter()
+        self.faults_not_applicable: Counter[str] = Counter()
+
+    def snapshot(self) -> dict[str, Any]:
+        """A JSON-ready copy: requests served, faults injected, rate-chosen faults skipped."""
+        return {
+            "requests": self.requests,
+            "faults": dict(self.faults),
+            "faults_not_applicable": dict(self.faults_not_applicable),
+        }
+
+
+class MockService:
+    """The state of one mock server process: config, samplers, counters, the closing signal."""
+
+    def __init__(self, config: MockConfig) -> None:
+        self.config = config
+        self.stats = MockStats()
+        self._tokenizer = BuiltinTokenizer()
+        self._sampler = LatencySampler(config.latency, config.seed)
+        self._request_counter = itertools.count()
+        self._ids = itertools.count(1)
+        self._id_prefix = f"{os.getpid():x}"
+        self._started = int(time.time())
+        self._closing = asyncio.Event()
+
+    def application(self) -> web.Application:
+        """The aiohttp application serving every route of the mock."""
+        app = web.Application()
+        for api, path in _SERVED_PATHS.items():
+            app.router.add_post(path, self._handler(api))
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/health", self._health)
+        app.router.add_get("/mock/stats", self._stats)
+        app.on_shutdown.append(self._on_shutdown)
+        return app
+
+    def _handler(self, api: Api) -> Any:
+        async def handle(request: web.Request) -> web.StreamResponse:
+            return await self._serve(request, api)
+
+        return handle
+
+    async def _on_shutdown(self, app: web.Application) -> None:
+        self._closing.set()
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.Response(status=200)
+
+    async def _stats(self, request: web.Request) -> web.Response:
+        return _json(self.stats.snapshot())
+
+    async def _models(self, request: web.Request) -> web.Response:
+        model = {
+            "id": self.config.model_name,
+            "object": "model",
+            "created": self._started,
+            "owned_by": "assay",
+            "root": self.config.model_name,
+            "parent": None,
+        }
+        return _json({"object": "list", "data": [model]})
+
+    async def _serve(self, request: web.Request, api: Api) -> web.StreamResponse:
+        try:
+            body = load_body(await request.read())
+            ask: GenerationAsk | EmbeddingAsk = (
+                read_embedding(body, self._tokenizer, self.config.model_name)
+                if api is Api.embeddings
+                else read_generation(api, body, self._tokenizer, self.config.model_name)
+            )
+            stream = isinstance(ask, GenerationAsk) and ask.stream
+            fault = self._choose_fault(request, api, stream)
+        except (BadRequest, ConfigError) as error:
+            return _error_response(400, str(error), "BadRequestError")
+        self.stats.requests += 1
+        if fault is not None:
+            self.stats.faults[fault.name] += 1
+            early = _early_answer(fault.name, stream)
+            if early is not None:
+                return early
+        if isinstance(ask, EmbeddingAsk):
+            dimension = self.config.embedding_dimension
+            return await self._play_body(request, embeddings_body(ask, dimension, fault), 0)
+        answer = self._answer(ask, fault)
+        tool_pieces = self._tokenizer.pieces(BAD_TOOL_ARGUMENTS)
+        n = len(answer.pieces)
+        match api:
+            case Api.chat | Api.completions if stream:
+                return await self._play_stream(
+                    request, choices_stream(api, answer, fault, tool_pieces)
+                )
+            case Api.chat | Api.completions:
+                return await self._play_body(
+                    request, choices_body(api, answer, fault, tool_pieces), n
+                )
+            case Api.responses if stream:
+                return await self._play_stream(
+                    request, responses_stream(answer, ask.max_tokens, fault)
+                )
+            case _:
+                return await self._play_body(
+                    request, responses_body(answer, ask.max_tokens, fault), n
+                )
+
+    def _choose_fault(self, request: web.Request, api: Api, stream: bool) -> FaultSpec | None:
+        after = self.config.fault_after_tokens
+        header = request.headers.get(FAULT_HEADER)
+        if header is not None and header.strip():
+            spec = parse_fault_header(header, default_after=after)
+            if not fault_applies(spec.name, api, stream):
+                mode = "streamed" if stream else "non-streamed"
+                raise ConfigError(
+                    f"fault {spec.name!r} does not apply to POST {_SERVED_PATHS[api]} ({mode})"
+                )
+            return spec
+        if not self.config.fault_rates:
+            return None
+        key = request.headers.get(REQUEST_ID_HEADER) or f"#{next(self._request_counter)}"
+        name = choose_fault(self.config.seed, self.config.fault_rates, key)
+        if name is None:
+            return None
+        if not fault_applies(name, api, stream):
+            self.stats.faults_not_applicable[name] += 1
+            return None
+        return FaultSpec(name=name, after=after)
+
+    def _answer(self, ask: GenerationAsk, fault: FaultSpec | None) -> Answer:
+        name = fault.name if fault is not None else None
+        length = plan_length(
+            self._sampler.output_tokens(), ask.max_tokens, ask.ignore_eos, ask.min_tokens
+        )
+        tokens, finish_reason = length.tokens, length.finish_reason
+        if name == "short_output":
+            tokens, finish_reason = tokens // 2, "stop"
+        json_mode = ask.json_mode and name != "invalid_json_output"
+        pieces = output_pieces(tokens, self._sampler.rng, self._tokenizer, json_mode)
+        return Answer(
+            response_id=f"{self._id_prefix}{next(self._ids):08x}",
+            created=int(time.time()),
+            model=ask.model,
+            pieces=pieces,
+            finish_reason=finish_reason,
+            prompt_tokens=ask.prompt_tokens,
+            include_usage=ask.include_usage,
+            continuous_usage=ask.continuous_usage,
+            tool_name=ask.tool_name,
+        )
+
+    async def _play_stream(self, request: web.Request, script: StreamScript) -> web.StreamResponse:
+        frames = script.tokens
+        if self._sampler.instant and script.ending is Ending.end:
+            body = b"".join([*script.head, *frames, *script.tail])
+            return web.Response(body=body, content_type=SSE_CONTENT_TYPE)
+        response = web.StreamResponse(headers={"Cache-Control": "no-cache"})
+        response.content_type = SSE_CONTENT_TYPE
+        await response.prepare(request)
+        gaps = self._sampler.inter_token_latencies(len(frames) - 1)
+        await _sleep(self._sampler.time_to_first_token())
+        if not gaps:
+            await response.write(b"".join([*script.head, *frames]))
+        else:
+            await response.write(b"".join([*script.head, *frames[:1]]))
+            for gap, frame in zip(gaps, frames[1:], strict=True):
+                await _sleep(gap)
+                await response.write(frame)
+        if script.ending is Ending.drop:
+            return await _drop(request, response)
+        if script.ending is Ending.stall:
+            await self._stall(script.stall_seconds)
+        if script.tail:
+            await response.write(b"".join(script.tail))
+        await response.write_eof()
+        return response
+
+    async def _play_body(
+        self, request: web.Request, script: BodyScript, tokens: int
+    ) -> web.StreamResponse:
+        if not self._sampler.instant:
+            gaps = self._sampler.inter_token_latencies(tokens - 1)
+            await _sleep(self._sampler.time_to_first_token() + sum(gaps))
+        if script.ending is Ending.end:
+            return web.Response(
+                body=script.body,
+                status=script.status,
+                content_type=script.content_type,
+                headers=script.headers,
+            )
+        # Announce the whole body, send half of it: the client is left waiting or cut off.
+        response = web.StreamResponse(status=script.status, headers=script.headers)
+        response.content_type = script.content_type
+        response.content_length = len(script.body)
+        await response.prepare(request)
+        await response.write(script.body[: len(script.body) // 2])
+        if script.ending is Ending.stall:
+            await self._stall(script.stall_seconds)
+        return await _drop(request, response)
+
+    async def _stall(self, seconds: float) -> None:
+        """Send nothing for `seconds`, or until the server closes."""
+        try:
+            async with asyncio.timeout(seconds):
+                await self._closing.wait()
+        except TimeoutError:
+            pass
+
+
+def _early_answer(fault: str, stream: bool) -> web.Response | None:
+    """The answer of a fault that needs no generation: a status, a proxy page, no body."""
+    if fault in _HTTP_FAULTS:
+        status, message, kind = _HTTP_FAULTS[fault]
+        response = _error_response(status, message, kind)
+        if status == 429:
+            response.headers["Retry-After"] = "1"
+        return response
+    if fault == "html_200":
+        return web.Response(body=_PROXY_PAGE, content_type="text/html", charset="utf-8")
+    if fault == "no_body":
+        return web.Response(
+            body=b"", content_type=SSE_CONTENT_TYPE if stream else JSON_CONTENT_TYPE
+        )
+    return None
+
+
+async def _drop(request: web.Request, response: web.StreamResponse) -> web.StreamResponse:
+    """Abort the connection: what the client already received stays, the rest never comes."""
+    transport = request.transport
+    if transport is not None:
+        # Let what was written reach the socket first; abort() discards the write buffer.
+        for _ in range(100):
+            if transport.get_write_buffer_size() == 0:
+                break
+            await asyncio.sleep(0.001)
+        transport.abort()
+    return response
+
+
+async def _sleep(seconds: float) -> None:
+    if seconds > 0:
+        await asyncio.sleep(seconds)
+
+
+def _json(payload: Any, status: int = 200) -> web.Response:
+    return web.Response(body=orjson.dumps(payload), status=status, content_type=JSON_CONTENT_TYPE)
+
+
+def _error_response(status: int, message: str, kind: str) -> web.Response:
+    return _json({"error": error_object(message, kind, status)}, status=status)
+
+
+__all__ = ["MockService", "MockStats", "fault_applies"]

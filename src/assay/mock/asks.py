@@ -1,0 +1,207 @@
+"""What the mock reads from a request body: limits, streaming options, JSON mode, prompt text.
+
+Read leniently, like real servers: unknown keys are ignored; a body that is not a JSON object or
+a limit that is not a number is a 400 (`BadRequest`), never a crash.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import orjson
+
+from assay.data.tokenizer import BuiltinTokenizer
+
+
+class Api(StrEnum):
+    """The endpoints the mock serves, by the body they read and the answer they write."""
+
+    chat = "chat"
+    completions = "completions"
+    responses = "responses"
+    embeddings = "embeddings"
+
+
+class BadRequest(Exception):
+    """The request body is unusable; the mock answers 400 with this message."""
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationAsk:
+    """The facts of one generation request the mock acts on."""
+
+    model: str
+    stream: bool
+    max_tokens: int | None
+    min_tokens: int
+    ignore_eos: bool
+    include_usage: bool
+    continuous_usage: bool
+    json_mode: bool
+    tool_name: str | None
+    prompt_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingAsk:
+    """The inputs of one embeddings request, with their token counts."""
+
+    model: str
+    inputs: tuple[str, ...]
+    prompt_tokens: int
+    dimensions: int | None
+    base64: bool
+
+
+def load_body(raw: bytes) -> dict[str, Any]:
+    """The JSON object of a request body."""
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError as error:
+        raise BadRequest(f"request body is not valid JSON: {error}") from None
+    if not isinstance(body, dict):
+        raise BadRequest(f"request body must be a JSON object, got {type(body).__name__}")
+    return body
+
+
+def read_generation(
+    api: Api, body: dict[str, Any], tokenizer: BuiltinTokenizer, default_model: str
+) -> GenerationAsk:
+    """The generation facts of a chat, completions or responses body."""
+    if api is Api.embeddings:
+        raise BadRequest("embeddings requests carry no generation parameters")
+    match api:
+        case Api.chat:
+            max_tokens = _limit(body, "max_completion_tokens")
+            if max_tokens is None:
+                max_tokens = _limit(body, "max_tokens")
+            prompt_tokens = sum(_count_message(m, tokenizer) for m in _list(body, "messages"))
+            json_mode = _format_type(body.get("response_format")) in {"json_object", "json_schema"}
+        case Api.completions:
+            max_tokens = _limit(body, "max_tokens")
+            prompt_tokens = _count_content(body.get("prompt"), tokenizer)
+            json_mode = _format_type(body.get("response_format")) in {"json_object", "json_schema"}
+        case _:  # Api.responses
+            max_tokens = _limit(body, "max_output_tokens")
+            prompt_tokens = _count_content(body.get("input"), tokenizer) + _count_content(
+                body.get("instructions"), tokenizer
+            )
+            text = body.get("text")
+            text_format = text.get("format") if isinstance(text, dict) else None
+            json_mode = _format_type(text_format) in {"json_object", "json_schema"}
+    stream_options = body.get("stream_options")
+    options = stream_options if isinstance(stream_options, dict) else {}
+    return GenerationAsk(
+        model=_model(body, default_model),
+        stream=body.get("stream") is True,
+        max_tokens=max_tokens,
+        min_tokens=_limit(body, "min_tokens") or 0,
+        ignore_eos=body.get("ignore_eos") is True,
+        include_usage=options.get("include_usage") is True,
+        continuous_usage=options.get("continuous_usage_stats") is True,
+        json_mode=json_mode,
+        tool_name=_first_tool_name(body.get("tools")),
+        prompt_tokens=prompt_tokens,
+    )
+
+
+def read_embedding(
+    body: dict[str, Any], tokenizer: BuiltinTokenizer, default_model: str
+) -> EmbeddingAsk:
+    """The inputs of an embeddings body: a string, strings, token ids or lists of token ids."""
+    raw = body.get("input")
+    items: list[Any] = raw if isinstance(raw, list) else [raw]
+    if raw is None or not items:
+        raise BadRequest("embeddings request without `input`")
+    if all(isinstance(item, int) for item in items):
+        items = [items]  # one input given as token ids
+    inputs: list[str] = []
+    prompt_tokens = 0
+    for item in items:
+        if isinstance(item, str):
+            inputs.append(item)
+            prompt_tokens += tokenizer.count(item)
+        elif isinstance(item, list) and all(isinstance(i, int) for i in item):
+            inputs.append(" ".join(map(str, item)))
+            prompt_tokens += len(item)
+        else:
+            raise BadRequest("embeddings `input` must be strings or lists of token ids")
+    dimensions = _limit(body, "dimensions")
+    return EmbeddingAsk(
+        model=_model(body, default_model),
+        inputs=tuple(inputs),
+        prompt_tokens=prompt_tokens,
+        dimensions=dimensions or None,
+        base64=body.get("encoding_format") == "base64",
+    )
+
+
+def _model(body: dict[str, Any], default: str) -> str:
+    model = body.get("model")
+    return model if isinstance(model, str) and model else default
+
+
+def _limit(body: dict[str, Any], key: str) -> int | None:
+    value = body.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise BadRequest(f"`{key}` must be an integer >= 0, got {value!r}")
+    return value
+
+
+def _list(body: dict[str, Any], key: str) -> list[Any]:
+    value = body.get(key)
+    if not isinstance(value, list):
+        raise BadRequest(f"`{key}` must be a list, got {type(value).__name__}")
+    return value
+
+
+def _format_type(value: object) -> object:
+    return value.get("type") if isinstance(value, dict) else None
+
+
+def _first_tool_name(tools: object) -> str | None:
+    if not isinstance(tools, list) or not tools or not isinstance(tools[0], dict):
+        return None
+    function = tools[0].get("function")
+    name = function.get("name") if isinstance(function, dict) else tools[0].get("name")
+    return name if isinstance(name, str) else None
+
+
+def _count_message(message: object, tokenizer: BuiltinTokenizer) -> int:
+    if not isinstance(message, dict):
+        raise BadRequest("each message must be an object")
+    return _count_content(message.get("content"), tokenizer)
+
+
+def _count_content(content: object, tokenizer: BuiltinTokenizer) -> int:
+    """Tokens of a prompt in any of its shapes: text, text parts, items, or token ids."""
+    match content:
+        case None:
+            return 0
+        case str():
+            return tokenizer.count(content)
+        case int():
+            return 1
+        case list():
+            return sum(_count_content(part, tokenizer) for part in content)
+        case {"text": str() as text}:
+            return tokenizer.count(text)
+        case {"content": inner}:
+            return _count_content(inner, tokenizer)
+        case _:
+            return 0
+
+
+__all__ = [
+    "Api",
+    "BadRequest",
+    "EmbeddingAsk",
+    "GenerationAsk",
+    "load_body",
+    "read_embedding",
+    "read_generation",
+]

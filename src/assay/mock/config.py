@@ -1,0 +1,162 @@
+"""What the mock server is told: its latency model, fault rates, seed and model name.
+
+A quantity of the latency model is a fixed value or a seeded distribution; `sample` draws one
+value from it, so a test checks the model's draws instead of timing sleeps.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Annotated, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from assay.mock.faults import FAULTS
+
+
+class Fixed(BaseModel):
+    """Always the same value.
+
+    >>> sample(Fixed(value=3.0), random.Random(0))
+    3.0
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["fixed"] = "fixed"
+    value: float = Field(ge=0)
+
+
+class Normal(BaseModel):
+    """A normal distribution clipped to `[min, max]` (a latency is never negative).
+
+    >>> normal = Normal(mean=10, stdev=2, min=8, max=11)
+    >>> draws = [sample(normal, random.Random(seed)) for seed in range(50)]
+    >>> 8 <= min(draws) and max(draws) <= 11
+    True
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["normal"] = "normal"
+    mean: float = Field(ge=0)
+    stdev: float = Field(ge=0)
+    min: float = Field(default=0.0, ge=0)
+    max: float | None = None
+
+    @model_validator(mode="after")
+    def _bounds_are_ordered(self) -> Self:
+        if self.max is not None and self.max < self.min:
+            raise ValueError(f"max ({self.max}) is below min ({self.min})")
+        return self
+
+
+class Uniform(BaseModel):
+    """Uniform on `[low, high]`.
+
+    >>> 1 <= sample(Uniform(low=1, high=2), random.Random(0)) <= 2
+    True
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["uniform"] = "uniform"
+    low: float = Field(ge=0)
+    high: float = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _bounds_are_ordered(self) -> Self:
+        if self.high < self.low:
+            raise ValueError(f"high ({self.high}) is below low ({self.low})")
+        return self
+
+
+Distribution = Annotated[Fixed | Normal | Uniform, Field(discriminator="kind")]
+
+
+def sample(distribution: Fixed | Normal | Uniform, rng: random.Random) -> float:
+    """One draw from `distribution`.
+
+    >>> sample(Uniform(low=5, high=5), random.Random(1))
+    5.0
+    """
+    match distribution:
+        case Fixed(value=value):
+            return value
+        case Normal(mean=mean, stdev=stdev, min=low, max=high):
+            value = max(low, rng.gauss(mean, stdev))
+            return value if high is None else min(high, value)
+        case Uniform(low=low, high=high):
+            return rng.uniform(low, high)
+
+
+def is_zero(distribution: Fixed | Normal | Uniform) -> bool:
+    """Whether every draw is 0: the mock then skips sleeping altogether.
+
+    >>> is_zero(Fixed(value=0)), is_zero(Uniform(low=0, high=0.1))
+    (True, False)
+    """
+    match distribution:
+        case Fixed(value=value):
+            return value == 0
+        case Normal(mean=mean, stdev=stdev, max=high):
+            return high == 0 or (mean == 0 and stdev == 0)
+        case Uniform(high=high):
+            return high == 0
+
+
+class LatencyModel(BaseModel):
+    """Time to first token and inter-token latency in seconds, and the model's output length.
+
+    The output length is what the model "wants" to say; `max_tokens` caps it and `ignore_eos`
+    replaces it with exactly `max_tokens`. ITL is drawn once per gap between tokens.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    time_to_first_token: Distribution = Fixed(value=0.0)
+    inter_token_latency: Distribution = Fixed(value=0.0)
+    output_tokens: Distribution = Fixed(value=16)
+
+
+class MockConfig(BaseModel):
+    """Everything the mock server needs to know; frozen so it crosses process boundaries as data.
+
+    `fault_rates` maps fault names of `FAULTS` to the probability of injecting each per request
+    (sum at most 1); `fault_after_tokens` is where rate-chosen mid-stream faults strike.
+
+    >>> MockConfig(fault_rates={"empty_stream": 0.05}).model_name
+    'assay-mock'
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    latency: LatencyModel = LatencyModel()
+    fault_rates: dict[str, float] = {}
+    fault_after_tokens: int = Field(default=2, ge=0)
+    seed: int = 0
+    embedding_dimension: int = Field(default=384, ge=1)
+    model_name: str = "assay-mock"
+
+    @model_validator(mode="after")
+    def _fault_rates_are_known_probabilities(self) -> Self:
+        unknown = sorted(set(self.fault_rates) - set(FAULTS))
+        if unknown:
+            raise ValueError(f"unknown fault(s) {unknown}; known: {sorted(FAULTS)}")
+        if any(not 0 <= rate <= 1 for rate in self.fault_rates.values()):
+            raise ValueError(f"fault rates must be within [0, 1], got {self.fault_rates}")
+        if sum(self.fault_rates.values()) > 1 + 1e-9:
+            raise ValueError(f"fault rates sum to more than 1: {sum(self.fault_rates.values())}")
+        return self
+
+
+__all__ = [
+    "Distribution",
+    "Fixed",
+    "LatencyModel",
+    "MockConfig",
+    "Normal",
+    "Uniform",
+    "is_zero",
+    "sample",
+]

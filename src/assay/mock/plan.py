@@ -1,0 +1,93 @@
+"""How long one answer is, why it ends, and when each token goes out: drawn from the latency model.
+
+The plan is computed before anything is written, so the finish reason is true by construction:
+"length" exactly when the limit cut what the model wanted to say.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from assay.mock.config import Fixed, LatencyModel, is_zero, sample
+
+
+@dataclass(frozen=True, slots=True)
+class OutputLength:
+    """How many tokens an answer has and the true reason it ends."""
+
+    tokens: int
+    finish_reason: str  # "stop" or "length"
+
+
+def plan_length(
+    wanted: int,
+    max_tokens: int | None,
+    ignore_eos: bool = False,
+    min_tokens: int = 0,
+) -> OutputLength:
+    """Cap what the model wants to say by the request's limits.
+
+    `wanted` is the model's own length (EOS after that many tokens). `ignore_eos` with a limit
+    gives exactly the limit; `min_tokens` holds EOS back until that many tokens.
+
+    >>> plan_length(16, 8)
+    OutputLength(tokens=8, finish_reason='length')
+    >>> plan_length(5, 8)
+    OutputLength(tokens=5, finish_reason='stop')
+    >>> plan_length(5, 8, ignore_eos=True)
+    OutputLength(tokens=8, finish_reason='length')
+    >>> plan_length(2, None, min_tokens=4)
+    OutputLength(tokens=4, finish_reason='stop')
+    """
+    if ignore_eos and max_tokens is not None:
+        return OutputLength(max_tokens, "length")
+    wanted = max(wanted, min_tokens)
+    if max_tokens is not None and wanted >= max_tokens:
+        # EOS would come after the last allowed token, so it is never generated.
+        return OutputLength(max_tokens, "length")
+    if ignore_eos:
+        # No EOS and no limit: the output ends where the model's budget does, not on EOS.
+        return OutputLength(wanted, "length")
+    return OutputLength(wanted, "stop")
+
+
+class LatencySampler:
+    """Seeded draws of the latency model; knows when it never needs to sleep."""
+
+    def __init__(self, model: LatencyModel, seed: int) -> None:
+        self._model = model
+        self._rng = random.Random(seed)
+        self.instant = is_zero(model.time_to_first_token) and is_zero(model.inter_token_latency)
+        output = model.output_tokens
+        self._fixed_output = round(output.value) if isinstance(output, Fixed) else None
+
+    @property
+    def rng(self) -> random.Random:
+        """The sampler's generator, shared with text sampling so one seed fixes a whole run."""
+        return self._rng
+
+    def output_tokens(self) -> int:
+        """What the model wants to say, in tokens (before any request limit).
+
+        >>> from assay.mock.config import Uniform
+        >>> sampler = LatencySampler(LatencyModel(output_tokens=Uniform(low=10, high=20)), seed=1)
+        >>> all(10 <= sampler.output_tokens() <= 20 for _ in range(100))
+        True
+        """
+        if self._fixed_output is not None:
+            return self._fixed_output
+        return max(0, round(sample(self._model.output_tokens, self._rng)))
+
+    def time_to_first_token(self) -> float:
+        """Seconds before the first token."""
+        return sample(self._model.time_to_first_token, self._rng)
+
+    def inter_token_latencies(self, gaps: int) -> list[float]:
+        """Seconds between consecutive tokens, one draw per gap (empty when ITL is always 0)."""
+        if is_zero(self._model.inter_token_latency):
+            return []
+        return [sample(self._model.inter_token_latency, self._rng) for _ in range(max(0, gaps))]
+
+
+__all__ = ["LatencySampler", "OutputLength", "plan_length"]

@@ -1,0 +1,125 @@
+"""What the mock will write for one request, decided before the first byte goes out.
+
+Answer builders produce a script (bytes and how the exchange ends); the server plays it with the
+latency plan. Keeping "what" apart from "when" lets one writer serve every endpoint and fault.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import orjson
+
+SSE_CONTENT_TYPE = "text/event-stream"
+JSON_CONTENT_TYPE = "application/json"
+DONE_FRAME = b"data: [DONE]\n\n"
+
+
+class Ending(StrEnum):
+    """How the exchange ends after the scripted bytes."""
+
+    end = "end"  # a clean end of the body
+    drop = "drop"  # the connection is aborted: the client sees an interrupted body
+    stall = "stall"  # nothing more is sent for `stall_seconds`, then a clean end
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The planned answer to one generation request, before it is put into an endpoint's shape."""
+
+    response_id: str
+    created: int
+    model: str
+    pieces: list[str]
+    finish_reason: str  # "stop" or "length"
+    prompt_tokens: int
+    include_usage: bool = False
+    continuous_usage: bool = False
+    tool_name: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The whole output text."""
+        return "".join(self.pieces)
+
+
+@dataclass(slots=True)
+class StreamScript:
+    """An SSE answer: frames before the first token, one frame per token, frames after."""
+
+    head: list[bytes]
+    tokens: list[bytes]
+    tail: list[bytes]
+    ending: Ending = Ending.end
+    stall_seconds: float = 0.0
+
+
+@dataclass(slots=True)
+class BodyScript:
+    """A whole-body answer; with a drop or stall ending only the first half is sent."""
+
+    body: bytes
+    status: int = 200
+    content_type: str = JSON_CONTENT_TYPE
+    ending: Ending = Ending.end
+    stall_seconds: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def data_frame(payload: Any) -> bytes:
+    """One SSE `data:` frame of compact JSON.
+
+    >>> data_frame({"a": 1})
+    b'data: {"a":1}\\n\\n'
+    """
+    return b"data: " + orjson.dumps(payload) + b"\n\n"
+
+
+def event_frame(event: str, payload: Any) -> bytes:
+    """One SSE frame with an `event:` line.
+
+    >>> event_frame("error", {"type": "error"})
+    b'event: error\\ndata: {"type":"error"}\\n\\n'
+    """
+    return b"event: " + event.encode() + b"\ndata: " + orjson.dumps(payload) + b"\n\n"
+
+
+def error_object(message: str, kind: str, code: int | str) -> dict[str, Any]:
+    """An OpenAI-style error object, as vLLM and the OpenAI API send it."""
+    return {"message": message, "type": kind, "param": None, "code": code}
+
+
+def usage_object(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
+    """Chat/completions usage."""
+    return {
+        "prompt_tokens": prompt_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+        "completion_tokens": completion_tokens,
+    }
+
+
+def understated(completion_tokens: int) -> int:
+    """The `wrong_usage` fault's count: half, rounded down, and at least one less when possible.
+
+    >>> understated(16), understated(1), understated(0)
+    (8, 0, 0)
+    """
+    return max(0, min(completion_tokens // 2, completion_tokens - 1))
+
+
+__all__ = [
+    "Answer",
+    "DONE_FRAME",
+    "JSON_CONTENT_TYPE",
+    "SSE_CONTENT_TYPE",
+    "BodyScript",
+    "Ending",
+    "StreamScript",
+    "data_frame",
+    "error_object",
+    "event_frame",
+    "understated",
+    "usage_object",
+]
