@@ -1,0 +1,1 @@
+"""Running a benchmark from a `RunConfig`: target, plan, sinks, report."""

@@ -1,0 +1,48 @@
+"""The validator chain of a run, built from names so it can be rebuilt in every process."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from assay.core import Endpoint, GenerationResponse
+from assay.errors import ConfigError
+from assay.validators import Validator, chain, default_chain, resolve_validator
+
+
+@dataclass(frozen=True, slots=True)
+class ChainSpec:
+    """A validator chain described by plain values: picklable, and what a report records.
+
+    Calling it builds the chain: the endpoint's default chain (strict or not) unless
+    `use_defaults` is off, followed by the named validators in order.
+
+    >>> from returns.result import Success
+    >>> spec = ChainSpec(Endpoint.chat, strict=False, extra=("invalid_tool_call",))
+    >>> spec.describe()
+    'default chat chain + invalid_tool_call'
+    """
+
+    endpoint: Endpoint
+    strict: bool = False
+    extra: tuple[str, ...] = ()
+    use_defaults: bool = True
+
+    def __call__(self) -> Validator[GenerationResponse]:
+        validators = [resolve_validator(name) for name in self.extra]
+        if self.use_defaults:
+            validators.insert(0, default_chain(self.endpoint, strict=self.strict))
+        if not validators:
+            raise ConfigError(
+                "no validators: --no-default-validators needs at least one --validator"
+            )
+        return validators[0] if len(validators) == 1 else chain(*validators)
+
+    def describe(self) -> str:
+        """A short human description for reports."""
+        parts = []
+        if self.use_defaults:
+            parts.append(
+                f"default {self.endpoint.value} chain" + (" (strict)" if self.strict else "")
+            )
+        parts.extend(self.extra)
+        return " + ".join(parts)

@@ -1,0 +1,42 @@
+"""Parsing of the repeatable `key=value` style flags into plain dicts, with one-line errors."""
+
+from __future__ import annotations
+
+from assay.errors import ConfigError
+
+
+def parse_pairs(values: list[str] | None, flag: str) -> dict[str, float] | None:
+    """`["a=1", "b=0.5"]` -> `{"a": 1.0, "b": 0.5}`; None when the flag was not given.
+
+    >>> parse_pairs(["ttft_ms=500", "tpot_ms=50"], "--slo")
+    {'ttft_ms': 500.0, 'tpot_ms': 50.0}
+    """
+    if not values:
+        return None
+    pairs: dict[str, float] = {}
+    for value in values:
+        key, sep, number = value.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"{flag} {value!r}: expected NAME=NUMBER")
+        try:
+            pairs[key.strip()] = float(number)
+        except ValueError:
+            raise ConfigError(f"{flag} {value!r}: {number!r} is not a number") from None
+    return pairs
+
+
+def parse_headers(values: list[str] | None) -> dict[str, str] | None:
+    """`["X-A: 1"]` -> `{"X-A": "1"}`; None when the flag was not given.
+
+    >>> parse_headers(["X-Team: infra"])
+    {'X-Team': 'infra'}
+    """
+    if not values:
+        return None
+    headers: dict[str, str] = {}
+    for value in values:
+        name, sep, text = value.partition(":")
+        if not sep or not name.strip():
+            raise ConfigError(f"--header {value!r}: expected 'Name: value'")
+        headers[name.strip()] = text.strip()
+    return headers
