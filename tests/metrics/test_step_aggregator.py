@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 from assay.core import (
@@ -304,3 +306,13 @@ def test_empty_step_snapshot_has_zero_rates() -> None:
     assert metrics.outcomes.dispatched == 0
     assert metrics.throughput.usable_requests_per_s == 0.0
     assert metrics.latency.ttft_ms is None
+
+
+def test_aggregator_survives_pickling_between_processes() -> None:
+    worker = StepAggregator(slo=Slo(ttft_ms=100))
+    worker.add(_completed(_streamed("r1", 0, 50, gaps_ms=(10, 10)), 0))
+    worker.add(_errored("e1", 0, 30, DiagnosticCode.timeout_idle, "no bytes for 30 s"))
+    received: StepAggregator = pickle.loads(pickle.dumps(worker))
+    parent = StepAggregator(slo=Slo(ttft_ms=100))
+    parent.merge(received)
+    assert parent.snapshot() == worker.snapshot()
