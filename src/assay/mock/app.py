@@ -54,17 +54,17 @@ _EVERYWHERE = frozenset(
     {"no_body", "inband_error", "drop", "stall", "http_429", "http_500", "http_503"}
     | {"html_200", "invalid_json", "unexpected_shape"}
 )
-_GENERATION = _EVERYWHERE | {"empty_stream", "wrong_usage", "short_output", "invalid_json_output"}
+_GENERATION = _EVERYWHERE | {"empty_stream", "short_output", "invalid_json_output"}
+# Faults only a stream has: an SSE frame, an end without terminal event, usage against streamed
+# tokens (a whole body has no streamed count to disagree with).
+_STREAMED = _GENERATION | {"sse_error_event", "truncated_stream", "wrong_usage"}
+_CHOICES = frozenset({"choices_empty", "missing_finish_reason"})
 _APPLICABLE: dict[tuple[Api, bool], frozenset[str]] = {
-    (Api.chat, True): _GENERATION
-    | {"sse_error_event", "truncated_stream", "choices_empty", "missing_finish_reason"}
-    | {"invalid_tool_call"},
-    (Api.chat, False): _GENERATION
-    | {"choices_empty", "missing_finish_reason", "invalid_tool_call"},
-    (Api.completions, True): _GENERATION
-    | {"sse_error_event", "truncated_stream", "choices_empty", "missing_finish_reason"},
-    (Api.completions, False): _GENERATION | {"choices_empty", "missing_finish_reason"},
-    (Api.responses, True): _GENERATION | {"sse_error_event", "truncated_stream"},
+    (Api.chat, True): _STREAMED | _CHOICES | {"invalid_tool_call"},
+    (Api.chat, False): _GENERATION | _CHOICES | {"invalid_tool_call"},
+    (Api.completions, True): _STREAMED | _CHOICES,
+    (Api.completions, False): _GENERATION | _CHOICES,
+    (Api.responses, True): _STREAMED,
     (Api.responses, False): _GENERATION,
     (Api.embeddings, False): _EVERYWHERE | {"empty_embedding"},
 }

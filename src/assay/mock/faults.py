@@ -59,7 +59,7 @@ FAULTS: Mapping[str, FaultInfo] = MappingProxyType(
         "invalid_json": FaultInfo(_C.invalid_json, "a data line or body that is not JSON"),
         "unexpected_shape": FaultInfo(_C.unexpected_shape, "valid JSON without `choices`"),
         "wrong_usage": FaultInfo(
-            _C.usage_mismatch, "usage reports half the completion tokens streamed"
+            _C.usage_mismatch, "stream usage reports half the completion tokens streamed"
         ),
         "short_output": FaultInfo(
             _C.max_tokens_not_honoured, "ignore_eos asked for N tokens, N//2 returned"

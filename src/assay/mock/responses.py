@@ -17,7 +17,6 @@ from assay.mock.script import (
     BodyScript,
     Ending,
     StreamScript,
-    data_frame,
     error_object,
     event_frame,
     understated,
@@ -118,7 +117,8 @@ def responses_stream(
     events = _Events()
     pieces = answer.pieces
     if name == "unexpected_shape":
-        frames = [data_frame({"id": response.item_id, "output": p}) for p in pieces]
+        # Typed events are objects; a JSON array is valid JSON in no event's shape.
+        frames = [event_frame("response.output_text.delta", [p]) for p in pieces]
         return StreamScript(head=[], tokens=frames, tail=[])
     head = [
         events.frame("response.created", {"response": response.in_progress()}),
