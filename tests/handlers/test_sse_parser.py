@@ -189,3 +189,9 @@ def test_random_splits_of_random_streams_give_the_written_events(
 @given(st.binary(max_size=300), st.lists(st.integers(0, 300), max_size=6))
 def test_arbitrary_bytes_in_any_split_give_the_same_events(raw: bytes, cuts: list[int]) -> None:
     assert _parse_in_pieces(raw, [min(cut, len(raw)) for cut in cuts]) == _parse_in_pieces(raw, [])
+
+
+def test_close_after_a_trailing_cr_dispatches_the_event() -> None:
+    parser = SseParser()
+    assert parser.feed(b"data: a\r") == []
+    assert parser.close() == [SseEvent("a")]

@@ -188,12 +188,17 @@ class ChatAccumulator(StreamDraft):
                     )
                     return
             finish = choice.get("finish_reason")
-            if isinstance(finish, str):
+            if finish is not None and isinstance(finish, str):
                 self._finish_reason = finish
             if not delta:
                 continue
             content = delta.get("content")
-            thought = _reasoning(delta)
+            # Inline `_reasoning`: this runs for every chunk of every chat stream.
+            thought = delta.get("reasoning_content")
+            if not isinstance(thought, str):
+                thought = delta.get("reasoning")
+                if not isinstance(thought, str):
+                    thought = None
             calls = delta.get("tool_calls")
             if content is not None and not isinstance(content, str):
                 self._fail(
@@ -202,7 +207,7 @@ class ChatAccumulator(StreamDraft):
                     event.data,
                 )
                 return
-            has_calls = isinstance(calls, list) and len(calls) > 0
+            has_calls = calls is not None and isinstance(calls, list) and len(calls) > 0
             if content is None and thought is None and not has_calls:
                 continue
             if thought:
@@ -216,7 +221,12 @@ class ChatAccumulator(StreamDraft):
             # The role-announcing first chunk ("content": "" or none) is not a token.
             if "role" not in delta or content or thought or has_calls:
                 bearing = True
-        self._count_choices(received_ns, bearing, obj.get("usage"))
+        usage = obj.get("usage")
+        if usage is None:
+            if bearing:
+                self._token(received_ns, 1)
+        else:
+            self._count_choices(received_ns, bearing, usage)
 
     def _take_tool_calls(self, calls: list[object]) -> None:
         for position, raw in enumerate(calls):

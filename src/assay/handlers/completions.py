@@ -156,4 +156,9 @@ class CompletionsAccumulator(StreamDraft):
                 self._text.append(piece)
                 if self._first_content_ns is None:
                     self._first_content_ns = received_ns
-        self._count_choices(received_ns, bearing, obj.get("usage"))
+        usage = obj.get("usage")
+        if usage is None:
+            if bearing:
+                self._token(received_ns, 1)
+        else:
+            self._count_choices(received_ns, bearing, usage)

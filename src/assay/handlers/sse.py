@@ -61,12 +61,11 @@ class SseParser:
     def close(self) -> list[SseEvent]:
         """End of stream: flush the decoder, the last line and a pending event with data."""
         events = self._take(self._decoder.decode(b"", final=True))
-        if self._pending:
-            line = "".join(self._pending)
-            self._pending.clear()
-            self._line(line, events)
-        if self._data:
-            self._dispatch(events)
+        if self._pending or self._data:
+            # A blank line ends the last line and dispatches the event it completes; a CR that
+            # ended the stream must not swallow it as the first half of a CRLF.
+            self._after_cr = False
+            events += self._take("\n\n" if self._pending else "\n")
         return events
 
     def _take(self, text: str) -> list[SseEvent]:
@@ -96,21 +95,28 @@ class SseParser:
         tail = lines.pop()
         if tail:
             self._pending.append(tail)
+        # The two lines of nearly every chunk (`data: ...` and the blank line) are handled
+        # inline: this loop runs once per line of every stream.
+        data = self._data
         for line in lines:
-            self._line(line, events)
+            if line.startswith("data: "):
+                data.append(line[6:])
+            elif not line:
+                if data:
+                    events.append(
+                        SseEvent(
+                            data[0] if len(data) == 1 else "\n".join(data),
+                            self._event or "message",
+                            self._last_id,
+                        )
+                    )
+                    data.clear()
+                self._event = ""
+            else:
+                self._line(line)
         return events
 
-    def _line(self, line: str, events: list[SseEvent]) -> None:
-        # The common case first: one `data:` line per chunk.
-        if line.startswith("data:"):
-            self._data.append(line[6:] if line[5:6] == " " else line[5:])
-            return
-        if not line:
-            if self._data:
-                self._dispatch(events)
-            else:
-                self._event = ""
-            return
+    def _line(self, line: str) -> None:
         if line[0] == ":":
             self.comments += 1
             return
@@ -125,9 +131,3 @@ class SseParser:
             # The spec ignores an id holding NUL, so a later reconnect cannot be confused.
             self._last_id = value
         # `retry` and unknown fields carry nothing assay uses.
-
-    def _dispatch(self, events: list[SseEvent]) -> None:
-        data = self._data[0] if len(self._data) == 1 else "\n".join(self._data)
-        events.append(SseEvent(data=data, event=self._event or "message", id=self._last_id))
-        self._data = []
-        self._event = ""
