@@ -337,3 +337,24 @@ async def test_a_finite_source_ends_the_step_without_a_stop_reason() -> None:
     )
     assert result.totals.completed == 7
     assert result.stopped_by is None
+
+
+async def test_closed_loops_wait_for_a_step_start_in_the_future() -> None:
+    clock = FakeClock()
+    server = FakeServer(clock)
+    work = StepWork(0, Concurrent(streams=2), Constraints(max_requests=4), 0, 0, 1, 50 * MS)
+    async with asyncio.TaskGroup() as group:
+        step = group.create_task(
+            run_step(
+                work,
+                source=NumberedSource(),
+                resolve=server.resolve,
+                validate=accept,
+                sink_factory=KeepingSink,
+                clock=clock,
+                stop=asyncio.Event(),
+            )
+        )
+        group.create_task(clock.run_until_idle(max_steps=1_000))
+    first = min(record.dispatched_ns for record in step.result().summary)
+    assert first == 50 * MS

@@ -47,6 +47,8 @@ Resolve = Callable[[GenerationRequest], Awaitable[Result[GenerationResponse, Unu
 # When the schedule is behind, dispatch without sleeping but yield to the loop this often so
 # requests in flight keep being served while a backlog is flushed.
 _YIELD_EVERY = 64
+_URGENT_INTERVAL_NS = 10_000_000
+_MAX_EARLY_WAKEUPS = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +142,15 @@ class _StepRunner(Generic[S]):
         self.deadline_ns = work.constraints.deadline_ns(work.start_ns)
         self.stopped_by: StopReason | None = None
         self.active: set[asyncio.Task[None]] = set()
+        self.report: Callable[[ProgressMessage], None] | None = None
+        self.reported_ns = clock.now_ns()
+        self.urgent_reported_ns = -_URGENT_INTERVAL_NS
+        # With several processes the parent evaluates the error constraints over all of them,
+        # so an error is reported within ~10 ms rather than at the next 250 ms tick.
+        constraints = work.constraints
+        self.errors_are_urgent = work.processes > 1 and (
+            constraints.max_errors is not None or constraints.max_error_rate is not None
+        )
 
     async def run(
         self, stop: asyncio.Event, report: Callable[[ProgressMessage], None] | None
@@ -217,7 +228,7 @@ class _StepRunner(Generic[S]):
                 return
             request = self.source.request(index)
             if self.clock.now_ns() < target_ns:
-                await self.clock.sleep_until(target_ns)
+                await self._wait_until(target_ns)
             else:
                 behind += 1
                 if behind % _YIELD_EVERY == 0:
@@ -226,7 +237,17 @@ class _StepRunner(Generic[S]):
                 return
             self._track(group.create_task(self._send(request, index, target_ns)))
 
+    async def _wait_until(self, target_ns: int) -> None:
+        # Event loops round timers (uvloop to the millisecond) and may wake a little early;
+        # a request is never sent before its targeted time, so sleep again for the remainder.
+        for _ in range(_MAX_EARLY_WAKEUPS):
+            if self.clock.now_ns() >= target_ns:
+                return
+            await self.clock.sleep_until(target_ns)
+
     async def _closed_loop(self, indices: Iterator[int]) -> None:
+        # Processes get the step a little ahead of its start; closed loops wait for it too.
+        await self._wait_until(self.work.start_ns)
         for index in indices:
             now_ns = self.clock.now_ns()
             if not self._due(now_ns):
@@ -261,6 +282,8 @@ class _StepRunner(Generic[S]):
                 code = diagnostic.code.value
                 tally.errors_by_code[code] = tally.errors_by_code.get(code, 0) + 1
                 reason = self.watch.observe(errored=True)
+                if self.errors_are_urgent:
+                    self._report_soon()
             case Cancelled():
                 tally.cancelled += 1
         self.sink.add(record)
@@ -276,11 +299,16 @@ class _StepRunner(Generic[S]):
         self.stop(StopReason.max_seconds)
 
     async def _report(self, report: Callable[[ProgressMessage], None]) -> None:
-        next_ns = self.clock.now_ns() + PROGRESS_INTERVAL_NS
         while True:
-            await self.clock.sleep_until(next_ns)
+            await self.clock.sleep_until(self.reported_ns + PROGRESS_INTERVAL_NS)
+            self.reported_ns = self.clock.now_ns()
             report(self.tally.message())
-            next_ns = max(next_ns + PROGRESS_INTERVAL_NS, self.clock.now_ns())
+
+    def _report_soon(self) -> None:
+        now_ns = self.clock.now_ns()
+        if self.report is not None and now_ns - self.urgent_reported_ns >= _URGENT_INTERVAL_NS:
+            self.urgent_reported_ns = now_ns
+            self.report(self.tally.message())
 
 
 __all__ = ["ProcessStepResult", "Resolve", "StepWork", "run_step"]
