@@ -99,8 +99,9 @@ class SseParser:
         # inline: this loop runs once per line of every stream.
         data = self._data
         for line in lines:
-            if line.startswith("data: "):
-                data.append(line[6:])
+            if line.startswith("data:"):
+                # vLLM writes `data: {...}`, TGI `data:{...}`.
+                data.append(line[6:] if line[5:6] == " " else line[5:])
             elif not line:
                 if data:
                     events.append(
