@@ -64,6 +64,7 @@ class StepReport(BaseModel):
     requested_rate: float | None = None
     requested_concurrency: int | None = None
     achieved_rate: float
+    stopped_by: str | None = None
     metrics: StepMetrics
 
     @classmethod
@@ -75,6 +76,7 @@ class StepReport(BaseModel):
         *,
         requested_rate: float | None = None,
         requested_concurrency: int | None = None,
+        stopped_by: str | None = None,
     ) -> StepReport:
         """A step entry whose achieved rate is read from its metrics."""
         return cls(
@@ -83,6 +85,7 @@ class StepReport(BaseModel):
             requested_rate=requested_rate,
             requested_concurrency=requested_concurrency,
             achieved_rate=metrics.throughput.attempted_requests_per_s,
+            stopped_by=stopped_by,
             metrics=metrics,
         )
 

@@ -1,0 +1,147 @@
+"""Turning a flat `RunConfig` into the scheduler's plan, the data source and backend settings."""
+
+from __future__ import annotations
+
+import os
+from typing import Final
+
+from pydantic import SecretStr
+
+from assay.backend import BackendSettings, Timeouts
+from assay.benchmark.validation import ChainSpec
+from assay.config import RunConfig
+from assay.data import FileSourceConfig, RequestSource, SyntheticSource, parse_token_count
+from assay.data.source_config import build_source
+from assay.metrics import Slo
+from assay.scheduler import BenchmarkPlan, Constraints
+from assay.scheduler.profiles import (
+    Concurrent,
+    Constant,
+    Poisson,
+    Profile,
+    Sweep,
+    Synchronous,
+    Throughput,
+)
+
+DEFAULT_CONCURRENCY: Final = 64
+DEFAULT_MAX_SECONDS: Final = 10.0
+
+
+def profile_of(config: RunConfig) -> Profile:
+    """The load profile the flags describe (the config already checked its parameters).
+
+    >>> profile_of(RunConfig(profile="constant", rate=5))
+    Constant(kind='constant', rate=5.0)
+    """
+    concurrency = config.concurrency or DEFAULT_CONCURRENCY
+    match config.profile:
+        case "synchronous":
+            return Synchronous()
+        case "concurrent":
+            return Concurrent(streams=concurrency)
+        case "throughput":
+            return Throughput(max_concurrency=concurrency)
+        case "constant":
+            return Constant(rate=config.rate or 1.0)
+        case "poisson":
+            return Poisson(rate=config.rate or 1.0, seed=config.seed)
+        case "sweep":
+            return Sweep(rates=config.sweep_rates, max_concurrency=concurrency)
+
+
+def constraints_of(config: RunConfig) -> Constraints:
+    """The per-step constraints; an unbounded synthetic run gets a default time limit.
+
+    >>> constraints_of(RunConfig()).max_seconds
+    10.0
+    """
+    max_seconds = config.max_seconds
+    if max_seconds is None and config.max_requests is None and config.data is None:
+        max_seconds = DEFAULT_MAX_SECONDS
+    return Constraints(
+        max_requests=config.max_requests,
+        max_seconds=max_seconds,
+        max_errors=config.max_errors,
+        max_error_rate=config.stop_error_rate,
+        warmup_seconds=config.warmup_seconds,
+        cooldown_seconds=config.cooldown_seconds,
+    )
+
+
+def backend_settings_of(config: RunConfig, base_url: str) -> BackendSettings:
+    """Where and how to connect; the API key is read from the named environment variable."""
+    key = os.environ.get(config.api_key_env)
+    return BackendSettings(
+        base_url=base_url,
+        api_key=SecretStr(key) if key else None,
+        headers=config.headers,
+        verify_tls=not config.insecure,
+        timeouts=Timeouts(
+            connect_s=config.timeout_connect,
+            first_token_s=config.timeout_first_token,
+            idle_s=config.timeout_idle,
+            total_s=config.timeout_total,
+        ),
+    )
+
+
+def source_of(config: RunConfig, model: str) -> RequestSource:
+    """Synthetic prompts, or the prompt file of `--data` (read and checked here)."""
+    output_tokens = parse_token_count(config.output_tokens)
+    if config.data is not None:
+        return build_source(
+            FileSourceConfig(
+                path=config.data,
+                endpoint=config.endpoint,
+                model=model,
+                output_tokens=output_tokens,
+                ignore_eos=config.ignore_eos,
+                stream=config.stream,
+                seed=config.seed,
+                tokenizer=config.tokenizer,
+            )
+        )
+    return build_source(
+        SyntheticSource(
+            endpoint=config.endpoint,
+            model=model,
+            prompt_tokens=parse_token_count(config.prompt_tokens),
+            output_tokens=output_tokens,
+            shared_prefix_tokens=config.shared_prefix_tokens,
+            ignore_eos=config.ignore_eos,
+            stream=config.stream,
+            seed=config.seed,
+            tokenizer=config.tokenizer,
+        )
+    )
+
+
+def chain_of(config: RunConfig) -> ChainSpec:
+    """The validator chain the flags describe."""
+    return ChainSpec(
+        endpoint=config.endpoint,
+        strict=config.strict,
+        extra=config.validators,
+        use_defaults=config.default_validators,
+    )
+
+
+def slo_of(config: RunConfig) -> Slo | None:
+    """The goodput SLO, when any limit was given."""
+    return Slo.model_validate(config.slo) if config.slo else None
+
+
+def plan_of(
+    config: RunConfig, source: RequestSource, backend: BackendSettings, chain: ChainSpec
+) -> BenchmarkPlan:
+    """The scheduler's plan; the validator chain is rebuilt from names in every process."""
+    return BenchmarkPlan(
+        profile=profile_of(config),
+        constraints=constraints_of(config),
+        processes=config.processes or os.cpu_count() or 1,
+        source=source,
+        backend=backend,
+        validator_factory=chain,
+        seed=config.seed,
+    )
