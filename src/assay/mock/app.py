@@ -293,15 +293,19 @@ class MockService:
                 content_type=script.content_type,
                 headers=script.headers,
             )
-        # Announce the whole body, send half of it: the client is left waiting or cut off.
+        # Announce the whole body, send half of it: the client is cut off, or left waiting.
         response = web.StreamResponse(status=script.status, headers=script.headers)
         response.content_type = script.content_type
         response.content_length = len(script.body)
         await response.prepare(request)
-        await response.write(script.body[: len(script.body) // 2])
-        if script.ending is Ending.stall:
-            await self._stall(script.stall_seconds)
-        return await _drop(request, response)
+        half = len(script.body) // 2
+        await response.write(script.body[:half])
+        if script.ending is Ending.drop:
+            return await _drop(request, response)
+        await self._stall(script.stall_seconds)
+        await response.write(script.body[half:])
+        await response.write_eof()
+        return response
 
     async def _stall(self, seconds: float) -> None:
         """Send nothing for `seconds`, or until the server closes."""

@@ -22,6 +22,7 @@ from assay.mock.script import (
     data_frame,
     error_object,
     event_frame,
+    stalled,
     understated,
     usage_object,
 )
@@ -107,6 +108,8 @@ def choices_stream(
     pieces = answer.pieces
     n = len(pieces)
     head = [writer.role()] if api is Api.chat else []
+    if fault is not None and name == "stall":
+        return stalled(choices_stream(api, answer, None, tool_pieces), fault.after, fault.seconds)
     match name:
         case "empty_stream":
             return StreamScript(head=[], tokens=[], tail=[DONE_FRAME])
@@ -128,14 +131,7 @@ def choices_stream(
             if answer.include_usage:
                 closing.append(writer.usage(len(tool_pieces)))
             return StreamScript(head=head, tokens=frames, tail=[*closing, DONE_FRAME])
-        case (
-            "inband_error"
-            | "sse_error_event"
-            | "truncated_stream"
-            | "drop"
-            | "stall"
-            | "invalid_json"
-        ):
+        case "inband_error" | "sse_error_event" | "truncated_stream" | "drop" | "invalid_json":
             cut = min(after, n)
             tokens = [writer.token(i, pieces[i], None) for i in range(cut)]
             return StreamScript(

@@ -19,6 +19,7 @@ from assay.mock.script import (
     StreamScript,
     error_object,
     event_frame,
+    stalled,
     understated,
 )
 
@@ -113,6 +114,9 @@ def responses_stream(
 ) -> StreamScript:
     """The typed event stream of one answer, with `fault` applied."""
     name = fault.name if fault is not None else None
+    if fault is not None and name == "stall":
+        whole = responses_stream(answer, max_output_tokens, None)
+        return stalled(whole, fault.after, fault.seconds)
     response = _Response(answer, max_output_tokens)
     events = _Events()
     pieces = answer.pieces
@@ -163,7 +167,7 @@ def responses_stream(
         case "invalid_json":
             broken = b'event: response.output_text.delta\ndata: {"type": "response.output_te\n\n'
             return StreamScript(head=head, tokens=tokens, tail=[broken])
-        case "truncated_stream" | "drop" | "stall":
+        case "truncated_stream" | "drop":
             return StreamScript(
                 head=head,
                 tokens=tokens,

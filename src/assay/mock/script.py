@@ -100,6 +100,18 @@ def usage_object(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
     }
 
 
+def stalled(script: StreamScript, after: int, seconds: float) -> StreamScript:
+    """`script` with a pause of `seconds` after `after` tokens; the rest follows the pause."""
+    cut = min(after, len(script.tokens))
+    return StreamScript(
+        head=script.head,
+        tokens=script.tokens[:cut],
+        tail=[*script.tokens[cut:], *script.tail],
+        ending=Ending.stall,
+        stall_seconds=seconds,
+    )
+
+
 def understated(completion_tokens: int) -> int:
     """The `wrong_usage` fault's count: half, rounded down, and at least one less when possible.
 
@@ -120,6 +132,7 @@ __all__ = [
     "data_frame",
     "error_object",
     "event_frame",
+    "stalled",
     "understated",
     "usage_object",
 ]
