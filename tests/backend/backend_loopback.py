@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import ExitStack, asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
 
 import orjson
@@ -124,3 +124,22 @@ def chat_request(request_id: str = "r1", stream: bool = True) -> GenerationReque
         max_output_tokens=8,
         stream=stream,
     )
+
+
+@contextmanager
+def full_backlog_url() -> Iterator[str]:
+    """A loopback listener that never accepts and whose accept queue is already full.
+
+    The kernel drops further SYNs, so a new connection hangs in the connect phase: the one way
+    to see a connect deadline pass without leaving loopback.
+    """
+    with socket.socket() as listener, ExitStack() as fillers:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        for _ in range(3):
+            filler = fillers.enter_context(socket.socket())
+            filler.setblocking(False)
+            with suppress(BlockingIOError):
+                filler.connect(("127.0.0.1", port))
+        yield f"http://127.0.0.1:{port}"

@@ -37,34 +37,8 @@ MODES = [
     for stream in (True, False)
     if not (endpoint is Endpoint.embeddings and stream)
 ]
-# Cases where the mock and the handlers or validators disagree today (not the transport's
-# doing); non-strict so a fix on either side needs no change here.
-KNOWN_GAPS = {
-    **dict.fromkeys(
-        [
-            ("wrong_usage", Endpoint.chat, False),
-            ("wrong_usage", Endpoint.completions, False),
-            ("wrong_usage", Endpoint.responses, False),
-        ],
-        "a non-streamed body has no streamed count to hold the usage against, so the default "
-        "chain cannot see understated usage",
-    ),
-}
-
-
-def fault_case(name: str, endpoint: Endpoint, stream: bool) -> object:
-    gap = KNOWN_GAPS.get((name, endpoint, stream))
-    return pytest.param(
-        name,
-        endpoint,
-        stream,
-        id=f"{name}-{endpoint}-{'stream' if stream else 'body'}",
-        marks=[pytest.mark.xfail(reason=gap, strict=False)] if gap else [],
-    )
-
-
 FAULT_CASES = [
-    fault_case(name, endpoint, stream)
+    pytest.param(name, endpoint, stream, id=f"{name}-{endpoint}-{'stream' if stream else 'body'}")
     for name in FAULTS
     for endpoint, stream in MODES
     if fault_applies(name, Api(endpoint.value), stream)

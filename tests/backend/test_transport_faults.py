@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from backend_loopback import (
     API_KEY,
     chat_chunk,
     chat_request,
+    full_backlog_url,
     http_chunk,
     response_head,
     serve_raw,
@@ -199,3 +201,43 @@ async def test_api_key_echoed_by_the_server_never_reaches_evidence() -> None:
         assert unusable.code is DiagnosticCode.http_status
         assert API_KEY not in unusable.model_dump_json()
         assert "bad token" in unusable.message
+
+
+async def test_connect_that_hangs_is_timeout_connect() -> None:
+    with full_backlog_url() as url:
+        timeouts = Timeouts(connect_s=0.2, first_token_s=5.0, idle_s=5.0, total_s=5.0)
+        unusable = failure_of(await resolve_once(settings_for(url, timeouts)))
+    assert unusable.code is DiagnosticCode.timeout_connect
+    assert "connect deadline of 0.2 s" in unusable.message
+
+
+async def test_cancellation_propagates_instead_of_becoming_a_failure() -> None:
+    async with serve_raw(stall_after_two_tokens) as server:
+        settings = settings_for(server.url, Timeouts(first_token_s=30, idle_s=30, total_s=30))
+        async with open_backend(settings, MonotonicClock()) as backend:
+            task = asyncio.ensure_future(backend.resolve(chat_request()))
+            for _ in range(500):  # until the request is in flight, at most ~5 s
+                if server.heads:
+                    break
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.05)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+
+async def error_then_silence(writer: asyncio.StreamWriter, release: asyncio.Event) -> None:
+    writer.write(response_head())
+    writer.write(http_chunk(chat_chunk("Rivers")))
+    error = b'data: {"error":{"message":"engine died","type":"InternalServerError","code":500}}\n\n'
+    writer.write(http_chunk(error))
+    await writer.drain()
+    await release.wait()
+
+
+async def test_stream_stops_at_a_fatal_event_instead_of_waiting_for_the_end() -> None:
+    async with serve_raw(error_then_silence) as server:
+        timeouts = Timeouts(first_token_s=30.0, idle_s=30.0, total_s=30.0)
+        unusable = failure_of(await resolve_once(settings_for(server.url, timeouts)))
+    assert unusable.code is DiagnosticCode.inband_error
+    assert "engine died" in unusable.message
