@@ -13,9 +13,7 @@ from assay.backend import BackendSettings, Timeouts, open_backend
 from assay.core import Endpoint, GenerationRequest, GenerationResponse, MonotonicClock
 from assay.mock.app import fault_applies
 from assay.mock.asks import Api
-from assay.mock.config import MockConfig
 from assay.mock.faults import FAULT_HEADER, FAULTS
-from assay.mock.server import open_mock_server
 from assay.records.record import Completed, Errored, RequestRecord
 from assay.validators import default_chain
 from assay.worker import execute
@@ -111,18 +109,17 @@ async def run_one(
 
 @pytest.mark.parametrize(("fault", "endpoint", "stream"), FAULT_CASES)
 async def test_every_mock_fault_is_errored_with_its_code(
-    fault: str, endpoint: Endpoint, stream: bool
+    mock_url: str, fault: str, endpoint: Endpoint, stream: bool
 ) -> None:
     header = f"{fault}; after=2; seconds=3" if fault == "stall" else f"{fault}; after=2"
     timeouts = Timeouts(first_token_s=5.0, idle_s=0.2, total_s=5.0) if fault == "stall" else None
-    async with open_mock_server(MockConfig()) as mock:
-        record = await run_one(
-            mock.url,
-            request_for(endpoint, stream, fault),
-            headers={FAULT_HEADER: header},
-            timeouts=timeouts,
-            strict=fault == "missing_finish_reason",
-        )
+    record = await run_one(
+        mock_url,
+        request_for(endpoint, stream, fault),
+        headers={FAULT_HEADER: header},
+        timeouts=timeouts,
+        strict=fault == "missing_finish_reason",
+    )
     assert isinstance(record.outcome, Errored), record.outcome
     diagnostic = record.outcome.diagnostic
     assert diagnostic.code is FAULTS[fault].code, diagnostic.message
@@ -131,10 +128,9 @@ async def test_every_mock_fault_is_errored_with_its_code(
 
 @pytest.mark.parametrize(("endpoint", "stream"), MODES)
 async def test_clean_answer_completes_with_the_mock_token_counts(
-    endpoint: Endpoint, stream: bool
+    mock_url: str, endpoint: Endpoint, stream: bool
 ) -> None:
-    async with open_mock_server(MockConfig()) as mock:
-        record = await run_one(mock.url, request_for(endpoint, stream))
+    record = await run_one(mock_url, request_for(endpoint, stream))
     assert isinstance(record.outcome, Completed), record.outcome
     response = record.outcome.response
     assert response.streamed is stream

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from backend_loopback import response_head, serve_raw, unused_port_url
+from tests.backend.backend_loopback import response_head, serve_raw, unused_port_url
 
 from assay.backend import BackendSettings, Timeouts, check_ready
 from assay.errors import ServerNotReady

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from backend_loopback import (
+from tests.backend.backend_loopback import (
     API_KEY,
     chat_chunk,
     chat_request,
