@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from tests.backend.backend_loopback import response_head, serve_raw, unused_port_url
 
 from assay.backend import BackendSettings, Timeouts, check_ready
 from assay.errors import ServerNotReady
+from tests.backend.backend_loopback import response_head, serve_raw, unused_port_url
 
 MODELS = (
     b'{"object":"list","data":[{"id":"tiny-llama","object":"model","owned_by":"vllm"},'

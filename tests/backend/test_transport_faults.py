@@ -5,6 +5,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from pydantic import SecretStr
+from returns.result import Failure, Result, Success
+
+from assay.backend import BackendSettings, Timeouts, open_backend
+from assay.core import DiagnosticCode, GenerationResponse, MonotonicClock, UnusableResponse, outcome
 from tests.backend.backend_loopback import (
     API_KEY,
     chat_chunk,
@@ -15,11 +20,6 @@ from tests.backend.backend_loopback import (
     serve_raw,
     unused_port_url,
 )
-from pydantic import SecretStr
-from returns.result import Failure, Result, Success
-
-from assay.backend import BackendSettings, Timeouts, open_backend
-from assay.core import DiagnosticCode, GenerationResponse, MonotonicClock, UnusableResponse, outcome
 
 SHORT = Timeouts(connect_s=2.0, first_token_s=5.0, idle_s=5.0, total_s=5.0)
 
@@ -241,3 +241,20 @@ async def test_stream_stops_at_a_fatal_event_instead_of_waiting_for_the_end() ->
         unusable = failure_of(await resolve_once(settings_for(server.url, timeouts)))
     assert unusable.code is DiagnosticCode.inband_error
     assert "engine died" in unusable.message
+
+
+async def error_status_with_a_stalled_body(
+    writer: asyncio.StreamWriter, release: asyncio.Event
+) -> None:
+    writer.write(response_head(500, "application/json", 200) + b'{"error":{"message":"ove')
+    await writer.drain()
+    await release.wait()
+
+
+async def test_error_status_whose_body_stalls_is_still_http_status() -> None:
+    async with serve_raw(error_status_with_a_stalled_body) as server:
+        timeouts = Timeouts(first_token_s=5.0, idle_s=0.2, total_s=5.0)
+        unusable = failure_of(await resolve_once(settings_for(server.url, timeouts)))
+    assert unusable.code is DiagnosticCode.http_status
+    assert unusable.evidence.http_status == 500
+    assert unusable.evidence.excerpt == '{"error":{"message":"ove'

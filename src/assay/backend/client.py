@@ -50,6 +50,7 @@ class _Exchange:
     send_ns: int = 0
     first_byte_ns: int | None = None
     http_status: int | None = None
+    reason: str | None = None
     accumulator: StreamAccumulator | None = None
     received: list[bytes] = field(default_factory=list)
 
@@ -106,6 +107,15 @@ class Backend:
         except TimeoutError:
             # Only the deadline scope raises here: `_exchange` turns aiohttp's own timeouts
             # into values before they can escape.
+            status = exchange.http_status
+            if status is not None and not 200 <= status < 300:
+                # The status is the diagnostic; a slow error body only shortens the excerpt.
+                received = exchange.received_bytes() or b""
+                return Failure(
+                    http_status_fault(
+                        status, exchange.reason, request.endpoint.path, received, self._redactor
+                    )
+                )
             code = watch.expired or DiagnosticCode.timeout_total
             return Failure(self._deadline_fault(code, exchange))
 
@@ -135,6 +145,9 @@ class Backend:
             exchange.first_byte_ns = clock.now_ns()
             status = exchange.http_status = response.status
             if not 200 <= status < 300:
+                exchange.reason = response.reason
+                # No token will come; only the idle and total deadlines bound the error body.
+                watch.token_seen = True
                 received = await self._read_capped(response, exchange, watch)
                 return Failure(
                     http_status_fault(
