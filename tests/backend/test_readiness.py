@@ -63,3 +63,7 @@ async def test_server_that_never_answers_models_is_not_ready() -> None:
         settings = BackendSettings(base_url=server.url, timeouts=Timeouts(first_token_s=0.2))
         with pytest.raises(ServerNotReady, match="did not answer /v1/models"):
             await check_ready(settings)
+
+
+async def test_mock_server_is_ready_with_its_model(mock_url: str) -> None:
+    assert await check_ready(BackendSettings(base_url=mock_url + "/v1")) == "assay-mock"

@@ -13,9 +13,12 @@ from assay.core.request import Endpoint, GenerationRequest
 from assay.core.response import GenerationResponse
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SseEvent:
-    """One dispatched server-sent event; `event` is "message" when the frame named none."""
+    """One dispatched server-sent event; `event` is "message" when the frame named none.
+
+    Not frozen: one is built per SSE chunk, and a frozen dataclass costs ~0.5 us more to create.
+    """
 
     data: str
     event: str = "message"
