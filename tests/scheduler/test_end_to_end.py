@@ -12,6 +12,7 @@ import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
+from typing import assert_type
 
 import pytest
 
@@ -185,6 +186,8 @@ def test_two_processes_run_the_same_requests_as_one() -> None:
     with start_mock_processes(FAST) as url:
         plan = plan_for(url, Concurrent(streams=3), Constraints(max_requests=30), processes=2)
         result = run_benchmark(plan, counting_sink)
+    # The sink's summary type flows through to the result.
+    assert_type(result, BenchmarkResult[OutcomeCounts])
     assert_every_request_accounted(result)
     [step] = result.steps
     assert step.totals.completed == step.totals.dispatched == 30

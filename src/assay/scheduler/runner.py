@@ -48,7 +48,7 @@ Resolve = Callable[[GenerationRequest], Awaitable[Result[GenerationResponse, Unu
 # requests in flight keep being served while a backlog is flushed.
 _YIELD_EVERY = 64
 _URGENT_INTERVAL_NS = 10_000_000
-_MAX_EARLY_WAKEUPS = 100
+_MAX_EARLY_WAKEUPS = 10_000
 
 
 @dataclass(frozen=True, slots=True)
