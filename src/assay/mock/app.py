@@ -130,6 +130,7 @@ class MockService:
         self._id_prefix = f"{os.getpid():x}"
         self._started = int(time.time())
         self._closing = asyncio.Event()
+        self._tool_pieces = self._tokenizer.pieces(BAD_TOOL_ARGUMENTS)
 
     def application(self) -> web.Application:
         """The aiohttp application serving every route of the mock."""
@@ -190,7 +191,7 @@ class MockService:
             dimension = self.config.embedding_dimension
             return await self._play_body(request, embeddings_body(ask, dimension, fault), 0)
         answer = self._answer(ask, fault)
-        tool_pieces = self._tokenizer.pieces(BAD_TOOL_ARGUMENTS)
+        tool_pieces = self._tool_pieces
         n = len(answer.pieces)
         match api:
             case Api.chat | Api.completions if stream:

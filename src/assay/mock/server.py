@@ -1,8 +1,11 @@
-"""Running the mock in the current event loop: `open_mock_server`, for tests and libraries."""
+"""Running the mock in an event loop: `open_mock_server` in the running one (tests, libraries),
+`run_loop` + `serve_until_signal` for a process of its own."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import signal
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -68,4 +71,46 @@ async def open_mock_server(
         await runner.cleanup()
 
 
-__all__ = ["MockServer", "open_mock_server"]
+READY_PREFIX = "ready "
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def run_loop(main: Coroutine[Any, Any, None]) -> None:
+    """Run `main` on uvloop when installed (the `fast` extra), else on asyncio's loop."""
+    factory: Callable[[], asyncio.AbstractEventLoop] | None
+    try:
+        import uvloop  # optional; imported here so importing the package stays cheap
+
+        factory = uvloop.new_event_loop
+    except ImportError:
+        factory = None
+    with asyncio.Runner(loop_factory=factory) as runner:
+        runner.run(main)
+
+
+async def serve_until_signal(
+    config: MockConfig,
+    host: str,
+    port: int,
+    reuse_port: bool,
+    on_ready: Callable[[str], None] | None,
+) -> None:
+    """Serve in the running loop until SIGTERM or SIGINT; `on_ready(url)` once listening."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in STOP_SIGNALS:
+        loop.add_signal_handler(sig, stop.set)
+    async with open_mock_server(config, host, port, reuse_port=reuse_port) as server:
+        if on_ready is not None:
+            on_ready(server.url)
+        await stop.wait()
+
+
+__all__ = [
+    "READY_PREFIX",
+    "STOP_SIGNALS",
+    "MockServer",
+    "open_mock_server",
+    "run_loop",
+    "serve_until_signal",
+]

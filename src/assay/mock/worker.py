@@ -1,0 +1,27 @@
+"""One mock worker process: `python -m assay.mock.worker HOST PORT CONFIG_JSON`.
+
+It binds with SO_REUSEPORT (its siblings share the port), prints `ready URL` on stdout once it
+listens, and serves until SIGTERM or SIGINT. A fresh interpreter, not a multiprocessing child,
+so the parent's `__main__` is never re-imported.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from assay.mock.config import MockConfig
+from assay.mock.server import READY_PREFIX, run_loop, serve_until_signal
+
+
+def _announce(url: str) -> None:
+    print(READY_PREFIX + url, flush=True)
+
+
+def main(argv: list[str]) -> None:
+    host, port, config_json = argv
+    config = MockConfig.model_validate_json(config_json)
+    run_loop(serve_until_signal(config, host, int(port), True, _announce))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
