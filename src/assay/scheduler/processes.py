@@ -102,12 +102,14 @@ def run_in_processes(
                     name=f"assay-load-{process}",
                     daemon=True,
                 )
-                child.start()
+                _start_ignoring_sigint(child)
                 child_end.close()
                 children.append((child, parent_end))
             _await_ready(children)
             return _run_steps(plan, children, stop, interrupted, on_progress)
         finally:
+            # On an error here (a failing `on_progress`, a dead child) the others stop first.
+            stop.set()
             _shut_down(children)
 
 
@@ -135,6 +137,19 @@ def _sigint_as_flag() -> Iterator[_Flag]:
     previous = signal.signal(signal.SIGINT, flag.set)
     try:
         yield flag
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _start_ignoring_sigint(child: multiprocessing.process.BaseProcess) -> None:
+    """Start `child` with SIGINT ignored from its first instruction (an ignored signal survives
+    exec and Python keeps it ignored), so a Ctrl-C during its start-up cannot kill it."""
+    if threading.current_thread() is not threading.main_thread():
+        child.start()
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        child.start()
     finally:
         signal.signal(signal.SIGINT, previous)
 
