@@ -98,3 +98,23 @@ def test_json_mode_is_detected_from_response_format() -> None:
     )
     assert request.json_mode()
     assert request.echo().json_schema == schema
+
+
+def test_json_mode_is_detected_from_responses_text_format() -> None:
+    schema: dict[str, JsonValue] = {"type": "object", "required": ["a"]}
+    request = GenerationRequest(
+        request_id="j",
+        endpoint=Endpoint.responses,
+        model="m",
+        extra_body={"text": {"format": {"type": "json_schema", "name": "x", "schema": schema}}},
+    )
+    assert request.json_mode()
+    assert request.echo().json_schema == schema
+    plain = GenerationRequest(
+        request_id="k",
+        endpoint=Endpoint.responses,
+        model="m",
+        extra_body={"text": {"format": {"type": "json_object"}}},
+    )
+    assert plain.json_mode()
+    assert plain.json_schema() is None

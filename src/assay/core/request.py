@@ -77,10 +77,11 @@ class GenerationRequest(BaseModel):
         return self.json_schema() is not None or _format_type(self.extra_body) == "json_object"
 
     def json_schema(self) -> dict[str, JsonValue] | None:
-        """The JSON schema asked for with `response_format: {type: json_schema}`, if any."""
-        fmt = self.extra_body.get("response_format")
+        """The JSON schema asked for with `response_format: {type: json_schema}` (or, on
+        `/v1/responses`, `text.format: {type: json_schema, schema}`), if any."""
+        fmt = _format_of(self.extra_body)
         if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
-            spec = fmt.get("json_schema")
+            spec = fmt.get("json_schema", fmt)  # Responses puts `schema` on the format itself
             if isinstance(spec, dict):
                 schema = spec.get("schema")
                 if isinstance(schema, dict):
@@ -102,8 +103,18 @@ class GenerationRequest(BaseModel):
         )
 
 
-def _format_type(extra_body: dict[str, JsonValue]) -> str | None:
+def _format_of(extra_body: dict[str, JsonValue]) -> JsonValue:
+    """`response_format` (chat, completions) or `text.format` (responses)."""
     fmt = extra_body.get("response_format")
+    if fmt is None:
+        text = extra_body.get("text")
+        if isinstance(text, dict):
+            fmt = text.get("format")
+    return fmt
+
+
+def _format_type(extra_body: dict[str, JsonValue]) -> str | None:
+    fmt = _format_of(extra_body)
     if isinstance(fmt, dict):
         kind = fmt.get("type")
         return kind if isinstance(kind, str) else None
