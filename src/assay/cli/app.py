@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
+from typer._click.core import Context as _ClickContext
+from typer._click.formatting import HelpFormatter
+from typer.core import TyperCommand
 
 from assay import __version__
 from assay.errors import AssayError
@@ -319,7 +322,21 @@ def run(
     _exit(_guarded(body))
 
 
-@app.command()
+class _MockCommand(TyperCommand):
+    """`assay mock` whose help ends with the fault table, imported only when help is shown."""
+
+    # typer vendors click; its Context and HelpFormatter are the supertype's own types.
+    def format_epilog(self, ctx: _ClickContext, formatter: HelpFormatter) -> None:
+        from assay.mock import FAULTS
+
+        rows = [
+            (name, f"-> {info.code.value}: {info.description}") for name, info in FAULTS.items()
+        ]
+        with formatter.section("Faults (NAME -> the code the client must report)"):
+            formatter.write_dl(rows)
+
+
+@app.command(cls=_MockCommand)
 def mock(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,

@@ -80,6 +80,8 @@ class RunConfig(BaseModel):
             raise ValueError(f"profile {self.profile} needs a rate (--rate R requests/s)")
         if self.profile == "concurrent" and self.concurrency is None:
             raise ValueError("profile concurrent needs --concurrency N")
+        if (self.warmup_seconds or self.cooldown_seconds) and self.max_seconds is None:
+            raise ValueError("--warmup-seconds and --cooldown-seconds need --max-seconds")
         unknown = sorted(set(self.slo) - set(SLO_KEYS))
         if unknown:
             raise ValueError(f"unknown SLO {', '.join(unknown)} (known: {', '.join(SLO_KEYS)})")
