@@ -1,0 +1,159 @@
+"""Client ceiling: `assay run --profile throughput` next to a bare aiohttp loop, same mock.
+
+The bare loop (POST, read the stream to EOF, nothing else) runs in this process on the same
+event loop assay's load processes use, before and after the assay runs, so drifting load on a
+shared machine shows as a gap between the two. The mock's own ceiling is estimated from its CPU
+time per request: 1 / (CPU seconds per request) is what it serves with a whole core to itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+import aiohttp
+import orjson
+
+from assay.core import Endpoint
+from assay.handlers import handler_for
+from benchmarks.harness import MockProcess, run_assay, running_mock
+from benchmarks.resolve_vs_bare import chat_request
+
+T = TypeVar("T")
+
+CONCURRENCY = 64
+OUTPUT_TOKENS = 16
+PROMPT_TOKENS = 32
+
+
+def run_on_fast_loop(main: Coroutine[Any, Any, T]) -> T:
+    """Run `main` on uvloop when installed, as assay's load processes do."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(main)
+    return uvloop.run(main)
+
+
+async def bare_loop_for(url: str, concurrency: int, seconds: float) -> tuple[float, int, int]:
+    """Plain aiohttp for about `seconds`: (elapsed s, 200 responses read to EOF, other statuses).
+
+    Workers stop taking new requests at the deadline and finish the one they have, so the
+    elapsed time includes the drain, as a time-bounded assay step's does.
+    """
+    target = f"{url}/v1/chat/completions"
+    body = orjson.dumps(handler_for(Endpoint.chat).build_body(chat_request(0)))
+    completed = 0
+    failed = 0
+    connector = aiohttp.TCPConnector(limit=concurrency, limit_per_host=0)
+    headers = {"Content-Type": "application/json", "Accept-Encoding": "identity"}
+    async with aiohttp.ClientSession(connector=connector, headers=headers) as session:
+
+        async def worker() -> None:
+            nonlocal completed, failed
+            while time.perf_counter() < deadline:
+                async with session.post(target, data=body) as response:
+                    content = response.content
+                    while await content.readany():
+                        pass
+                    if response.status == 200:
+                        completed += 1
+                    else:
+                        failed += 1
+
+        started = time.perf_counter()
+        deadline = started + seconds
+        async with asyncio.TaskGroup() as group:
+            for _ in range(concurrency):
+                group.create_task(worker())
+        elapsed = time.perf_counter() - started
+    return elapsed, completed, failed
+
+
+def _bare(mock: MockProcess, seconds: float) -> dict[str, float]:
+    cpu_before = mock.cpu_seconds()
+    elapsed, completed, failed = run_on_fast_loop(bare_loop_for(mock.url, CONCURRENCY, seconds))
+    mock_cpu = mock.cpu_seconds() - cpu_before
+    return {
+        "requests_per_s": round(completed / elapsed, 1),
+        "completed": completed,
+        "non_200": failed,
+        "seconds": round(elapsed, 3),
+        "mock_cpu_us_per_request": round(mock_cpu / max(completed, 1) * 1e6, 1),
+        "mock_cpu_share": round(mock_cpu / elapsed, 3),
+    }
+
+
+def _assay(mock: MockProcess, seconds: float, processes: int | None) -> dict[str, Any]:
+    arguments = [
+        "--profile",
+        "throughput",
+        "--concurrency",
+        str(CONCURRENCY),
+        "--target",
+        mock.url,
+        "--endpoint",
+        "chat",
+        "--output-tokens",
+        str(OUTPUT_TOKENS),
+        "--prompt-tokens",
+        str(PROMPT_TOKENS),
+        "--max-seconds",
+        f"{seconds:g}",
+    ]
+    if processes is not None:
+        arguments += ["--processes", str(processes)]
+    cpu_before = mock.cpu_seconds()
+    run = run_assay(arguments, timeout_s=seconds + 120)
+    mock_cpu = mock.cpu_seconds() - cpu_before
+    metrics = run.step["metrics"]
+    outcomes = metrics["outcomes"]
+    return {
+        "command": "assay run " + " ".join(arguments).replace(mock.url, "URL"),
+        "processes": run.processes,
+        "exit_code": run.returncode,
+        "usable_requests_per_s": round(metrics["throughput"]["usable_requests_per_s"], 1),
+        "attempted_requests_per_s": round(metrics["throughput"]["attempted_requests_per_s"], 1),
+        "dispatched": outcomes["dispatched"],
+        "completed": outcomes["completed"],
+        "errored": outcomes["errored"],
+        "step_duration_s": round(metrics["throughput"]["duration_s"], 3),
+        "wall_s": round(run.wall_s, 3),
+        "mock_cpu_us_per_request": round(mock_cpu / max(outcomes["completed"], 1) * 1e6, 1),
+    }
+
+
+def measure(seconds: float = 10.0) -> dict[str, Any]:
+    """Bare loop, assay (default processes, 1, 2), bare loop again, against one mock."""
+    with running_mock(output_tokens=OUTPUT_TOKENS, workers=1) as mock:
+        run_on_fast_loop(bare_loop_for(mock.url, CONCURRENCY, 1.0))  # warm the mock up
+        bare_before = _bare(mock, seconds)
+        runs = {
+            "assay_default": _assay(mock, seconds, None),
+            "assay_p1": _assay(mock, seconds, 1),
+            "assay_p2": _assay(mock, seconds, 2),
+        }
+        bare_after = _bare(mock, seconds)
+    bare_rate = (bare_before["requests_per_s"] + bare_after["requests_per_s"]) / 2
+    bare_mock_us = (
+        bare_before["mock_cpu_us_per_request"] + bare_after["mock_cpu_us_per_request"]
+    ) / 2
+    result: dict[str, Any] = {
+        "concurrency": CONCURRENCY,
+        "output_tokens": OUTPUT_TOKENS,
+        "seconds_per_run": seconds,
+        "bare_requests_per_s": round(bare_rate, 1),
+        "bare_before": bare_before,
+        "bare_after": bare_after,
+        "mock_ceiling_requests_per_s": round(1e6 / bare_mock_us, 1),
+        **runs,
+    }
+    for name, run in runs.items():
+        result[f"{name}_over_bare"] = round(run["usable_requests_per_s"] / bare_rate, 3)
+    best = max(runs.values(), key=lambda run: float(run["usable_requests_per_s"]))
+    result["assay_best_requests_per_s"] = best["usable_requests_per_s"]
+    result["assay_best_over_bare"] = round(best["usable_requests_per_s"] / bare_rate, 3)
+    result["assay_best_processes"] = best["processes"]
+    return result

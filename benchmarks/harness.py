@@ -1,0 +1,267 @@
+"""Processes the performance suite drives: a mock server, `assay` runs, and RSS sampling.
+
+Everything runs as a real subprocess on loopback, so each figure is what a user of the CLI gets,
+start-up and shutdown included. Every wait here is bounded; a run that overstays is killed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator, Sequence
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil  # type: ignore[import-untyped]  # no stubs installed; benchmarks only
+
+_READY_TIMEOUT_S = 30.0
+_STOP_TIMEOUT_S = 10.0
+SAMPLE_INTERVAL_S = 0.1
+
+
+def assay_command() -> list[str]:
+    """The `assay` console script beside this interpreter, or the same entry point through it."""
+    script = Path(sys.executable).with_name("assay")
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-c", "from assay.cli.app import main; main()"]
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on right now."""
+    with closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@dataclass(frozen=True, slots=True)
+class MockProcess:
+    """A running `assay mock`: its URL and process, for CPU figures."""
+
+    url: str
+    process: psutil.Process
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the mock has used so far (its children included)."""
+        total = 0.0
+        for proc in [self.process, *self.process.children(recursive=True)]:
+            try:
+                times = proc.cpu_times()
+            except psutil.NoSuchProcess:
+                continue
+            total += times.user + times.system
+        return total
+
+
+@contextmanager
+def running_mock(output_tokens: int = 16, workers: int = 1) -> Iterator[MockProcess]:
+    """`assay mock` (zero latency, `output_tokens` per answer) as a subprocess; stopped on exit."""
+    port = free_port()
+    command = [
+        *assay_command(),
+        "mock",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+        "--output-tokens",
+        str(output_tokens),
+    ]
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, child)
+        yield MockProcess(url, psutil.Process(child.pid))
+    finally:
+        _stop(child)
+
+
+def _wait_healthy(url: str, child: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + _READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            error = child.stderr.read().decode() if child.stderr else ""
+            raise RuntimeError(f"assay mock exited with {child.returncode}: {error.strip()}")
+        try:
+            with urllib.request.urlopen(f"{url}/health", timeout=1) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError(f"assay mock at {url} did not answer /health in {_READY_TIMEOUT_S:.0f}s")
+
+
+def _stop(child: subprocess.Popen[bytes]) -> None:
+    if child.poll() is None:
+        child.send_signal(signal.SIGINT)
+        try:
+            child.wait(_STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait(_STOP_TIMEOUT_S)
+    if child.stderr is not None:
+        child.stderr.close()
+
+
+class TreeSampler:
+    """Samples the summed RSS of a process and all its descendants every `interval` seconds.
+
+    A background thread, so sampling keeps its pace while the caller waits on the process.
+    """
+
+    def __init__(self, root: psutil.Process, interval: float = SAMPLE_INTERVAL_S) -> None:
+        self._root = root
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="rss-sampler", daemon=True)
+        self.peak_bytes = 0
+        self.peak_processes = 0
+        self.samples = 0
+
+    def __enter__(self) -> TreeSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(5 * self._interval + 1)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self._sample()
+            self._stop.wait(self._interval)
+
+    def _sample(self) -> None:
+        try:
+            tree = [self._root, *self._root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return
+        total = 0
+        for proc in tree:
+            try:
+                total += proc.memory_info().rss
+            except psutil.NoSuchProcess:
+                continue
+        self.samples += 1
+        if total > self.peak_bytes:
+            self.peak_bytes = total
+            self.peak_processes = len(tree)
+
+
+@dataclass(slots=True)
+class AssayRun:
+    """One finished `assay run`: exit code, wall time, its report and (if sampled) peak RSS."""
+
+    returncode: int
+    wall_s: float
+    report: dict[str, Any]
+    peak_rss_bytes: int = 0
+    peak_rss_processes: int = 0
+    rss_samples: int = 0
+    stderr_tail: str = ""
+    records_bytes: int = 0
+
+    @property
+    def step(self) -> dict[str, Any]:
+        """The first (only) step of the report."""
+        steps: list[dict[str, Any]] = self.report["steps"]
+        return steps[0]
+
+    @property
+    def processes(self) -> int:
+        """The load-generating processes the run used."""
+        return int(self.report["run_config"]["processes"])
+
+
+def run_assay(
+    arguments: Sequence[str],
+    *,
+    timeout_s: float,
+    sample_rss: bool = False,
+    keep_dir: Path | None = None,
+) -> AssayRun:
+    """`assay run ARGUMENTS --output-dir <temp>`; returns its report, wall time and peak RSS.
+
+    The output directory is a temporary one removed afterwards (records included), unless
+    `keep_dir` is given. A run still going after `timeout_s` is killed and raises.
+    """
+    work = Path(tempfile.mkdtemp(prefix="assay-perf-")) if keep_dir is None else keep_dir
+    output_dir = work / "run"
+    command = [*assay_command(), "run", *arguments, "--output-dir", str(output_dir)]
+    try:
+        started = time.perf_counter()
+        with tempfile.TemporaryFile() as stderr:
+            child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr)
+            sampler = TreeSampler(psutil.Process(child.pid))
+            try:
+                if sample_rss:
+                    with sampler:
+                        returncode = child.wait(timeout_s)
+                else:
+                    returncode = child.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                _kill_tree(child)
+                raise RuntimeError(f"assay run overstayed {timeout_s:.0f}s: {command}") from None
+            wall_s = time.perf_counter() - started
+            stderr.seek(0)
+            stderr_tail = stderr.read()[-2000:].decode(errors="replace")
+        report_path = output_dir / "report.json"
+        if not report_path.exists():
+            raise RuntimeError(f"assay run exited {returncode} without a report: {stderr_tail}")
+        report: dict[str, Any] = json.loads(report_path.read_text())
+        records = output_dir / "records.jsonl"
+        return AssayRun(
+            returncode=returncode,
+            wall_s=wall_s,
+            report=report,
+            peak_rss_bytes=sampler.peak_bytes,
+            peak_rss_processes=sampler.peak_processes,
+            rss_samples=sampler.samples,
+            stderr_tail=stderr_tail,
+            records_bytes=records.stat().st_size if records.exists() else 0,
+        )
+    finally:
+        if keep_dir is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _kill_tree(child: subprocess.Popen[bytes]) -> None:
+    try:
+        descendants = psutil.Process(child.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        descendants = []
+    child.kill()
+    for proc in descendants:
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            continue
+    child.wait(_STOP_TIMEOUT_S)
+
+
+def wall_seconds(command: Sequence[str], timeout_s: float) -> float:
+    """Wall time of one command run to completion (output discarded); raises if it fails."""
+    started = time.perf_counter()
+    completed = subprocess.run(
+        list(command),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        timeout=timeout_s,
+        check=False,
+    )
+    elapsed = time.perf_counter() - started
+    if completed.returncode != 0:
+        raise RuntimeError(f"{command} exited {completed.returncode}: {completed.stderr[-500:]!r}")
+    return elapsed

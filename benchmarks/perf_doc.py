@@ -1,0 +1,185 @@
+"""docs/performance.md, generated from the suite's results JSON.
+
+Everything but the hand-written notes is regenerated: the table, the machine, the runs in the
+history directory and the profile. The notes between the `notes` markers are carried over
+from the existing file, so analysis written by a person survives a re-run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from benchmarks.targets import evaluate, format_value, markdown_table
+
+DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "performance.md"
+HISTORY_DIR = Path(__file__).resolve().parent / "results" / "history"
+NOTES_BEGIN = "<!-- notes: kept when the doc is regenerated -->"
+NOTES_END = "<!-- end of notes -->"
+
+# Key figures shown per run of the history, by results path.
+HISTORY_COLUMNS = (
+    ("ceiling req/s", "ceiling.assay_best_requests_per_s"),
+    ("/ bare", "ceiling.assay_best_over_bare"),
+    ("bare req/s", "ceiling.bare_requests_per_s"),
+    ("1000/s error", "pacing.rate_1000.rate_error"),
+    ("1000/s lag p99 ms", "pacing.rate_1000.dispatch_lag_p99_ms"),
+    ("peak RSS MB", "memory.peak_rss_mb"),
+    ("help s", "overhead.help_best_s"),
+    ("1 s run, s", "overhead.one_second_run.best_s"),
+)
+
+
+def existing_notes(path: Path) -> str:
+    """The hand-written notes of the current doc, or a placeholder."""
+    if path.exists():
+        text = path.read_text()
+        begin, end = text.find(NOTES_BEGIN), text.find(NOTES_END)
+        if 0 <= begin < end:
+            return text[begin + len(NOTES_BEGIN) : end].strip("\n")
+    return "(no notes yet)"
+
+
+def lookup(results: dict[str, Any], path: str) -> float | None:
+    """The number at a dotted path under `parts`, or None.
+
+    >>> lookup({"parts": {"a": {"b": 2}}}, "a.b")
+    2.0
+    """
+    node: Any = results.get("parts", {})
+    for key in path.split("."):
+        if not isinstance(node, dict) or key not in node:
+            return None
+        node = node[key]
+    return float(node) if isinstance(node, int | float) else None
+
+
+def _machine_lines(results: dict[str, Any]) -> list[str]:
+    machine = results.get("machine", {})
+    return [
+        f"- cores: {machine.get('logical_cores')} logical "
+        f"({machine.get('physical_cores')} physical), {machine.get('cpu_model')}",
+        f"- memory: {machine.get('memory_gb')} GiB",
+        f"- Python: {machine.get('python')}",
+        f"- OS: {machine.get('os')} ({machine.get('platform')})",
+        f"- run: {results.get('started_at')} to {results.get('finished_at')}, "
+        f"options {json.dumps(results.get('options', {}))}",
+    ]
+
+
+def _parts_lines(results: dict[str, Any]) -> list[str]:
+    lines = ["| part | measured at | seconds | 1-min load before / after | error |",
+             "|---|---|---:|---|---|"]  # fmt: skip
+    for name, part in results.get("parts", {}).items():
+        error = part.get("error", "")
+        lines.append(
+            f"| {name} | {part.get('measured_at', '')} | {part.get('part_seconds', '')} "
+            f"| {part.get('load_average_1m_before', '')} / {part.get('load_average_1m_after', '')}"
+            f" | {error} |"
+        )
+    return lines
+
+
+def _history_lines(history_dir: Path) -> list[str]:
+    header = "| run | " + " | ".join(name for name, _ in HISTORY_COLUMNS) + " |"
+    lines = [header, "|---|" + "---:|" * len(HISTORY_COLUMNS)]
+    for path in sorted(history_dir.glob("*.json")):
+        results: dict[str, Any] = json.loads(path.read_text())
+        cells = [format_value(lookup(results, column)) for _, column in HISTORY_COLUMNS]
+        lines.append(f"| {path.stem} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _profile_lines(results: dict[str, Any]) -> list[str]:
+    profile = results.get("parts", {}).get("profile", {})
+    if "top_own_time" not in profile:
+        return ["(the profile part was not run)"]
+    lines = [
+        f"`{profile.get('command')}` under cProfile (the profiler itself slows the run, so "
+        f"these are shares, not rates); {profile.get('profiled_own_s')} s of own time.",
+        "",
+        "Own time by area:",
+        "",
+        "| area | own s |",
+        "|---|---:|",
+    ]
+    lines += [f"| {area} | {seconds} |" for area, seconds in profile["own_time_by_area"].items()]
+    lines += ["", "Cumulative time of the run's phases:", "", "| phase | s |", "|---|---:|"]
+    lines += [f"| `{name}` | {s} |" for name, s in profile["phase_cumulative_s"].items()]
+    lines += ["", "Functions with the most own time:", ""]
+    lines += ["| function | calls | own s | cumulative s |", "|---|---:|---:|---:|"]
+    lines += [
+        f"| `{row['function']}` | {row['calls']} | {row['own_s']} | {row['cumulative_s']} |"
+        for row in profile["top_own_time"]
+    ]
+    return lines
+
+
+def render(results: dict[str, Any], notes: str, history_dir: Path = HISTORY_DIR) -> str:
+    """The whole doc for `results`, with `notes` placed between the notes markers."""
+    missed = [entry["figure"] for entry in evaluate(results) if entry["status"] == "missed"]
+    summary = "every target met" if not missed else f"{len(missed)} target(s) missed"
+    return "\n".join(
+        [
+            "# Performance",
+            "",
+            "How fast assay itself is: the load it can generate, how exactly it paces, what each",
+            "response costs it, its memory and its fixed overhead. Every figure below is measured",
+            "by the suite (the CLI driven end to end against `assay mock` on loopback, with zero",
+            "latency) and this page is generated from its results JSON",
+            "(`benchmarks/results/latest.json`; earlier runs are in",
+            "`benchmarks/results/history/`).",
+            "",
+            "Reproduce (about 10 minutes; `--only PART` runs one part, `--write-doc` regenerates",
+            "this page from the results):",
+            "",
+            "```",
+            str(results.get("command", "python -m benchmarks.suite")),
+            "```",
+            "",
+            "## Machine",
+            "",
+            *_machine_lines(results),
+            "",
+            "The mock server shares the machine's cores with the client, and on a shared machine",
+            "other work does too: compare runs by the load averages in the parts table.",
+            "",
+            f"## Results ({summary})",
+            "",
+            markdown_table(results),
+            "",
+            "Targets: ceiling >= 1,500 streamed req/s and >= 0.8 of a bare aiohttp loop against",
+            "the same mock; constant 1,000 req/s within 1 % with p99 dispatch lag <= 2 ms; peak",
+            "RSS <= 150 MB, not growing with the request count; `assay --help` <= 0.3 s; a",
+            "1-second run <= 2 s wall. The mock's ceiling is an estimate: 1 / its CPU seconds per",
+            "request during the bare loop (what one mock process would serve on a core of its",
+            "own).",
+            "",
+            "## Parts of this run",
+            "",
+            *_parts_lines(results),
+            "",
+            "## Runs",
+            "",
+            *_history_lines(history_dir),
+            "",
+            "## Profile of the client",
+            "",
+            *_profile_lines(results),
+            "",
+            "## Notes",
+            "",
+            NOTES_BEGIN,
+            notes,
+            NOTES_END,
+            "",
+        ]
+    )
+
+
+def write_doc(results: dict[str, Any], path: Path) -> None:
+    """Regenerate the doc at `path` from `results`, keeping its notes."""
+    notes = existing_notes(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render(results, notes))

@@ -1,0 +1,157 @@
+"""The suite's targets and the rows of its table, read from a results object.
+
+A row names a figure by its path in the results (`part.key.key`), so every number in the table
+is one the suite measured; a figure that is missing (a part not run, or failed) is shown as
+not measured rather than guessed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Comparison = Literal["<=", ">="]
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One line of the table: a measured figure, and the target it must meet, if any."""
+
+    part: str
+    label: str
+    path: str
+    unit: str
+    comparison: Comparison | None = None
+    threshold: float | None = None
+
+    def value(self, results: dict[str, Any]) -> float | None:
+        """The figure at `path` in `results["parts"]`, or None when it was not measured.
+
+        >>> Row("p", "x", "a.b", "ms").value({"parts": {"a": {"b": 1.5}}})
+        1.5
+        >>> Row("p", "x", "a.c", "ms").value({"parts": {"a": {"b": 1.5}}}) is None
+        True
+        """
+        node: Any = results.get("parts", {})
+        for key in self.path.split("."):
+            if not isinstance(node, dict) or key not in node:
+                return None
+            node = node[key]
+        return float(node) if isinstance(node, int | float) else None
+
+    def status(self, value: float | None) -> str:
+        """`met`, `missed`, `not measured`, or empty for a figure without a target.
+
+        >>> Row("p", "x", "a", "s", "<=", 0.3).status(0.2)
+        'met'
+        >>> Row("p", "x", "a", "s", ">=", 0.8).status(0.5)
+        'missed'
+        """
+        if self.comparison is None or self.threshold is None:
+            return ""
+        if value is None:
+            return "not measured"
+        ok = value <= self.threshold if self.comparison == "<=" else value >= self.threshold
+        return "met" if ok else "missed"
+
+    def target_text(self) -> str:
+        """The target as the table shows it, e.g. `<= 2 ms`."""
+        if self.comparison is None or self.threshold is None:
+            return ""
+        return f"{self.comparison} {self.threshold:,g} {self.unit}".rstrip()
+
+
+ROWS: tuple[Row, ...] = (
+    Row("ceiling", "bare aiohttp loop, req/s", "ceiling.bare_requests_per_s", "req/s"),
+    Row("ceiling", "mock's own ceiling (estimate), req/s", "ceiling.mock_ceiling_requests_per_s",
+        "req/s"),
+    Row("ceiling", "assay, default processes, usable req/s",
+        "ceiling.assay_default.usable_requests_per_s", "req/s"),
+    Row("ceiling", "assay --processes 1, usable req/s", "ceiling.assay_p1.usable_requests_per_s",
+        "req/s"),
+    Row("ceiling", "assay --processes 2, usable req/s", "ceiling.assay_p2.usable_requests_per_s",
+        "req/s"),
+    Row("ceiling", "assay best, usable req/s", "ceiling.assay_best_requests_per_s", "req/s",
+        ">=", 1500),
+    Row("ceiling", "assay best / bare loop", "ceiling.assay_best_over_bare", "", ">=", 0.8),
+    Row("pacing", "constant 500: achieved req/s", "pacing.rate_500.achieved_rate", "req/s"),
+    Row("pacing", "constant 500: |achieved / requested - 1|", "pacing.rate_500.rate_error", "",
+        "<=", 0.01),
+    Row("pacing", "constant 500: dispatch lag p50, ms", "pacing.rate_500.dispatch_lag_p50_ms",
+        "ms"),
+    Row("pacing", "constant 500: dispatch lag p99, ms", "pacing.rate_500.dispatch_lag_p99_ms",
+        "ms", "<=", 2),
+    Row("pacing", "constant 500: dispatch lag max, ms", "pacing.rate_500.dispatch_lag_max_ms",
+        "ms"),
+    Row("pacing", "constant 1000: achieved req/s", "pacing.rate_1000.achieved_rate", "req/s"),
+    Row("pacing", "constant 1000: |achieved / requested - 1|", "pacing.rate_1000.rate_error", "",
+        "<=", 0.01),
+    Row("pacing", "constant 1000: dispatch lag p50, ms", "pacing.rate_1000.dispatch_lag_p50_ms",
+        "ms"),
+    Row("pacing", "constant 1000: dispatch lag p99, ms", "pacing.rate_1000.dispatch_lag_p99_ms",
+        "ms", "<=", 2),
+    Row("pacing", "constant 1000: dispatch lag max, ms", "pacing.rate_1000.dispatch_lag_max_ms",
+        "ms"),
+    Row("unit_costs", "SSE chunk, chat 16 tokens, ns",
+        "unit_costs.chunk.chat_16_tokens_ns_per_chunk", "ns"),
+    Row("unit_costs", "SSE chunk, chat 256 tokens, ns",
+        "unit_costs.chunk.chat_256_tokens_ns_per_chunk", "ns"),
+    Row("unit_costs", "SSE chunk, completions 256 tokens, ns",
+        "unit_costs.chunk.completions_256_tokens_ns_per_chunk", "ns"),
+    Row("unit_costs", "default chat chain, ns per response", "unit_costs.chain.chat_default_ns",
+        "ns"),
+    Row("unit_costs", "strict chat chain, ns per response", "unit_costs.chain.chat_strict_ns",
+        "ns"),
+    Row("unit_costs", "default embeddings chain, ns per response",
+        "unit_costs.chain.embeddings_default_ns", "ns"),
+    Row("unit_costs", "aggregation, ns per record",
+        "unit_costs.aggregation.add_ns_per_record_best", "ns"),
+    Row("memory", "peak RSS, small run (requests / 10), MB", "memory.small.peak_rss_mb", "MB",
+        "<=", 150),
+    Row("memory", "peak RSS, large run, MB", "memory.large.peak_rss_mb", "MB", "<=", 150),
+    Row("memory", "peak RSS large / small", "memory.growth_ratio", "", "<=", 1.1),
+    Row("overhead", "`assay --help`, best of 5, s", "overhead.help_best_s", "s", "<=", 0.3),
+    Row("overhead", "1-second run, default processes, best of 3, wall s",
+        "overhead.one_second_run.best_s", "s", "<=", 2),
+    Row("overhead", "1-second run, --processes 1, best of 3, wall s",
+        "overhead.one_second_run_p1.best_s", "s"),
+)  # fmt: skip
+
+
+def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every row with its measured value and status, as stored in the results JSON."""
+    return [
+        {
+            "part": row.part,
+            "figure": row.label,
+            "path": row.path,
+            "value": row.value(results),
+            "target": row.target_text(),
+            "status": row.status(row.value(results)),
+        }
+        for row in ROWS
+    ]
+
+
+def format_value(value: float | None) -> str:
+    """A figure as the table shows it: thousands separated, at most 3 significant decimals.
+
+    >>> format_value(1534.27), format_value(0.0123), format_value(None)
+    ('1,534.3', '0.0123', '-')
+    """
+    if value is None:
+        return "-"
+    if abs(value) >= 100:
+        return f"{value:,.1f}"
+    return f"{value:.3g}"
+
+
+def markdown_table(results: dict[str, Any]) -> str:
+    """The results as a markdown table: part, figure, measured, target, met / missed."""
+    lines = ["| part | figure | measured | target | status |", "|---|---|---:|---|---|"]
+    for entry in evaluate(results):
+        lines.append(
+            f"| {entry['part']} | {entry['figure']} | {format_value(entry['value'])} "
+            f"| {entry['target']} | {entry['status']} |"
+        )
+    return "\n".join(lines)
