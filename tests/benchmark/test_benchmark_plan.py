@@ -1,0 +1,151 @@
+"""From flat run configuration to the scheduler's profile, constraints and validator chain."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from returns.result import Failure, Success
+
+from assay.benchmark.plan import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_SECONDS,
+    chain_of,
+    constraints_of,
+    profile_of,
+)
+from assay.benchmark.validation import ChainSpec
+from assay.config import RunConfig
+from assay.core import (
+    DiagnosticCode,
+    Endpoint,
+    GenerationResponse,
+    ResponseTiming,
+    UnusableResponse,
+    outcome,
+)
+from assay.errors import ConfigError
+from assay.scheduler.profiles import (
+    Concurrent,
+    Constant,
+    Poisson,
+    Profile,
+    Sweep,
+    Synchronous,
+    Throughput,
+)
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (RunConfig(profile="synchronous"), Synchronous()),
+        (RunConfig(profile="concurrent", concurrency=6), Concurrent(streams=6)),
+        (RunConfig(profile="throughput"), Throughput(max_concurrency=DEFAULT_CONCURRENCY)),
+        (RunConfig(profile="throughput", concurrency=12), Throughput(max_concurrency=12)),
+        (RunConfig(profile="constant", rate=2.5), Constant(rate=2.5)),
+        (RunConfig(profile="poisson", rate=8, seed=3), Poisson(rate=8, seed=3)),
+        (
+            RunConfig(profile="sweep", sweep_rates=3, concurrency=16),
+            Sweep(rates=3, max_concurrency=16),
+        ),
+    ],
+)
+def test_profile_of_maps_each_profile_with_its_parameters(
+    config: RunConfig, expected: Profile
+) -> None:
+    assert profile_of(config) == expected
+
+
+def test_default_profile_is_throughput_at_default_concurrency() -> None:
+    assert profile_of(RunConfig()) == Throughput(max_concurrency=DEFAULT_CONCURRENCY)
+
+
+def test_poisson_profile_takes_the_run_seed() -> None:
+    assert profile_of(RunConfig(profile="poisson", rate=1, seed=99)) == Poisson(rate=1, seed=99)
+
+
+def test_unbounded_synthetic_run_gets_the_default_time_limit() -> None:
+    assert constraints_of(RunConfig()).max_seconds == DEFAULT_MAX_SECONDS
+
+
+def test_max_requests_alone_bounds_the_run_without_a_time_limit() -> None:
+    constraints = constraints_of(RunConfig(max_requests=50))
+    assert constraints.max_requests == 50
+    assert constraints.max_seconds is None
+
+
+def test_data_file_alone_bounds_the_run_without_a_time_limit() -> None:
+    assert constraints_of(RunConfig(data=Path("prompts.jsonl"))).max_seconds is None
+
+
+def test_explicit_limits_are_passed_through() -> None:
+    config = RunConfig(
+        max_seconds=3,
+        max_requests=20,
+        max_errors=4,
+        stop_error_rate=0.5,
+        warmup_seconds=0.5,
+        cooldown_seconds=0.25,
+    )
+    constraints = constraints_of(config)
+    assert constraints.max_seconds == 3
+    assert constraints.max_requests == 20
+    assert constraints.max_errors == 4
+    assert constraints.max_error_rate == 0.5
+    assert constraints.warmup_seconds == 0.5
+    assert constraints.cooldown_seconds == 0.25
+
+
+def test_chain_of_carries_endpoint_strictness_and_extra_validators() -> None:
+    config = RunConfig(
+        endpoint=Endpoint.completions,
+        strict=True,
+        validators=("invalid_json_output",),
+        default_validators=False,
+    )
+    assert chain_of(config) == ChainSpec(
+        endpoint=Endpoint.completions,
+        strict=True,
+        extra=("invalid_json_output",),
+        use_defaults=False,
+    )
+    assert chain_of(config).describe() == "invalid_json_output"
+    assert chain_of(RunConfig()).describe() == "default chat chain"
+    assert chain_of(RunConfig(strict=True)).describe() == "default chat chain (strict)"
+
+
+def finished_without_reason() -> GenerationResponse:
+    return GenerationResponse(
+        request_id="req-00000003",
+        endpoint=Endpoint.chat,
+        streamed=True,
+        text="The capital of France is Paris.",
+        finish_reason=None,
+        content_chunks=7,
+        streamed_tokens=7,
+        terminal_seen=True,
+        timing=ResponseTiming(send_ns=1_000, first_token_ns=5_000, end_ns=9_000),
+    )
+
+
+def verdict(config: RunConfig, response: GenerationResponse) -> UnusableResponse | None:
+    match outcome(chain_of(config)()(response)):
+        case Success(_):
+            return None
+        case Failure(problem):
+            return problem
+
+
+def test_strict_chain_built_from_config_rejects_a_missing_finish_reason() -> None:
+    response = finished_without_reason()
+    assert verdict(RunConfig(), response) is None
+    problem = verdict(RunConfig(strict=True), response)
+    assert problem is not None
+    assert problem.code is DiagnosticCode.missing_finish_reason
+
+
+def test_chain_without_defaults_or_validators_is_a_config_error() -> None:
+    spec = chain_of(RunConfig(default_validators=False))
+    with pytest.raises(ConfigError, match="needs at least one --validator"):
+        spec()

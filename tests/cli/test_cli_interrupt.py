@@ -1,0 +1,73 @@
+"""Ctrl-C in the middle of `assay run`: exit code 130, the partial report written, and every
+request that was dispatched accounted for, the ones cut off as cancelled."""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from tests.cli.cli_harness import ASSAY, assay_env, assert_every_request_accounted
+
+STARTUP_LIMIT_S = 30.0
+EXIT_LIMIT_S = 30.0
+
+
+def read_until(process: subprocess.Popen[bytes], marker: bytes, limit_s: float) -> bytes:
+    """What the process printed up to the first line holding `marker`, waiting at most
+    `limit_s` (the deadline is a test safety bound, not a timing assertion)."""
+    assert process.stdout is not None
+    seen = b""
+    deadline = time.monotonic() + limit_s
+    while marker not in seen:
+        left = deadline - time.monotonic()
+        assert left > 0, f"no {marker!r} after {limit_s} s:\n{seen.decode()}"
+        readable, _, _ = select.select([process.stdout], [], [], min(left, 0.5))
+        if readable:
+            chunk = os.read(process.stdout.fileno(), 65536)
+            assert chunk, f"assay exited before {marker!r}:\n{seen.decode()}"
+            seen += chunk
+    return seen
+
+
+def test_sigint_mid_run_exits_130_with_every_dispatched_request_recorded(tmp_path: Path) -> None:
+    # 16 tokens 20 ms apart: each request takes ~0.3 s, so 8 are always in flight.
+    command = [
+        str(ASSAY), "run", "--output-dir", str(tmp_path),
+        "--mock-ttft-ms", "0", "--mock-itl-ms", "20", "--output-tokens", "16",
+        "--prompt-tokens", "32", "--profile", "concurrent", "--concurrency", "8",
+        "--processes", "2", "--max-seconds", "30",
+    ]  # fmt: skip
+    # Its own process group, as a terminal's Ctrl-C reaches the whole foreground group.
+    process = subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=assay_env(),
+        start_new_session=True,
+    )
+    try:
+        # A progress line means the load processes are running and requests are in flight.
+        before = read_until(process, b"step 1/1", STARTUP_LIMIT_S)
+        time.sleep(0.5)
+        os.killpg(process.pid, signal.SIGINT)
+        rest, stderr = process.communicate(timeout=EXIT_LIMIT_S)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    stdout = (before + rest).decode()
+    assert process.returncode == 130, stdout + stderr.decode()
+    assert "interrupted" in stdout
+    report = assert_every_request_accounted(tmp_path)
+    assert report.run_config["interrupted"] is True
+    (step,) = report.steps
+    assert step.stopped_by == "stop_signal"
+    outcomes = report.totals.outcomes
+    assert outcomes.cancelled > 0
+    assert outcomes.completed > 0
+    assert not (tmp_path / "shards").exists()

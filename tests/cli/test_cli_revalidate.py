@@ -1,0 +1,87 @@
+"""`assay revalidate --strict`: answers the default chain accepted but the strict chain does not
+(no finish_reason) turn errored in a new report beside the run; the run's own files stay."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from tests.cli.cli_harness import (
+    CliResult,
+    assert_every_request_accounted,
+    read_record_lines,
+    read_report,
+    run_assay,
+    run_fast,
+)
+
+from assay.mock import choose_fault
+
+SEED = 11
+RATES = {"missing_finish_reason": 0.3}
+REQUESTS = 120
+
+
+@pytest.fixture(scope="module")
+def lenient_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run whose mock leaves out finish_reason on 30 % of answers, judged by the default chain."""
+    run_dir = tmp_path_factory.mktemp("lenient")
+    result = run_fast(
+        run_dir,
+        "--mock-fault", "missing_finish_reason=0.3", "--seed", str(SEED),
+        "--profile", "concurrent", "--concurrency", "8", "--max-requests", str(REQUESTS),
+        "--processes", "1",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stdout + result.stderr
+    return run_dir
+
+
+def digests(run_dir: Path) -> dict[str, str]:
+    names = ("report.json", "records.jsonl", "summary.csv")
+    return {name: hashlib.sha256((run_dir / name).read_bytes()).hexdigest() for name in names}
+
+
+def injected_among_completed(run_dir: Path) -> int:
+    return sum(
+        line["status"] == "completed" and choose_fault(SEED, RATES, line["id"]) is not None
+        for line in read_record_lines(run_dir)
+    )
+
+
+def test_default_chain_lets_a_missing_finish_reason_through(lenient_run: Path) -> None:
+    report = assert_every_request_accounted(lenient_run)
+    assert report.totals.outcomes.completed == REQUESTS
+    assert injected_among_completed(lenient_run) > 0
+
+
+def test_strict_revalidation_errors_every_answer_without_finish_reason(lenient_run: Path) -> None:
+    before = digests(lenient_run)
+    result: CliResult = run_assay("revalidate", lenient_run, "--strict")
+    # 30 % errored is above the run's 5 % threshold: the revalidated run is invalid.
+    assert result.exit_code == 1, result.stdout + result.stderr
+    assert "INVALID RUN" in result.stdout
+    expected = injected_among_completed(lenient_run)
+    assert f"revalidated: {expected} completed -> errored, 0 errored -> completed" in result.stdout
+    new_dir = lenient_run / "revalidated"
+    new = assert_every_request_accounted(new_dir)
+    counts = {code.value: summary.count for code, summary in new.totals.errors_by_code.items()}
+    assert counts == {"missing_finish_reason": expected}
+    assert new.totals.outcomes.dispatched == REQUESTS
+    assert new.totals.outcomes.completed == REQUESTS - expected
+    assert "strict" in str(new.run_config["validator_chain"])
+    for line in read_record_lines(new_dir):
+        faulted = choose_fault(SEED, RATES, line["id"]) is not None
+        assert line["status"] == ("errored" if faulted else "completed"), line
+    assert digests(lenient_run) == before
+    old = read_report(lenient_run)
+    assert old.totals.outcomes.completed == REQUESTS
+    assert old.totals.errors_by_code == {}
+
+
+def test_revalidate_without_strict_changes_no_verdict(lenient_run: Path) -> None:
+    result = run_assay("revalidate", lenient_run, "--max-error-rate", "0.5")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "revalidated: 0 completed -> errored, 0 errored -> completed" in result.stdout
+    report = read_report(lenient_run / "revalidated")
+    assert report.totals.outcomes.completed == REQUESTS
