@@ -10,6 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from tests.cli.cli_harness import ASSAY, assay_env, assert_every_request_accounted
 
 STARTUP_LIMIT_S = 30.0
@@ -33,13 +34,17 @@ def read_until(process: subprocess.Popen[bytes], marker: bytes, limit_s: float) 
     return seen
 
 
-def test_sigint_mid_run_exits_130_with_every_dispatched_request_recorded(tmp_path: Path) -> None:
-    # 16 tokens 20 ms apart: each request takes ~0.3 s, so 8 are always in flight.
+@pytest.mark.parametrize("processes", [1, 2])
+def test_sigint_mid_run_exits_130_with_every_dispatched_request_recorded(
+    tmp_path: Path, processes: int
+) -> None:
+    # 16 tokens 20 ms apart: each request takes ~0.3 s, so 8 are always in flight. A zero rate
+    # replaces the demo faults: any error below was made by the interruption itself.
     command = [
         str(ASSAY), "run", "--output-dir", str(tmp_path),
         "--mock-ttft-ms", "0", "--mock-itl-ms", "20", "--output-tokens", "16",
         "--prompt-tokens", "32", "--profile", "concurrent", "--concurrency", "8",
-        "--processes", "2", "--max-seconds", "30",
+        "--processes", str(processes), "--max-seconds", "30", "--mock-fault", "http_500=0",
     ]  # fmt: skip
     # Its own process group, as a terminal's Ctrl-C reaches the whole foreground group.
     process = subprocess.Popen(
@@ -70,4 +75,6 @@ def test_sigint_mid_run_exits_130_with_every_dispatched_request_recorded(tmp_pat
     outcomes = report.totals.outcomes
     assert outcomes.cancelled > 0
     assert outcomes.completed > 0
+    # Ctrl-C cuts requests off; it must not turn them into server errors.
+    assert outcomes.errored == 0, report.totals.errors_by_code
     assert not (tmp_path / "shards").exists()
