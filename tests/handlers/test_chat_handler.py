@@ -6,7 +6,7 @@ import json
 
 import orjson
 from pydantic import JsonValue
-from returns.result import Failure, Result, Success
+from returns.result import Result
 
 from assay.core import (
     DiagnosticCode,
@@ -16,9 +16,10 @@ from assay.core import (
     TokenSource,
     ToolCall,
     UnusableResponse,
-    outcome,
 )
 from assay.handlers import ChatHandler, EndpointHandler, SseParser, Transfer, handler_for
+from tests.handlers.handler_results import fault as _fault
+from tests.handlers.handler_results import ok as _ok
 
 REQUEST = GenerationRequest(
     request_id="r1",
@@ -97,22 +98,6 @@ def _stream(raw: bytes, piece: int = 0) -> Result[GenerationResponse, UnusableRe
         now += STEP_NS
         accumulator.feed(event, now)
     return accumulator.finish(Transfer(send_ns=0, end_ns=now + STEP_NS, first_byte_ns=500))
-
-
-def _ok(result: Result[GenerationResponse, UnusableResponse]) -> GenerationResponse:
-    match outcome(result):
-        case Success(response):
-            return response
-        case Failure(problem):
-            raise AssertionError(f"expected a response, got {problem}")
-
-
-def _fault(result: Result[GenerationResponse, UnusableResponse]) -> UnusableResponse:
-    match outcome(result):
-        case Success(response):
-            raise AssertionError(f"expected a fault, got {response}")
-        case Failure(problem):
-            return problem
 
 
 def test_vllm_stream_compiles_text_usage_and_per_chunk_timing() -> None:

@@ -6,7 +6,7 @@ import json
 
 import orjson
 from pydantic import JsonValue
-from returns.result import Failure, Result, Success
+from returns.result import Result
 
 from assay.core import (
     DiagnosticCode,
@@ -15,9 +15,11 @@ from assay.core import (
     GenerationResponse,
     TokenSource,
     UnusableResponse,
-    outcome,
 )
-from assay.handlers import CompletionsHandler, EndpointHandler, SseParser, Transfer
+from assay.handlers import CompletionsHandler, EndpointHandler, Transfer
+from tests.handlers.handler_results import fault as _fault
+from tests.handlers.handler_results import ok as _ok
+from tests.handlers.handler_results import stream
 
 REQUEST = GenerationRequest(
     request_id="c1",
@@ -55,29 +57,7 @@ def _vllm(text: str | None, finish: str | None = None, **extra: JsonValue) -> by
 
 
 def _stream(raw: bytes) -> Result[GenerationResponse, UnusableResponse]:
-    parser = SseParser()
-    accumulator = HANDLER.open_accumulator(REQUEST, send_ns=0)
-    now = 0
-    for event in [*parser.feed(raw), *parser.close()]:
-        now += 1_000
-        accumulator.feed(event, now)
-    return accumulator.finish(Transfer(send_ns=0, end_ns=now + 1_000))
-
-
-def _ok(result: Result[GenerationResponse, UnusableResponse]) -> GenerationResponse:
-    match outcome(result):
-        case Success(response):
-            return response
-        case Failure(problem):
-            raise AssertionError(f"expected a response, got {problem}")
-
-
-def _fault(result: Result[GenerationResponse, UnusableResponse]) -> UnusableResponse:
-    match outcome(result):
-        case Success(response):
-            raise AssertionError(f"expected a fault, got {response}")
-        case Failure(problem):
-            return problem
+    return stream(HANDLER, REQUEST, raw)
 
 
 def test_vllm_completions_stream_compiles_text_usage_and_timing() -> None:

@@ -7,18 +7,16 @@ import struct
 
 import orjson
 from pydantic import JsonValue
-from returns.result import Failure, Result, Success
 
 from assay.core import (
     DiagnosticCode,
     EmbeddingSummary,
     Endpoint,
     GenerationRequest,
-    GenerationResponse,
-    UnusableResponse,
-    outcome,
 )
 from assay.handlers import EmbeddingsHandler, EndpointHandler, SseParser, Transfer
+from tests.handlers.handler_results import fault as _fault
+from tests.handlers.handler_results import ok as _ok
 
 REQUEST = GenerationRequest(
     request_id="e1", endpoint=Endpoint.embeddings, model="bge-small", prompt=("first", "second")
@@ -42,22 +40,6 @@ def _body(data: list[JsonValue]) -> bytes:
             "usage": {"prompt_tokens": 7, "total_tokens": 7, "completion_tokens": 0},
         }
     )
-
-
-def _ok(result: Result[GenerationResponse, UnusableResponse]) -> GenerationResponse:
-    match outcome(result):
-        case Success(response):
-            return response
-        case Failure(problem):
-            raise AssertionError(f"expected a response, got {problem}")
-
-
-def _fault(result: Result[GenerationResponse, UnusableResponse]) -> UnusableResponse:
-    match outcome(result):
-        case Success(response):
-            raise AssertionError(f"expected a fault, got {response}")
-        case Failure(problem):
-            return problem
 
 
 def test_vllm_embeddings_body_is_summarised() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 from pydantic import JsonValue
-from returns.result import Failure, Result, Success
+from returns.result import Result
 
 from assay.core import (
     DiagnosticCode,
@@ -13,9 +13,11 @@ from assay.core import (
     GenerationResponse,
     ToolCall,
     UnusableResponse,
-    outcome,
 )
-from assay.handlers import EndpointHandler, ResponsesHandler, SseParser, Transfer
+from assay.handlers import EndpointHandler, ResponsesHandler, Transfer
+from tests.handlers.handler_results import fault as _fault
+from tests.handlers.handler_results import ok as _ok
+from tests.handlers.handler_results import stream
 
 REQUEST = GenerationRequest(
     request_id="s1",
@@ -66,29 +68,7 @@ def _text_stream(terminal: bytes) -> bytes:
 
 
 def _stream(raw: bytes) -> Result[GenerationResponse, UnusableResponse]:
-    parser = SseParser()
-    accumulator = HANDLER.open_accumulator(REQUEST, send_ns=0)
-    now = 0
-    for event in [*parser.feed(raw), *parser.close()]:
-        now += 1_000
-        accumulator.feed(event, now)
-    return accumulator.finish(Transfer(send_ns=0, end_ns=now + 1_000))
-
-
-def _ok(result: Result[GenerationResponse, UnusableResponse]) -> GenerationResponse:
-    match outcome(result):
-        case Success(response):
-            return response
-        case Failure(problem):
-            raise AssertionError(f"expected a response, got {problem}")
-
-
-def _fault(result: Result[GenerationResponse, UnusableResponse]) -> UnusableResponse:
-    match outcome(result):
-        case Success(response):
-            raise AssertionError(f"expected a fault, got {response}")
-        case Failure(problem):
-            return problem
+    return stream(HANDLER, REQUEST, raw)
 
 
 def test_vllm_event_sequence_compiles_text_usage_and_timing() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pydantic import JsonValue
-from returns.result import Failure, Result, Success
+from returns.result import Failure, Result
 
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import Endpoint, GenerationRequest
@@ -12,15 +12,15 @@ from assay.errors import DataError
 from assay.handlers.base import SseEvent, Transfer
 from assay.handlers.stream import StreamDraft
 from assay.handlers.wire import (
-    body_timing,
+    body_answer,
+    body_list,
     decode_body,
+    generation_body,
     int_field,
     parse_tool_call,
-    parse_usage,
     str_field,
     tool_arguments,
     unusable,
-    with_extra,
 )
 
 
@@ -47,15 +47,7 @@ class ChatHandler:
 
     def build_body(self, request: GenerationRequest) -> dict[str, JsonValue]:
         """Model, messages, `max_tokens`, `ignore_eos` when asked, stream options, then extras."""
-        body: dict[str, JsonValue] = {"model": request.model, "messages": _messages(request)}
-        if request.max_output_tokens is not None:
-            body["max_tokens"] = request.max_output_tokens
-        if request.ignore_eos:
-            body["ignore_eos"] = True
-        body["stream"] = request.stream
-        if request.stream:
-            body["stream_options"] = {"include_usage": True}
-        return with_extra(body, request)
+        return generation_body(request, "messages", _messages(request))
 
     def compile_body(
         self, request: GenerationRequest, body: bytes, transfer: Transfer
@@ -64,16 +56,9 @@ class ChatHandler:
         obj = decode_body(body, transfer, "chat")
         if isinstance(obj, UnusableResponse):
             return Failure(obj)
-        choices = obj.get("choices")
-        if not isinstance(choices, list):
-            return Failure(
-                unusable(
-                    DiagnosticCode.unexpected_shape,
-                    "chat body has no `choices` list",
-                    transfer,
-                    body,
-                )
-            )
+        choices = body_list(obj, "choices", body, transfer, "chat")
+        if isinstance(choices, UnusableResponse):
+            return Failure(choices)
         text: list[str] = []
         reasoning: list[str] = []
         tool_calls: list[ToolCall] = []
@@ -111,22 +96,15 @@ class ChatHandler:
                     if call is not None:
                         tool_calls.append(call)
             finish_reason = str_field(choice, "finish_reason") or finish_reason
-        model = obj.get("model")
-        return Success(
-            GenerationResponse(
-                request_id=request.request_id,
-                endpoint=Endpoint.chat,
-                streamed=False,
-                echo=request.echo(),
-                model=model if isinstance(model, str) else None,
-                text="".join(text),
-                reasoning="".join(reasoning),
-                tool_calls=tuple(tool_calls),
-                finish_reason=finish_reason,
-                usage=parse_usage(obj.get("usage")),
-                terminal_seen=True,
-                timing=body_timing(transfer),
-            )
+        return body_answer(
+            request,
+            Endpoint.chat,
+            obj,
+            transfer,
+            text="".join(text),
+            reasoning="".join(reasoning),
+            tool_calls=tuple(tool_calls),
+            finish_reason=finish_reason,
         )
 
     def open_accumulator(self, request: GenerationRequest, send_ns: int) -> ChatAccumulator:
@@ -165,17 +143,11 @@ class ChatAccumulator(StreamDraft):
 
     def feed(self, event: SseEvent, received_ns: int) -> None:
         """Take one event: a chunk, `[DONE]`, or an error frame."""
-        if event.event != "message" and event.event != "error":
-            self._events += 1  # a named event chat servers do not define: nothing to read
-            return
-        obj = self._load(event)
+        obj = self._open_chunk(event)
         if obj is None:
             return
-        choices = self._open_choices(obj, event.data)
-        if not choices:
-            return
         bearing = False
-        for choice in choices:
+        for choice in obj["choices"]:
             delta = choice.get("delta") if isinstance(choice, dict) else None
             if not isinstance(delta, dict):
                 if delta is None and isinstance(choice, dict):

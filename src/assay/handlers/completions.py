@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pydantic import JsonValue
-from returns.result import Failure, Result, Success
+from returns.result import Failure, Result
 
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import Endpoint, GenerationRequest
@@ -11,13 +11,13 @@ from assay.core.response import GenerationResponse
 from assay.handlers.base import SseEvent, Transfer
 from assay.handlers.stream import StreamDraft
 from assay.handlers.wire import (
-    body_timing,
+    body_answer,
+    body_list,
     decode_body,
-    parse_usage,
+    generation_body,
     str_field,
     text_prompt,
     unusable,
-    with_extra,
 )
 
 
@@ -36,15 +36,7 @@ class CompletionsHandler:
 
     def build_body(self, request: GenerationRequest) -> dict[str, JsonValue]:
         """Model, prompt, `max_tokens`, `ignore_eos` when asked, stream options, then extras."""
-        body: dict[str, JsonValue] = {"model": request.model, "prompt": text_prompt(request)}
-        if request.max_output_tokens is not None:
-            body["max_tokens"] = request.max_output_tokens
-        if request.ignore_eos:
-            body["ignore_eos"] = True
-        body["stream"] = request.stream
-        if request.stream:
-            body["stream_options"] = {"include_usage": True}
-        return with_extra(body, request)
+        return generation_body(request, "prompt", text_prompt(request))
 
     def compile_body(
         self, request: GenerationRequest, body: bytes, transfer: Transfer
@@ -53,16 +45,9 @@ class CompletionsHandler:
         obj = decode_body(body, transfer, "completions")
         if isinstance(obj, UnusableResponse):
             return Failure(obj)
-        choices = obj.get("choices")
-        if not isinstance(choices, list):
-            return Failure(
-                unusable(
-                    DiagnosticCode.unexpected_shape,
-                    "completions body has no `choices` list",
-                    transfer,
-                    body,
-                )
-            )
+        choices = body_list(obj, "choices", body, transfer, "completions")
+        if isinstance(choices, UnusableResponse):
+            return Failure(choices)
         text: list[str] = []
         finish_reason: str | None = None
         for position, choice in enumerate(choices):
@@ -78,20 +63,13 @@ class CompletionsHandler:
                 )
             text.append(piece)
             finish_reason = str_field(choice, "finish_reason") or finish_reason
-        model = obj.get("model")
-        return Success(
-            GenerationResponse(
-                request_id=request.request_id,
-                endpoint=Endpoint.completions,
-                streamed=False,
-                echo=request.echo(),
-                model=model if isinstance(model, str) else None,
-                text="".join(text),
-                finish_reason=finish_reason,
-                usage=parse_usage(obj.get("usage")),
-                terminal_seen=True,
-                timing=body_timing(transfer),
-            )
+        return body_answer(
+            request,
+            Endpoint.completions,
+            obj,
+            transfer,
+            text="".join(text),
+            finish_reason=finish_reason,
         )
 
     def open_accumulator(self, request: GenerationRequest, send_ns: int) -> CompletionsAccumulator:
@@ -120,17 +98,11 @@ class CompletionsAccumulator(StreamDraft):
 
     def feed(self, event: SseEvent, received_ns: int) -> None:
         """Take one event: a chunk, `[DONE]`, or an error frame."""
-        if event.event != "message" and event.event != "error":
-            self._events += 1  # a named event completions servers do not define
-            return
-        obj = self._load(event)
+        obj = self._open_chunk(event)
         if obj is None:
             return
-        choices = self._open_choices(obj, event.data)
-        if not choices:
-            return
         bearing = False
-        for choice in choices:
+        for choice in obj["choices"]:
             if not isinstance(choice, dict):
                 self._fail(
                     DiagnosticCode.unexpected_shape,

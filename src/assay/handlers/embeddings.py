@@ -10,7 +10,7 @@ from array import array
 from typing import Any
 
 from pydantic import JsonValue
-from returns.result import Failure, Result, Success
+from returns.result import Failure, Result
 
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import Endpoint, GenerationRequest
@@ -18,9 +18,9 @@ from assay.core.response import EmbeddingSummary, GenerationResponse
 from assay.handlers.base import SseEvent, Transfer
 from assay.handlers.stream import StreamDraft
 from assay.handlers.wire import (
-    body_timing,
+    body_answer,
+    body_list,
     decode_body,
-    parse_usage,
     text_prompt,
     unusable,
     with_extra,
@@ -52,33 +52,13 @@ class EmbeddingsHandler:
         obj = decode_body(body, transfer, "embeddings")
         if isinstance(obj, UnusableResponse):
             return Failure(obj)
-        data = obj.get("data")
-        if not isinstance(data, list):
-            return Failure(
-                unusable(
-                    DiagnosticCode.unexpected_shape,
-                    "embeddings body has no `data` list",
-                    transfer,
-                    body,
-                )
-            )
+        data = body_list(obj, "data", body, transfer, "embeddings")
+        if isinstance(data, UnusableResponse):
+            return Failure(data)
         summary = summarise(data)
         if isinstance(summary, str):
             return Failure(unusable(DiagnosticCode.unexpected_shape, summary, transfer, body))
-        model = obj.get("model")
-        return Success(
-            GenerationResponse(
-                request_id=request.request_id,
-                endpoint=Endpoint.embeddings,
-                streamed=False,
-                echo=request.echo(),
-                model=model if isinstance(model, str) else None,
-                embeddings=summary,
-                usage=parse_usage(obj.get("usage")),
-                terminal_seen=True,
-                timing=body_timing(transfer),
-            )
-        )
+        return body_answer(request, Endpoint.embeddings, obj, transfer, embeddings=summary)
 
     def open_accumulator(self, request: GenerationRequest, send_ns: int) -> EmbeddingsAccumulator:
         """An accumulator that reports any SSE answer as unexpected: embeddings do not stream."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import JsonValue
-from returns.result import Failure, Result, Success
+from returns.result import Failure, Result
 
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import Endpoint, GenerationRequest
@@ -13,16 +13,16 @@ from assay.core.response import GenerationResponse, ToolCall
 from assay.handlers.base import SseEvent, Transfer
 from assay.handlers.stream import StreamDraft
 from assay.handlers.wire import (
-    body_timing,
+    body_answer,
+    body_list,
     decode_body,
     error_message,
+    generation_body,
     int_field,
-    parse_usage,
     str_field,
     text_prompt,
     tool_arguments,
     unusable,
-    with_extra,
 )
 
 
@@ -46,13 +46,9 @@ class ResponsesHandler:
             if request.messages is not None
             else text_prompt(request)
         )
-        body: dict[str, JsonValue] = {"model": request.model, "input": prompt}
-        if request.max_output_tokens is not None:
-            body["max_output_tokens"] = request.max_output_tokens
-        if request.ignore_eos:
-            body["ignore_eos"] = True
-        body["stream"] = request.stream
-        return with_extra(body, request)
+        return generation_body(
+            request, "input", prompt, max_tokens_key="max_output_tokens", stream_options=False
+        )
 
     def compile_body(
         self, request: GenerationRequest, body: bytes, transfer: Transfer
@@ -70,33 +66,19 @@ class ResponsesHandler:
                     body,
                 )
             )
-        output = obj.get("output")
-        if not isinstance(output, list):
-            return Failure(
-                unusable(
-                    DiagnosticCode.unexpected_shape,
-                    "responses body has no `output` list",
-                    transfer,
-                    body,
-                )
-            )
+        output = body_list(obj, "output", body, transfer, "responses")
+        if isinstance(output, UnusableResponse):
+            return Failure(output)
         text, reasoning, tool_calls = read_output(output)
-        model = obj.get("model")
-        return Success(
-            GenerationResponse(
-                request_id=request.request_id,
-                endpoint=Endpoint.responses,
-                streamed=False,
-                echo=request.echo(),
-                model=model if isinstance(model, str) else None,
-                text=text,
-                reasoning=reasoning,
-                tool_calls=tool_calls,
-                finish_reason=finish_reason(obj),
-                usage=parse_usage(obj.get("usage")),
-                terminal_seen=True,
-                timing=body_timing(transfer),
-            )
+        return body_answer(
+            request,
+            Endpoint.responses,
+            obj,
+            transfer,
+            text=text,
+            reasoning=reasoning,
+            tool_calls=tool_calls,
+            finish_reason=finish_reason(obj),
         )
 
     def open_accumulator(self, request: GenerationRequest, send_ns: int) -> ResponsesAccumulator:

@@ -129,17 +129,26 @@ class StreamDraft:
         if self._fault is None:
             self._fault = (code, message, data)
 
-    def _open_choices(self, obj: Any, data: str) -> list[Any] | None:
-        """The `choices` of a chat/completions chunk after the checks both share, or None.
+    def _open_chunk(self, event: SseEvent) -> Any:
+        """A chat/completions chunk with a non-empty `choices` list, or None when done with.
 
-        A chunk that is not an object or has no `choices` list is unexpected_shape, except a
-        usage-only chunk that omits `choices`; `{"error": ...}` is inband_error.
+        Shared by both `feed`s (it calls `_load` itself, so they make no extra call per chunk): a
+        named event these servers do not define is skipped; a chunk that is not an object or has
+        no `choices` list is unexpected_shape, except a usage-only chunk that omits `choices`;
+        `{"error": ...}` is inband_error. `Any` as for `_load`; the caller reads `choices` and
+        `usage` from it.
         """
+        if event.event != "message" and event.event != "error":
+            self._events += 1  # nothing to read
+            return None
+        obj = self._load(event)
+        if obj is None:
+            return None
         if not isinstance(obj, dict):
             self._fail(
                 DiagnosticCode.unexpected_shape,
                 f"{self._what} stream chunk is JSON {type(obj).__name__}, not an object",
-                data,
+                event.data,
             )
             return None
         error = obj.get("error")
@@ -147,7 +156,7 @@ class StreamDraft:
             self._fail(
                 DiagnosticCode.inband_error,
                 f"{self._what} stream carried an error object: {error_message(error)}",
-                data,
+                event.data,
             )
             return None
         if self._model is None:
@@ -159,13 +168,13 @@ class StreamDraft:
             self._usage = usage
         choices = obj.get("choices")
         if isinstance(choices, list):
-            return choices
+            return obj if choices else None
         if choices is None and isinstance(usage, dict):
             return None
         self._fail(
             DiagnosticCode.unexpected_shape,
             f"{self._what} stream chunk has no `choices` list",
-            data,
+            event.data,
         )
         return None
 

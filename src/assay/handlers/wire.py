@@ -6,12 +6,21 @@ with `isinstance` and never raises for what a server sent).
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 from pydantic import JsonValue
+from returns.result import Result, Success
 
 from assay.core.diagnostics import DiagnosticCode, Evidence, UnusableResponse, cap_excerpt
-from assay.core.request import GenerationRequest
-from assay.core.response import GenerationResponse, ResponseTiming, ToolCall, Usage
+from assay.core.request import Endpoint, GenerationRequest
+from assay.core.response import (
+    EmbeddingSummary,
+    GenerationResponse,
+    ResponseTiming,
+    ToolCall,
+    Usage,
+)
 from assay.errors import DataError
 from assay.handlers.base import Transfer
 
@@ -184,6 +193,51 @@ def decode_body(body: bytes, transfer: Transfer, what: str) -> dict[str, object]
     return obj
 
 
+def body_list(
+    obj: dict[str, object], key: str, body: bytes, transfer: Transfer, what: str
+) -> list[Any] | UnusableResponse:
+    """`obj[key]` of a decoded body when it is a list, else unexpected_shape naming `key`."""
+    value = obj.get(key)
+    if isinstance(value, list):
+        return value
+    return unusable(
+        DiagnosticCode.unexpected_shape, f"{what} body has no `{key}` list", transfer, body
+    )
+
+
+def body_answer(
+    request: GenerationRequest,
+    endpoint: Endpoint,
+    obj: dict[str, object],
+    transfer: Transfer,
+    *,
+    text: str = "",
+    reasoning: str = "",
+    tool_calls: tuple[ToolCall, ...] = (),
+    embeddings: EmbeddingSummary | None = None,
+    finish_reason: str | None = None,
+) -> Result[GenerationResponse, UnusableResponse]:
+    """A non-streamed answer: what the endpoint read, with the body's model, usage and timing."""
+    model = obj.get("model")
+    return Success(
+        GenerationResponse(
+            request_id=request.request_id,
+            endpoint=endpoint,
+            streamed=False,
+            echo=request.echo(),
+            model=model if isinstance(model, str) else None,
+            text=text,
+            reasoning=reasoning,
+            tool_calls=tool_calls,
+            embeddings=embeddings,
+            finish_reason=finish_reason,
+            usage=parse_usage(obj.get("usage")),
+            terminal_seen=True,
+            timing=body_timing(transfer),
+        )
+    )
+
+
 def body_timing(transfer: Transfer) -> ResponseTiming:
     """Timing of a non-streamed answer: every token arrived with the end of the body."""
     return ResponseTiming(
@@ -203,6 +257,33 @@ def text_prompt(request: GenerationRequest) -> str | list[JsonValue]:
     if isinstance(request.prompt, tuple):
         return list(request.prompt)
     raise DataError(f"{request.endpoint} request {request.request_id!r} has no prompt")
+
+
+def generation_body(
+    request: GenerationRequest,
+    prompt_key: str,
+    prompt: JsonValue,
+    *,
+    max_tokens_key: str = "max_tokens",
+    stream_options: bool = True,
+) -> dict[str, JsonValue]:
+    """Model, the prompt under `prompt_key`, the token limit, `ignore_eos` when asked, `stream`
+    (with `stream_options` asking for usage when streamed), then extras.
+
+    >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.chat, model="m",
+    ...     prompt="Hi", max_output_tokens=8)
+    >>> generation_body(request, "prompt", "Hi", stream_options=False)
+    {'model': 'm', 'prompt': 'Hi', 'max_tokens': 8, 'stream': True}
+    """
+    body: dict[str, JsonValue] = {"model": request.model, prompt_key: prompt}
+    if request.max_output_tokens is not None:
+        body[max_tokens_key] = request.max_output_tokens
+    if request.ignore_eos:
+        body["ignore_eos"] = True
+    body["stream"] = request.stream
+    if stream_options and request.stream:
+        body["stream_options"] = {"include_usage": True}
+    return with_extra(body, request)
 
 
 def with_extra(body: dict[str, JsonValue], request: GenerationRequest) -> dict[str, JsonValue]:
