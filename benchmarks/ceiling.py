@@ -126,34 +126,37 @@ def _assay(mock: MockProcess, seconds: float, processes: int | None) -> dict[str
 
 
 def measure(seconds: float = 10.0) -> dict[str, Any]:
-    """Bare loop, assay (default processes, 1, 2), bare loop again, against one mock."""
+    """Assay runs (default processes, 1, 2), each between two bare-loop runs, on one mock.
+
+    Load on a shared machine drifts within a minute, so each assay run is compared with the
+    mean of the bare runs just before and just after it, not with one bare figure for all.
+    """
+    bare_seconds = max(1.0, seconds / 2)
+    configurations = {"assay_default": None, "assay_p1": 1, "assay_p2": 2}
     with running_mock(output_tokens=OUTPUT_TOKENS, workers=1) as mock:
         run_on_fast_loop(bare_loop_for(mock.url, CONCURRENCY, 1.0))  # warm the mock up
-        bare_before = _bare(mock, seconds)
-        runs = {
-            "assay_default": _assay(mock, seconds, None),
-            "assay_p1": _assay(mock, seconds, 1),
-            "assay_p2": _assay(mock, seconds, 2),
-        }
-        bare_after = _bare(mock, seconds)
-    bare_rate = (bare_before["requests_per_s"] + bare_after["requests_per_s"]) / 2
-    bare_mock_us = (
-        bare_before["mock_cpu_us_per_request"] + bare_after["mock_cpu_us_per_request"]
-    ) / 2
-    result: dict[str, Any] = {
+        bares = [_bare(mock, bare_seconds)]
+        runs: dict[str, dict[str, Any]] = {}
+        for name, processes in configurations.items():
+            runs[name] = _assay(mock, seconds, processes)
+            bares.append(_bare(mock, bare_seconds))
+    for index, run in enumerate(runs.values()):
+        around = (bares[index]["requests_per_s"] + bares[index + 1]["requests_per_s"]) / 2
+        run["bare_around_requests_per_s"] = round(around, 1)
+        run["over_bare"] = round(run["usable_requests_per_s"] / around, 3)
+    rates = [bare["requests_per_s"] for bare in bares]
+    mock_us = sorted(bare["mock_cpu_us_per_request"] for bare in bares)
+    best = max(runs.values(), key=lambda run: float(run["usable_requests_per_s"]))
+    return {
         "concurrency": CONCURRENCY,
         "output_tokens": OUTPUT_TOKENS,
-        "seconds_per_run": seconds,
-        "bare_requests_per_s": round(bare_rate, 1),
-        "bare_before": bare_before,
-        "bare_after": bare_after,
-        "mock_ceiling_requests_per_s": round(1e6 / bare_mock_us, 1),
+        "seconds_per_assay_run": seconds,
+        "seconds_per_bare_run": bare_seconds,
+        "bare_requests_per_s": round(sum(rates) / len(rates), 1),
+        "bare_runs": bares,
+        "mock_ceiling_requests_per_s": round(1e6 / mock_us[len(mock_us) // 2], 1),
         **runs,
+        "assay_best_requests_per_s": best["usable_requests_per_s"],
+        "assay_best_over_bare": best["over_bare"],
+        "assay_best_processes": best["processes"],
     }
-    for name, run in runs.items():
-        result[f"{name}_over_bare"] = round(run["usable_requests_per_s"] / bare_rate, 3)
-    best = max(runs.values(), key=lambda run: float(run["usable_requests_per_s"]))
-    result["assay_best_requests_per_s"] = best["usable_requests_per_s"]
-    result["assay_best_over_bare"] = round(best["usable_requests_per_s"] / bare_rate, 3)
-    result["assay_best_processes"] = best["processes"]
-    return result

@@ -11,6 +11,7 @@ so the results say what limits the ceiling and what the fixed overhead is made o
 from __future__ import annotations
 
 import cProfile
+import json
 import pstats
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from typing import Any
 from benchmarks.harness import running_mock
 
 TOP = 15
+TOP_AREAS = 15
 # Phases of a run, by function name, whose cumulative time is reported.
 PHASES = (
     "_find_and_load",
@@ -91,7 +93,7 @@ def summarise(stats_file: Path) -> dict[str, Any]:
         "top_own_time": top,
         "own_time_by_area": {
             area: round(seconds, 3)
-            for area, seconds in sorted(areas.items(), key=lambda item: -item[1])
+            for area, seconds in sorted(areas.items(), key=lambda item: -item[1])[:TOP_AREAS]
         },
         "phase_cumulative_s": {name: round(phases[name], 3) for name in PHASES if name in phases},
     }
@@ -126,6 +128,13 @@ def measure(seconds: float = 10.0) -> dict[str, Any]:
         if not stats_file.exists():
             raise RuntimeError("the profiled run wrote no statistics")
         summary = summarise(stats_file)
+        report = json.loads((Path(work) / "run" / "report.json").read_text())
+    completed = int(report["totals"]["outcomes"]["completed"])
+    summary["completed"] = completed
+    summary["own_us_per_completed_by_area"] = {
+        area: round(seconds / max(completed, 1) * 1e6, 1)
+        for area, seconds in summary["own_time_by_area"].items()
+    }
     summary["command"] = "assay run " + " ".join(arguments[:-2]).replace(mock.url, "URL")
     return summary
 

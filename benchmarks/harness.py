@@ -128,6 +128,7 @@ class TreeSampler:
         self._thread = threading.Thread(target=self._loop, name="rss-sampler", daemon=True)
         self.peak_bytes = 0
         self.peak_processes = 0
+        self.peak_breakdown: list[tuple[str, int]] = []
         self.samples = 0
 
     def __enter__(self) -> TreeSampler:
@@ -148,16 +149,31 @@ class TreeSampler:
             tree = [self._root, *self._root.children(recursive=True)]
         except psutil.NoSuchProcess:
             return
-        total = 0
+        sizes: list[tuple[str, int]] = []
         for proc in tree:
             try:
-                total += proc.memory_info().rss
+                sizes.append((_role(proc), proc.memory_info().rss))
             except psutil.NoSuchProcess:
                 continue
+        total = sum(rss for _, rss in sizes)
         self.samples += 1
         if total > self.peak_bytes:
             self.peak_bytes = total
-            self.peak_processes = len(tree)
+            self.peak_processes = len(sizes)
+            self.peak_breakdown = sizes
+
+
+def _role(proc: psutil.Process) -> str:
+    """What a process of the tree is: the CLI, a spawned load process, or a helper."""
+    try:
+        command = " ".join(proc.cmdline())
+    except psutil.Error:
+        return "gone"
+    if "resource_tracker" in command:
+        return "multiprocessing resource tracker"
+    if "multiprocessing" in command:
+        return "load process"
+    return "assay CLI" if "run" in command else command[:60]
 
 
 @dataclass(slots=True)
@@ -172,6 +188,7 @@ class AssayRun:
     rss_samples: int = 0
     stderr_tail: str = ""
     records_bytes: int = 0
+    peak_rss_breakdown: tuple[tuple[str, int], ...] = ()
 
     @property
     def step(self) -> dict[str, Any]:
@@ -231,6 +248,7 @@ def run_assay(
             rss_samples=sampler.samples,
             stderr_tail=stderr_tail,
             records_bytes=records.stat().st_size if records.exists() else 0,
+            peak_rss_breakdown=tuple(sampler.peak_breakdown),
         )
     finally:
         if keep_dir is None:

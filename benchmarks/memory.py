@@ -46,6 +46,9 @@ def sized_run(url: str, requests: int) -> dict[str, Any]:
         "completed": outcomes["completed"],
         "peak_rss_mb": round(run.peak_rss_bytes / MB, 1),
         "processes_at_peak": run.peak_rss_processes,
+        "peak_rss_mb_by_process": [
+            {"process": role, "rss_mb": round(rss / MB, 1)} for role, rss in run.peak_rss_breakdown
+        ],
         "rss_samples": run.rss_samples,
         "records_jsonl_mb": round(run.records_bytes / MB, 1),
         "wall_s": round(run.wall_s, 2),

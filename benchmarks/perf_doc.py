@@ -97,14 +97,19 @@ def _profile_lines(results: dict[str, Any]) -> list[str]:
         return ["(the profile part was not run)"]
     lines = [
         f"`{profile.get('command')}` under cProfile (the profiler itself slows the run, so "
-        f"these are shares, not rates); {profile.get('profiled_own_s')} s of own time.",
+        f"these are shares, not rates); {profile.get('profiled_own_s')} s of own time, "
+        f"{profile.get('completed')} requests completed.",
         "",
         "Own time by area:",
         "",
-        "| area | own s |",
-        "|---|---:|",
+        "| area | own s | own µs per completed request |",
+        "|---|---:|---:|",
     ]
-    lines += [f"| {area} | {seconds} |" for area, seconds in profile["own_time_by_area"].items()]
+    per_request = profile.get("own_us_per_completed_by_area", {})
+    lines += [
+        f"| {area} | {seconds} | {per_request.get(area, '')} |"
+        for area, seconds in profile["own_time_by_area"].items()
+    ]
     lines += ["", "Cumulative time of the run's phases:", "", "| phase | s |", "|---|---:|"]
     lines += [f"| `{name}` | {s} |" for name, s in profile["phase_cumulative_s"].items()]
     lines += ["", "Functions with the most own time:", ""]
@@ -113,6 +118,16 @@ def _profile_lines(results: dict[str, Any]) -> list[str]:
         f"| `{row['function']}` | {row['calls']} | {row['own_s']} | {row['cumulative_s']} |"
         for row in profile["top_own_time"]
     ]
+    return lines
+
+
+def _memory_lines(results: dict[str, Any]) -> list[str]:
+    large = results.get("parts", {}).get("memory", {}).get("large", {})
+    rows = large.get("peak_rss_mb_by_process")
+    if not rows:
+        return ["(not measured)"]
+    lines = [f"`{large.get('command')}`:", "", "| process | RSS MB |", "|---|---:|"]
+    lines += [f"| {row['process']} | {row['rss_mb']} |" for row in rows]
     return lines
 
 
@@ -155,6 +170,10 @@ def render(results: dict[str, Any], notes: str, history_dir: Path = HISTORY_DIR)
             "1-second run <= 2 s wall. The mock's ceiling is an estimate: 1 / its CPU seconds per",
             "request during the bare loop (what one mock process would serve on a core of its",
             "own).",
+            "",
+            "## Memory at the peak, by process",
+            "",
+            *_memory_lines(results),
             "",
             "## Parts of this run",
             "",
