@@ -27,9 +27,11 @@ from assay.benchmark.plan import (
 )
 from assay.benchmark.sink import ShardSinkFactory, ShardSummary
 from assay.config import RunConfig
+from assay.errors import DataError
 from assay.mock import Fixed, LatencyModel, MockConfig, Normal, start_mock_processes
 from assay.reports import Report, StepReport, build_report, write_report
 from assay.scheduler import BenchmarkResult, ProgressSnapshot, StepResult, run_benchmark
+from assay.scheduler.interrupt import sigint_as_flag
 
 RECORDS_FILE: Final = "records.jsonl"
 
@@ -99,7 +101,11 @@ def run_from_config(
     shard_dir = output_dir / "shards"
     chain = chain_of(config)
     chain()  # build once here so a bad --validator fails before any load is sent
-    with open_target(config, note) as url:
+    if config.data is not None and not config.data.is_file():
+        raise DataError(f"{config.data}: no such prompt file")
+    # From here on Ctrl-C is a flag, never a KeyboardInterrupt raised mid-start-up: the run
+    # then ends cleanly with what it has (the scheduler handles it while the load runs).
+    with sigint_as_flag() as interrupted, open_target(config, note) as url:
         backend = backend_settings_of(config, url)
         model = asyncio.run(check_ready(backend, config.model))
         note(f"model: {model}; validators: {chain.describe()}")
@@ -111,7 +117,10 @@ def run_from_config(
             slo=slo_of(config),
             windowed=bool(config.warmup_seconds or config.cooldown_seconds),
         )
-        result = run_benchmark(plan, sinks, on_progress=on_progress)
+        result: BenchmarkResult[ShardSummary] = BenchmarkResult(steps=[], interrupted=True)
+        if not interrupted.is_set():
+            result = run_benchmark(plan, sinks, on_progress=on_progress)
+        was_interrupted = result.interrupted or interrupted.is_set()
     finished_at = datetime.now(UTC)
     _merge_shards(result, output_dir / RECORDS_FILE)
     shutil.rmtree(shard_dir, ignore_errors=True)
@@ -122,7 +131,7 @@ def run_from_config(
         "validator_chain": chain.describe(),
         "processes": plan.processes,
         "constraints": plan.constraints.model_dump(mode="json"),
-        "interrupted": result.interrupted,
+        "interrupted": was_interrupted,
     }
     report = build_report(
         run_config=run_config,
@@ -132,7 +141,7 @@ def run_from_config(
         max_error_rate=config.max_error_rate,
     )
     write_report(report, output_dir)
-    return RunOutcome(report, output_dir, result.interrupted, url)
+    return RunOutcome(report, output_dir, was_interrupted, url)
 
 
 def step_report(step: StepResult[ShardSummary]) -> StepReport:

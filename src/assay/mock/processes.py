@@ -92,10 +92,15 @@ def _spawn(
                 processes.append(
                     subprocess.Popen(
                         [*command, config_json],
-                        stdin=subprocess.DEVNULL,
+                        # The worker serves until its stdin closes: if this process dies
+                        # without stopping it (SIGKILL), the pipe closes and it stops too.
+                        stdin=subprocess.PIPE,
                         stdout=subprocess.PIPE,
                         env=_child_environment(),
                         text=True,
+                        # Its own session: a terminal's Ctrl-C reaches the benchmark, which
+                        # finishes cleanly, and never kills the target under it.
+                        start_new_session=True,
                     )
                 )
             urls = {_wait_ready(process) for process in processes}
@@ -142,8 +147,9 @@ def _stop(processes: list[subprocess.Popen[str]]) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
+        for pipe in (process.stdin, process.stdout):
+            if pipe is not None:
+                pipe.close()
 
 
 __all__ = ["READY_TIMEOUT_S", "serve", "start_mock_processes"]

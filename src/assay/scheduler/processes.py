@@ -14,7 +14,7 @@ import multiprocessing
 import signal
 import threading
 import traceback
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from multiprocessing.synchronize import Event as ProcessEvent
@@ -24,6 +24,7 @@ from assay.backend import open_backend
 from assay.core import MonotonicClock
 from assay.errors import AssayError
 from assay.scheduler.constraints import StopReason
+from assay.scheduler.interrupt import SigintFlag, sigint_as_flag
 from assay.scheduler.plan import BenchmarkPlan, BenchmarkResult, StepResult, merge_step, next_load
 from assay.scheduler.profiles import StepLoad
 from assay.scheduler.progress import (
@@ -92,7 +93,7 @@ def run_in_processes(
     context = multiprocessing.get_context("spawn")
     stop = context.Event()
     children: list[tuple[multiprocessing.process.BaseProcess, Connection]] = []
-    with _sigint_as_flag() as interrupted:
+    with sigint_as_flag() as interrupted:
         try:
             for process in range(plan.processes):
                 parent_end, child_end = context.Pipe()
@@ -111,34 +112,6 @@ def run_in_processes(
             # On an error here (a failing `on_progress`, a dead child) the others stop first.
             stop.set()
             _shut_down(children)
-
-
-class _Flag:
-    __slots__ = ("raised",)
-
-    def __init__(self) -> None:
-        self.raised = False
-
-    def set(self, *_: object) -> None:
-        self.raised = True
-
-    def is_set(self) -> bool:
-        # A method, not the attribute: the signal handler changes it behind the type checker.
-        return self.raised
-
-
-@contextlib.contextmanager
-def _sigint_as_flag() -> Iterator[_Flag]:
-    """Ctrl-C sets a flag the parent loop polls, instead of raising anywhere (mid-`recv`)."""
-    flag = _Flag()
-    if threading.current_thread() is not threading.main_thread():
-        yield flag
-        return
-    previous = signal.signal(signal.SIGINT, flag.set)
-    try:
-        yield flag
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _start_ignoring_sigint(child: multiprocessing.process.BaseProcess) -> None:
@@ -171,7 +144,7 @@ def _run_steps(
     plan: BenchmarkPlan,
     children: list[tuple[multiprocessing.process.BaseProcess, Connection]],
     stop: ProcessEvent,
-    interrupted: _Flag,
+    interrupted: SigintFlag,
     on_progress: Callable[[ProgressSnapshot], None] | None,
 ) -> BenchmarkResult[S]:
     clock = MonotonicClock()

@@ -127,6 +127,7 @@ async def _run_interruptible(
 ) -> BenchmarkResult[S]:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    previous = signal.getsignal(signal.SIGINT)
     try:
         loop.add_signal_handler(signal.SIGINT, stop.set)
         handled = True
@@ -138,6 +139,8 @@ async def _run_interruptible(
     finally:
         if handled:
             loop.remove_signal_handler(signal.SIGINT)
+            # The loop resets SIGINT to Python's default; the caller's handler comes back.
+            signal.signal(signal.SIGINT, previous)
 
 
 __all__ = ["run_benchmark", "run_benchmark_async"]
