@@ -9,6 +9,7 @@ time per request: 1 / (CPU seconds per request) is what it serves with a whole c
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -18,7 +19,7 @@ import orjson
 
 from assay.core import Endpoint
 from assay.handlers import handler_for
-from benchmarks.harness import MockProcess, run_assay, running_mock
+from benchmarks.harness import MockProcess, own_cpu_seconds, run_assay, running_mock
 from benchmarks.resolve_vs_bare import chat_request
 
 T = TypeVar("T")
@@ -26,6 +27,7 @@ T = TypeVar("T")
 CONCURRENCY = 64
 OUTPUT_TOKENS = 16
 PROMPT_TOKENS = 32
+SHORT_SECONDS = 1.0
 
 
 def run_on_fast_loop(main: Coroutine[Any, Any, T]) -> T:
@@ -47,6 +49,7 @@ async def bare_loop_for(url: str, concurrency: int, seconds: float) -> tuple[flo
     body = orjson.dumps(handler_for(Endpoint.chat).build_body(chat_request(0)))
     completed = 0
     failed = 0
+    ids = itertools.count()
     connector = aiohttp.TCPConnector(limit=concurrency, limit_per_host=0)
     headers = {"Content-Type": "application/json", "Accept-Encoding": "identity"}
     async with aiohttp.ClientSession(connector=connector, headers=headers) as session:
@@ -54,7 +57,9 @@ async def bare_loop_for(url: str, concurrency: int, seconds: float) -> tuple[flo
         async def worker() -> None:
             nonlocal completed, failed
             while time.perf_counter() < deadline:
-                async with session.post(target, data=body) as response:
+                # A request id per request, as assay sends one.
+                request_headers = {"X-Request-Id": f"bare-{next(ids)}"}
+                async with session.post(target, data=body, headers=request_headers) as response:
                     content = response.content
                     while await content.readany():
                         pass
@@ -74,7 +79,9 @@ async def bare_loop_for(url: str, concurrency: int, seconds: float) -> tuple[flo
 
 def _bare(mock: MockProcess, seconds: float) -> dict[str, float]:
     cpu_before = mock.cpu_seconds()
+    client_before = own_cpu_seconds()
     elapsed, completed, failed = run_on_fast_loop(bare_loop_for(mock.url, CONCURRENCY, seconds))
+    client_cpu = own_cpu_seconds() - client_before
     mock_cpu = mock.cpu_seconds() - cpu_before
     return {
         "requests_per_s": round(completed / elapsed, 1),
@@ -83,6 +90,7 @@ def _bare(mock: MockProcess, seconds: float) -> dict[str, float]:
         "seconds": round(elapsed, 3),
         "mock_cpu_us_per_request": round(mock_cpu / max(completed, 1) * 1e6, 1),
         "mock_cpu_share": round(mock_cpu / elapsed, 3),
+        "client_cpu_us_per_request": round(client_cpu / max(completed, 1) * 1e6, 1),
     }
 
 
@@ -122,6 +130,9 @@ def _assay(mock: MockProcess, seconds: float, processes: int | None) -> dict[str
         "step_duration_s": round(metrics["throughput"]["duration_s"], 3),
         "wall_s": round(run.wall_s, 3),
         "mock_cpu_us_per_request": round(mock_cpu / max(outcomes["completed"], 1) * 1e6, 1),
+        # Start-up and shutdown included: the whole tree's CPU over the requests it completed.
+        "client_cpu_s": round(run.cpu_s, 3),
+        "client_cpu_us_per_request": round(run.cpu_s / max(outcomes["completed"], 1) * 1e6, 1),
     }
 
 
@@ -140,12 +151,22 @@ def measure(seconds: float = 10.0) -> dict[str, Any]:
         for name, processes in configurations.items():
             runs[name] = _assay(mock, seconds, processes)
             bares.append(_bare(mock, bare_seconds))
+            short = _assay(mock, SHORT_SECONDS, processes)
+            # The difference of a long and a short run cancels start-up and shutdown: what is
+            # left is the client's CPU per request in the steady state.
+            extra_requests = runs[name]["completed"] - short["completed"]
+            extra_cpu = runs[name]["client_cpu_s"] - short["client_cpu_s"]
+            runs[name]["marginal_client_cpu_us_per_request"] = (
+                round(extra_cpu / extra_requests * 1e6, 1) if extra_requests > 0 else None
+            )
+            runs[name]["short_run_client_cpu_s"] = short["client_cpu_s"]
     for index, run in enumerate(runs.values()):
         around = (bares[index]["requests_per_s"] + bares[index + 1]["requests_per_s"]) / 2
         run["bare_around_requests_per_s"] = round(around, 1)
         run["over_bare"] = round(run["usable_requests_per_s"] / around, 3)
     rates = [bare["requests_per_s"] for bare in bares]
     mock_us = sorted(bare["mock_cpu_us_per_request"] for bare in bares)
+    client_us = [bare["client_cpu_us_per_request"] for bare in bares]
     best = max(runs.values(), key=lambda run: float(run["usable_requests_per_s"]))
     return {
         "concurrency": CONCURRENCY,
@@ -154,6 +175,7 @@ def measure(seconds: float = 10.0) -> dict[str, Any]:
         "seconds_per_bare_run": bare_seconds,
         "bare_requests_per_s": round(sum(rates) / len(rates), 1),
         "bare_runs": bares,
+        "bare_client_cpu_us_per_request": round(sum(client_us) / len(client_us), 1),
         "mock_ceiling_requests_per_s": round(1e6 / mock_us[len(mock_us) // 2], 1),
         **runs,
         "assay_best_requests_per_s": best["usable_requests_per_s"],

@@ -7,6 +7,7 @@ start-up and shutdown included. Every wait here is bounded; a run that overstays
 from __future__ import annotations
 
 import json
+import resource
 import shutil
 import signal
 import socket
@@ -189,6 +190,7 @@ class AssayRun:
     stderr_tail: str = ""
     records_bytes: int = 0
     peak_rss_breakdown: tuple[tuple[str, int], ...] = ()
+    cpu_s: float = 0.0
 
     @property
     def step(self) -> dict[str, Any]:
@@ -218,6 +220,7 @@ def run_assay(
     output_dir = work / "run"
     command = [*assay_command(), "run", *arguments, "--output-dir", str(output_dir)]
     try:
+        cpu_before = children_cpu_seconds()
         started = time.perf_counter()
         with tempfile.TemporaryFile() as stderr:
             child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr)
@@ -232,6 +235,7 @@ def run_assay(
                 _kill_tree(child)
                 raise RuntimeError(f"assay run overstayed {timeout_s:.0f}s: {command}") from None
             wall_s = time.perf_counter() - started
+            cpu_s = children_cpu_seconds() - cpu_before
             stderr.seek(0)
             stderr_tail = stderr.read()[-2000:].decode(errors="replace")
         report_path = output_dir / "report.json"
@@ -249,10 +253,27 @@ def run_assay(
             stderr_tail=stderr_tail,
             records_bytes=records.stat().st_size if records.exists() else 0,
             peak_rss_breakdown=tuple(sampler.peak_breakdown),
+            cpu_s=cpu_s,
         )
     finally:
         if keep_dir is None:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def children_cpu_seconds() -> float:
+    """User + system CPU of every descendant this process has waited for.
+
+    A waited `assay run` has waited for its own load processes, so the difference around one
+    run is the CPU of its whole tree; the mock, still running, is not in it.
+    """
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def own_cpu_seconds() -> float:
+    """User + system CPU of this process so far."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _kill_tree(child: subprocess.Popen[bytes]) -> None:

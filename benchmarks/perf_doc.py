@@ -23,6 +23,8 @@ HISTORY_COLUMNS = (
     ("ceiling req/s", "ceiling.assay_best_requests_per_s"),
     ("/ bare", "ceiling.assay_best_over_bare"),
     ("bare req/s", "ceiling.bare_requests_per_s"),
+    ("bare CPU µs/req", "ceiling.bare_client_cpu_us_per_request"),
+    ("P1 CPU µs/req", "ceiling.assay_p1.marginal_client_cpu_us_per_request"),
     ("1000/s error", "pacing.rate_1000.rate_error"),
     ("1000/s lag p99 ms", "pacing.rate_1000.dispatch_lag_p99_ms"),
     ("peak RSS MB", "memory.peak_rss_mb"),

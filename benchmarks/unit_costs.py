@@ -15,6 +15,7 @@ MODULES = {
     "chunk": "benchmarks.chunk_cost",
     "chain": "benchmarks.chain_cost",
     "aggregation": "benchmarks.aggregation_cost",
+    "request": "benchmarks.request_costs",
 }
 _TIMEOUT_S = 180.0
 

@@ -1,0 +1,66 @@
+"""Per-request costs outside the stream: building a synthetic request and writing its record.
+
+Run with `python -m benchmarks.request_costs`; prints one JSON object of nanoseconds per
+request (best of several rounds). Together with the chunk, chain and aggregation figures these
+account for what assay adds to each request over a bare HTTP loop.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+
+from assay.core import Endpoint
+from assay.data import FixedCount, SyntheticSource
+from assay.handlers import handler_for
+from assay.reports import RecordWriter
+from benchmarks.aggregation_cost import typical_records
+
+ROUNDS = 5
+COUNT = 5_000
+
+
+def best_ns_per_call(work: Callable[[int], object], count: int = COUNT) -> float:
+    """Best-of-rounds mean nanoseconds of `work(i)` for i in range(count)."""
+    best = float("inf")
+    for _ in range(ROUNDS):
+        started = time.perf_counter_ns()
+        for index in range(count):
+            work(index)
+        best = min(best, (time.perf_counter_ns() - started) / count)
+    return round(best)
+
+
+def main() -> None:
+    """Print ns per synthetic request, per request body and per JSONL record line."""
+    source = SyntheticSource(
+        model="assay-mock",
+        endpoint=Endpoint.chat,
+        prompt_tokens=FixedCount(value=32),
+        output_tokens=FixedCount(value=16),
+    )
+    handler = handler_for(Endpoint.chat)
+    requests = [source.request(index) for index in range(COUNT)]
+    records = typical_records(COUNT)
+    with (
+        tempfile.TemporaryDirectory() as work,
+        RecordWriter(Path(work) / "records.jsonl") as writer,
+    ):
+        record_ns = best_ns_per_call(lambda index: writer.write(records[index]))
+    figures = {
+        "synthetic_request_ns": best_ns_per_call(source.request),
+        "request_body_ns": best_ns_per_call(
+            lambda index: orjson.dumps(handler.build_body(requests[index]))
+        ),
+        "record_line_ns": record_ns,
+    }
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
