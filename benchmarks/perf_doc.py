@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from benchmarks.client_profile import PHASES
 from benchmarks.targets import evaluate, format_value, markdown_table
 
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "performance.md"
@@ -65,7 +66,7 @@ def _machine_lines(results: dict[str, Any]) -> list[str]:
         f"- memory: {machine.get('memory_gb')} GiB",
         f"- Python: {machine.get('python')}",
         f"- OS: {machine.get('os')} ({machine.get('platform')})",
-        f"- run: {results.get('started_at')} to {results.get('finished_at')}, "
+        f"- latest invocation: {results.get('started_at')} to {results.get('finished_at')}, "
         f"options {json.dumps(results.get('options', {}))}",
     ]
 
@@ -113,7 +114,11 @@ def _profile_lines(results: dict[str, Any]) -> list[str]:
         for area, seconds in profile["own_time_by_area"].items()
     ]
     lines += ["", "Cumulative time of the run's phases:", "", "| phase | s |", "|---|---:|"]
-    lines += [f"| `{name}` | {s} |" for name, s in profile["phase_cumulative_s"].items()]
+    lines += [
+        f"| `{name}` | {seconds} |"
+        for name, seconds in profile["phase_cumulative_s"].items()
+        if name in PHASES
+    ]
     lines += ["", "Functions with the most own time:", ""]
     lines += ["| function | calls | own s | cumulative s |", "|---|---:|---:|---:|"]
     lines += [
@@ -148,8 +153,8 @@ def render(results: dict[str, Any], notes: str, history_dir: Path = HISTORY_DIR)
             "(`benchmarks/results/latest.json`; earlier runs are in",
             "`benchmarks/results/history/`).",
             "",
-            "Reproduce (about 10 minutes; `--only PART` runs one part, `--write-doc` regenerates",
-            "this page from the results):",
+            "Reproduce (4 to 10 minutes on 2 cores; `--only PART` runs one part, `--write-doc`",
+            "regenerates this page from the results):",
             "",
             "```",
             str(results.get("command", "python -m benchmarks.suite")),

@@ -1,6 +1,6 @@
 """assay's own performance suite: client ceiling, pacing, per-unit costs, memory, overhead.
 
-    python -m benchmarks.suite                 # every part (~10 minutes on 2 cores)
+    python -m benchmarks.suite                 # every part (4 to 10 minutes on 2 cores)
     python -m benchmarks.suite --only pacing   # one part, merged into the existing results
     python -m benchmarks.suite --write-doc     # regenerate docs/performance.md from the results
 
@@ -110,16 +110,22 @@ def load_latest() -> dict[str, Any]:
     return {"schema": SCHEMA, "parts": {}}
 
 
-def save(results: dict[str, Any]) -> Path:
-    """Write latest.json and a dated copy in history/; returns the copy's path."""
+def save(results: dict[str, Any], measured: list[str]) -> Path:
+    """Write latest.json and a dated copy in history/; returns the copy's path.
+
+    The copy holds only the parts measured now, so a `--only` run does not repeat older
+    figures in the history under a new date.
+    """
     results["targets"] = evaluate(results)
-    text = json.dumps(results, indent=2) + "\n"
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    LATEST.write_text(text)
+    LATEST.write_text(json.dumps(results, indent=2) + "\n")
+    fresh = {**results, "parts": {name: results["parts"][name] for name in measured}}
+    fresh["targets"] = evaluate(fresh)
     HISTORY.mkdir(exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    copy = HISTORY / f"{stamp}.json"
-    copy.write_text(text)
+    partial = "" if set(measured) == set(PART_NAMES) else "-only-" + "-".join(measured)
+    copy = HISTORY / f"{stamp}{partial}.json"
+    copy.write_text(json.dumps(fresh, indent=2) + "\n")
     return copy
 
 
@@ -147,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     run_parts(names, args, results)
     results["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     results["options"] = {"seconds": args.seconds, "memory_requests": args.memory_requests}
-    copy = save(results)
+    copy = save(results, names)
     print(markdown_table(results))
     print(f"\nresults: {LATEST} (copy: {copy.name})", file=sys.stderr)
     return 0
