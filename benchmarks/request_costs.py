@@ -18,7 +18,7 @@ import orjson
 from assay.core import Endpoint
 from assay.data import FixedCount, SyntheticSource
 from assay.handlers import handler_for
-from assay.reports import RecordWriter
+from assay.records.jsonl import RecordWriter
 from benchmarks.aggregation_cost import typical_records
 
 ROUNDS = 5

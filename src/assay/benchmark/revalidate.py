@@ -7,22 +7,20 @@ since no validator can make a missing answer usable.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-import orjson
 from pydantic import ValidationError
 from returns.result import Failure, Success
 
 from assay.benchmark.validation import ChainSpec
-from assay.core import Endpoint, Evidence, GenerationResponse, Stage, UnusableResponse, outcome
+from assay.core import Endpoint, GenerationResponse, Stage, outcome
 from assay.errors import DataError
 from assay.metrics import Slo, StepAggregator, TimeWindow
 from assay.records import Cancelled, Completed, Errored, RequestRecord
-from assay.reports import RecordWriter, Report, StepReport, build_report, write_report
+from assay.records.jsonl import RecordWriter, read_records
+from assay.reports import Report, StepReport, build_report, write_report
 from assay.validators import Validator
 
 REVALIDATED_DIR = "revalidated"
@@ -36,62 +34,6 @@ class RevalidationOutcome:
     output_dir: Path
     newly_errored: int
     newly_completed: int
-
-
-def read_records(path: Path) -> Iterator[RequestRecord[GenerationResponse]]:
-    """The records of a records.jsonl file, rebuilt from the lines `RecordWriter` wrote."""
-    try:
-        handle = path.open("rb")
-    except OSError as error:
-        raise DataError(f"cannot read {path}: {error.strerror or error}") from None
-    with handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                yield record_from_line(orjson.loads(raw))
-            except (orjson.JSONDecodeError, ValidationError, KeyError, TypeError) as error:
-                summary = str(error).splitlines()[0]
-                raise DataError(f"{path}, line {number}: not an assay record ({summary})") from None
-
-
-def record_from_line(line: dict[str, Any]) -> RequestRecord[GenerationResponse]:
-    """One record from its JSON line (the inverse of `assay.reports.record_line`)."""
-    response = None
-    if line.get("response") is not None:
-        response = GenerationResponse.model_validate(
-            {**line["response"], "timing": line["timing"], "usage": line["usage"]}
-        )
-    record_outcome: Completed[GenerationResponse] | Errored | Cancelled
-    match line["status"]:
-        case "completed":
-            if response is None:
-                raise KeyError("a completed record without its response")
-            record_outcome = Completed[GenerationResponse](response=response)
-        case "errored":
-            evidence = Evidence(
-                http_status=line.get("http_status"),
-                excerpt=line.get("excerpt"),
-                partial=response,
-                traceback=line.get("traceback"),
-            )
-            record_outcome = Errored(
-                diagnostic=UnusableResponse(
-                    code=line["code"], message=line["message"], evidence=evidence
-                )
-            )
-        case "cancelled":
-            record_outcome = Cancelled(reason=line.get("reason") or "cancelled")
-        case other:
-            raise KeyError(f"unknown status {other!r}")
-    return RequestRecord[GenerationResponse](
-        request_id=line["id"],
-        step=line["step"],
-        targeted_start_ns=line["targeted_start_ns"],
-        dispatched_ns=line["dispatched_ns"],
-        finished_ns=line["finished_ns"],
-        outcome=record_outcome,
-    )
 
 
 def rejudge(

@@ -8,7 +8,7 @@ from pathlib import Path
 from assay.core import GenerationResponse
 from assay.metrics import Slo, StepAggregator, TimeWindow
 from assay.records import RequestRecord
-from assay.reports import RecordWriter
+from assay.records.jsonl import RecordWriter
 from assay.scheduler.sink import StepContext
 
 

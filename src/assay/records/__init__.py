@@ -1,5 +1,16 @@
-"""Per-request records: exactly one terminal outcome for every dispatched request."""
+"""Per-request records: exactly one terminal outcome for every dispatched request, and
+records.jsonl, where they are written as they complete and read back."""
 
+from assay.records.jsonl import RecordWriter, read_records, record_from_line, record_line
 from assay.records.record import Cancelled, Completed, Errored, RequestRecord
 
-__all__ = ["Cancelled", "Completed", "Errored", "RequestRecord"]
+__all__ = [
+    "Cancelled",
+    "Completed",
+    "Errored",
+    "RecordWriter",
+    "RequestRecord",
+    "read_records",
+    "record_from_line",
+    "record_line",
+]

@@ -7,7 +7,6 @@ from assay.reports.files import (
     summary_row,
     write_report,
 )
-from assay.reports.record_writer import RecordWriter, record_line
 from assay.reports.report import (
     SCHEMA_VERSION,
     Environment,
@@ -26,7 +25,6 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "SUMMARY_FILE",
     "Environment",
-    "RecordWriter",
     "Report",
     "StepReport",
     "Totals",
@@ -34,7 +32,6 @@ __all__ = [
     "build_report",
     "collect_environment",
     "judge",
-    "record_line",
     "render_summary",
     "summary_row",
     "write_report",

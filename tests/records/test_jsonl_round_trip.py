@@ -5,7 +5,6 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from assay.benchmark.revalidate import record_from_line
 from assay.core import (
     DiagnosticCode,
     Endpoint,
@@ -20,7 +19,7 @@ from assay.core import (
 )
 from assay.core.response import TokenSource
 from assay.records import Cancelled, Completed, Errored, RequestRecord
-from assay.reports import record_line
+from assay.records.jsonl import record_from_line, record_line
 
 Record = RequestRecord[GenerationResponse]
 

@@ -1,14 +1,22 @@
-"""Per-request records as JSON Lines, written as requests complete, buffered, flushed on close."""
+"""records.jsonl: one JSON line per request, written as requests complete and read back.
+
+Writing is buffered and flushed on close; reading rebuilds each `RequestRecord` from its line
+(`record_from_line` is the inverse of `record_line`), so a run can be re-judged later.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Self
 
 import orjson
+from pydantic import ValidationError
 
+from assay.core.diagnostics import Evidence, UnusableResponse
 from assay.core.response import GenerationResponse
+from assay.errors import DataError
 from assay.records.record import Cancelled, Completed, Errored, RequestRecord
 
 _RESPONSE_ELSEWHERE = {"timing", "usage"}
@@ -130,3 +138,59 @@ class RecordWriter:
         self.flush()
         self._file.close()
         self._file = None
+
+
+def read_records(path: Path) -> Iterator[RequestRecord[GenerationResponse]]:
+    """The records of a records.jsonl file, rebuilt from the lines `RecordWriter` wrote."""
+    try:
+        handle = path.open("rb")
+    except OSError as error:
+        raise DataError(f"cannot read {path}: {error.strerror or error}") from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                yield record_from_line(orjson.loads(raw))
+            except (orjson.JSONDecodeError, ValidationError, KeyError, TypeError) as error:
+                summary = str(error).splitlines()[0]
+                raise DataError(f"{path}, line {number}: not an assay record ({summary})") from None
+
+
+def record_from_line(line: dict[str, Any]) -> RequestRecord[GenerationResponse]:
+    """One record from its JSON line (the inverse of `record_line`)."""
+    response = None
+    if line.get("response") is not None:
+        response = GenerationResponse.model_validate(
+            {**line["response"], "timing": line["timing"], "usage": line["usage"]}
+        )
+    record_outcome: Completed[GenerationResponse] | Errored | Cancelled
+    match line["status"]:
+        case "completed":
+            if response is None:
+                raise KeyError("a completed record without its response")
+            record_outcome = Completed[GenerationResponse](response=response)
+        case "errored":
+            evidence = Evidence(
+                http_status=line.get("http_status"),
+                excerpt=line.get("excerpt"),
+                partial=response,
+                traceback=line.get("traceback"),
+            )
+            record_outcome = Errored(
+                diagnostic=UnusableResponse(
+                    code=line["code"], message=line["message"], evidence=evidence
+                )
+            )
+        case "cancelled":
+            record_outcome = Cancelled(reason=line.get("reason") or "cancelled")
+        case other:
+            raise KeyError(f"unknown status {other!r}")
+    return RequestRecord[GenerationResponse](
+        request_id=line["id"],
+        step=line["step"],
+        targeted_start_ns=line["targeted_start_ns"],
+        dispatched_ns=line["dispatched_ns"],
+        finished_ns=line["finished_ns"],
+        outcome=record_outcome,
+    )

@@ -17,7 +17,7 @@ from assay.core import (
     Usage,
 )
 from assay.records import Cancelled, Completed, Errored, RequestRecord
-from assay.reports import RecordWriter
+from assay.records.jsonl import RecordWriter
 
 MS = 1_000_000
 Record = RequestRecord[GenerationResponse]
