@@ -87,7 +87,7 @@ def _step_title(step: StepReport) -> str:
         asked = f" x{step.requested_concurrency} concurrent"
     duration = step.metrics.throughput.duration_s
     return (
-        f"Step {step.index}: {step.profile}{asked} "
+        f"Step {step.index + 1}: {step.profile}{asked} "
         f"(achieved {step.achieved_rate:.2f} req/s over {duration:.2f} s)"
     )
 
