@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, JsonValue
@@ -91,6 +92,10 @@ class GenerationRequest(BaseModel):
 
     def echo(self) -> RequestEcho:
         """The request facts that travel with the response for validation."""
+        if not self.extra_body and self.endpoint is not Endpoint.embeddings:
+            # Nearly every request: no JSON mode, no embeddings count; one shared frozen echo
+            # per (limit, ignore_eos) instead of a validated model per request.
+            return _plain_echo(self.max_output_tokens, self.ignore_eos)
         expected: int | None = None
         if self.endpoint is Endpoint.embeddings:
             expected = len(self.prompt) if isinstance(self.prompt, tuple) else 1
@@ -101,6 +106,12 @@ class GenerationRequest(BaseModel):
             json_schema=self.json_schema(),
             expected_embeddings=expected,
         )
+
+
+@functools.lru_cache(maxsize=1024, typed=True)
+def _plain_echo(max_output_tokens: int | None, ignore_eos: bool) -> RequestEcho:
+    """The echo of a request without extra body fields; frozen, so one instance is shared."""
+    return RequestEcho(max_output_tokens=max_output_tokens, ignore_eos=ignore_eos)
 
 
 def _format_of(extra_body: dict[str, JsonValue]) -> JsonValue:

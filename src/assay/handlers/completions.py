@@ -101,8 +101,33 @@ class CompletionsAccumulator(StreamDraft):
         obj = self._open_chunk(event)
         if obj is None:
             return
+        choices = obj["choices"]
+        if len(choices) == 1:
+            # The common chunk: one choice with a `text` string; the general loop below gives
+            # the same outcome with more lookups.
+            choice = choices[0]
+            if type(choice) is dict:
+                piece = choice.get("text")
+                if type(piece) is str:
+                    finish = choice.get("finish_reason")
+                    if finish is not None and type(finish) is str:
+                        self._finish_reason = finish
+                    if piece:
+                        self._text.append(piece)
+                        if self._first_content_ns is None:
+                            self._first_content_ns = received_ns
+                    usage = obj.get("usage")
+                    if usage is None:
+                        # `_token(received_ns, 1)`, inlined.
+                        if self._first_token_ns is None:
+                            self._first_token_ns = received_ns
+                        self._chunk_times.append(received_ns)
+                        self._chunk_tokens.append(1)
+                    else:
+                        self._count_choices(received_ns, True, usage)
+                    return
         bearing = False
-        for choice in obj["choices"]:
+        for choice in choices:
             if not isinstance(choice, dict):
                 self._fail(
                     DiagnosticCode.unexpected_shape,

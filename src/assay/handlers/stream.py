@@ -16,6 +16,7 @@ from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
 from assay.core.response import GenerationResponse, ResponseTiming, TokenSource, ToolCall
 from assay.handlers.base import SseEvent, Transfer
+from assay.handlers.trusted import trusted
 from assay.handlers.wire import error_message, int_field, parse_usage, unusable
 
 DONE = "[DONE]"
@@ -138,43 +139,62 @@ class StreamDraft:
         `{"error": ...}` is inband_error. `Any` as for `_load`; the caller reads `choices` and
         `usage` from it.
         """
-        if event.event != "message" and event.event != "error":
-            self._events += 1  # nothing to read
+        kind = event.event
+        if kind != "message":
+            if kind == "error":
+                self._load(event)  # records the error frame; an error event yields no chunk
+            else:
+                self._events += 1  # nothing to read
             return None
-        obj = self._load(event)
-        if obj is None:
+        # `_load` inlined for plain `message` events: this runs once per chunk of every stream.
+        self._events += 1
+        if self._fault is not None:
             return None
-        if not isinstance(obj, dict):
+        data = event.data
+        if data == DONE:
+            self._terminal = True
+            return None
+        try:
+            obj = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            self._fail(
+                DiagnosticCode.invalid_json,
+                f"{self._what} stream data is not valid JSON: {exc}",
+                data,
+            )
+            return None
+        if type(obj) is not dict:
             self._fail(
                 DiagnosticCode.unexpected_shape,
                 f"{self._what} stream chunk is JSON {type(obj).__name__}, not an object",
-                event.data,
+                data,
             )
             return None
-        error = obj.get("error")
+        get = obj.get
+        error = get("error")
         if error is not None:
             self._fail(
                 DiagnosticCode.inband_error,
                 f"{self._what} stream carried an error object: {error_message(error)}",
-                event.data,
+                data,
             )
             return None
         if self._model is None:
-            model = obj.get("model")
-            if isinstance(model, str):
+            model = get("model")
+            if type(model) is str:
                 self._model = model
-        usage = obj.get("usage")
-        if isinstance(usage, dict):
+        usage = get("usage")
+        if usage is not None and type(usage) is dict:
             self._usage = usage
-        choices = obj.get("choices")
-        if isinstance(choices, list):
+        choices = get("choices")
+        if type(choices) is list:
             return obj if choices else None
-        if choices is None and isinstance(usage, dict):
+        if choices is None and type(usage) is dict:
             return None
         self._fail(
             DiagnosticCode.unexpected_shape,
             f"{self._what} stream chunk has no `choices` list",
-            event.data,
+            data,
         )
         return None
 
@@ -217,31 +237,44 @@ class StreamDraft:
             streamed, source = self._running, TokenSource.continuous_usage
         else:
             streamed, source = len(self._chunk_tokens), TokenSource.stream
-        return GenerationResponse(
-            request_id=self._request.request_id,
-            endpoint=self._request.endpoint,
-            streamed=True,
-            echo=self._request.echo(),
-            model=self._model,
-            text="".join(self._text),
-            reasoning="".join(self._reasoning),
-            tool_calls=tuple(self._tools[i].freeze() for i in sorted(self._tools)),
-            finish_reason=self._finish_reason,
-            usage=parse_usage(self._usage),
-            content_chunks=len(self._chunk_times),
-            streamed_tokens=streamed,
-            streamed_token_source=source,
-            terminal_seen=self._terminal,
-            timing=ResponseTiming(
-                send_ns=transfer.send_ns,
-                first_byte_ns=transfer.first_byte_ns,
-                first_token_ns=self._first_token_ns,
-                first_content_ns=self._first_content_ns,
-                last_token_ns=self._chunk_times[-1] if self._chunk_times else None,
-                end_ns=transfer.end_ns,
-                chunk_times_ns=tuple(self._chunk_times),
-                chunk_tokens=tuple(self._chunk_tokens),
-            ),
+        chunk_times = self._chunk_times
+        request = self._request
+        # Every value below is one assay typed itself, so the models are built unvalidated;
+        # the keys follow the models' field order.
+        timing = trusted(
+            ResponseTiming,
+            {
+                "send_ns": transfer.send_ns,
+                "first_byte_ns": transfer.first_byte_ns,
+                "first_token_ns": self._first_token_ns,
+                "first_content_ns": self._first_content_ns,
+                "last_token_ns": chunk_times[-1] if chunk_times else None,
+                "end_ns": transfer.end_ns,
+                "chunk_times_ns": tuple(chunk_times),
+                "chunk_tokens": tuple(self._chunk_tokens),
+            },
+        )
+        tools = self._tools
+        return trusted(
+            GenerationResponse,
+            {
+                "request_id": request.request_id,
+                "endpoint": request.endpoint,
+                "streamed": True,
+                "echo": request.echo(),
+                "model": self._model,
+                "text": "".join(self._text),
+                "reasoning": "".join(self._reasoning),
+                "tool_calls": tuple(tools[i].freeze() for i in sorted(tools)) if tools else (),
+                "embeddings": None,
+                "finish_reason": self._finish_reason,
+                "usage": parse_usage(self._usage),
+                "content_chunks": len(chunk_times),
+                "streamed_tokens": streamed,
+                "streamed_token_source": source,
+                "terminal_seen": self._terminal,
+                "timing": timing,
+            },
         )
 
     def finish(self, transfer: Transfer) -> Result[GenerationResponse, UnusableResponse]:

@@ -23,6 +23,7 @@ from assay.core.response import (
 )
 from assay.errors import DataError
 from assay.handlers.base import Transfer
+from assay.handlers.trusted import trusted
 
 _MESSAGE_LIMIT = 300
 
@@ -72,12 +73,16 @@ def parse_usage(raw: object) -> Usage | None:
     cached = _nested_int(raw, "prompt_tokens_details", "cached_tokens")
     if cached is None:
         cached = _nested_int(raw, "input_tokens_details", "cached_tokens")
-    return Usage(
-        prompt_tokens=prompt,
-        completion_tokens=completion,
-        reasoning_tokens=reasoning,
-        cached_tokens=cached,
-        total_tokens=int_field(raw, "total_tokens"),
+    # Every figure passed `int_field` (an int or None), so there is nothing left to validate.
+    return trusted(
+        Usage,
+        {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "reasoning_tokens": reasoning,
+            "cached_tokens": cached,
+            "total_tokens": int_field(raw, "total_tokens"),
+        },
     )
 
 

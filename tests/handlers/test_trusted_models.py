@@ -1,0 +1,110 @@
+"""Responses built without validation on the hot path equal, and serialize like, validated ones."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from assay.core import Endpoint, GenerationRequest, GenerationResponse
+from assay.core.response import ResponseTiming, Usage
+from assay.handlers import handler_for
+from assay.handlers.trusted import trusted
+from assay.handlers.wire import parse_usage
+from tests.handlers.handler_results import ok, stream
+
+_CHUNK = (
+    b'data: {"id":"chatcmpl-a8e0","object":"chat.completion.chunk","created":1796201699,'
+    b'"model":"tiny-llama","choices":[{"index":0,"delta":%s,"logprobs":null,'
+    b'"finish_reason":%s}]}\n\n'
+)
+_CHAT_STREAM = (
+    _CHUNK % (b'{"role":"assistant","content":""}', b"null")
+    + _CHUNK % (b'{"content":"ult"}', b"null")
+    + _CHUNK % (b'{"reasoning_content":"hm"}', b"null")
+    + _CHUNK
+    % (
+        b'{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"f","arguments":"{}"}}]}',
+        b"null",
+    )
+    + _CHUNK % (b'{"content":"ise"}', b'"length"')
+    + b'data: {"choices":[],"usage":{"prompt_tokens":21,"total_tokens":24,'
+    b'"completion_tokens":3,"completion_tokens_details":{"reasoning_tokens":1}}}\n\n'
+    + b"data: [DONE]\n\n"
+)
+
+
+def _same_as_validated(model: BaseModel) -> None:
+    rebuilt = type(model).model_validate(model.model_dump())
+    assert rebuilt == model
+    assert rebuilt.model_dump_json() == model.model_dump_json()
+    assert list(rebuilt.__dict__) == list(model.__dict__)
+
+
+def test_streamed_chat_response_equals_its_validated_copy() -> None:
+    request = GenerationRequest(
+        request_id="r1",
+        endpoint=Endpoint.chat,
+        model="tiny-llama",
+        messages=({"role": "user", "content": "Say something."},),
+        max_output_tokens=3,
+        extra_body={"response_format": {"type": "json_object"}},
+    )
+    response = ok(stream(handler_for(Endpoint.chat), request, _CHAT_STREAM))
+    assert response.text == "ultise"
+    assert response.usage is not None
+    assert response.usage.reasoning_tokens == 1
+    assert response.echo.json_mode
+    _same_as_validated(response)
+    _same_as_validated(response.timing)
+    _same_as_validated(response.usage)
+
+
+def test_streamed_completion_response_equals_its_validated_copy() -> None:
+    request = GenerationRequest(
+        request_id="r2", endpoint=Endpoint.completions, model="m", prompt="Once"
+    )
+    raw = (
+        b'data: {"choices":[{"index":0,"text":" upon","finish_reason":null}],"model":"m"}\n\n'
+        b'data: {"choices":[{"index":0,"text":" a","finish_reason":"stop"}]}\n\n'
+        b"data: [DONE]\n\n"
+    )
+    response = ok(stream(handler_for(Endpoint.completions), request, raw))
+    assert response.usage is None
+    _same_as_validated(response)
+
+
+def test_parsed_usage_equals_validated_usage() -> None:
+    usage = parse_usage({"input_tokens": 5, "output_tokens": 2, "total_tokens": 7})
+    assert usage == Usage(prompt_tokens=5, completion_tokens=2, total_tokens=7)
+    assert usage is not None
+    _same_as_validated(usage)
+
+
+def test_trusted_model_stays_frozen() -> None:
+    timing = trusted(
+        ResponseTiming,
+        {
+            "send_ns": 0,
+            "first_byte_ns": None,
+            "first_token_ns": None,
+            "first_content_ns": None,
+            "last_token_ns": None,
+            "end_ns": 5,
+            "chunk_times_ns": (),
+            "chunk_tokens": (),
+        },
+    )
+    assert timing == ResponseTiming(send_ns=0, end_ns=5)
+    try:
+        timing.end_ns = 6  # type: ignore[misc]  # the point: frozen models refuse assignment
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("a trusted model accepted an assignment")
+
+
+def test_every_trusted_field_list_covers_the_model() -> None:
+    # A field added to a core model must be added where the hot path builds it.
+    assert list(GenerationResponse.model_fields)[-1] == "timing"
+    assert len(GenerationResponse.model_fields) == 16
+    assert len(ResponseTiming.model_fields) == 8
+    assert len(Usage.model_fields) == 5
