@@ -18,6 +18,7 @@ from assay.data.token_count import (
 from assay.data.tokenizer import Tokenizer
 from assay.data.tokenizer_spec import load_tokenizer
 from assay.errors import DataError
+from assay.handlers.trusted import trusted
 
 # Joining two texts can merge or split tokens at the seam; resampling the tail with a corrected
 # length settles it in one or two rounds for real tokenizers.
@@ -146,23 +147,36 @@ class SyntheticSource(BaseModel):
         messages: tuple[dict[str, JsonValue], ...] | None = None,
         max_output_tokens: int | None = None,
     ) -> GenerationRequest:
-        return GenerationRequest(
-            request_id=request_id(index),
-            endpoint=self.endpoint,
-            model=self.model,
-            prompt=prompt,
-            messages=messages,
-            max_output_tokens=max_output_tokens,
-            ignore_eos=self.ignore_eos,
-            # Embeddings answer in one body; there is nothing to stream.
-            stream=self.stream and self.endpoint is not Endpoint.embeddings,
-            prompt_tokens=prompt_tokens,
-            extra_body=self.extra_body,
+        # Every value is of its declared type already (this source's validated config, ints
+        # from the sampler, text from the tokenizer), so the request is built unvalidated: the
+        # keys follow `GenerationRequest`'s field order. `extra_body` is this source's own
+        # frozen-config dict, shared read-only by its requests.
+        return trusted(
+            GenerationRequest,
+            {
+                "request_id": request_id(index),
+                "endpoint": self.endpoint,
+                "model": self.model,
+                "prompt": prompt,
+                "messages": messages,
+                "max_output_tokens": max_output_tokens,
+                "ignore_eos": self.ignore_eos,
+                # Embeddings answer in one body; there is nothing to stream.
+                "stream": self.stream and self.endpoint is not Endpoint.embeddings,
+                "prompt_tokens": prompt_tokens,
+                "extra_body": self.extra_body,
+            },
         )
 
     def _prompt(self, n_tokens: int, rng: random.Random) -> str:
-        tokenizer = self.build_tokenizer()
-        prefix = self.shared_prefix()
+        # A private attribute of a pydantic model is read through `__getattr__`: read the cache
+        # once per prompt, not twice per request through the two builders.
+        runtime = self._runtime
+        tokenizer = runtime.tokenizer
+        prefix = runtime.prefix
+        if tokenizer is None or prefix is None:
+            tokenizer = self.build_tokenizer()
+            prefix = self.shared_prefix()
         if not prefix:
             return tokenizer.sample_text(n_tokens, rng)
         return _join_exactly(tokenizer, prefix, n_tokens, rng)
