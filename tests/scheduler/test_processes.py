@@ -1,0 +1,117 @@
+"""Load processes: fresh interpreters with no helper process, and every way a child can fail.
+
+The runs target a port where nothing listens (every request is a quick connect error), so no
+server is needed: these tests are about the processes, not the load.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from functools import partial
+
+import psutil  # type: ignore[import-untyped]  # no stubs installed; only cmdline() is used
+import pytest
+
+from assay.backend import BackendSettings
+from assay.core import Endpoint, GenerationResponse
+from assay.data import FixedCount, SyntheticSource
+from assay.errors import ConfigError
+from assay.records import RequestRecord
+from assay.scheduler import (
+    BenchmarkPlan,
+    Constant,
+    Constraints,
+    LoadProcessError,
+    ProgressSnapshot,
+    StepContext,
+    counting_sink,
+    run_benchmark,
+)
+from assay.validators import default_chain
+
+
+def two_process_plan(constraints: Constraints) -> BenchmarkPlan:
+    return BenchmarkPlan(
+        profile=Constant(rate=50),
+        constraints=constraints,
+        processes=2,
+        source=SyntheticSource(
+            model="m", prompt_tokens=FixedCount(value=8), output_tokens=FixedCount(value=4)
+        ),
+        backend=BackendSettings(base_url="http://127.0.0.1:9"),  # nothing listens there
+        validator_factory=partial(default_chain, Endpoint.chat),
+        seed=3,
+    )
+
+
+class MainModuleSink:
+    """Reports which module a load process runs as its `__main__`, and whether it re-ran the
+    parent's (multiprocessing's spawn loads that copy as `__mp_main__`; otherwise the name is
+    only an alias of `__main__`)."""
+
+    def add(self, record: RequestRecord[GenerationResponse]) -> None:
+        pass
+
+    def close(self) -> tuple[str | None, bool]:
+        spec = sys.modules["__main__"].__spec__
+        rerun = (
+            sys.modules.get("__mp_main__", sys.modules["__main__"]) is not sys.modules["__main__"]
+        )
+        return (None if spec is None else spec.name), rerun
+
+
+def main_module_sink(context: StepContext) -> MainModuleSink:
+    return MainModuleSink()
+
+
+def failing_sink(context: StepContext) -> MainModuleSink:
+    raise RuntimeError(f"shard directory for process {context.process} is not writable")
+
+
+def vanishing_sink(context: StepContext) -> MainModuleSink:
+    os._exit(3)
+
+
+def test_load_processes_run_the_entry_module_and_not_the_parents_main() -> None:
+    result = run_benchmark(two_process_plan(Constraints(max_requests=4)), main_module_sink)
+    [step] = result.steps
+    assert step.sink_results == [("assay.scheduler.load_process", False)] * 2
+
+
+def test_two_processes_start_no_helper_process() -> None:
+    seen: list[list[str]] = []
+
+    def list_children(_: ProgressSnapshot) -> None:
+        seen.append([" ".join(child.cmdline()) for child in psutil.Process().children()])
+
+    plan = two_process_plan(Constraints(max_seconds=0.6))
+    result = run_benchmark(plan, counting_sink, on_progress=list_children)
+    assert result.steps[0].totals.dispatched > 0
+    assert seen, "no progress report in 0.6 s"
+    for commands in seen:
+        assert len(commands) == 2, commands
+        assert all("-m assay.scheduler.load_process" in command for command in commands)
+
+
+def test_a_failing_sink_factory_raises_load_process_error_with_the_childs_traceback() -> None:
+    with pytest.raises(LoadProcessError) as raised:
+        run_benchmark(two_process_plan(Constraints(max_requests=4)), failing_sink)
+    message = str(raised.value)
+    assert "Traceback" in message
+    assert "is not writable" in message
+
+
+def test_a_load_process_that_exits_without_a_word_raises_load_process_error() -> None:
+    with pytest.raises(LoadProcessError, match="exited with code 3"):
+        run_benchmark(two_process_plan(Constraints(max_requests=4)), vanishing_sink)
+
+
+def test_a_sink_factory_of_the_running_script_is_refused_before_any_load() -> None:
+    def script_sink(context: StepContext) -> MainModuleSink:
+        return MainModuleSink()
+
+    # What a function defined in a script run as `python script.py` looks like.
+    script_sink.__module__ = "__main__"
+    with pytest.raises(ConfigError, match=r"script_sink is defined in the script being run"):
+        run_benchmark(two_process_plan(Constraints(max_requests=4)), script_sink)
