@@ -12,6 +12,7 @@ from returns.result import Failure, Result, Success
 from assay.core.clock import Clock
 from assay.core.diagnostics import DiagnosticCode, Evidence, UnusableResponse
 from assay.core.outcome import outcome
+from assay.handlers.trusted import trusted
 from assay.records.record import Cancelled, Completed, Errored, RequestRecord
 from assay.validators.chain import Validator
 
@@ -57,7 +58,8 @@ async def execute(
         terminal: Completed[ResponseT] | Errored | Cancelled
         match outcome(result):
             case Success(response):
-                terminal = Completed(response=response)
+                # Built unvalidated: the response is the handler's typed model (see `_record`).
+                terminal = trusted(Completed, {"status": "completed", "response": response})
             case Failure(unusable):
                 terminal = Errored(diagnostic=unusable)
     except asyncio.CancelledError:
@@ -83,14 +85,20 @@ def _record(
     clock: Clock,
     terminal: Completed[ResponseT] | Errored | Cancelled,
 ) -> RequestRecord[ResponseT]:
-    return RequestRecord(
-        request_id=request_id,
-        step=step,
-        targeted_start_ns=targeted_start_ns,
-        dispatched_ns=dispatched_ns,
-        finished_ns=clock.now_ns(),
-        outcome=terminal,
+    # One record per request: every value is typed by this function's signature, so the record
+    # is built without pydantic's validation (the keys follow `RequestRecord`'s field order).
+    record: RequestRecord[ResponseT] = trusted(
+        RequestRecord,
+        {
+            "request_id": request_id,
+            "step": step,
+            "targeted_start_ns": targeted_start_ns,
+            "dispatched_ns": dispatched_ns,
+            "finished_ns": clock.now_ns(),
+            "outcome": terminal,
+        },
     )
+    return record
 
 
 def _internal_error(stage: str, error: Exception) -> UnusableResponse:
