@@ -312,6 +312,8 @@ def child_main(conn: Connection) -> None:
     process = -1
     try:
         received: object = conn.recv()
+        if received is None:
+            return  # the parent gave up before sending the plan (it could not pickle it)
         assert isinstance(received, tuple), f"unexpected set-up {received!r}"
         process, path = received
         # As multiprocessing does: the parent's path, so the payload's modules import here too.

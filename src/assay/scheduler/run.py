@@ -32,9 +32,10 @@ def run_benchmark(
     """Run every step of `plan` and return the steps' results; Ctrl-C stops it cleanly.
 
     With `processes > 1` each process runs its slice on its own event loop and HTTP session, and
-    `plan` and `sink_factory` must pickle. Ctrl-C stops dispatching, cancels what is in flight
-    (recorded as cancelled), closes every sink and returns the partial result with
-    `interrupted=True`. `on_progress` is called in this process about every 250 ms.
+    `plan` and `sink_factory` must pickle, with their functions and classes in importable modules
+    (not the script being run: the load processes do not run it). Ctrl-C stops dispatching,
+    cancels what is in flight (recorded as cancelled), closes every sink and returns the partial
+    result with `interrupted=True`. `on_progress` is called in this process about every 250 ms.
 
     >>> from functools import partial
     >>> from assay.backend import BackendSettings
