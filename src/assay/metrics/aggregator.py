@@ -193,16 +193,27 @@ class StepAggregator:
         timing = response.timing
         send = timing.send_ns
         end = timing.end_ns
-        output_tokens = response.output_tokens
+        # `output_tokens`, `output_token_source` and `prompt_tokens` of the response, read from
+        # its usage once instead of through three properties.
+        usage = response.usage
+        output_tokens: int | None = None
+        prompt_tokens: int | None = None
+        if usage is not None:
+            output_tokens = usage.completion_tokens
+            prompt_tokens = usage.prompt_tokens
+        if output_tokens is None:
+            output_tokens = response.streamed_tokens
+            source = response.streamed_token_source
+        else:
+            source = TokenSource.usage
         e2e = end - send
         self._e2e.add(e2e)
         self._e2e_from_target.add(end - targeted_start_ns)
         self._output_tokens.add(output_tokens)
         self._usable_output_tokens += output_tokens
         self._attempted_output_tokens += output_tokens
-        source = response.output_token_source
-        self._output_sources[source] = self._output_sources.get(source, 0) + 1
-        prompt_tokens = response.prompt_tokens
+        sources = self._output_sources
+        sources[source] = sources.get(source, 0) + 1
         if prompt_tokens is not None:
             self._prompt_tokens.add(prompt_tokens)
 

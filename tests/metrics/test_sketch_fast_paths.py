@@ -1,0 +1,75 @@
+"""The sketch's fast paths (single add, all-positive batch) give the figures of the plain rules."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assay.metrics import PERCENTILES, QuantileSketch
+from assay.metrics.sketch import SUB_BUCKETS
+
+finite = st.floats(min_value=-1e6, max_value=1e12, allow_nan=False, allow_infinity=False)
+gaps = st.integers(min_value=1, max_value=10**12)
+
+
+def _reference_add(
+    state: dict[str, float], buckets: dict[int, int], value: float, times: int
+) -> None:
+    """The weighted update exactly as first written: bucket of (mantissa - 0.5), then Welford."""
+    if value > 0:
+        mantissa, exponent = math.frexp(value)
+        key = exponent * SUB_BUCKETS + int((mantissa - 0.5) * 2 * SUB_BUCKETS)
+    else:
+        key = -(2**31)
+    buckets[key] = buckets.get(key, 0) + times
+    count = state["count"] + times
+    delta = value - state["mean"]
+    state["mean"] += delta * times / count
+    state["m2"] += delta * (value - state["mean"]) * times
+    state["count"] = count
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(finite, st.integers(min_value=1, max_value=4)), max_size=200))
+def test_single_and_weighted_adds_match_the_reference_update(
+    samples: list[tuple[float, int]],
+) -> None:
+    sketch = QuantileSketch()
+    state = {"count": 0.0, "mean": 0.0, "m2": 0.0}
+    buckets: dict[int, int] = {}
+    for value, times in samples:
+        sketch.add(value, times)
+        _reference_add(state, buckets, value, times)
+    assert sketch.count == state["count"]
+    assert sketch.mean == state["mean"]
+    assert sketch.stdev == (math.sqrt(state["m2"] / state["count"]) if state["count"] > 1 else 0)
+    # The buckets are the sketch's whole memory: they must be the reference's, key for key.
+    assert sketch._buckets == buckets
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(gaps, min_size=1, max_size=64))
+def test_batch_of_positive_gaps_equals_adding_each(values: list[int]) -> None:
+    batch, single = QuantileSketch(), QuantileSketch()
+    batch.add_all(values)
+    for value in values:
+        single.add(value)
+    assert batch.count == single.count
+    assert (batch.min, batch.max) == (single.min, single.max)
+    assert math.isclose(batch.mean, single.mean, rel_tol=1e-12)
+    assert batch.bucket_count == single.bucket_count
+    for _, q in PERCENTILES:
+        assert batch.quantile(q) == single.quantile(q)
+
+
+def test_batch_with_a_zero_gap_uses_the_non_positive_bucket() -> None:
+    batch, single = QuantileSketch(), QuantileSketch()
+    values = [2_000_000, 0, 1_500_000, 2_100_000]
+    batch.add_all(values)
+    for value in values:
+        single.add(value)
+    assert batch.min == 0.0
+    assert batch.bucket_count == single.bucket_count == 4
+    assert batch.quantile(0.25) == single.quantile(0.25) == 0.0
