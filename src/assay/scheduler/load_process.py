@@ -7,11 +7,128 @@ and starts no helper process; it inherits SIGINT ignored from the parent.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import pickle
+import signal
 import sys
+import traceback
 from multiprocessing.connection import Connection
+from typing import TypeVar
 
-from assay.scheduler.processes import child_main
+from assay.backend import open_backend
+from assay.core import MonotonicClock
+from assay.scheduler.plan import BenchmarkPlan
+from assay.scheduler.processes import (
+    Crashed,
+    Done,
+    Ready,
+    StepCommand,
+    StopStep,
+    run_event_loop,
+    watch_readable,
+)
+from assay.scheduler.runner import StepWork, run_step
+from assay.scheduler.sink import SinkFactory
+
+S = TypeVar("S")
+
+
+def child_main(conn: Connection) -> None:
+    """The body of a load process: set up from the parent's messages on `conn`, then run the
+    steps it sends until it says stop."""
+    # The parent decides what Ctrl-C means; a child must finish its step and report.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    process = -1
+    try:
+        received: object = conn.recv()
+        if received is None:
+            return  # the parent gave up before sending the plan (it could not pickle it)
+        assert isinstance(received, tuple), f"unexpected set-up {received!r}"
+        process, path = received
+        # As multiprocessing does: the parent's path, so the payload's modules import here too.
+        sys.path[:] = path
+        plan, sink_factory = pickle.loads(conn.recv_bytes())
+        run_event_loop(_child(plan, sink_factory, process, conn))
+    except BaseException:
+        with contextlib.suppress(OSError):
+            conn.send(Crashed(process, traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+async def _child(
+    plan: BenchmarkPlan,
+    sink_factory: SinkFactory[S],
+    process: int,
+    conn: Connection,
+) -> None:
+    clock = MonotonicClock()
+    validate = plan.validator_factory()
+    async with open_backend(plan.backend_for_process(), clock) as backend:
+        conn.send(Ready(process))
+        while True:
+            # Between steps this process has nothing else to do, so a blocking read is fine.
+            command = conn.recv()
+            if command is None:
+                return
+            if isinstance(command, StopStep):
+                continue  # for a step this process had already finished
+            assert isinstance(command, StepCommand), f"unexpected command {command!r}"
+            work = StepWork(
+                command.step,
+                command.load,
+                plan.constraints,
+                plan.seed,
+                process,
+                plan.processes,
+                command.start_ns,
+            )
+            step_stop = asyncio.Event()
+            async with asyncio.TaskGroup() as group:
+                watcher = group.create_task(_relay_stop(conn, command.step, step_stop))
+                try:
+                    result = await run_step(
+                        work,
+                        source=plan.source,
+                        resolve=backend.resolve,
+                        validate=validate,
+                        sink_factory=sink_factory,
+                        clock=clock,
+                        stop=step_stop,
+                        report=conn.send,
+                    )
+                finally:
+                    watcher.cancel()
+            conn.send(Done(result))
+            if watcher.done() and not watcher.cancelled() and watcher.result():
+                return
+
+
+async def _relay_stop(conn: Connection, step: int, step_stop: asyncio.Event) -> bool:
+    """Set `step_stop` when the parent stops this step; True if it also said to exit (or went
+    away). Reads only while the step runs: nothing else arrives then."""
+    loop = asyncio.get_running_loop()
+    readable = asyncio.Event()
+    watch_readable(loop, conn, readable.set)
+    try:
+        while True:
+            await readable.wait()
+            readable.clear()
+            while conn.poll():
+                try:
+                    message = conn.recv()
+                except EOFError:
+                    message = None
+                if message is None or message == StopStep(step):
+                    step_stop.set()
+                    return message is None
+    finally:
+        loop.remove_reader(conn.fileno())
+
+
+__all__ = ["child_main"]
 
 if __name__ == "__main__":
     child_main(Connection(int(sys.argv[1])))

@@ -1,16 +1,15 @@
 """Several load-generating processes: each runs its slice of every step on its own event loop.
 
-The parent only coordinates: it starts the children, gives every step one start time on the
-shared monotonic clock, merges their progress, evaluates the error constraints over all of them
-and sends a stop message. Children ignore SIGINT; the parent turns Ctrl-C into that same stop,
-so every child still cancels, records and closes its sinks before it answers.
+This process runs slice 0 and coordinates: it starts `processes - 1` children, gives every
+step one start time on the shared monotonic clock, merges everyone's progress, evaluates the
+error constraints over all of them and sends a stop message. Children ignore SIGINT; the parent
+turns Ctrl-C into that same stop, so every process still cancels, records and closes its sinks.
 
 Each child is a fresh interpreter running `python -m assay.scheduler.load_process FD`, not a
 multiprocessing child: it imports only the run path (never the parent's `__main__` script, say
 the CLI), and nothing starts multiprocessing's resource tracker process. Everything goes over
 one socket pair per child (a multiprocessing `Connection`): the parent's `sys.path`, the pickled
-plan, step commands and stops one way; readiness, progress, results and crashes the other.
-"""
+plan, step commands and stops one way; readiness, progress, results and crashes the other."""
 
 from __future__ import annotations
 
@@ -23,7 +22,6 @@ import signal
 import subprocess
 import sys
 import threading
-import traceback
 import types
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
@@ -60,31 +58,39 @@ _SHUTDOWN_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
-class _StepCommand:
+class StepCommand:
+    """Run step `step` of `load`, starting at `start_ns` on the shared monotonic clock."""
+
     step: int
     load: StepLoad
     start_ns: int
 
 
 @dataclass(frozen=True, slots=True)
-class _Stop:
+class StopStep:
     """Stop step `step` now; a child that has already finished it ignores the message."""
 
     step: int
 
 
 @dataclass(frozen=True, slots=True)
-class _Ready:
+class Ready:
+    """A child is set up (plan unpickled, HTTP session open) and waits for a step."""
+
     process: int
 
 
 @dataclass(frozen=True, slots=True)
-class _Done(Generic[S]):
+class Done(Generic[S]):
+    """A child's part of a step: its sinks are closed."""
+
     result: ProcessStepResult[S]
 
 
 @dataclass(frozen=True, slots=True)
-class _Crashed:
+class Crashed:
+    """A child failed; its last word before it exits."""
+
     process: int
     traceback: str
 
@@ -117,15 +123,15 @@ def run_in_processes(
     *,
     on_progress: Callable[[ProgressSnapshot], None] | None = None,
 ) -> BenchmarkResult[S]:
-    """Run `plan` in `plan.processes` child processes; Ctrl-C becomes a clean stop."""
-    with sigint_as_flag() as interrupted, _started(plan.processes) as children:
+    """Run `plan` in `plan.processes` processes, this one and its children; Ctrl-C becomes a
+    clean stop."""
+    with sigint_as_flag() as interrupted, _started(plan.processes - 1) as children:
         # Pickled while the children import the run path; it then waits in their sockets.
         payload = _pickle_for_children((plan, sink_factory))
-        for process, child in enumerate(children):
+        for process, child in enumerate(children, start=1):
             child.conn.send((process, list(sys.path)))
             child.conn.send_bytes(payload)
-        _await_ready(children)
-        return _run_steps(plan, children, interrupted, on_progress)
+        return run_event_loop(_coordinate(plan, sink_factory, children, interrupted, on_progress))
 
 
 class _ImportablePickler(pickle.Pickler):
@@ -197,57 +203,186 @@ def _popen_ignoring_sigint(command: list[str], **options: Any) -> subprocess.Pop
         signal.signal(signal.SIGINT, previous)
 
 
-def _await_ready(children: list[_Child]) -> None:
-    waiting = {child.conn: child for child in children}
-    clock = MonotonicClock()
-    deadline = clock.now_ns() + round(_STARTUP_TIMEOUT_S * 1e9)
-    while waiting:
-        if clock.now_ns() > deadline:
-            raise LoadProcessError(f"{len(waiting)} load processes did not start in time")
-        for conn in _ready_connections(waiting, _POLL_S):
-            message = _receive(conn, waiting[conn])
-            if isinstance(message, _Ready):
-                del waiting[conn]
+class _Inbox:
+    """The children's messages, read by the event loop as they arrive; a crash or a closed
+    socket is raised from `get` as `LoadProcessError`."""
+
+    def __init__(self, children: list[_Child]) -> None:
+        self._children = children
+        self._queue: asyncio.Queue[tuple[_Child, object]] = asyncio.Queue()
+
+    def __enter__(self) -> _Inbox:
+        loop = asyncio.get_running_loop()
+        for child in self._children:
+            watch_readable(loop, child.conn, self._read, child)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        loop = asyncio.get_running_loop()
+        for child in self._children:
+            if not child.conn.closed:
+                loop.remove_reader(child.conn.fileno())
+
+    def _read(self, child: _Child) -> None:
+        try:
+            while child.conn.poll():
+                self._queue.put_nowait((child, child.conn.recv()))
+        except (EOFError, OSError):
+            asyncio.get_running_loop().remove_reader(child.conn.fileno())
+            self._queue.put_nowait((child, _GONE))
+
+    async def get(self, timeout_s: float) -> tuple[_Child, object] | None:
+        """The next message and its sender, or None after `timeout_s` without one."""
+        try:
+            async with asyncio.timeout(timeout_s):
+                child, message = await self._queue.get()
+        except TimeoutError:
+            return None
+        if isinstance(message, Crashed):
+            raise LoadProcessError(f"{child.name} failed:\n{message.traceback}")
+        if message is _GONE:
+            # Its socket closed without a word: the exit code is due at once (or it is hung).
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.popen.wait(timeout=1.0)
+            raise LoadProcessError(f"{child.name} exited with code {child.popen.returncode}")
+        return child, message
 
 
-def _run_steps(
+_GONE = object()
+
+
+def watch_readable(
+    loop: asyncio.AbstractEventLoop, conn: Connection, callback: Callable[..., object], *args: Any
+) -> None:
+    """Call `callback(*args)` when `conn` is readable, keeping its socket blocking: uvloop makes
+    a watched socket non-blocking, and a `Connection` must read and write whole messages (they
+    are small, and the other end is always reading)."""
+    loop.add_reader(conn.fileno(), callback, *args)
+    os.set_blocking(conn.fileno(), True)
+
+
+class _StepControl:
+    """The parent's view of one step: merged progress, and the stop it may send everyone."""
+
+    def __init__(self, index: int, plan: BenchmarkPlan, start_ns: int, children: list[_Child]):
+        self.index = index
+        self.progress = StepProgress(index, plan.constraints, start_ns=start_ns)
+        self.stop = asyncio.Event()
+        self.reason: StopReason | None = None
+        self._children = children
+
+    def take(self, message: ProgressMessage) -> None:
+        reason = self.progress.take(message)
+        if reason is not None:
+            self.halt(reason)
+
+    def halt(self, reason: StopReason) -> None:
+        if self.reason is None:
+            self.reason = reason
+            self.stop.set()
+            _send_all(self._children, StopStep(self.index))
+
+
+async def _coordinate(
     plan: BenchmarkPlan,
+    sink_factory: SinkFactory[S],
     children: list[_Child],
     interrupted: SigintFlag,
     on_progress: Callable[[ProgressSnapshot], None] | None,
 ) -> BenchmarkResult[S]:
+    """Run process 0's slice of every step here while following the children's."""
     clock = MonotonicClock()
-    benchmark_start_ns = clock.now_ns()
+    validate = plan.validator_factory()
     steps: list[StepResult[S]] = []
-    while not interrupted.is_set() and (load := next_load(plan.profile, steps)) is not None:
-        index = len(steps)
-        start_ns = clock.now_ns() + _START_LEAD_NS
-        _send_all(children, _StepCommand(index, load, start_ns))
-        progress = StepProgress(index, plan.constraints, start_ns=start_ns)
-        parent_stop: StopReason | None = None
-        parts: list[ProcessStepResult[S]] = []
-        pending = {child.conn: child for child in children}
-        next_report_ns = clock.now_ns() + PROGRESS_INTERVAL_NS
-        while pending:
-            if interrupted.is_set() and parent_stop is None:
-                parent_stop = StopReason.stop_signal
-                _send_all(children, _Stop(index))
-            for conn in _ready_connections(pending, _POLL_S):
-                message = _receive(conn, pending[conn])
-                if isinstance(message, _Done):
-                    parts.append(message.result)
-                    del pending[conn]
-                elif isinstance(message, ProgressMessage):
-                    reason = progress.take(message)
-                    if reason is not None and parent_stop is None:
-                        parent_stop = reason
-                        _send_all(children, _Stop(index))
-            now_ns = clock.now_ns()
-            if on_progress is not None and now_ns >= next_report_ns:
-                next_report_ns = now_ns + PROGRESS_INTERVAL_NS
-                on_progress(progress.snapshot(now_ns=now_ns, benchmark_start_ns=benchmark_start_ns))
-        steps.append(merge_step(index, load, start_ns, parts, parent_stop))
+    with _Inbox(children) as inbox:
+        async with open_backend(plan.backend_for_process(), clock) as backend:
+            await _children_ready(inbox, len(children), clock)
+            benchmark_start_ns = clock.now_ns()
+            while not interrupted.is_set() and (load := next_load(plan.profile, steps)) is not None:
+                index = len(steps)
+                start_ns = clock.now_ns() + _START_LEAD_NS
+                _send_all(children, StepCommand(index, load, start_ns))
+                control = _StepControl(index, plan, start_ns, children)
+                work = StepWork(
+                    index, load, plan.constraints, plan.seed, 0, plan.processes, start_ns
+                )
+                own = asyncio.create_task(
+                    run_step(
+                        work,
+                        source=plan.source,
+                        resolve=backend.resolve,
+                        validate=validate,
+                        sink_factory=sink_factory,
+                        clock=clock,
+                        stop=control.stop,
+                        report=control.take,
+                    )
+                )
+                try:
+                    parts = await _follow_step(
+                        inbox,
+                        control,
+                        own,
+                        len(children),
+                        interrupted,
+                        clock,
+                        on_progress,
+                        benchmark_start_ns,
+                    )
+                finally:
+                    if not own.done():
+                        own.cancel()
+                        await asyncio.wait([own])
+                steps.append(
+                    merge_step(index, load, start_ns, [own.result(), *parts], control.reason)
+                )
     return BenchmarkResult(steps=steps, interrupted=interrupted.is_set())
+
+
+async def _children_ready(inbox: _Inbox, count: int, clock: MonotonicClock) -> None:
+    deadline_ns = clock.now_ns() + round(_STARTUP_TIMEOUT_S * 1e9)
+    while count:
+        remaining_ns = deadline_ns - clock.now_ns()
+        if remaining_ns <= 0:
+            raise LoadProcessError(f"{count} load processes did not start in time")
+        received = await inbox.get(remaining_ns / 1e9)
+        if received is not None and isinstance(received[1], Ready):
+            count -= 1
+
+
+async def _follow_step(
+    inbox: _Inbox,
+    control: _StepControl,
+    own: asyncio.Task[ProcessStepResult[S]],
+    children: int,
+    interrupted: SigintFlag,
+    clock: MonotonicClock,
+    on_progress: Callable[[ProgressSnapshot], None] | None,
+    benchmark_start_ns: int,
+) -> list[ProcessStepResult[S]]:
+    """The children's parts of the step, once they and this process's own part are done."""
+    parts: list[ProcessStepResult[S]] = []
+    next_report_ns = clock.now_ns() + PROGRESS_INTERVAL_NS
+    while len(parts) < children or not own.done():
+        if interrupted.is_set():
+            control.halt(StopReason.stop_signal)
+        if own.done():
+            own.result()  # this process's part failed: raise it here, the children stop
+        received = await inbox.get(_POLL_S)
+        if received is not None:
+            message = received[1]
+            if isinstance(message, Done):
+                parts.append(message.result)
+            elif isinstance(message, ProgressMessage):
+                control.take(message)
+        now_ns = clock.now_ns()
+        if on_progress is not None and now_ns >= next_report_ns:
+            next_report_ns = now_ns + PROGRESS_INTERVAL_NS
+            snapshot = control.progress.snapshot(
+                now_ns=now_ns, benchmark_start_ns=benchmark_start_ns
+            )
+            on_progress(snapshot)
+    return parts
 
 
 def _send_all(children: list[_Child], message: object) -> None:
@@ -255,29 +390,6 @@ def _send_all(children: list[_Child], message: object) -> None:
         # A child that died cannot take it; its closed socket is reported when read.
         with contextlib.suppress(OSError):
             child.conn.send(message)
-
-
-def _ready_connections(pending: dict[Connection, _Child], timeout_s: float) -> list[Connection]:
-    """The connections with a message (or end of file: a child that died is read and raises)."""
-    ready = wait(list(pending), timeout=timeout_s)
-    connections = [item for item in ready if isinstance(item, Connection)]
-    if not connections:
-        for child in pending.values():
-            if child.popen.poll() is not None:
-                raise LoadProcessError(f"{child.name} exited with code {child.popen.returncode}")
-    return connections
-
-
-def _receive(conn: Connection, child: _Child) -> object:
-    try:
-        message: object = conn.recv()
-    except (EOFError, OSError):
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            child.popen.wait(timeout=1.0)
-        raise LoadProcessError(f"{child.name} exited with code {child.popen.returncode}") from None
-    if isinstance(message, _Crashed):
-        raise LoadProcessError(f"{child.name} failed:\n{message.traceback}")
-    return message
 
 
 def _shut_down(children: list[_Child]) -> None:
@@ -304,97 +416,4 @@ def _shut_down(children: list[_Child]) -> None:
         child.conn.close()
 
 
-def child_main(conn: Connection) -> None:
-    """The body of a load process (see `assay.scheduler.load_process`): set up from the parent's
-    messages on `conn`, then run the steps it sends until it says stop."""
-    # The parent decides what Ctrl-C means; a child must finish its step and report.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    process = -1
-    try:
-        received: object = conn.recv()
-        if received is None:
-            return  # the parent gave up before sending the plan (it could not pickle it)
-        assert isinstance(received, tuple), f"unexpected set-up {received!r}"
-        process, path = received
-        # As multiprocessing does: the parent's path, so the payload's modules import here too.
-        sys.path[:] = path
-        plan, sink_factory = pickle.loads(conn.recv_bytes())
-        run_event_loop(_child(plan, sink_factory, process, conn))
-    except BaseException:
-        with contextlib.suppress(OSError):
-            conn.send(_Crashed(process, traceback.format_exc()))
-    finally:
-        conn.close()
-
-
-async def _child(
-    plan: BenchmarkPlan,
-    sink_factory: SinkFactory[S],
-    process: int,
-    conn: Connection,
-) -> None:
-    clock = MonotonicClock()
-    validate = plan.validator_factory()
-    async with open_backend(plan.backend_for_process(), clock) as backend:
-        conn.send(_Ready(process))
-        while True:
-            # Between steps this process has nothing else to do, so a blocking read is fine.
-            command = conn.recv()
-            if command is None:
-                return
-            if isinstance(command, _Stop):
-                continue  # for a step this process had already finished
-            assert isinstance(command, _StepCommand), f"unexpected command {command!r}"
-            work = StepWork(
-                command.step,
-                command.load,
-                plan.constraints,
-                plan.seed,
-                process,
-                plan.processes,
-                command.start_ns,
-            )
-            step_stop = asyncio.Event()
-            async with asyncio.TaskGroup() as group:
-                watcher = group.create_task(_relay_stop(conn, command.step, step_stop))
-                try:
-                    result = await run_step(
-                        work,
-                        source=plan.source,
-                        resolve=backend.resolve,
-                        validate=validate,
-                        sink_factory=sink_factory,
-                        clock=clock,
-                        stop=step_stop,
-                        report=conn.send,
-                    )
-                finally:
-                    watcher.cancel()
-            conn.send(_Done(result))
-            if watcher.done() and not watcher.cancelled() and watcher.result():
-                return
-
-
-async def _relay_stop(conn: Connection, step: int, step_stop: asyncio.Event) -> bool:
-    """Set `step_stop` when the parent stops this step; True if it also said to exit (or went
-    away). Reads only while the step runs: nothing else arrives then."""
-    loop = asyncio.get_running_loop()
-    readable = asyncio.Event()
-    loop.add_reader(conn.fileno(), readable.set)
-    try:
-        while True:
-            await readable.wait()
-            readable.clear()
-            while conn.poll():
-                try:
-                    message = conn.recv()
-                except EOFError:
-                    message = None
-                if message is None or message == _Stop(step):
-                    step_stop.set()
-                    return message is None
-    finally:
-        loop.remove_reader(conn.fileno())
-
-
-__all__ = ["LoadProcessError", "child_main", "run_event_loop", "run_in_processes"]
+__all__ = ["LoadProcessError", "run_event_loop", "run_in_processes"]
