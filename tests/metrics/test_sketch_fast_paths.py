@@ -44,7 +44,8 @@ def test_single_and_weighted_adds_match_the_reference_update(
         _reference_add(state, buckets, value, times)
     assert sketch.count == state["count"]
     assert sketch.mean == state["mean"]
-    assert sketch.stdev == (math.sqrt(state["m2"] / state["count"]) if state["count"] > 1 else 0)
+    spread = math.sqrt(max(state["m2"], 0.0) / state["count"]) if state["count"] > 1 else 0.0
+    assert sketch.stdev == spread
     # The buckets are the sketch's whole memory: they must be the reference's, key for key.
     assert sketch._buckets == buckets
 
@@ -73,3 +74,14 @@ def test_batch_with_a_zero_gap_uses_the_non_positive_bucket() -> None:
     assert batch.min == 0.0
     assert batch.bucket_count == single.bucket_count == 4
     assert batch.quantile(0.25) == single.quantile(0.25) == 0.0
+
+
+def test_one_value_added_several_times_has_zero_spread_not_a_domain_error() -> None:
+    # 366503875925.5133 * 3 / 3 rounds above the value, which left the sum of squares negative
+    # and made `stdev` (and so every summary) raise ValueError.
+    sketch = QuantileSketch()
+    sketch.add(366503875925.5133, 3)
+    assert sketch.stdev == 0.0
+    summary = sketch.summary()
+    assert summary is not None
+    assert summary.count == 3

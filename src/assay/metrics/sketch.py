@@ -175,7 +175,9 @@ class QuantileSketch:
     @property
     def stdev(self) -> float:
         """The population standard deviation (0 for fewer than two samples)."""
-        return math.sqrt(self._m2 / self.count) if self.count > 1 else 0.0
+        # Rounding can leave the sum of squares a hair below zero (one value added `times` times:
+        # `value * times / times` need not be `value`); the spread is then zero, not an error.
+        return math.sqrt(max(self._m2, 0.0) / self.count) if self.count > 1 else 0.0
 
     def quantile(self, q: float) -> float:
         """The nearest-rank `q` quantile (0 < q <= 1), within `RELATIVE_ERROR` of the sample.
