@@ -8,6 +8,7 @@ from typing import Final, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, model_validator
 
 from assay.core import Endpoint, GenerationRequest
+from assay.core.trusted import trusted
 from assay.data.source import index_rng, request_id, shared_rng
 from assay.data.token_count import (
     FixedCount,
@@ -18,7 +19,6 @@ from assay.data.token_count import (
 from assay.data.tokenizer import Tokenizer
 from assay.data.tokenizer_spec import load_tokenizer
 from assay.errors import DataError
-from assay.handlers.trusted import trusted
 
 # Joining two texts can merge or split tokens at the seam; resampling the tail with a corrected
 # length settles it in one or two rounds for real tokenizers.

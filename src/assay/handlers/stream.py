@@ -15,8 +15,8 @@ from returns.result import Failure, Result, Success
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
 from assay.core.response import GenerationResponse, ResponseTiming, TokenSource, ToolCall
+from assay.core.trusted import trusted
 from assay.handlers.base import SseEvent, Transfer
-from assay.handlers.trusted import trusted
 from assay.handlers.wire import error_message, int_field, parse_usage, unusable
 
 DONE = "[DONE]"

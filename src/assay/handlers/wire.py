@@ -21,9 +21,9 @@ from assay.core.response import (
     ToolCall,
     Usage,
 )
+from assay.core.trusted import trusted
 from assay.errors import DataError
 from assay.handlers.base import Transfer
-from assay.handlers.trusted import trusted
 
 _MESSAGE_LIMIT = 300
 

@@ -12,7 +12,7 @@ from returns.result import Failure, Result, Success
 from assay.core.clock import Clock
 from assay.core.diagnostics import DiagnosticCode, Evidence, UnusableResponse
 from assay.core.outcome import outcome
-from assay.handlers.trusted import trusted
+from assay.core.trusted import trusted
 from assay.records.record import Cancelled, Completed, Errored, RequestRecord
 from assay.validators.chain import Validator
 

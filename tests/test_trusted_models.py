@@ -6,8 +6,8 @@ from pydantic import BaseModel
 
 from assay.core import Endpoint, GenerationRequest, GenerationResponse
 from assay.core.response import ResponseTiming, Usage
+from assay.core.trusted import trusted
 from assay.handlers import handler_for
-from assay.handlers.trusted import trusted
 from assay.handlers.wire import parse_usage
 from tests.handlers.handler_results import ok, stream
 
