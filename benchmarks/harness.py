@@ -172,9 +172,13 @@ def _role(proc: psutil.Process) -> str:
         return "gone"
     if "resource_tracker" in command:
         return "multiprocessing resource tracker"
-    if "multiprocessing" in command:
+    if "assay.scheduler.load_process" in command or "multiprocessing" in command:
         return "load process"
-    return "assay CLI" if "run" in command else command[:60]
+    if "run" in command:
+        return "assay CLI"
+    # Never a path of this machine in the results: the program's name and its arguments only.
+    program, *arguments = proc.cmdline() or ["?"]
+    return " ".join([program.rsplit("/", 1)[-1], *arguments])[:60]
 
 
 @dataclass(slots=True)
