@@ -90,7 +90,9 @@ def run(
     header: Annotated[
         list[str] | None,
         typer.Option(
-            help="Extra request header 'Name: value' (repeatable).", rich_help_panel=_TARGET
+            metavar="'NAME: VALUE'",
+            help="Extra request header 'Name: value' (repeatable).",
+            rich_help_panel=_TARGET,
         ),
     ] = None,
     insecure: Annotated[
@@ -208,6 +210,7 @@ def run(
     validator: Annotated[
         list[str] | None,
         typer.Option(
+            metavar="NAME|MODULE:ATTR",
             help="Add a validator: a built-in name or package.module:name "
             "(repeatable; see `assay validators`).",
             rich_help_panel=_VALID,
@@ -232,6 +235,7 @@ def run(
     slo: Annotated[
         list[str] | None,
         typer.Option(
+            metavar="KEY=MS",
             help="Goodput SLO, e.g. ttft_ms=500 (ttft_ms, tpot_ms, itl_ms, e2e_ms).",
             rich_help_panel=_VALID,
         ),
@@ -280,6 +284,7 @@ def run(
     mock_fault: Annotated[
         list[str] | None,
         typer.Option(
+            metavar="NAME=RATE",
             help="Inject a fault at a rate, e.g. empty_stream=0.02 (see `assay mock --help`).",
             rich_help_panel=_MOCK,
         ),
@@ -346,7 +351,10 @@ def mock(
     output_tokens: Annotated[int, typer.Option(help="Tokens the model wants to say.")] = 16,
     fault: Annotated[
         list[str] | None,
-        typer.Option(help="Inject a fault at a rate, NAME=RATE (repeatable; faults below)."),
+        typer.Option(
+            metavar="NAME=RATE",
+            help="Inject a fault at a rate, NAME=RATE (repeatable; faults below).",
+        ),
     ] = None,
     fault_after: Annotated[int, typer.Option(help="Tokens before a mid-stream fault.")] = 2,
     seed: Annotated[int, typer.Option(help="Seed of latencies and fault choices.")] = 0,
@@ -382,7 +390,10 @@ def revalidate(
     run_dir: Annotated[Path, typer.Argument(help="A run's output directory.")],
     validator: Annotated[
         list[str] | None,
-        typer.Option(help="Add a validator: a built-in name or package.module:name."),
+        typer.Option(
+            metavar="NAME|MODULE:ATTR",
+            help="Add a validator: a built-in name or package.module:name.",
+        ),
     ] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Use the strict chains.")] = False,
     no_default_validators: Annotated[
