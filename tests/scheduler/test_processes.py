@@ -27,6 +27,7 @@ from assay.scheduler import (
     StepContext,
     counting_sink,
     run_benchmark,
+    start_load_processes,
 )
 from assay.validators import default_chain
 
@@ -120,3 +121,25 @@ def test_a_sink_factory_of_the_running_script_is_refused_before_any_load() -> No
     script_sink.__module__ = "__main__"
     with pytest.raises(ConfigError, match=r"script_sink is defined in the script being run"):
         run_benchmark(two_process_plan(Constraints(max_requests=4)), script_sink)
+
+
+def test_load_processes_started_ahead_run_the_plan_and_account_for_every_request() -> None:
+    with start_load_processes(2) as started:
+        result = run_benchmark(
+            two_process_plan(Constraints(max_requests=6)), main_module_sink, started=started
+        )
+    [step] = result.steps
+    assert step.totals.dispatched == 6
+    assert step.totals.dispatched == step.totals.completed + step.totals.errored
+    assert step.sink_results[1] == ("assay.scheduler.load_process", False)
+
+
+def test_load_processes_started_for_another_process_count_are_refused() -> None:
+    with start_load_processes(3) as started, pytest.raises(ConfigError, match="3 load processes"):
+        run_benchmark(two_process_plan(Constraints(max_requests=2)), counting_sink, started=started)
+
+
+def test_load_processes_started_ahead_and_never_used_stop_cleanly() -> None:
+    with start_load_processes(2) as started:
+        [child] = started.children
+    assert child.popen.returncode == 0

@@ -132,6 +132,11 @@ def slo_of(config: RunConfig) -> Slo | None:
     return Slo.model_validate(config.slo) if config.slo else None
 
 
+def processes_of(config: RunConfig) -> int:
+    """Load-generating processes: `--processes`, else one per CPU."""
+    return config.processes or os.cpu_count() or 1
+
+
 def plan_of(
     config: RunConfig, source: RequestSource, backend: BackendSettings, chain: ChainSpec
 ) -> BenchmarkPlan:
@@ -139,7 +144,7 @@ def plan_of(
     return BenchmarkPlan(
         profile=profile_of(config),
         constraints=constraints_of(config),
-        processes=config.processes or os.cpu_count() or 1,
+        processes=processes_of(config),
         source=source,
         backend=backend,
         validator_factory=chain,

@@ -22,6 +22,7 @@ from assay.benchmark.plan import (
     backend_settings_of,
     chain_of,
     plan_of,
+    processes_of,
     slo_of,
     source_of,
 )
@@ -29,7 +30,13 @@ from assay.benchmark.sink import ShardSinkFactory, ShardSummary
 from assay.config import RunConfig
 from assay.errors import DataError
 from assay.reports import Report, StepReport, build_report, write_report
-from assay.scheduler import BenchmarkResult, ProgressSnapshot, StepResult, run_benchmark
+from assay.scheduler import (
+    BenchmarkResult,
+    ProgressSnapshot,
+    StepResult,
+    run_benchmark,
+    start_load_processes,
+)
 from assay.scheduler.interrupt import sigint_as_flag
 
 if TYPE_CHECKING:
@@ -113,7 +120,12 @@ def run_from_config(
         raise DataError(f"{config.data}: no such prompt file")
     # From here on Ctrl-C is a flag, never a KeyboardInterrupt raised mid-start-up: the run
     # then ends cleanly with what it has (the scheduler handles it while the load runs).
-    with sigint_as_flag() as interrupted, open_target(config, note) as url:
+    # The load processes start first: their imports overlap the target's start and check.
+    with (
+        sigint_as_flag() as interrupted,
+        start_load_processes(processes_of(config)) as load_processes,
+        open_target(config, note) as url,
+    ):
         backend = backend_settings_of(config, url)
         model = asyncio.run(check_ready(backend, config.model))
         note(f"model: {model}; validators: {chain.describe()}")
@@ -127,7 +139,7 @@ def run_from_config(
         )
         result: BenchmarkResult[ShardSummary] = BenchmarkResult(steps=[], interrupted=True)
         if not interrupted.is_set():
-            result = run_benchmark(plan, sinks, on_progress=on_progress)
+            result = run_benchmark(plan, sinks, on_progress=on_progress, started=load_processes)
         was_interrupted = result.interrupted or interrupted.is_set()
     finished_at = datetime.now(UTC)
     _merge_shards(result, output_dir / RECORDS_FILE)

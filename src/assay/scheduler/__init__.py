@@ -6,7 +6,7 @@ writing stay above this layer; `run_benchmark` returns each step's counts and si
 
 from assay.scheduler.constraints import Constraints, StopReason
 from assay.scheduler.plan import BenchmarkPlan, BenchmarkResult, StepResult
-from assay.scheduler.processes import LoadProcessError
+from assay.scheduler.processes import LoadProcessError, LoadProcesses, start_load_processes
 from assay.scheduler.profiles import (
     Concurrent,
     Constant,
@@ -36,6 +36,7 @@ __all__ = [
     "Constraints",
     "CountingSink",
     "LoadProcessError",
+    "LoadProcesses",
     "OutcomeCounts",
     "OutcomeTotals",
     "Poisson",
@@ -53,4 +54,5 @@ __all__ = [
     "counting_sink",
     "run_benchmark",
     "run_benchmark_async",
+    "start_load_processes",
 ]

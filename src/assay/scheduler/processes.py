@@ -117,15 +117,50 @@ class _Child:
     conn: Connection
 
 
+@dataclass(frozen=True, slots=True)
+class LoadProcesses:
+    """Load processes started ahead of a run (see `start_load_processes`): while they import
+    the run path, the caller can start its target and check it."""
+
+    children: list[_Child]
+
+    @property
+    def processes(self) -> int:
+        """The plan's process count these serve: the children and this process."""
+        return len(self.children) + 1
+
+
+@contextlib.contextmanager
+def start_load_processes(processes: int) -> Iterator[LoadProcesses]:
+    """Start the `processes - 1` children of a run now; they wait for its plan. On leaving,
+    each is told to stop and waited for, whether a run used them or not.
+
+    >>> with start_load_processes(1) as pool:
+    ...     pool.processes
+    1
+    """
+    with _started(processes - 1) as children:
+        yield LoadProcesses(children)
+
+
 def run_in_processes(
     plan: BenchmarkPlan,
     sink_factory: SinkFactory[S],
     *,
     on_progress: Callable[[ProgressSnapshot], None] | None = None,
+    started: LoadProcesses | None = None,
 ) -> BenchmarkResult[S]:
-    """Run `plan` in `plan.processes` processes, this one and its children; Ctrl-C becomes a
-    clean stop."""
-    with sigint_as_flag() as interrupted, _started(plan.processes - 1) as children:
+    """Run `plan` in `plan.processes` processes, this one and its children (those `started`
+    ahead, or new ones); Ctrl-C becomes a clean stop."""
+    if started is not None and started.processes != plan.processes:
+        raise ConfigError(
+            f"{started.processes} load processes were started for a plan of {plan.processes}"
+        )
+    with contextlib.ExitStack() as stack:
+        interrupted = stack.enter_context(sigint_as_flag())
+        if started is None:
+            started = stack.enter_context(start_load_processes(plan.processes))
+        children = started.children
         # Pickled while the children import the run path; it then waits in their sockets.
         payload = _pickle_for_children((plan, sink_factory))
         for process, child in enumerate(children, start=1):
@@ -416,4 +451,10 @@ def _shut_down(children: list[_Child]) -> None:
         child.conn.close()
 
 
-__all__ = ["LoadProcessError", "run_event_loop", "run_in_processes"]
+__all__ = [
+    "LoadProcessError",
+    "LoadProcesses",
+    "run_event_loop",
+    "run_in_processes",
+    "start_load_processes",
+]

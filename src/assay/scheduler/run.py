@@ -15,7 +15,7 @@ from assay.backend import open_backend
 from assay.core import Clock, MonotonicClock
 from assay.errors import ConfigError
 from assay.scheduler.plan import BenchmarkPlan, BenchmarkResult, StepResult, merge_step, next_load
-from assay.scheduler.processes import run_event_loop, run_in_processes
+from assay.scheduler.processes import LoadProcesses, run_event_loop, run_in_processes
 from assay.scheduler.progress import ProgressMessage, ProgressSnapshot, StepProgress
 from assay.scheduler.runner import StepWork, run_step
 from assay.scheduler.sink import SinkFactory
@@ -28,6 +28,7 @@ def run_benchmark(
     sink_factory: SinkFactory[S],
     *,
     on_progress: Callable[[ProgressSnapshot], None] | None = None,
+    started: LoadProcesses | None = None,
 ) -> BenchmarkResult[S]:
     """Run every step of `plan` and return the steps' results; Ctrl-C stops it cleanly.
 
@@ -36,6 +37,8 @@ def run_benchmark(
     (not the script being run: the load processes do not run it). Ctrl-C stops dispatching,
     cancels what is in flight (recorded as cancelled), closes every sink and returns the partial
     result with `interrupted=True`. `on_progress` is called in this process about every 250 ms.
+    `started` are load processes from `start_load_processes(plan.processes)`, started while the
+    caller prepared the run, so their start-up overlaps it.
 
     >>> from functools import partial
     >>> from assay.backend import BackendSettings
@@ -52,9 +55,9 @@ def run_benchmark(
     >>> step.totals.errored, step.errors_by_code
     (2, {'connect_error': 2})
     """
-    if plan.processes == 1:
+    if plan.processes == 1 and (started is None or started.processes == 1):
         return run_event_loop(_run_interruptible(plan, sink_factory, on_progress))
-    return run_in_processes(plan, sink_factory, on_progress=on_progress)
+    return run_in_processes(plan, sink_factory, on_progress=on_progress, started=started)
 
 
 async def run_benchmark_async(
