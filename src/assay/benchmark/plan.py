@@ -132,11 +132,6 @@ def slo_of(config: RunConfig) -> Slo | None:
     return Slo.model_validate(config.slo) if config.slo else None
 
 
-def processes_of(config: RunConfig) -> int:
-    """Load-generating processes: `--processes`, else one per CPU."""
-    return config.processes or os.cpu_count() or 1
-
-
 def plan_of(
     config: RunConfig, source: RequestSource, backend: BackendSettings, chain: ChainSpec
 ) -> BenchmarkPlan:
@@ -144,7 +139,7 @@ def plan_of(
     return BenchmarkPlan(
         profile=profile_of(config),
         constraints=constraints_of(config),
-        processes=processes_of(config),
+        processes=config.load_processes,
         source=source,
         backend=backend,
         validator_factory=chain,

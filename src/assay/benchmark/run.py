@@ -7,6 +7,7 @@ and exit codes to the caller.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,13 +23,13 @@ from assay.benchmark.plan import (
     backend_settings_of,
     chain_of,
     plan_of,
-    processes_of,
     slo_of,
     source_of,
 )
 from assay.benchmark.sink import ShardSinkFactory, ShardSummary
 from assay.config import RunConfig
 from assay.errors import DataError
+from assay.launch import LoadProcesses
 from assay.reports import Report, StepReport, build_report, write_report
 from assay.scheduler import (
     BenchmarkResult,
@@ -105,8 +106,12 @@ def run_from_config(
     *,
     note: Callable[[str], None] = lambda _: None,
     on_progress: Callable[[ProgressSnapshot], None] | None = None,
+    started: LoadProcesses | None = None,
 ) -> RunOutcome:
     """Run the benchmark `config` describes and write its files; see `RunOutcome`.
+
+    `started` are its load processes when the caller started them ahead (the CLI does, before
+    it imports this module, so the imports overlap); otherwise they start here, first.
 
     Raises `AssayError` subclasses for bad input (data files, validators, an unreachable
     target) before any load is sent.
@@ -120,12 +125,12 @@ def run_from_config(
         raise DataError(f"{config.data}: no such prompt file")
     # From here on Ctrl-C is a flag, never a KeyboardInterrupt raised mid-start-up: the run
     # then ends cleanly with what it has (the scheduler handles it while the load runs).
-    # The load processes start first: their imports overlap the target's start and check.
-    with (
-        sigint_as_flag() as interrupted,
-        start_load_processes(processes_of(config)) as load_processes,
-        open_target(config, note) as url,
-    ):
+    with contextlib.ExitStack() as stack:
+        interrupted = stack.enter_context(sigint_as_flag())
+        # The load processes start first: their imports overlap the target's start and check.
+        if started is None:
+            started = stack.enter_context(start_load_processes(config.load_processes))
+        url = stack.enter_context(open_target(config, note))
         backend = backend_settings_of(config, url)
         model = asyncio.run(check_ready(backend, config.model))
         note(f"model: {model}; validators: {chain.describe()}")
@@ -139,7 +144,7 @@ def run_from_config(
         )
         result: BenchmarkResult[ShardSummary] = BenchmarkResult(steps=[], interrupted=True)
         if not interrupted.is_set():
-            result = run_benchmark(plan, sinks, on_progress=on_progress, started=load_processes)
+            result = run_benchmark(plan, sinks, on_progress=on_progress, started=started)
         was_interrupted = result.interrupted or interrupted.is_set()
     finished_at = datetime.now(UTC)
     _merge_shards(result, output_dir / RECORDS_FILE)

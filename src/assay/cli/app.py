@@ -320,9 +320,13 @@ def run(
         }  # fmt: skip
         file_keys = load_config_file(config) if config is not None else {}
         run_config = build_config(file_keys, overrides)
-        from assay.cli.run_command import run_and_report
+        from assay.launch import start_load_processes
 
-        return run_and_report(run_config)
+        # The load processes import the run path while this process does the same.
+        with start_load_processes(run_config.load_processes) as started:
+            from assay.cli.run_command import run_and_report
+
+            return run_and_report(run_config, started)
 
     _exit(_guarded(body))
 

@@ -7,6 +7,7 @@ command line override the file. Validation errors become one `ConfigError` line 
 from __future__ import annotations
 
 import json
+import os
 import tomllib
 from pathlib import Path
 from typing import Any, Final, Literal, Self
@@ -88,6 +89,11 @@ class RunConfig(BaseModel):
         if any(value <= 0 for value in self.slo.values()):
             raise ValueError("SLO thresholds must be positive milliseconds")
         return self
+
+    @property
+    def load_processes(self) -> int:
+        """Load-generating processes: `processes`, else one per CPU."""
+        return self.processes or os.cpu_count() or 1
 
     @property
     def bounded(self) -> bool:

@@ -4,9 +4,10 @@ Records leave through a sink the caller provides (`SinkFactory`), so aggregation
 writing stay above this layer; `run_benchmark` returns each step's counts and sink summaries.
 """
 
+from assay.launch import LoadProcesses, start_load_processes
 from assay.scheduler.constraints import Constraints, StopReason
 from assay.scheduler.plan import BenchmarkPlan, BenchmarkResult, StepResult
-from assay.scheduler.processes import LoadProcessError, LoadProcesses, start_load_processes
+from assay.scheduler.processes import LoadProcessError
 from assay.scheduler.profiles import (
     Concurrent,
     Constant,

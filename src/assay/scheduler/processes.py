@@ -18,21 +18,18 @@ import contextlib
 import io
 import os
 import pickle
-import signal
 import subprocess
 import sys
-import threading
 import types
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from multiprocessing.connection import Connection, Pipe, wait
-from pathlib import Path
+from multiprocessing.connection import Connection
 from typing import Any, Generic, TypeVar
 
-import assay
 from assay.backend import open_backend
 from assay.core import MonotonicClock
 from assay.errors import AssayError, ConfigError
+from assay.launch import LoadChild, LoadProcesses, send_all, start_load_processes
 from assay.scheduler.constraints import StopReason
 from assay.scheduler.interrupt import SigintFlag, sigint_as_flag
 from assay.scheduler.plan import BenchmarkPlan, BenchmarkResult, StepResult, merge_step, next_load
@@ -108,41 +105,6 @@ def run_event_loop(main: Coroutine[Any, Any, T]) -> T:
     return uvloop.run(main)
 
 
-@dataclass(slots=True)
-class _Child:
-    """One running load process and the parent's end of its socket pair."""
-
-    name: str
-    popen: subprocess.Popen[bytes]
-    conn: Connection
-
-
-@dataclass(frozen=True, slots=True)
-class LoadProcesses:
-    """Load processes started ahead of a run (see `start_load_processes`): while they import
-    the run path, the caller can start its target and check it."""
-
-    children: list[_Child]
-
-    @property
-    def processes(self) -> int:
-        """The plan's process count these serve: the children and this process."""
-        return len(self.children) + 1
-
-
-@contextlib.contextmanager
-def start_load_processes(processes: int) -> Iterator[LoadProcesses]:
-    """Start the `processes - 1` children of a run now; they wait for its plan. On leaving,
-    each is told to stop and waited for, whether a run used them or not.
-
-    >>> with start_load_processes(1) as pool:
-    ...     pool.processes
-    1
-    """
-    with _started(processes - 1) as children:
-        yield LoadProcesses(children)
-
-
 def run_in_processes(
     plan: BenchmarkPlan,
     sink_factory: SinkFactory[S],
@@ -188,63 +150,13 @@ def _pickle_for_children(payload: object) -> bytes:
     return buffer.getvalue()
 
 
-@contextlib.contextmanager
-def _started(count: int) -> Iterator[list[_Child]]:
-    """Start `count` load processes at once; on leaving (also on an error: a failing
-    `on_progress`, a dead child) every child is told to stop and is waited for."""
-    children: list[_Child] = []
-    try:
-        for process in range(count):
-            children.append(_start(f"assay-load-{process}"))
-        yield children
-    finally:
-        _shut_down(children)
-
-
-def _start(name: str) -> _Child:
-    parent_end, child_end = Pipe(duplex=True)
-    with child_end:
-        fd = child_end.fileno()
-        try:
-            popen = _popen_ignoring_sigint(
-                [sys.executable, "-m", "assay.scheduler.load_process", str(fd)],
-                pass_fds=(fd,),
-                stdin=subprocess.DEVNULL,
-                env=_child_environment(),
-            )
-        except BaseException:
-            parent_end.close()
-            raise
-    return _Child(name, popen, parent_end)
-
-
-def _child_environment() -> dict[str, str]:
-    # The entry module must import from the same assay as this process; once it runs, the
-    # child takes this process's whole `sys.path` (sink factories may live anywhere on it).
-    root = str(Path(assay.__file__).resolve().parents[1])
-    path = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": root if not path else f"{root}{os.pathsep}{path}"}
-
-
-def _popen_ignoring_sigint(command: list[str], **options: Any) -> subprocess.Popen[bytes]:
-    """Start `command` with SIGINT ignored from its first instruction (an ignored signal survives
-    exec and Python keeps it ignored), so a Ctrl-C during its start-up cannot kill it."""
-    if threading.current_thread() is not threading.main_thread():
-        return subprocess.Popen(command, **options)
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        return subprocess.Popen(command, **options)
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 class _Inbox:
     """The children's messages, read by the event loop as they arrive; a crash or a closed
     socket is raised from `get` as `LoadProcessError`."""
 
-    def __init__(self, children: list[_Child]) -> None:
+    def __init__(self, children: list[LoadChild]) -> None:
         self._children = children
-        self._queue: asyncio.Queue[tuple[_Child, object]] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[LoadChild, object]] = asyncio.Queue()
 
     def __enter__(self) -> _Inbox:
         loop = asyncio.get_running_loop()
@@ -258,7 +170,7 @@ class _Inbox:
             if not child.conn.closed:
                 loop.remove_reader(child.conn.fileno())
 
-    def _read(self, child: _Child) -> None:
+    def _read(self, child: LoadChild) -> None:
         try:
             while child.conn.poll():
                 self._queue.put_nowait((child, child.conn.recv()))
@@ -266,7 +178,7 @@ class _Inbox:
             asyncio.get_running_loop().remove_reader(child.conn.fileno())
             self._queue.put_nowait((child, _GONE))
 
-    async def get(self, timeout_s: float) -> tuple[_Child, object] | None:
+    async def get(self, timeout_s: float) -> tuple[LoadChild, object] | None:
         """The next message and its sender, or None after `timeout_s` without one."""
         try:
             async with asyncio.timeout(timeout_s):
@@ -299,7 +211,7 @@ def watch_readable(
 class _StepControl:
     """The parent's view of one step: merged progress, and the stop it may send everyone."""
 
-    def __init__(self, index: int, plan: BenchmarkPlan, start_ns: int, children: list[_Child]):
+    def __init__(self, index: int, plan: BenchmarkPlan, start_ns: int, children: list[LoadChild]):
         self.index = index
         self.progress = StepProgress(index, plan.constraints, start_ns=start_ns)
         self.stop = asyncio.Event()
@@ -315,13 +227,13 @@ class _StepControl:
         if self.reason is None:
             self.reason = reason
             self.stop.set()
-            _send_all(self._children, StopStep(self.index))
+            send_all(self._children, StopStep(self.index))
 
 
 async def _coordinate(
     plan: BenchmarkPlan,
     sink_factory: SinkFactory[S],
-    children: list[_Child],
+    children: list[LoadChild],
     interrupted: SigintFlag,
     on_progress: Callable[[ProgressSnapshot], None] | None,
 ) -> BenchmarkResult[S]:
@@ -336,7 +248,7 @@ async def _coordinate(
             while not interrupted.is_set() and (load := next_load(plan.profile, steps)) is not None:
                 index = len(steps)
                 start_ns = clock.now_ns() + _START_LEAD_NS
-                _send_all(children, StepCommand(index, load, start_ns))
+                send_all(children, StepCommand(index, load, start_ns))
                 control = _StepControl(index, plan, start_ns, children)
                 work = StepWork(
                     index, load, plan.constraints, plan.seed, 0, plan.processes, start_ns
@@ -420,41 +332,4 @@ async def _follow_step(
     return parts
 
 
-def _send_all(children: list[_Child], message: object) -> None:
-    for child in children:
-        # A child that died cannot take it; its closed socket is reported when read.
-        with contextlib.suppress(OSError):
-            child.conn.send(message)
-
-
-def _shut_down(children: list[_Child]) -> None:
-    """Tell every child to stop (it ends a step under way first) and wait until each exits."""
-    _send_all(children, None)
-    clock = MonotonicClock()
-    deadline_ns = clock.now_ns() + round(_SHUTDOWN_TIMEOUT_S * 1e9)
-    # Read until each child closes its end: one still sending a result must not block on a
-    # full socket while the parent waits for it to exit.
-    open_ends = {child.conn for child in children}
-    while open_ends and (remaining_ns := deadline_ns - clock.now_ns()) > 0:
-        for conn in wait(list(open_ends), timeout=remaining_ns / 1e9):
-            assert isinstance(conn, Connection)
-            try:
-                conn.recv_bytes()
-            except (EOFError, OSError):
-                open_ends.discard(conn)
-    for child in children:
-        try:
-            child.popen.wait(timeout=max(0.0, (deadline_ns - clock.now_ns()) / 1e9))
-        except subprocess.TimeoutExpired:
-            child.popen.kill()
-            child.popen.wait()
-        child.conn.close()
-
-
-__all__ = [
-    "LoadProcessError",
-    "LoadProcesses",
-    "run_event_loop",
-    "run_in_processes",
-    "start_load_processes",
-]
+__all__ = ["LoadProcessError", "run_event_loop", "run_in_processes"]

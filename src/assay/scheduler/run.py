@@ -14,8 +14,9 @@ from typing import TypeVar
 from assay.backend import open_backend
 from assay.core import Clock, MonotonicClock
 from assay.errors import ConfigError
+from assay.launch import LoadProcesses
 from assay.scheduler.plan import BenchmarkPlan, BenchmarkResult, StepResult, merge_step, next_load
-from assay.scheduler.processes import LoadProcesses, run_event_loop, run_in_processes
+from assay.scheduler.processes import run_event_loop, run_in_processes
 from assay.scheduler.progress import ProgressMessage, ProgressSnapshot, StepProgress
 from assay.scheduler.runner import StepWork, run_step
 from assay.scheduler.sink import SinkFactory
