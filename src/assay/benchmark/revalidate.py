@@ -17,10 +17,11 @@ from returns.result import Failure, Success
 from assay.benchmark.validation import ChainSpec
 from assay.core import Endpoint, GenerationResponse, Stage, outcome
 from assay.errors import DataError
-from assay.metrics import Slo, StepAggregator, TimeWindow
+from assay.metrics import Slo, StepAggregator, Timeline, TimeWindow
 from assay.records import Cancelled, Completed, Errored, RequestRecord
 from assay.records.jsonl import RecordWriter, read_records
 from assay.reports import Report, StepReport, build_report, write_report
+from assay.reports.html import write_html
 from assay.validators import Validator
 
 REVALIDATED_DIR = "revalidated"
@@ -79,6 +80,11 @@ def revalidate(
     slo_keys = old.run_config.get("slo")
     slo = Slo.model_validate(slo_keys) if isinstance(slo_keys, dict) and slo_keys else None
     aggregators = {step.index: StepAggregator(slo=slo, window=_window(step)) for step in old.steps}
+    timelines = {
+        step.index: Timeline(origin_ns=step.timeline.origin_ns)
+        for step in old.steps
+        if step.timeline is not None
+    }
     out_dir = run_dir / REVALIDATED_DIR
     newly_errored = newly_completed = 0
     with RecordWriter(out_dir / "records.jsonl") as writer:
@@ -92,6 +98,9 @@ def revalidate(
             if aggregator is None:
                 raise DataError(f"records.jsonl names step {judged.step}, not in report.json")
             aggregator.add(judged)
+            timeline = timelines.get(judged.step)
+            if timeline is not None:
+                timeline.add(judged)
     steps = [
         StepReport.of(
             step.index,
@@ -100,6 +109,7 @@ def revalidate(
             requested_rate=step.requested_rate,
             requested_concurrency=step.requested_concurrency,
             stopped_by=step.stopped_by,
+            timeline=timelines[step.index].snapshot() if step.index in timelines else None,
         )
         for step in old.steps
     ]
@@ -121,6 +131,7 @@ def revalidate(
         environment=old.environment,
     )
     write_report(report, out_dir)
+    write_html(out_dir, report)
     return RevalidationOutcome(report, out_dir, newly_errored, newly_completed)
 
 

@@ -31,6 +31,7 @@ from assay.config import RunConfig
 from assay.errors import DataError
 from assay.launch import LoadProcesses
 from assay.reports import Report, StepReport, build_report, write_report
+from assay.reports.html import write_html
 from assay.scheduler import (
     BenchmarkResult,
     ProgressSnapshot,
@@ -166,14 +167,17 @@ def run_from_config(
         max_error_rate=config.max_error_rate,
     )
     write_report(report, output_dir)
+    write_html(output_dir, report)
     return RunOutcome(report, output_dir, was_interrupted, url)
 
 
 def step_report(step: StepResult[ShardSummary]) -> StepReport:
     """One step's report entry from the aggregators of every process."""
     aggregator = step.sink_results[0].aggregator
+    timeline = step.sink_results[0].timeline
     for summary in step.sink_results[1:]:
         aggregator.merge(summary.aggregator)
+        timeline.merge(summary.timeline)
     return StepReport.of(
         step.index,
         step.kind,
@@ -181,6 +185,7 @@ def step_report(step: StepResult[ShardSummary]) -> StepReport:
         requested_rate=step.rate,
         requested_concurrency=step.concurrency,
         stopped_by=None if step.stopped_by is None else step.stopped_by.value,
+        timeline=timeline.snapshot(),
     )
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.core import GenerationResponse
-from assay.metrics import Slo, StepAggregator, TimeWindow
+from assay.metrics import Slo, StepAggregator, Timeline, TimeWindow
 from assay.records import RequestRecord
 from assay.records.jsonl import RecordWriter
 from assay.scheduler.sink import StepContext
@@ -14,13 +14,14 @@ from assay.scheduler.sink import StepContext
 
 @dataclass(slots=True)
 class ShardSummary:
-    """What one process gives back for one step: its aggregator and the shard it wrote."""
+    """What one process gives back for one step: its aggregates and the shard it wrote."""
 
     step: int
     process: int
     aggregator: StepAggregator
     shard: Path
     records: int
+    timeline: Timeline
 
 
 class ShardSink:
@@ -30,7 +31,7 @@ class ShardSink:
     keeps every record, so nothing dispatched is missing from records.jsonl.
     """
 
-    __slots__ = ("_aggregator", "_context", "_writer")
+    __slots__ = ("_aggregator", "_context", "_timeline", "_writer")
 
     def __init__(
         self, context: StepContext, directory: Path, slo: Slo | None, windowed: bool
@@ -42,6 +43,7 @@ class ShardSink:
         # last finish, right also for a step that ends early (max_requests, errors).
         window = TimeWindow(start_ns=begin, end_ns=end) if windowed and end is not None else None
         self._aggregator = StepAggregator(slo=slo, window=window)
+        self._timeline = Timeline(origin_ns=context.start_ns)
         path = directory / f"records.step{context.step:03d}.p{context.process:03d}.jsonl"
         self._writer = RecordWriter(path)
         self._writer.open()
@@ -49,6 +51,7 @@ class ShardSink:
     def add(self, record: RequestRecord[GenerationResponse]) -> None:
         self._writer.write(record)
         self._aggregator.add(record)
+        self._timeline.add(record)
 
     def close(self) -> ShardSummary:
         self._writer.close()
@@ -58,6 +61,7 @@ class ShardSink:
             self._aggregator,
             self._writer.path,
             self._writer.written,
+            self._timeline,
         )
 
 

@@ -17,7 +17,7 @@ from typer._click.formatting import HelpFormatter
 from typer.core import TyperCommand
 
 from assay import __version__
-from assay.errors import AssayError
+from assay.errors import AssayError, DataError
 
 EXIT_VALID = 0
 EXIT_INVALID = 1
@@ -421,6 +421,26 @@ def revalidate(
             default_validators=not no_default_validators,
             max_error_rate=max_error_rate,
         )
+
+    _exit(_guarded(body))
+
+
+@app.command()
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="A run's output directory.")],
+) -> None:
+    """(Re)build RUN_DIR/report.html from its report.json and records.jsonl.
+
+    Works for any stored run, and for a revalidated one (RUN_DIR/revalidated).
+    """
+    from assay.reports.html import write_html
+
+    def body() -> int:
+        if not (run_dir / "report.json").is_file():
+            raise DataError(f"{run_dir}: no report.json in this folder (is it a run directory?)")
+        path = write_html(run_dir)
+        typer.echo(f"wrote {path}")
+        return EXIT_VALID
 
     _exit(_guarded(body))
 

@@ -26,7 +26,9 @@ def run_and_report(config: RunConfig, started: LoadProcesses | None = None) -> i
             config, note=display.note, on_progress=display.update, started=started
         )
     render_summary(outcome.report, console)
-    console.print(f"files: {outcome.output_dir}/ (report.json, records.jsonl, summary.csv)")
+    console.print(
+        f"files: {outcome.output_dir}/ (report.json, report.html, records.jsonl, summary.csv)"
+    )
     if outcome.interrupted:
         console.print("interrupted: the partial report and records were written")
         return EXIT_INTERRUPTED

@@ -14,6 +14,7 @@ from assay.metrics.step_metrics import (
     Throughput,
     Tokens,
 )
+from assay.metrics.timeline import Timeline, TimelineSnapshot
 
 __all__ = [
     "PERCENTILES",
@@ -32,5 +33,7 @@ __all__ = [
     "StepMetrics",
     "Throughput",
     "TimeWindow",
+    "Timeline",
+    "TimelineSnapshot",
     "Tokens",
 ]

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 import assay
 from assay.core.diagnostics import DiagnosticCode
 from assay.metrics.step_metrics import ErrorSummary, Outcomes, StepMetrics
+from assay.metrics.timeline import TimelineSnapshot
 from assay.reports.validity import Validity, judge
 
 SCHEMA_VERSION: Literal["assay.report/1"] = "assay.report/1"
@@ -66,6 +67,7 @@ class StepReport(BaseModel):
     achieved_rate: float
     stopped_by: str | None = None
     metrics: StepMetrics
+    timeline: TimelineSnapshot | None = None
 
     @classmethod
     def of(
@@ -77,6 +79,7 @@ class StepReport(BaseModel):
         requested_rate: float | None = None,
         requested_concurrency: int | None = None,
         stopped_by: str | None = None,
+        timeline: TimelineSnapshot | None = None,
     ) -> StepReport:
         """A step entry whose achieved rate is read from its metrics."""
         return cls(
@@ -87,6 +90,7 @@ class StepReport(BaseModel):
             achieved_rate=metrics.throughput.attempted_requests_per_s,
             stopped_by=stopped_by,
             metrics=metrics,
+            timeline=timeline,
         )
 
 

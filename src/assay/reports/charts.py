@@ -1,0 +1,506 @@
+"""The charts of the HTML report, as plotly.js figure specifications (plain data).
+
+Each function turns part of a `Report` (and, for distributions, per-request latencies read from
+records.jsonl) into a `Figure`: the `data` and `layout` that `Plotly.newPlot` draws. Building
+plain dictionaries keeps the report independent of plotly's Python API (slow to import) while
+the drawing is done by plotly.js itself, inlined into the page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pydantic import JsonValue
+
+from assay.metrics.sketch import Distribution
+from assay.metrics.timeline import TimelineSnapshot
+from assay.reports.report import Report, StepReport
+
+PERCENTILE_FIELDS: tuple[tuple[str, str], ...] = (
+    ("p50", "p50"),
+    ("p90", "p90"),
+    ("p95", "p95"),
+    ("p99", "p99"),
+    ("p999", "p99.9"),
+)
+LATENCY_METRICS: tuple[tuple[str, str], ...] = (
+    ("ttft_ms", "Time to first token"),
+    ("itl_ms", "Inter-token latency"),
+    ("tpot_ms", "Time per output token"),
+    ("e2e_ms", "End-to-end latency"),
+)
+# SLO keys as `--slo` takes them, and the latency metric each bounds.
+SLO_METRICS: Mapping[str, str] = {
+    "ttft_ms": "ttft_ms",
+    "itl_ms": "itl_ms",
+    "tpot_ms": "tpot_ms",
+    "e2e_ms": "e2e_ms",
+}
+OUTCOME_COLOURS: Mapping[str, str] = {
+    "completed": "#2e7d32",
+    "errored": "#c62828",
+    "cancelled": "#9e9e9e",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """One chart: a stable id, a title for the page, and what plotly.js draws."""
+
+    id: str
+    title: str
+    data: list[dict[str, JsonValue]]
+    layout: dict[str, JsonValue] = field(default_factory=dict)
+    caption: str = ""
+
+
+def step_label(step: StepReport) -> str:
+    """A short name for a step on a chart axis: `1 constant 20/s`, `2 concurrent x8`.
+
+    >>> from assay.metrics import StepAggregator
+    >>> step_label(StepReport.of(0, "constant", StepAggregator().snapshot(), requested_rate=20))
+    '1 constant 20/s'
+    """
+    if step.requested_rate is not None:
+        return f"{step.index + 1} {step.profile} {step.requested_rate:g}/s"
+    if step.requested_concurrency is not None and step.profile != "synchronous":
+        return f"{step.index + 1} {step.profile} x{step.requested_concurrency}"
+    return f"{step.index + 1} {step.profile}"
+
+
+def _layout(title: str, x_title: str, y_title: str, **extra: JsonValue) -> dict[str, JsonValue]:
+    layout: dict[str, JsonValue] = {
+        "title": {"text": title},
+        "xaxis": {"title": {"text": x_title}, "automargin": True},
+        "yaxis": {"title": {"text": y_title}, "automargin": True, "rangemode": "tozero"},
+        "margin": {"t": 48, "r": 16, "b": 48, "l": 56},
+        "legend": {"orientation": "h", "y": -0.25},
+        "height": 360,
+    }
+    layout.update(extra)
+    return layout
+
+
+def outcomes_figure(report: Report) -> Figure:
+    """Completed, errored and cancelled requests per step, stacked."""
+    labels: list[JsonValue] = [step_label(step) for step in report.steps]
+    data: list[dict[str, JsonValue]] = []
+    for name, colour in OUTCOME_COLOURS.items():
+        counts: list[JsonValue] = [getattr(step.metrics.outcomes, name) for step in report.steps]
+        data.append(
+            {"type": "bar", "name": name, "x": labels, "y": counts, "marker": {"color": colour}}
+        )
+    return Figure(
+        "outcomes",
+        "Outcomes by step",
+        data,
+        _layout("Outcomes by step", "step", "requests", barmode="stack"),
+        "Every dispatched request ends in exactly one outcome.",
+    )
+
+
+def errors_figure(report: Report) -> Figure:
+    """Errored requests by diagnostic code, per step (empty chart text when nothing errored)."""
+    codes = sorted({str(code) for step in report.steps for code in step.metrics.errors_by_code})
+    labels: list[JsonValue] = [step_label(step) for step in report.steps]
+    data: list[dict[str, JsonValue]] = []
+    for code in codes:
+        counts: list[JsonValue] = []
+        for step in report.steps:
+            by_code = {str(key): value.count for key, value in step.metrics.errors_by_code.items()}
+            counts.append(by_code.get(code, 0))
+        data.append({"type": "bar", "name": code, "x": labels, "y": counts})
+    layout = _layout("Errors by diagnostic code", "step", "errored requests", barmode="stack")
+    if not codes:
+        layout["annotations"] = [
+            {
+                "text": "no request errored",
+                "showarrow": False,
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0.5,
+                "y": 0.5,
+                "font": {"size": 16},
+            }
+        ]
+    return Figure(
+        "errors",
+        "Errors by diagnostic code",
+        data,
+        layout,
+        "What the server failed to serve, by the stable code assay gave each errored request.",
+    )
+
+
+def latency_percentiles_figure(report: Report, metric: str, title: str) -> Figure:
+    """One latency metric's percentiles, a line per step."""
+    data: list[dict[str, JsonValue]] = []
+    for step in report.steps:
+        distribution: Distribution | None = getattr(step.metrics.latency, metric)
+        if distribution is None or distribution.count == 0:
+            continue
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": step_label(step),
+                "x": [label for _, label in PERCENTILE_FIELDS],
+                "y": [float(getattr(distribution, name)) for name, _ in PERCENTILE_FIELDS],
+            }
+        )
+    layout = _layout(f"{title}: percentiles", "percentile", "ms")
+    if not data:
+        layout["annotations"] = [
+            {
+                "text": "not measured in this run",
+                "showarrow": False,
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0.5,
+                "y": 0.5,
+                "font": {"size": 16},
+            }
+        ]
+    return Figure(f"latency-{metric}", f"{title} percentiles", data, layout)
+
+
+def cdf_figure(
+    metric: str, title: str, samples_by_step: Mapping[str, Sequence[float]], points: int = 400
+) -> Figure:
+    """The empirical CDF of per-request `metric` (ms) per step, at most `points` per line."""
+    data: list[dict[str, JsonValue]] = []
+    for label, samples in samples_by_step.items():
+        if not samples:
+            continue
+        ordered = sorted(samples)
+        count = len(ordered)
+        step = max(1, count // points)
+        indices = [*range(0, count, step)]
+        if indices[-1] != count - 1:
+            indices.append(count - 1)
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "line": {"shape": "hv"},
+                "name": label,
+                "x": [ordered[i] for i in indices],
+                "y": [(i + 1) / count for i in indices],
+            }
+        )
+    layout = _layout(f"{title}: distribution (CDF)", "ms", "fraction of completed requests")
+    layout["yaxis"] = {"title": {"text": "fraction of completed requests"}, "range": [0, 1.02]}
+    if not data:
+        layout["annotations"] = [
+            {
+                "text": "no completed request with this measure",
+                "showarrow": False,
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0.5,
+                "y": 0.5,
+                "font": {"size": 16},
+            }
+        ]
+    return Figure(f"cdf-{metric}", f"{title} distribution", data, layout)
+
+
+def _time_axis(report: Report) -> list[tuple[StepReport, TimelineSnapshot, list[float]]]:
+    """Each step's timeline with its bucket start times in seconds from the run's first step."""
+    timelines = [(step, step.timeline) for step in report.steps if step.timeline is not None]
+    if not timelines:
+        return []
+    origin = min(timeline.origin_ns for _, timeline in timelines)
+    out: list[tuple[StepReport, TimelineSnapshot, list[float]]] = []
+    for step, timeline in timelines:
+        offset = (timeline.origin_ns - origin) / 1e9
+        times = [offset + i * timeline.interval_s for i in range(timeline.buckets)]
+        out.append((step, timeline, times))
+    return out
+
+
+def throughput_over_time_figure(report: Report) -> Figure:
+    """Requests per second over the run: usable (completed) against attempted (dispatched)."""
+    data: list[dict[str, JsonValue]] = []
+    for step, timeline, times in _time_axis(report):
+        per_s = 1 / timeline.interval_s
+        label = step_label(step)
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"usable, {label}",
+                "x": list(times),
+                "y": [c * per_s for c in timeline.completed],
+                "line": {"color": OUTCOME_COLOURS["completed"]},
+            }
+        )
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"attempted, {label}",
+                "x": list(times),
+                "y": [c * per_s for c in timeline.dispatched],
+                "line": {"color": "#1565c0", "dash": "dot"},
+            }
+        )
+    return Figure(
+        "throughput-time",
+        "Requests per second over time",
+        data,
+        _layout("Requests/s over time: usable vs attempted", "seconds into the run", "req/s"),
+        "Usable counts completed requests by finish time; attempted counts dispatches.",
+    )
+
+
+def ttft_over_time_figure(report: Report) -> Figure:
+    """Mean and max time to first token of the requests sent in each interval."""
+    data: list[dict[str, JsonValue]] = []
+    for step, timeline, times in _time_axis(report):
+        label = step_label(step)
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"mean, {label}",
+                "x": list(times),
+                "y": list(timeline.ttft_ms_mean),
+                "connectgaps": False,
+            }
+        )
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"max, {label}",
+                "x": list(times),
+                "y": list(timeline.ttft_ms_max),
+                "line": {"dash": "dot"},
+                "connectgaps": False,
+            }
+        )
+    return Figure(
+        "ttft-time",
+        "Time to first token over time",
+        data,
+        _layout("TTFT over time (by send time)", "seconds into the run", "ms"),
+    )
+
+
+def errors_over_time_figure(report: Report) -> Figure:
+    """Errored requests per second, by diagnostic code, stacked."""
+    data: list[dict[str, JsonValue]] = []
+    series: dict[str, tuple[list[float], list[float]]] = {}
+    widths: dict[str, list[float]] = {}
+    for _, timeline, times in _time_axis(report):
+        per_s = 1 / timeline.interval_s
+        for code, counts in timeline.errored_by_code.items():
+            xs, ys = series.setdefault(code, ([], []))
+            # A bar spans its interval: x is the interval's middle, its width the interval.
+            xs.extend(t + timeline.interval_s / 2 for t in times)
+            ys.extend(c * per_s for c in counts)
+            widths.setdefault(code, []).extend([timeline.interval_s] * len(times))
+    for code, (xs, ys) in sorted(series.items()):
+        bar_widths: list[JsonValue] = list(widths[code])
+        data.append(
+            {"type": "bar", "name": code, "x": list(xs), "y": list(ys), "width": bar_widths}
+        )
+    layout = _layout(
+        "Errors per second by code", "seconds into the run", "errors/s", barmode="stack", bargap=0
+    )
+    if not data:
+        layout["annotations"] = [
+            {
+                "text": "no request errored",
+                "showarrow": False,
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0.5,
+                "y": 0.5,
+                "font": {"size": 16},
+            }
+        ]
+    return Figure("errors-time", "Errors per second by code", data, layout)
+
+
+def concurrency_over_time_figure(report: Report) -> Figure:
+    """The time-averaged number of requests in flight per interval."""
+    data: list[dict[str, JsonValue]] = [
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "name": step_label(step),
+            "x": list(times),
+            "y": list(timeline.concurrency_mean),
+            "fill": "tozeroy",
+        }
+        for step, timeline, times in _time_axis(report)
+    ]
+    return Figure(
+        "concurrency-time",
+        "Requests in flight over time",
+        data,
+        _layout("Requests in flight (time-averaged)", "seconds into the run", "requests"),
+    )
+
+
+def offered_rate(step: StepReport) -> float:
+    """The load a step offered: its requested rate, else the rate it dispatched at."""
+    if step.requested_rate is not None:
+        return step.requested_rate
+    return step.metrics.throughput.attempted_requests_per_s
+
+
+def sweep_throughput_figure(report: Report) -> Figure:
+    """Achieved throughput against the offered rate, one point per step."""
+    steps = sorted(report.steps, key=offered_rate)
+    x: list[JsonValue] = [offered_rate(step) for step in steps]
+    text: list[JsonValue] = [step_label(step) for step in steps]
+    data: list[dict[str, JsonValue]] = [
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": "attempted req/s",
+            "x": x,
+            "y": [step.metrics.throughput.attempted_requests_per_s for step in steps],
+            "text": text,
+        },
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": "usable req/s",
+            "x": x,
+            "y": [step.metrics.throughput.usable_requests_per_s for step in steps],
+            "text": text,
+        },
+    ]
+    if any(step.metrics.goodput is not None for step in steps):
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "goodput req/s",
+                "x": x,
+                "y": [
+                    None if step.metrics.goodput is None else step.metrics.goodput.requests_per_s
+                    for step in steps
+                ],
+                "text": text,
+            }
+        )
+    return Figure(
+        "sweep-throughput",
+        "Throughput against offered rate",
+        data,
+        _layout("Throughput vs offered rate", "offered rate (req/s)", "req/s"),
+        "A server that keeps up stays on the diagonal; usable below attempted means errors.",
+    )
+
+
+def sweep_latency_figure(report: Report, metric: str, title: str) -> Figure:
+    """p50 and p99 of one latency metric against the offered rate, with its SLO line."""
+    steps = sorted(report.steps, key=offered_rate)
+    x: list[JsonValue] = [offered_rate(step) for step in steps]
+    data: list[dict[str, JsonValue]] = []
+    for name, label in (("p50", "p50"), ("p99", "p99")):
+        values: list[JsonValue] = []
+        for step in steps:
+            distribution: Distribution | None = getattr(step.metrics.latency, metric)
+            values.append(None if distribution is None else float(getattr(distribution, name)))
+        data.append(
+            {"type": "scatter", "mode": "lines+markers", "name": label, "x": x, "y": values}
+        )
+    layout = _layout(f"{title} vs offered rate", "offered rate (req/s)", "ms")
+    slo = _slo_of(report).get(metric)
+    if slo is not None:
+        layout["shapes"] = [
+            {
+                "type": "line",
+                "xref": "paper",
+                "x0": 0,
+                "x1": 1,
+                "y0": slo,
+                "y1": slo,
+                "line": {"color": "#c62828", "dash": "dash"},
+            }
+        ]
+        layout["annotations"] = [
+            {
+                "text": f"SLO {slo:g} ms",
+                "showarrow": False,
+                "xref": "paper",
+                "x": 1,
+                "xanchor": "right",
+                "y": slo,
+                "yanchor": "bottom",
+                "font": {"color": "#c62828"},
+            }
+        ]
+    return Figure(f"sweep-{metric}", f"{title} against offered rate", data, layout)
+
+
+def _slo_of(report: Report) -> dict[str, float]:
+    """The run's latency SLOs in ms by metric name, from its config (empty when none)."""
+    raw = report.run_config.get("slo")
+    if not isinstance(raw, dict):
+        return {}
+    out: dict[str, float] = {}
+    for key, value in raw.items():
+        metric = SLO_METRICS.get(key)
+        if metric is not None and isinstance(value, int | float) and not isinstance(value, bool):
+            out[metric] = float(value)
+    return out
+
+
+def is_sweep(report: Report) -> bool:
+    """Whether the run has several steps at different offered rates (a sweep or a series)."""
+    return len(report.steps) > 1
+
+
+def figures_of(
+    report: Report, samples: Mapping[str, Mapping[str, Sequence[float]]]
+) -> list[tuple[str, list[Figure]]]:
+    """Every chart of the report, grouped in sections (section title, figures).
+
+    `samples` maps a latency metric (`ttft_ms`, `e2e_ms`) to per-step lists of per-request
+    values for the CDF charts; an empty mapping leaves those charts out.
+    """
+    sections: list[tuple[str, list[Figure]]] = [
+        ("Outcomes and errors", [outcomes_figure(report), errors_figure(report)]),
+        (
+            "Latency distributions",
+            [latency_percentiles_figure(report, metric, title) for metric, title in LATENCY_METRICS]
+            + [
+                cdf_figure(metric, title, samples[metric])
+                for metric, title in LATENCY_METRICS
+                if metric in samples
+            ],
+        ),
+    ]
+    if _time_axis(report):
+        sections.append(
+            (
+                "Over time",
+                [
+                    throughput_over_time_figure(report),
+                    ttft_over_time_figure(report),
+                    errors_over_time_figure(report),
+                    concurrency_over_time_figure(report),
+                ],
+            )
+        )
+    if is_sweep(report):
+        sections.append(
+            (
+                "Across steps",
+                [sweep_throughput_figure(report)]
+                + [
+                    sweep_latency_figure(report, metric, title)
+                    for metric, title in LATENCY_METRICS
+                    if metric in ("ttft_ms", "itl_ms", "e2e_ms")
+                ],
+            )
+        )
+    return sections

@@ -1,0 +1,354 @@
+"""report.html: one self-contained page with the verdict, the tables and the charts of a run.
+
+The page is built from report.json (and, for the latency CDFs, records.jsonl) alone, so any
+stored run can be rendered again (`assay report RUN_DIR`). plotly.js, taken from the `plotly`
+package, is inlined: the file works offline, from a CI artifact viewer as from a laptop.
+"""
+
+from __future__ import annotations
+
+import html
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Final
+
+import orjson
+from pydantic import JsonValue
+
+from assay.errors import DataError
+from assay.reports.charts import Figure, figures_of, step_label
+from assay.reports.report import Report, StepReport
+
+HTML_FILE: Final = "report.html"
+RECORDS_FILE: Final = "records.jsonl"
+# Per step and metric, the CDF keeps a uniform random sample of at most this many requests, so
+# the page stays small and quick to draw however long the run was.
+MAX_SAMPLES_PER_STEP: Final = 20_000
+CDF_METRICS: Final = ("ttft_ms", "tpot_ms", "e2e_ms")
+
+_STYLE: Final = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0;
+       color: #1f2328; background: #f6f8fa; }
+header { padding: 20px 32px; background: #fff; border-bottom: 1px solid #d0d7de; }
+main { padding: 8px 32px 32px; }
+h1 { margin: 0 0 6px; font-size: 22px; }
+h2 { margin: 28px 0 10px; font-size: 18px; }
+.verdict { display: inline-block; padding: 4px 10px; border-radius: 6px; font-weight: 600;
+           color: #fff; }
+.valid { background: #2e7d32; } .invalid { background: #c62828; }
+.muted { color: #57606a; font-size: 13px; }
+.cards { display: flex; flex-wrap: wrap; gap: 12px; margin-top: 14px; }
+.card { background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 8px; padding: 8px 14px;
+        min-width: 130px; }
+.card b { display: block; font-size: 20px; }
+table { border-collapse: collapse; background: #fff; font-size: 13px; margin: 6px 0 14px; }
+th, td { border: 1px solid #d0d7de; padding: 4px 8px; text-align: left; vertical-align: top; }
+th { background: #f0f3f6; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr)); gap: 14px; }
+.chart { background: #fff; border: 1px solid #d0d7de; border-radius: 8px; padding: 6px; }
+.caption { margin: 2px 8px 6px; }
+details { margin: 8px 0; }
+code { font-size: 12px; }
+"""
+
+
+def plotly_js() -> str:
+    """The minified plotly.js bundle shipped inside the `plotly` package."""
+    bundle = resources.files("plotly") / "package_data" / "plotly.min.js"
+    return bundle.read_text(encoding="utf-8")
+
+
+def read_latency_samples(records: Path, seed: int = 0) -> dict[str, dict[int, list[float]]]:
+    """Per metric and step, per-request latencies (ms) of completed requests in `records`.
+
+    TTFT is first token - send, E2E is end - send, TPOT is (E2E - TTFT) / (output tokens - 1)
+    for answers of two or more tokens. Each list is a uniform sample of at most
+    `MAX_SAMPLES_PER_STEP` values (reservoir sampling, seeded), so memory stays bounded.
+    Raises `DataError` naming the line when a line is not a JSON object.
+    """
+    rng = random.Random(seed)
+    samples: dict[str, dict[int, list[float]]] = {metric: {} for metric in CDF_METRICS}
+    seen: dict[tuple[str, int], int] = {}
+
+    def keep(metric: str, step: int, value: float) -> None:
+        bucket = samples[metric].setdefault(step, [])
+        count = seen.get((metric, step), 0) + 1
+        seen[(metric, step)] = count
+        if len(bucket) < MAX_SAMPLES_PER_STEP:
+            bucket.append(value)
+            return
+        slot = rng.randrange(count)
+        if slot < MAX_SAMPLES_PER_STEP:
+            bucket[slot] = value
+
+    with records.open("rb") as lines:
+        for number, raw in enumerate(lines, start=1):
+            if not raw.strip():
+                continue
+            try:
+                line = orjson.loads(raw)
+            except orjson.JSONDecodeError as error:
+                raise DataError(f"{records}:{number}: not a JSON record ({error})") from None
+            if not isinstance(line, dict):
+                raise DataError(f"{records}:{number}: not a JSON object")
+            if line.get("status") != "completed":
+                continue
+            step = line.get("step", 0)
+            timing = line.get("timing")
+            if not isinstance(step, int) or not isinstance(timing, dict):
+                continue
+            send, first, end = (
+                timing.get("send_ns"),
+                timing.get("first_token_ns"),
+                timing.get("end_ns"),
+            )
+            if not isinstance(send, int) or not isinstance(end, int):
+                continue
+            e2e = (end - send) / 1e6
+            keep("e2e_ms", step, e2e)
+            if isinstance(first, int):
+                ttft = (first - send) / 1e6
+                keep("ttft_ms", step, ttft)
+                tokens = _output_tokens(line)
+                if tokens is not None and tokens > 1:
+                    keep("tpot_ms", step, (e2e - ttft) / (tokens - 1))
+    return samples
+
+
+def _output_tokens(line: Mapping[str, object]) -> int | None:
+    usage = line.get("usage")
+    if isinstance(usage, dict):
+        reported = usage.get("completion_tokens")
+        if isinstance(reported, int) and not isinstance(reported, bool):
+            return reported
+    response = line.get("response")
+    if isinstance(response, dict):
+        streamed = response.get("streamed_tokens")
+        if isinstance(streamed, int) and not isinstance(streamed, bool):
+            return streamed
+    return None
+
+
+def render_html(report: Report, samples: Mapping[str, Mapping[int, Sequence[float]]]) -> str:
+    """The whole page for `report`; `samples` as `read_latency_samples` returns them."""
+    labels = {step.index: step_label(step) for step in report.steps}
+    by_label = {
+        metric: {labels[step]: values for step, values in per_step.items() if step in labels}
+        for metric, per_step in samples.items()
+    }
+    sections = figures_of(report, by_label)
+    figures = [figure for _, group in sections for figure in group]
+    body = [
+        _header(report),
+        "<main>",
+        _errors_table(report),
+        *(_section(title, group) for title, group in sections),
+        _steps_table(report),
+        _config_tables(report),
+        "</main>",
+    ]
+    specs = orjson.dumps(
+        [{"id": f.id, "data": f.data, "layout": f.layout} for f in figures]
+    ).decode()
+    # "</" inside a JSON string literal would end the script element early.
+    specs = specs.replace("</", "<\\/")
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>assay report: {_e(_verdict_word(report))}</title>",
+            f"<style>{_STYLE}</style>",
+            f"<script>{plotly_js()}</script>",
+            "</head><body>",
+            *body,
+            "<script>",
+            f"const ASSAY_FIGURES = {specs};",
+            "for (const f of ASSAY_FIGURES) {",
+            "  Plotly.newPlot(f.id, f.data, f.layout,",
+            "    {responsive: true, displaylogo: false});",
+            "}",
+            "</script>",
+            "</body></html>",
+        ]
+    )
+
+
+def write_html(run_dir: Path, report: Report | None = None) -> Path:
+    """Write `run_dir/report.html` from the run's report.json (or `report`) and records.jsonl."""
+    if report is None:
+        report = load_report_file(run_dir / "report.json")
+    records = run_dir / RECORDS_FILE
+    samples = read_latency_samples(records) if records.is_file() else {}
+    target = run_dir / HTML_FILE
+    partial = target.with_name(target.name + ".tmp")
+    partial.write_text(render_html(report, samples), encoding="utf-8")
+    partial.replace(target)
+    return target
+
+
+def load_report_file(path: Path) -> Report:
+    """Read and validate a report.json; `DataError` with the reason when it is not one."""
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise DataError(f"{path}: cannot read the report ({error.strerror or error})") from None
+    try:
+        return Report.model_validate_json(raw)
+    except ValueError as error:
+        first = str(error).splitlines()
+        reason = first[0] if first else "invalid"
+        raise DataError(f"{path}: not an assay report ({reason})") from None
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _verdict_word(report: Report) -> str:
+    interrupted = report.run_config.get("interrupted") is True
+    word = "VALID" if report.validity.valid else "INVALID"
+    return f"{word} (interrupted)" if interrupted else word
+
+
+def _header(report: Report) -> str:
+    totals = report.totals
+    outcomes = totals.outcomes
+    valid = report.validity.valid
+    reasons = "".join(f"<li>{_e(reason)}</li>" for reason in report.validity.reasons)
+    duration = sum(step.metrics.throughput.duration_s for step in report.steps)
+    usable = sum(step.metrics.throughput.usable_requests_per_s for step in report.steps)
+    target = report.run_config.get("resolved_target") or report.run_config.get("target")
+    model = report.run_config.get("resolved_model") or report.run_config.get("model")
+    cards = [
+        ("dispatched", f"{outcomes.dispatched:,}"),
+        ("completed", f"{outcomes.completed:,}"),
+        ("errored", f"{outcomes.errored:,}"),
+        ("cancelled", f"{outcomes.cancelled:,}"),
+        ("error rate", f"{totals.error_rate * 100:.2f} %"),
+        ("usable output tokens", f"{totals.usable_output_tokens:,}"),
+        ("measured seconds", f"{duration:.2f}"),
+    ]
+    if len(report.steps) == 1:
+        cards.append(("usable req/s", f"{usable:.2f}"))
+    card_html = "".join(
+        f'<div class="card"><span class="muted">{_e(name)}</span><b>{_e(value)}</b></div>'
+        for name, value in cards
+    )
+    return (
+        "<header>"
+        f"<h1>assay report "
+        f'<span class="verdict {"valid" if valid else "invalid"}">'
+        f"{_e(_verdict_word(report))} RUN</span></h1>"
+        f'<div class="muted">target {_e(target)} · model {_e(model)} · '
+        f"endpoint {_e(report.run_config.get('endpoint'))} · "
+        f"{len(report.steps)} step(s) · started {_e(report.started_at.isoformat())} · "
+        f"assay {_e(report.environment.assay_version)}</div>"
+        + (f"<ul>{reasons}</ul>" if reasons else "")
+        + f'<div class="cards">{card_html}</div>'
+        "</header>"
+    )
+
+
+def _errors_table(report: Report) -> str:
+    rows: list[str] = []
+    for step in report.steps:
+        for code, summary in sorted(
+            step.metrics.errors_by_code.items(), key=lambda item: -item[1].count
+        ):
+            rows.append(
+                f"<tr><td>{_e(step_label(step))}</td><td><code>{_e(code)}</code></td>"
+                f'<td class="num">{summary.count:,}</td><td>{_e(summary.example)}</td></tr>'
+            )
+    if not rows:
+        return "<h2>Errors by diagnostic code</h2><p>No request errored.</p>"
+    return (
+        "<h2>Errors by diagnostic code</h2>"
+        "<table><tr><th>step</th><th>code</th><th>count</th><th>example message</th></tr>"
+        + "".join(rows)
+        + "</table>"
+    )
+
+
+def _section(title: str, figures: Iterable[Figure]) -> str:
+    charts = "".join(
+        f'<div class="chart"><div id="{_e(f.id)}" class="plot"></div>'
+        + (f'<div class="caption muted">{_e(f.caption)}</div>' if f.caption else "")
+        + "</div>"
+        for f in figures
+    )
+    return f'<h2>{_e(title)}</h2><div class="grid">{charts}</div>'
+
+
+def _fmt(value: float | None, digits: int = 2) -> str:
+    return "n/a" if value is None else f"{value:,.{digits}f}"
+
+
+def _steps_table(report: Report) -> str:
+    head = (
+        "<tr><th>step</th><th>stopped by</th><th>seconds</th><th>dispatched</th>"
+        "<th>completed</th><th>errored</th><th>cancelled</th><th>usable req/s</th>"
+        "<th>attempted req/s</th><th>usable tok/s</th><th>TTFT p50 / p99 ms</th>"
+        "<th>ITL p50 / p99 ms</th><th>E2E p50 / p99 ms</th><th>goodput req/s</th></tr>"
+    )
+    rows = "".join(_step_row(step) for step in report.steps)
+    return f"<h2>Steps</h2><table>{head}{rows}</table>"
+
+
+def _step_row(step: StepReport) -> str:
+    m = step.metrics
+    latency = m.latency
+
+    def pair(name: str) -> str:
+        dist = getattr(latency, name)
+        return "n/a" if dist is None else f"{dist.p50:,.1f} / {dist.p99:,.1f}"
+
+    cells = [
+        _e(step_label(step)),
+        _e(step.stopped_by or "end of schedule"),
+        _fmt(m.throughput.duration_s),
+        f"{m.outcomes.dispatched:,}",
+        f"{m.outcomes.completed:,}",
+        f"{m.outcomes.errored:,}",
+        f"{m.outcomes.cancelled:,}",
+        _fmt(m.throughput.usable_requests_per_s),
+        _fmt(m.throughput.attempted_requests_per_s),
+        _fmt(m.throughput.usable_output_tokens_per_s, 1),
+        pair("ttft_ms"),
+        pair("itl_ms"),
+        pair("e2e_ms"),
+        "n/a" if m.goodput is None else _fmt(m.goodput.requests_per_s),
+    ]
+    return (
+        "<tr>"
+        + "".join(
+            f'<td class="num">{cell}</td>' if index > 1 else f"<td>{cell}</td>"
+            for index, cell in enumerate(cells)
+        )
+        + "</tr>"
+    )
+
+
+def _config_tables(report: Report) -> str:
+    config_rows = "".join(
+        f"<tr><th>{_e(key)}</th><td><code>{_e(_json_text(value))}</code></td></tr>"
+        for key, value in sorted(report.run_config.items())
+    )
+    environment_rows = "".join(
+        f"<tr><th>{_e(key)}</th><td>{_e(value)}</td></tr>"
+        for key, value in report.environment.model_dump().items()
+    )
+    return (
+        "<h2>Run configuration and environment</h2>"
+        f"<details open><summary>configuration</summary><table>{config_rows}</table></details>"
+        f"<details><summary>environment</summary><table>{environment_rows}</table></details>"
+    )
+
+
+def _json_text(value: JsonValue) -> str:
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value).decode()

@@ -1,0 +1,158 @@
+"""report.html: written by every run, rebuilt by `assay report`, drawn by a real browser.
+
+The browser tests open the page in headless Chromium and check that every chart drew an SVG
+with data (or says why it has none), that the page logged no error and asked for nothing over
+the network, and save a full-page screenshot in test-artifacts/ for a person to look at.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import orjson
+import pytest
+
+from assay.reports.html import HTML_FILE, load_report_file, plotly_js, read_latency_samples
+from tests.cli.cli_harness import read_report, run_assay, run_fast
+from tests.reports.browser import ChartState, artifacts_dir, render
+
+
+def _assert_drawn(chart: ChartState) -> None:
+    """A chart drew a sized SVG with data in it, or an annotation that says why it has none."""
+    assert chart.svg_width > 100, chart
+    assert chart.svg_height > 100, chart
+    assert chart.traces > 0 or chart.annotations > 0, chart
+
+
+@pytest.fixture(scope="module")
+def single_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run_dir = tmp_path_factory.mktemp("html") / "single"
+    result = run_fast(
+        run_dir,
+        "--profile", "concurrent", "--concurrency", "8", "--max-seconds", "2",
+        "--mock-fault", "empty_stream=0.05", "--mock-fault", "inband_error=0.05",
+        "--max-error-rate", "0.5", "--processes", "2",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def sweep_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run_dir = tmp_path_factory.mktemp("html") / "sweep"
+    result = run_fast(
+        run_dir,
+        "--profile", "sweep", "--sweep-rates", "2", "--max-seconds", "1",
+        "--concurrency", "8", "--slo", "ttft_ms=5", "--slo", "e2e_ms=50",
+        "--mock-fault", "truncated_stream=0.02", "--max-error-rate", "0.5",
+        "--processes", "1",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    return run_dir
+
+
+def test_every_run_writes_report_html_beside_report_json(single_run: Path) -> None:
+    page = (single_run / HTML_FILE).read_text(encoding="utf-8")
+    report = read_report(single_run)
+    assert "VALID RUN" in page
+    for code in report.totals.errors_by_code:
+        assert str(code) in page
+    assert page.count('class="plot"') >= 10
+
+
+def test_report_html_inlines_plotly_and_loads_nothing_from_outside(single_run: Path) -> None:
+    page = (single_run / HTML_FILE).read_text(encoding="utf-8")
+    assert plotly_js()[:2000] in page
+    assert not re.search(r"<script[^>]+src=", page)
+    assert not re.search(r"<link[^>]+href=", page)
+
+
+def test_report_json_keeps_a_bounded_timeline_per_step(single_run: Path) -> None:
+    report = read_report(single_run)
+    for step in report.steps:
+        timeline = step.timeline
+        assert timeline is not None
+        assert 0 < timeline.buckets <= 240
+        assert sum(timeline.dispatched) == step.metrics.outcomes.dispatched
+        assert sum(timeline.completed) == step.metrics.outcomes.completed
+        errored = sum(sum(series) for series in timeline.errored_by_code.values())
+        assert errored == step.metrics.outcomes.errored
+
+
+def test_latency_samples_come_from_completed_records_only(single_run: Path) -> None:
+    report = read_report(single_run)
+    samples = read_latency_samples(single_run / "records.jsonl")
+    completed = sum(step.metrics.outcomes.completed for step in report.steps)
+    assert sum(len(values) for values in samples["e2e_ms"].values()) == completed
+    assert all(value >= 0 for values in samples["ttft_ms"].values() for value in values)
+
+
+def test_every_chart_of_a_single_step_run_renders_in_chromium(single_run: Path) -> None:
+    page = render(single_run / HTML_FILE, artifacts_dir() / "report-single-step.png")
+    assert page.errors == ()
+    assert "VALID" in page.title
+    assert len(page.charts) >= 10
+    for chart in page.charts:
+        _assert_drawn(chart)
+
+
+def test_every_chart_of_a_sweep_renders_with_its_slo_lines(sweep_run: Path) -> None:
+    report = read_report(sweep_run)
+    assert len(report.steps) == 4
+    page = render(sweep_run / HTML_FILE, artifacts_dir() / "report-sweep.png")
+    assert page.errors == ()
+    ids = {chart.id for chart in page.charts}
+    assert {"sweep-throughput", "sweep-ttft_ms", "sweep-e2e_ms"} <= ids
+    for chart in page.charts:
+        _assert_drawn(chart)
+    html = (sweep_run / HTML_FILE).read_text(encoding="utf-8")
+    assert "SLO 5 ms" in html
+    assert "SLO 50 ms" in html
+
+
+def test_assay_report_rebuilds_the_same_page_from_a_run_dir(single_run: Path) -> None:
+    page = single_run / HTML_FILE
+    before = page.read_bytes()
+    page.unlink()
+    result = run_assay("report", single_run)
+    assert result.exit_code == 0, result.stderr
+    assert page.read_bytes() == before
+
+
+def test_assay_report_renders_a_report_written_without_a_timeline(
+    single_run: Path, tmp_path: Path
+) -> None:
+    raw = orjson.loads((single_run / "report.json").read_bytes())
+    for step in raw["steps"]:
+        del step["timeline"]
+    (tmp_path / "report.json").write_bytes(orjson.dumps(raw))
+    result = run_assay("report", tmp_path)
+    assert result.exit_code == 0, result.stderr
+    page = (tmp_path / HTML_FILE).read_text(encoding="utf-8")
+    assert "Over time" not in page
+    assert load_report_file(tmp_path / "report.json").steps[0].timeline is None
+
+
+def test_assay_report_on_a_folder_without_a_report_is_one_error_line(tmp_path: Path) -> None:
+    result = run_assay("report", tmp_path)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: ")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_assay_report_on_a_broken_report_json_is_one_error_line(tmp_path: Path) -> None:
+    (tmp_path / "report.json").write_text('{"schema_version": "assay.report/1"}')
+    result = run_assay("report", tmp_path)
+    assert result.exit_code == 2
+    assert "not an assay report" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_revalidate_writes_a_report_html_with_a_timeline(single_run: Path) -> None:
+    result = run_assay("revalidate", single_run, "--strict")
+    assert result.exit_code in (0, 1), result.stderr
+    revalidated = single_run / "revalidated"
+    report = read_report(revalidated)
+    assert all(step.timeline is not None for step in report.steps)
+    assert (revalidated / HTML_FILE).is_file()
