@@ -26,6 +26,7 @@ from assay.benchmark.plan import (
     slo_of,
     source_of,
 )
+from assay.benchmark.server_observation import observe_server, server_metrics_report
 from assay.benchmark.sink import ShardSinkFactory, ShardSummary
 from assay.config import RunConfig
 from assay.errors import DataError
@@ -143,10 +144,18 @@ def run_from_config(
             slo=slo_of(config),
             windowed=bool(config.warmup_seconds or config.cooldown_seconds),
         )
+        observer = stack.enter_context(observe_server(config, backend, note))
+        first = observer.samples[-1] if observer is not None and observer.samples else None
         result: BenchmarkResult[ShardSummary] = BenchmarkResult(steps=[], interrupted=True)
         if not interrupted.is_set():
             result = run_benchmark(plan, sinks, on_progress=on_progress, started=started)
         was_interrupted = result.interrupted or interrupted.is_set()
+        steps = [step_report(step) for step in result.steps]
+        server = (
+            None
+            if observer is None or first is None
+            else server_metrics_report(observer, first, steps)
+        )
     finished_at = datetime.now(UTC)
     _merge_shards(result, output_dir / RECORDS_FILE)
     shutil.rmtree(shard_dir, ignore_errors=True)
@@ -161,7 +170,8 @@ def run_from_config(
     }
     report = build_report(
         run_config=run_config,
-        steps=[step_report(step) for step in result.steps],
+        steps=steps,
+        server_metrics=server,
         started_at=started_at,
         finished_at=finished_at,
         max_error_rate=config.max_error_rate,

@@ -289,6 +289,24 @@ def run(
             rich_help_panel=_MOCK,
         ),
     ] = None,
+    server_metrics: Annotated[
+        str | None,
+        typer.Option(
+            metavar="URL|off",
+            help="The server's Prometheus metrics [TARGET/metrics when it answers].",
+            rich_help_panel=_OUT,
+        ),
+    ] = None,
+    no_server_metrics: Annotated[
+        bool,
+        typer.Option(
+            "--no-server-metrics", help="Do not scrape server metrics.", rich_help_panel=_OUT
+        ),
+    ] = False,
+    server_metrics_interval: Annotated[
+        float | None,
+        typer.Option(help="Seconds between metric scrapes [1].", rich_help_panel=_OUT),
+    ] = None,
 ) -> None:
     """Run a benchmark and write report.json, records.jsonl and summary.csv.
 
@@ -317,6 +335,8 @@ def run(
             "timeout_total": timeout_total, "output_dir": output_dir,
             "mock_workers": mock_workers, "mock_ttft_ms": mock_ttft_ms,
             "mock_itl_ms": mock_itl_ms, "mock_faults": parse_pairs(mock_fault, "--mock-fault"),
+            "server_metrics": "off" if no_server_metrics else server_metrics,
+            "server_metrics_interval": server_metrics_interval,
         }  # fmt: skip
         file_keys = load_config_file(config) if config is not None else {}
         run_config = build_config(file_keys, overrides)
@@ -363,6 +383,10 @@ def mock(
     fault_after: Annotated[int, typer.Option(help="Tokens before a mid-stream fault.")] = 2,
     seed: Annotated[int, typer.Option(help="Seed of latencies and fault choices.")] = 0,
     model_name: Annotated[str, typer.Option(help="The model /v1/models lists.")] = "assay-mock",
+    metrics_scale: Annotated[
+        float,
+        typer.Option(help="Report /metrics counters times this (1 = truthfully; for testing)."),
+    ] = 1.0,
 ) -> None:
     """Serve an OpenAI-compatible mock LLM with fault injection (per request with the header
     `X-Assay-Fault: NAME; after=N`, or per run with --fault NAME=RATE).
@@ -375,6 +399,7 @@ def mock(
             host=host, port=port, workers=workers, ttft_ms=ttft_ms, itl_ms=itl_ms,
             output_tokens=output_tokens, faults=parse_pairs(fault, "--fault") or {},
             fault_after=fault_after, seed=seed, model_name=model_name,
+            metrics_scale=metrics_scale,
         )  # fmt: skip
         return EXIT_VALID
 

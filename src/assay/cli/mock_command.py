@@ -19,6 +19,7 @@ def serve_mock(
     fault_after: int,
     seed: int,
     model_name: str,
+    metrics_scale: float = 1.0,
 ) -> None:
     """Build the mock's config from the flags and serve until interrupted."""
     from pydantic import ValidationError
@@ -37,6 +38,7 @@ def serve_mock(
             fault_after_tokens=fault_after,
             seed=seed,
             model_name=model_name,
+            metrics_scale=metrics_scale,
         )
     except ValidationError as error:
         raise ConfigError(describe_validation_error(error)) from None

@@ -10,6 +10,7 @@ from assay.cli.progress import ProgressDisplay
 from assay.config import RunConfig
 from assay.launch import LoadProcesses
 from assay.reports import render_summary
+from assay.reports.server_section import render_server_metrics
 
 EXIT_VALID = 0
 EXIT_INVALID = 1
@@ -26,6 +27,7 @@ def run_and_report(config: RunConfig, started: LoadProcesses | None = None) -> i
             config, note=display.note, on_progress=display.update, started=started
         )
     render_summary(outcome.report, console)
+    render_server_metrics(outcome.report, console)
     console.print(
         f"files: {outcome.output_dir}/ (report.json, report.html, records.jsonl, summary.csv)"
     )

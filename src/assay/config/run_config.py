@@ -74,6 +74,9 @@ class RunConfig(BaseModel):
     mock_ttft_ms: float = Field(default=40.0, ge=0)
     mock_itl_ms: float = Field(default=8.0, ge=0)
     mock_faults: dict[str, float] = {}
+    # The server's own metrics: a URL, "off", or None for the target's /metrics if it answers
+    server_metrics: str | None = None
+    server_metrics_interval: float = Field(default=1.0, gt=0, le=3600)
 
     @model_validator(mode="after")
     def _profile_has_its_parameters(self) -> Self:
@@ -88,6 +91,13 @@ class RunConfig(BaseModel):
             raise ValueError(f"unknown SLO {', '.join(unknown)} (known: {', '.join(SLO_KEYS)})")
         if any(value <= 0 for value in self.slo.values()):
             raise ValueError("SLO thresholds must be positive milliseconds")
+        metrics = self.server_metrics
+        if (
+            metrics is not None
+            and metrics != "off"
+            and not metrics.startswith(("http://", "https://"))
+        ):
+            raise ValueError(f"--server-metrics takes an http(s) URL or off, not {metrics!r}")
         return self
 
     @property

@@ -37,6 +37,7 @@ from assay.mock.faults import (
     choose_fault,
     parse_fault_header,
 )
+from assay.mock.metrics import EMPTY_FAULTS, FINISHED_FAULTS, Served, ServedCounters
 from assay.mock.plan import LatencySampler, plan_length
 from assay.mock.responses import responses_body, responses_stream
 from assay.mock.script import (
@@ -120,9 +121,10 @@ class MockStats:
 class MockService:
     """The state of one mock server process: config, samplers, counters, the closing signal."""
 
-    def __init__(self, config: MockConfig) -> None:
+    def __init__(self, config: MockConfig, counters: ServedCounters | None = None) -> None:
         self.config = config
         self.stats = MockStats()
+        self.counters = counters if counters is not None else ServedCounters()
         self._tokenizer = BuiltinTokenizer()
         self._sampler = LatencySampler(config.latency, config.seed)
         self._request_counter = itertools.count()
@@ -140,6 +142,7 @@ class MockService:
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/health", self._health)
         app.router.add_get("/mock/stats", self._stats)
+        app.router.add_get("/metrics", self._metrics)
         app.on_shutdown.append(self._on_shutdown)
         return app
 
@@ -157,6 +160,10 @@ class MockService:
 
     async def _stats(self, request: web.Request) -> web.Response:
         return _json(self.stats.snapshot())
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        text = self.counters.render(self.config.model_name, self.config.metrics_scale)
+        return web.Response(text=text, content_type="text/plain", charset="utf-8")
 
     async def _models(self, request: web.Request) -> web.Response:
         model = {
@@ -187,10 +194,35 @@ class MockService:
             early = _early_answer(fault.name, stream)
             if early is not None:
                 return early
-        if isinstance(ask, EmbeddingAsk):
-            dimension = self.config.embedding_dimension
-            return await self._play_body(request, embeddings_body(ask, dimension, fault), 0)
-        answer = self._answer(ask, fault)
+        finishes = fault is None or fault.name in FINISHED_FAULTS
+        counters = self.counters
+        counters.add(Served.running)
+        try:
+            if isinstance(ask, EmbeddingAsk):
+                dimension = self.config.embedding_dimension
+                served = await self._play_body(request, embeddings_body(ask, dimension, fault), 0)
+                if finishes:
+                    counters.finished("stop", ask.prompt_tokens, 0)
+                return served
+            answer = self._answer(ask, fault)
+            served = await self._play_answer(request, api, ask, answer, fault, stream)
+        finally:
+            counters.add(Served.running, -1)
+        if finishes:
+            empty = fault is not None and fault.name in EMPTY_FAULTS
+            tokens = 0 if empty else len(answer.pieces)
+            counters.finished(answer.finish_reason, ask.prompt_tokens, tokens)
+        return served
+
+    async def _play_answer(
+        self,
+        request: web.Request,
+        api: Api,
+        ask: GenerationAsk,
+        answer: Answer,
+        fault: FaultSpec | None,
+        stream: bool,
+    ) -> web.StreamResponse:
         tool_pieces = self._tool_pieces
         n = len(answer.pieces)
         match api:

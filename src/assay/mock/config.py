@@ -137,6 +137,9 @@ class MockConfig(BaseModel):
     seed: int = 0
     embedding_dimension: int = Field(default=384, ge=1)
     model_name: str = "assay-mock"
+    # /metrics reports its counters times this (1 = truthfully); tests of a client's
+    # cross-check make the mock misreport with it.
+    metrics_scale: float = Field(default=1.0, ge=0)
 
     @model_validator(mode="after")
     def _fault_rates_are_known_probabilities(self) -> Self:

@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -24,6 +25,7 @@ from pathlib import Path
 import assay
 from assay.errors import ConfigError, ServerNotReady
 from assay.mock.config import MockConfig
+from assay.mock.metrics import create_counters_file
 from assay.mock.server import READY_PREFIX, STOP_SIGNALS, run_loop, serve_until_signal
 
 READY_TIMEOUT_S = 30.0
@@ -87,11 +89,15 @@ def _spawn(
         command = [sys.executable, "-m", "assay.mock.worker", host, str(port)]
         config_json = config.model_dump_json()
         processes: list[subprocess.Popen[str]] = []
+        # The workers' /metrics counters: one slot each in a small file they all map.
+        counters_dir = tempfile.TemporaryDirectory(prefix="assay-mock-")
+        counters_file = Path(counters_dir.name) / "counters"
+        create_counters_file(counters_file, workers)
         try:
-            for _ in range(workers):
+            for slot in range(workers):
                 processes.append(
                     subprocess.Popen(
-                        [*command, config_json],
+                        [*command, config_json, str(counters_file), str(slot), str(workers)],
                         # The worker serves until its stdin closes: if this process dies
                         # without stopping it (SIGKILL), the pipe closes and it stops too.
                         stdin=subprocess.PIPE,
@@ -107,6 +113,7 @@ def _spawn(
             yield urls.pop(), processes
         finally:
             _stop(processes)
+            counters_dir.cleanup()
 
 
 def _child_environment() -> dict[str, str]:

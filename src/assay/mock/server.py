@@ -14,6 +14,7 @@ from aiohttp import web
 
 from assay.mock.app import MockService
 from assay.mock.config import MockConfig
+from assay.mock.metrics import ServedCounters
 
 # Seconds a stopping server waits for in-flight answers (stalls wake at once) before cancelling.
 _SHUTDOWN_TIMEOUT = 2.0
@@ -40,6 +41,7 @@ async def open_mock_server(
     port: int = 0,
     *,
     reuse_port: bool = False,
+    counters: ServedCounters | None = None,
 ) -> AsyncIterator[MockServer]:
     """Serve the mock in the running loop until the block exits; port 0 picks a free port.
 
@@ -51,7 +53,7 @@ async def open_mock_server(
     >>> b"assay-mock" in asyncio.run(main())
     True
     """
-    service = MockService(config or MockConfig())
+    service = MockService(config or MockConfig(), counters)
     runner = web.AppRunner(
         service.application(),
         access_log=None,
@@ -94,13 +96,16 @@ async def serve_until_signal(
     port: int,
     reuse_port: bool,
     on_ready: Callable[[str], None] | None,
+    counters: ServedCounters | None = None,
 ) -> None:
     """Serve in the running loop until SIGTERM or SIGINT; `on_ready(url)` once listening."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
-    async with open_mock_server(config, host, port, reuse_port=reuse_port) as server:
+    async with open_mock_server(
+        config, host, port, reuse_port=reuse_port, counters=counters
+    ) as server:
         if on_ready is not None:
             on_ready(server.url)
         await stop.wait()

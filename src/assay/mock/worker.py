@@ -1,4 +1,6 @@
-"""One mock worker process: `python -m assay.mock.worker HOST PORT CONFIG_JSON`.
+"""One mock worker process: `python -m assay.mock.worker HOST PORT CONFIG_JSON COUNTERS SLOT N`.
+
+COUNTERS is the file whose slot SLOT (of N) holds this worker's `/metrics` counters.
 
 It binds with SO_REUSEPORT (its siblings share the port), prints `ready URL` on stdout once it
 listens, and serves until SIGTERM or SIGINT, or until its stdin reaches end of file (the parent
@@ -12,8 +14,10 @@ import os
 import signal
 import sys
 import threading
+from pathlib import Path
 
 from assay.mock.config import MockConfig
+from assay.mock.metrics import ServedCounters
 from assay.mock.server import READY_PREFIX, run_loop, serve_until_signal
 
 
@@ -27,10 +31,11 @@ def _stop_when_parent_leaves() -> None:
 
 
 def main(argv: list[str]) -> None:
-    host, port, config_json = argv
+    host, port, config_json, counters_file, slot, workers = argv
     threading.Thread(target=_stop_when_parent_leaves, name="parent-watch", daemon=True).start()
     config = MockConfig.model_validate_json(config_json)
-    run_loop(serve_until_signal(config, host, int(port), True, _announce))
+    counters = ServedCounters(Path(counters_file), int(slot), int(workers))
+    run_loop(serve_until_signal(config, host, int(port), True, _announce, counters))
 
 
 if __name__ == "__main__":

@@ -454,6 +454,84 @@ def _slo_of(report: Report) -> dict[str, float]:
     return out
 
 
+def server_figures(report: Report) -> list[Figure]:
+    """The server's own gauges and counter rates over time, when its metrics were scraped."""
+    section = report.server_metrics
+    if section is None or not section.series.t_s:
+        return []
+    series = section.series
+    times: list[JsonValue] = list(series.t_s)
+    queue: list[dict[str, JsonValue]] = [
+        {"type": "scatter", "mode": "lines", "name": name, "x": times, "y": list(values)}
+        for name, values in (
+            ("running", series.requests_running),
+            ("waiting", series.requests_waiting),
+        )
+        if any(value is not None for value in values)
+    ]
+    rates: list[dict[str, JsonValue]] = [
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "name": "requests finished/s",
+            "x": times,
+            "y": list(series.requests_finished_per_s),
+        },
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "name": "generated tokens/s",
+            "x": times,
+            "y": list(series.generation_tokens_per_s),
+            "yaxis": "y2",
+        },
+    ]
+    figures = [
+        Figure(
+            "server-queue",
+            "Server: requests running and waiting",
+            queue,
+            _layout("Server: requests running and waiting", "seconds into the run", "requests"),
+            "As the server's own gauges reported them at each scrape.",
+        ),
+        Figure(
+            "server-rates",
+            "Server: finished requests and generated tokens per second",
+            rates,
+            _layout(
+                "Server: finished req/s and generated tok/s",
+                "seconds into the run",
+                "requests/s",
+                yaxis2={
+                    "title": {"text": "tokens/s"},
+                    "overlaying": "y",
+                    "side": "right",
+                    "rangemode": "tozero",
+                },
+            ),
+            "Counter increases between consecutive scrapes.",
+        ),
+    ]
+    if any(value is not None for value in series.kv_cache_usage):
+        figures.append(
+            Figure(
+                "server-kv-cache",
+                "Server: KV-cache usage",
+                [
+                    {
+                        "type": "scatter",
+                        "mode": "lines",
+                        "name": "KV-cache usage",
+                        "x": times,
+                        "y": list(series.kv_cache_usage),
+                    }
+                ],
+                _layout("Server: KV-cache usage", "seconds into the run", "fraction"),
+            )
+        )
+    return figures
+
+
 def is_sweep(report: Report) -> bool:
     """Whether the run has several steps at different offered rates (a sweep or a series)."""
     return len(report.steps) > 1
@@ -491,6 +569,9 @@ def figures_of(
                 ],
             )
         )
+    server = server_figures(report)
+    if server:
+        sections.append(("Server metrics", server))
     if is_sweep(report):
         sections.append(
             (

@@ -145,6 +145,7 @@ def render_html(report: Report, samples: Mapping[str, Mapping[int, Sequence[floa
         _header(report),
         "<main>",
         _errors_table(report),
+        _server_table(report),
         *(_section(title, group) for title, group in sections),
         _steps_table(report),
         _config_tables(report),
@@ -270,6 +271,36 @@ def _errors_table(report: Report) -> str:
         "<table><tr><th>step</th><th>code</th><th>count</th><th>example message</th></tr>"
         + "".join(rows)
         + "</table>"
+    )
+
+
+def _server_table(report: Report) -> str:
+    section = report.server_metrics
+    if section is None:
+        return ""
+    rows = "".join(
+        f'<tr><td>{_e(check.quantity)}</td><td class="num">{check.server:,.0f}</td>'
+        f'<td class="num">{check.assay:,}</td>'
+        f'<td class="num">{check.allowed_low:,.0f} to {check.allowed_high:,.0f}</td>'
+        f'<td><span class="verdict {"valid" if check.agrees else "invalid"}">'
+        f"{'agrees' if check.agrees else 'disagrees'}</span></td>"
+        f"<td>{_e(check.message)}</td></tr>"
+        for check in section.checks
+    )
+    kind = section.kind.value if section.kind is not None else "unknown kind"
+    notes = "".join(f"<li>{_e(problem)}</li>" for problem in section.problems)
+    return (
+        "<h2>Server metrics cross-check</h2>"
+        f'<p class="muted">{_e(kind)} metrics from {_e(section.url)}, {section.scrapes} '
+        f"scrapes every {section.interval_s:g} s; run totals from the scrapes just before and "
+        "just after the load.</p>"
+        + (
+            "<table><tr><th>quantity</th><th>server</th><th>assay</th><th>allowed</th>"
+            f"<th>verdict</th><th>why</th></tr>{rows}</table>"
+            if rows
+            else "<p>The server exposes no request or token counter to check against.</p>"
+        )
+        + (f"<ul>{notes}</ul>" if notes else "")
     )
 
 

@@ -18,6 +18,7 @@ from assay.core.diagnostics import DiagnosticCode
 from assay.metrics.step_metrics import ErrorSummary, Outcomes, StepMetrics
 from assay.metrics.timeline import TimelineSnapshot
 from assay.reports.validity import Validity, judge
+from assay.server_metrics import ServerMetricsReport
 
 SCHEMA_VERSION: Literal["assay.report/1"] = "assay.report/1"
 
@@ -148,6 +149,7 @@ class Report(BaseModel):
     steps: tuple[StepReport, ...]
     totals: Totals
     validity: Validity
+    server_metrics: ServerMetricsReport | None = None
 
 
 def build_report(
@@ -158,6 +160,7 @@ def build_report(
     finished_at: datetime,
     max_error_rate: float,
     environment: Environment | None = None,
+    server_metrics: ServerMetricsReport | None = None,
 ) -> Report:
     """Assemble a report: totals over the steps and the verdict of `judge` on them.
 
@@ -180,4 +183,5 @@ def build_report(
         steps=steps,
         totals=totals,
         validity=judge(totals.outcomes, max_error_rate),
+        server_metrics=server_metrics,
     )

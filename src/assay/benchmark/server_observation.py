@@ -1,0 +1,147 @@
+"""The server-metrics observer of a run: started beside the load, summarized into the report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from urllib.parse import urlsplit
+
+from assay.backend import BackendSettings
+from assay.config import RunConfig
+from assay.core.diagnostics import DiagnosticCode, Stage, stage_of
+from assay.errors import ConfigError
+from assay.reports import StepReport
+from assay.server_metrics import (
+    AssayCounts,
+    ServerMetricsObserver,
+    ServerMetricsReport,
+    StepBounds,
+    TimedSample,
+    summarize,
+)
+
+# Codes after which assay cannot tell whether the server finished the answer: the connection
+# broke, a deadline passed, or the stream just stopped.
+_UNSEEN_END = frozenset(
+    {
+        DiagnosticCode.truncated_stream,
+        DiagnosticCode.no_terminal_response,
+        DiagnosticCode.stream_interrupted,
+        DiagnosticCode.timeout_first_token,
+        DiagnosticCode.timeout_idle,
+        DiagnosticCode.timeout_total,
+    }
+)
+
+
+def metrics_url_of(config: RunConfig, target: str) -> tuple[str, bool] | None:
+    """The metrics URL to scrape and whether the user named it; None when turned off.
+
+    >>> from assay.config import RunConfig
+    >>> metrics_url_of(RunConfig(), "http://127.0.0.1:8000")
+    ('http://127.0.0.1:8000/metrics', False)
+    >>> metrics_url_of(RunConfig(server_metrics="off"), "http://127.0.0.1:8000") is None
+    True
+    """
+    if config.server_metrics == "off":
+        return None
+    if config.server_metrics is not None:
+        return config.server_metrics, True
+    return f"{target.rstrip('/')}/metrics", False
+
+
+def _same_origin(a: str, b: str) -> bool:
+    left, right = urlsplit(a), urlsplit(b)
+    return (left.scheme, left.hostname, left.port) == (right.scheme, right.hostname, right.port)
+
+
+@contextmanager
+def observe_server(
+    config: RunConfig, backend: BackendSettings, note: Callable[[str], None]
+) -> Iterator[ServerMetricsObserver | None]:
+    """An observer of the target's metrics, or None when off or when nothing answers there.
+
+    The API key and headers go with the scrapes only when the metrics URL has the target's
+    origin: no credential is sent to another host.
+    """
+    found = metrics_url_of(config, backend.base_url)
+    if found is None:
+        yield None
+        return
+    url, named = found
+    headers: dict[str, str] = {}
+    if _same_origin(url, backend.base_url):
+        headers.update(backend.headers)
+        if backend.api_key is not None:
+            headers["Authorization"] = f"Bearer {backend.api_key.get_secret_value()}"
+    with ServerMetricsObserver(
+        url,
+        headers=headers,
+        interval_s=config.server_metrics_interval,
+        timeout_s=min(5.0, config.timeout_connect),
+        verify_tls=not config.insecure,
+    ) as observer:
+        first = observer.scrape_now()
+        if first.problem is not None:
+            if named:
+                raise ConfigError(f"--server-metrics: {first.problem}")
+            note(f"server metrics: none at {url} ({first.problem})")
+            yield None
+            return
+        note(f"server metrics: {url}, every {config.server_metrics_interval:g} s")
+        yield observer
+
+
+def assay_counts(steps: Sequence[StepReport]) -> AssayCounts:
+    """What assay counted, in the terms of a server's counters (see `AssayCounts`)."""
+    answered = unfinished = tokens = most = 0
+    for step in steps:
+        metrics = step.metrics
+        answered += metrics.outcomes.completed
+        unfinished += metrics.outcomes.cancelled
+        for code, summary in metrics.errors_by_code.items():
+            try:
+                known: DiagnosticCode | None = DiagnosticCode(str(code))
+            except ValueError:
+                known = None
+            if known in _UNSEEN_END:
+                unfinished += summary.count
+            elif known is None or stage_of(known) is Stage.content:
+                # A content verdict (assay's or a user's own code) judged an answer received.
+                answered += summary.count
+        tokens += metrics.throughput.attempted_output_tokens
+        per_request = metrics.tokens.output_per_request
+        if per_request is not None:
+            most = max(most, int(per_request.max))
+    return AssayCounts(
+        answered=answered, unfinished=unfinished, output_tokens=tokens, max_output_tokens=most
+    )
+
+
+def server_metrics_report(
+    observer: ServerMetricsObserver, first: TimedSample, steps: Sequence[StepReport]
+) -> ServerMetricsReport | None:
+    """The report section, from the observer's scrapes after a final one; None without data."""
+    observer.scrape_now()
+    samples = observer.samples
+    if not samples:
+        return None
+    bounds = [
+        StepBounds(
+            index=step.index,
+            start_ns=step.timeline.origin_ns if step.timeline is not None else start,
+            end_ns=end,
+        )
+        for step in steps
+        if (start := step.metrics.start_ns) is not None and (end := step.metrics.end_ns) is not None
+    ]
+    return summarize(
+        url=observer.url,
+        interval_s=observer.interval_s,
+        samples=samples,
+        first=first,
+        last=samples[-1],
+        steps=bounds,
+        assay=assay_counts(steps),
+        problems=observer.problems,
+    )

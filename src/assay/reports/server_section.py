@@ -1,0 +1,38 @@
+"""The console lines of the server-metrics cross-check: the server's counts beside assay's."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from assay.reports.report import Report
+
+
+def server_metrics_lines(report: Report) -> list[str]:
+    """What the server's metrics said, one line each; empty when none were scraped.
+
+    >>> from datetime import UTC, datetime
+    >>> from assay.reports.report import build_report
+    >>> now = datetime(2026, 1, 1, tzinfo=UTC)
+    >>> server_metrics_lines(build_report(run_config={}, steps=[], started_at=now,
+    ...                                   finished_at=now, max_error_rate=0.05))
+    []
+    """
+    section = report.server_metrics
+    if section is None:
+        return []
+    kind = section.kind.value if section.kind is not None else "unknown kind"
+    lines = [f"Server metrics ({kind}, {section.url}, {section.scrapes} scrapes):"]
+    for check in section.checks:
+        mark = "agrees" if check.agrees else "WARNING: disagrees"
+        lines.append(f"  {check.quantity}: {mark}: {check.message}")
+    if not section.checks:
+        lines.append("  nothing to cross-check (the server exposes no request or token counter)")
+    lines.extend(f"  note: {problem}" for problem in section.problems)
+    return lines
+
+
+def render_server_metrics(report: Report, console: Console) -> None:
+    """Print the cross-check (warnings in red), if the run scraped server metrics."""
+    for line in server_metrics_lines(report):
+        style = "bold red" if "WARNING" in line else None
+        console.print(line, style=style, markup=False)

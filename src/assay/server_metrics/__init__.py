@@ -1,0 +1,43 @@
+"""The server's own metrics (Prometheus `/metrics`): a second observer of a run, beside the client.
+
+assay scrapes the target's metrics before, during and after the load, reports the server's
+counts beside its own, and flags where they disagree (see `summary.cross_check`).
+"""
+
+from assay.server_metrics.families import Quantity, ServerKind, detect_kind, quantities_of
+from assay.server_metrics.observer import ServerMetricsObserver, TimedSample
+from assay.server_metrics.scrape import Scraped, parse_exposition, scrape
+from assay.server_metrics.summary import (
+    AssayCounts,
+    CrossCheck,
+    ServerCounts,
+    ServerMetricsReport,
+    ServerSeries,
+    StepBounds,
+    StepServerCounts,
+    counter_delta,
+    cross_check,
+    summarize,
+)
+
+__all__ = [
+    "AssayCounts",
+    "CrossCheck",
+    "Quantity",
+    "Scraped",
+    "ServerCounts",
+    "ServerKind",
+    "ServerMetricsObserver",
+    "ServerMetricsReport",
+    "ServerSeries",
+    "StepBounds",
+    "StepServerCounts",
+    "TimedSample",
+    "counter_delta",
+    "cross_check",
+    "detect_kind",
+    "parse_exposition",
+    "quantities_of",
+    "scrape",
+    "summarize",
+]

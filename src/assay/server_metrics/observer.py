@@ -1,0 +1,140 @@
+"""A second, independent observer of a run: the server's own metrics, scraped in a thread.
+
+The observer runs its own event loop in a thread, so scraping never delays the load that the
+run's event loops send. It scrapes once on demand (before and after the load, so the run's
+counter deltas are exact) and every `interval_s` in between (the time series and per-step
+figures). Samples are timed on the run's monotonic clock (`time.perf_counter_ns`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Self
+
+import aiohttp
+
+from assay.server_metrics.scrape import Scraped, scrape
+
+# When the series outgrows this many samples, every second one between the first and the last
+# is dropped: a day-long run keeps a bounded series.
+MAX_SAMPLES = 2048
+
+
+@dataclass(frozen=True, slots=True)
+class TimedSample:
+    """The samples of one successful scrape and when it was taken (monotonic ns)."""
+
+    time_ns: int
+    samples: Mapping[str, float]
+
+
+class ServerMetricsObserver:
+    """Scrapes `url` periodically in a background thread; a context manager.
+
+    `headers` go with every scrape (auth for a gateway); the caller passes them only when the
+    metrics URL has the target's origin, so no credential crosses to another host.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        interval_s: float = 1.0,
+        timeout_s: float = 5.0,
+        verify_tls: bool = True,
+    ) -> None:
+        self.url = url
+        self._verify_tls = verify_tls
+        self.interval_s = interval_s
+        self._headers = dict(headers or {})
+        self._timeout_s = timeout_s
+        self._samples: list[TimedSample] = []
+        self._problems: list[str] = []
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._session: aiohttp.ClientSession | None = None
+        self._stop: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="assay-server-metrics", daemon=True)
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        self._ready.wait(10.0)
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        loop, stop = self._loop, self._stop
+        if loop is not None and stop is not None and loop.is_running():
+            loop.call_soon_threadsafe(stop.set)
+        self._thread.join(self._timeout_s + 5.0)
+
+    @property
+    def samples(self) -> tuple[TimedSample, ...]:
+        """Every successful scrape so far, oldest first."""
+        with self._lock:
+            return tuple(self._samples)
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """Why scrapes failed (the distinct reasons, in order)."""
+        with self._lock:
+            return tuple(self._problems)
+
+    def scrape_now(self) -> Scraped:
+        """Scrape once, now, and keep the result; blocks the caller until it is done.
+
+        A successful scrape is also the newest of `samples`.
+        """
+        loop = self._loop
+        if loop is None or not loop.is_running():
+            return Scraped({}, "the metrics observer is not running")
+        future = asyncio.run_coroutine_threadsafe(self._scrape_and_keep(), loop)
+        try:
+            return future.result(self._timeout_s + 5.0)
+        except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError):
+            return Scraped({}, f"GET {self.url} did not answer in time")
+
+    def _run(self) -> None:
+        asyncio.run(self._main())
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        connector = aiohttp.TCPConnector(ssl=self._verify_tls)
+        async with aiohttp.ClientSession(connector=connector) as session:
+            self._session = session
+            self._ready.set()
+            while not self._stop.is_set():
+                try:
+                    async with asyncio.timeout(self.interval_s):
+                        await self._stop.wait()
+                except TimeoutError:
+                    await self._scrape_and_keep()
+        self._ready.set()
+
+    async def _scrape_and_keep(self) -> Scraped:
+        session = self._session
+        if session is None:
+            return Scraped({}, "the metrics observer is not running")
+        result = await scrape(session, self.url, self._headers, self._timeout_s)
+        now = time.perf_counter_ns()
+        with self._lock:
+            if result.problem is None:
+                self._samples.append(TimedSample(now, result.samples))
+                if len(self._samples) > MAX_SAMPLES:
+                    # Keep the first and the newest; thin the rest to every second sample.
+                    self._samples[1:-1] = self._samples[1:-1:2]
+            elif result.problem not in self._problems:
+                self._problems.append(result.problem)
+        return result

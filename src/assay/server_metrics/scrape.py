@@ -1,0 +1,63 @@
+"""One scrape of a Prometheus text endpoint, parsed by `prometheus_client`'s own parser."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import aiohttp
+from prometheus_client.parser import text_string_to_metric_families
+
+# A metrics page far larger than any server's is not read to the end: memory stays bounded.
+MAX_METRICS_BYTES = 8 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Scraped:
+    """The samples of one scrape (name -> value, label sets summed), or why there are none."""
+
+    samples: Mapping[str, float]
+    problem: str | None = None
+
+
+def parse_exposition(text: str) -> dict[str, float]:
+    """Sample name -> value summed over label sets; NaN samples are left out.
+
+    Raises ValueError when the text is not the Prometheus exposition format.
+
+    >>> parse_exposition('x_total{a="1"} 2\\nx_total{a="2"} 3\\n# TYPE g gauge\\ng 1.5\\n')
+    {'x_total': 5.0, 'g': 1.5}
+    """
+    totals: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            value = float(sample.value)
+            if math.isnan(value):
+                continue
+            totals[sample.name] = totals.get(sample.name, 0.0) + value
+    return totals
+
+
+async def scrape(
+    session: aiohttp.ClientSession, url: str, headers: Mapping[str, str], timeout_s: float
+) -> Scraped:
+    """GET `url` and parse it; any failure is a `Scraped` with a `problem`, never an exception."""
+    try:
+        async with session.get(
+            url,
+            headers=dict(headers),
+            timeout=aiohttp.ClientTimeout(total=timeout_s),
+            allow_redirects=False,
+        ) as response:
+            if response.status != 200:
+                return Scraped({}, f"GET {url} answered HTTP {response.status}")
+            body = await response.content.read(MAX_METRICS_BYTES + 1)
+    except (aiohttp.ClientError, TimeoutError, OSError) as error:
+        return Scraped({}, f"GET {url} failed: {type(error).__name__} {error}".strip())
+    if len(body) > MAX_METRICS_BYTES:
+        return Scraped({}, f"GET {url}: metrics page larger than {MAX_METRICS_BYTES} bytes")
+    try:
+        return Scraped(parse_exposition(body.decode("utf-8", errors="replace")))
+    except ValueError as error:
+        return Scraped({}, f"GET {url}: not Prometheus metrics ({error})")

@@ -1,0 +1,295 @@
+"""What the server's metrics say about a run, and whether it agrees with what assay counted.
+
+The run's counter deltas come from the scrapes taken just before the load started and just
+after it ended, so they are exact for the run (other traffic on the server aside). Per-step
+deltas come from the periodic scrapes nearest the step's bounds, so they are approximate by
+up to one scrape interval at each end, and say so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict
+
+from assay.server_metrics.families import (
+    COUNTERS,
+    GAUGES,
+    Quantity,
+    ServerKind,
+    detect_kind,
+    quantities_of,
+)
+from assay.server_metrics.observer import TimedSample
+
+# A token count may differ by this fraction before the check calls it a disagreement: servers
+# count the EOS token or a final empty chunk differently from the usage they report.
+TOKEN_TOLERANCE_FRACTION = 0.01
+
+
+class ServerCounts(BaseModel):
+    """Counter deltas over an interval; None where the server does not expose the quantity."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    requests_finished: float | None = None
+    prompt_tokens: float | None = None
+    generation_tokens: float | None = None
+
+
+class StepServerCounts(BaseModel):
+    """One step's counter deltas, read from the periodic scrapes around its bounds."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    index: int
+    counts: ServerCounts
+    approximate_by_s: float
+
+
+class ServerSeries(BaseModel):
+    """Gauges and counter rates over time; `t_s` counts seconds from the run's first step."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    t_s: tuple[float, ...] = ()
+    requests_running: tuple[float | None, ...] = ()
+    requests_waiting: tuple[float | None, ...] = ()
+    kv_cache_usage: tuple[float | None, ...] = ()
+    requests_finished_per_s: tuple[float | None, ...] = ()
+    generation_tokens_per_s: tuple[float | None, ...] = ()
+
+
+class CrossCheck(BaseModel):
+    """One quantity as the server counted it against what assay counted, and the verdict."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    quantity: str
+    server: float
+    assay: int
+    allowed_low: float
+    allowed_high: float
+    agrees: bool
+    message: str
+
+
+class ServerMetricsReport(BaseModel):
+    """The server-metrics section of report.json."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    url: str
+    kind: ServerKind | None
+    interval_s: float
+    scrapes: int
+    problems: tuple[str, ...] = ()
+    run: ServerCounts
+    steps: tuple[StepServerCounts, ...] = ()
+    series: ServerSeries = ServerSeries()
+    checks: tuple[CrossCheck, ...] = ()
+
+    @property
+    def disagreements(self) -> tuple[CrossCheck, ...]:
+        """The checks that failed."""
+        return tuple(check for check in self.checks if not check.agrees)
+
+
+@dataclass(frozen=True, slots=True)
+class AssayCounts:
+    """What assay counted over the run, in the terms the server's counters use.
+
+    `answered`: requests that got an answer assay read to its end (completed, or errored at the
+    content stage); `unfinished`: requests whose end assay did not see (cancelled in flight, or
+    cut at the transport after sending), which the server may or may not have finished;
+    `output_tokens`: output tokens of every answer (completed and partial);
+    `max_output_tokens`: the most output tokens one request had.
+    """
+
+    answered: int
+    unfinished: int
+    output_tokens: int
+    max_output_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class StepBounds:
+    """A step's index and its span on the run's monotonic clock."""
+
+    index: int
+    start_ns: int
+    end_ns: int
+
+
+def counter_delta(
+    kind: ServerKind, first: Mapping[str, float], last: Mapping[str, float]
+) -> ServerCounts:
+    """Counter increases between two scrapes (None where a counter is missing or was reset).
+
+    >>> a = {"vllm:request_success_total": 3.0}
+    >>> counter_delta(ServerKind.vllm, a, {"vllm:request_success_total": 10.0}).requests_finished
+    7.0
+    """
+    before, after = quantities_of(kind, first), quantities_of(kind, last)
+    values: dict[str, float | None] = {}
+    for quantity in COUNTERS:
+        start, end = before.get(quantity), after.get(quantity)
+        values[quantity.value] = (
+            None if start is None or end is None or end < start else end - start
+        )
+    return ServerCounts.model_validate(values)
+
+
+def cross_check(run: ServerCounts, assay: AssayCounts) -> tuple[CrossCheck, ...]:
+    """Compare the server's run totals with assay's (see `AssayCounts` for the terms).
+
+    Requests: the server must have finished at least every answer assay read and at most those
+    plus the ones whose end assay did not see. Tokens: within 1 % plus the most a request can
+    carry for each unfinished request.
+
+    >>> checks = cross_check(ServerCounts(requests_finished=10, generation_tokens=160),
+    ...                      AssayCounts(answered=10, unfinished=0, output_tokens=160,
+    ...                                  max_output_tokens=16))
+    >>> [check.agrees for check in checks]
+    [True, True]
+    """
+    checks: list[CrossCheck] = []
+    if run.requests_finished is not None:
+        low, high = float(assay.answered), float(assay.answered + assay.unfinished)
+        server = run.requests_finished
+        agrees = low <= server <= high
+        if agrees:
+            message = f"server finished {server:g} requests; assay read {assay.answered} answers"
+        elif server < low:
+            message = (
+                f"server reports {server:g} finished requests but assay read {assay.answered} "
+                "answers: the server's counter misses requests, or counts only some outcomes"
+            )
+        else:
+            message = (
+                f"server reports {server:g} finished requests, more than the {assay.answered} "
+                f"answers assay read plus {assay.unfinished} it did not see end: other traffic "
+                "reached the server, or answers never arrived"
+            )
+        checks.append(
+            CrossCheck(
+                quantity="requests_finished", server=server, assay=assay.answered,
+                allowed_low=low, allowed_high=high, agrees=agrees, message=message,
+            )
+        )  # fmt: skip
+    if run.generation_tokens is not None:
+        slack = TOKEN_TOLERANCE_FRACTION * assay.output_tokens
+        slack += assay.unfinished * assay.max_output_tokens
+        low = assay.output_tokens - slack
+        high = assay.output_tokens + slack
+        server = run.generation_tokens
+        agrees = low <= server <= high
+        verdict = "agrees" if agrees else "DISAGREES"
+        message = (
+            f"server generated {server:g} tokens; assay counted {assay.output_tokens} "
+            f"({verdict}, allowed {max(low, 0):g} to {high:g})"
+        )
+        checks.append(
+            CrossCheck(
+                quantity="generation_tokens", server=server, assay=assay.output_tokens,
+                allowed_low=max(low, 0.0), allowed_high=high, agrees=agrees, message=message,
+            )
+        )  # fmt: skip
+    return tuple(checks)
+
+
+def _at_or_before(samples: Sequence[TimedSample], time_ns: int) -> TimedSample:
+    chosen = samples[0]
+    for sample in samples:
+        if sample.time_ns > time_ns:
+            break
+        chosen = sample
+    return chosen
+
+
+def _at_or_after(samples: Sequence[TimedSample], time_ns: int) -> TimedSample:
+    for sample in samples:
+        if sample.time_ns >= time_ns:
+            return sample
+    return samples[-1]
+
+
+def series_of(kind: ServerKind, samples: Sequence[TimedSample], origin_ns: int) -> ServerSeries:
+    """Gauges as scraped and counter rates between consecutive scrapes, on the run's axis."""
+    times: list[float] = []
+    gauges: dict[Quantity, list[float | None]] = {quantity: [] for quantity in GAUGES}
+    finished: list[float | None] = []
+    generated: list[float | None] = []
+    previous: dict[Quantity, float] | None = None
+    previous_ns = 0
+    for sample in samples:
+        values = quantities_of(kind, sample.samples)
+        times.append((sample.time_ns - origin_ns) / 1e9)
+        for quantity in GAUGES:
+            gauges[quantity].append(values.get(quantity))
+        for quantity, out in (
+            (Quantity.requests_finished, finished),
+            (Quantity.generation_tokens, generated),
+        ):
+            now, then = values.get(quantity), None if previous is None else previous.get(quantity)
+            elapsed = (sample.time_ns - previous_ns) / 1e9
+            if now is None or then is None or elapsed <= 0 or now < then:
+                out.append(None)
+            else:
+                out.append((now - then) / elapsed)
+        previous, previous_ns = values, sample.time_ns
+    return ServerSeries(
+        t_s=tuple(times),
+        requests_running=tuple(gauges[Quantity.requests_running]),
+        requests_waiting=tuple(gauges[Quantity.requests_waiting]),
+        kv_cache_usage=tuple(gauges[Quantity.kv_cache_usage]),
+        requests_finished_per_s=tuple(finished),
+        generation_tokens_per_s=tuple(generated),
+    )
+
+
+def summarize(
+    *,
+    url: str,
+    interval_s: float,
+    samples: Sequence[TimedSample],
+    first: TimedSample,
+    last: TimedSample,
+    steps: Sequence[StepBounds],
+    assay: AssayCounts,
+    problems: Sequence[str] = (),
+) -> ServerMetricsReport:
+    """The report section from the scrapes of a run (`first`/`last` bracket the load)."""
+    kind = detect_kind(last.samples)
+    if kind is None:
+        return ServerMetricsReport(
+            url=url, kind=None, interval_s=interval_s, scrapes=len(samples),
+            problems=(*problems, "no metric family assay knows (vLLM, SGLang, TGI, llama.cpp)"),
+            run=ServerCounts(),
+        )  # fmt: skip
+    run = counter_delta(kind, first.samples, last.samples)
+    step_counts = tuple(
+        StepServerCounts(
+            index=step.index,
+            counts=counter_delta(
+                kind,
+                _at_or_before(samples, step.start_ns).samples,
+                _at_or_after(samples, step.end_ns).samples,
+            ),
+            approximate_by_s=interval_s,
+        )
+        for step in steps
+    )
+    origin = min((step.start_ns for step in steps), default=first.time_ns)
+    return ServerMetricsReport(
+        url=url,
+        kind=kind,
+        interval_s=interval_s,
+        scrapes=len(samples),
+        problems=tuple(problems),
+        run=run,
+        steps=step_counts,
+        series=series_of(kind, samples, origin),
+        checks=cross_check(run, assay),
+    )

@@ -1,0 +1,68 @@
+"""The mock's /metrics: vLLM's names, and counts that match what it really served."""
+
+from __future__ import annotations
+
+import urllib.request
+
+import aiohttp
+import orjson
+
+from assay.mock import MockConfig, open_mock_server, start_mock_processes
+from assay.mock.faults import FAULT_HEADER
+from assay.server_metrics import ServerKind, detect_kind, parse_exposition
+
+
+async def _chat(session: aiohttp.ClientSession, url: str, fault: str | None = None) -> int:
+    headers = {FAULT_HEADER: fault} if fault else {}
+    body = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 8, "stream": True}
+    async with session.post(url + "/v1/chat/completions", json=body, headers=headers) as answer:
+        await answer.read()
+        return answer.status
+
+
+async def test_metrics_count_finished_answers_and_their_tokens() -> None:
+    async with open_mock_server(MockConfig()) as server, aiohttp.ClientSession() as session:
+        for _ in range(5):
+            assert await _chat(session, server.url) == 200
+        # Finished by the engine though unusable: counted. Errors and cut streams: not.
+        await _chat(session, server.url, "empty_stream")
+        await _chat(session, server.url, "http_500")
+        await _chat(session, server.url, "truncated_stream")
+        await _chat(session, server.url, "inband_error")
+        async with session.get(server.url + "/metrics") as response:
+            assert response.status == 200
+            assert response.content_type == "text/plain"
+            samples = parse_exposition(await response.text())
+    assert detect_kind(samples) is ServerKind.vllm
+    assert samples["vllm:request_success_total"] == 6
+    assert samples["vllm:generation_tokens_total"] == 5 * 8
+    assert samples["vllm:num_requests_running"] == 0
+    assert samples["vllm:prompt_tokens_total"] > 0
+
+
+async def test_metrics_scale_makes_the_mock_misreport() -> None:
+    config = MockConfig(metrics_scale=0.5)
+    async with open_mock_server(config) as server, aiohttp.ClientSession() as session:
+        for _ in range(4):
+            await _chat(session, server.url)
+        async with session.get(server.url + "/metrics") as response:
+            samples = parse_exposition(await response.text())
+    assert samples["vllm:request_success_total"] == 2
+    assert samples["vllm:generation_tokens_total"] == 16
+
+
+def test_metrics_of_several_worker_processes_add_up_whichever_answers_the_scrape() -> None:
+    with start_mock_processes(MockConfig(), workers=2) as url:
+        for _ in range(12):
+            request = urllib.request.Request(
+                url + "/v1/completions",
+                data=orjson.dumps({"prompt": "hello", "max_tokens": 3}),
+                headers={"Content-Type": "application/json"},
+            )
+            with urllib.request.urlopen(request, timeout=10) as response:
+                response.read()
+        for _ in range(4):  # each scrape may reach either worker: every one sees the total
+            with urllib.request.urlopen(url + "/metrics", timeout=10) as response:
+                samples = parse_exposition(response.read().decode())
+            assert samples["vllm:request_success_total"] == 12
+            assert samples["vllm:generation_tokens_total"] == 36
