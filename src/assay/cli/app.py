@@ -470,6 +470,27 @@ def report(
     _exit(_guarded(body))
 
 
+@app.command()
+def compare(
+    runs: Annotated[list[Path], typer.Argument(help="Run directories; the first is the baseline.")],
+    force: Annotated[
+        bool, typer.Option("--force", help="Compare runs whose workloads differ.")
+    ] = False,
+    html: Annotated[
+        Path | None, typer.Option(help="Also write the comparison as an HTML page here.")
+    ] = None,
+) -> None:
+    """Compare runs step by step against the first: throughput, latency percentiles, error rate
+    and goodput, each marked better, worse or within the noise of its sample size.
+    """
+    from assay.cli.compare_command import compare_command
+
+    def body() -> int:
+        return compare_command(runs, force=force, html=html)
+
+    _exit(_guarded(body))
+
+
 def _guarded(body: Callable[[], int]) -> int:
     try:
         code = body()
