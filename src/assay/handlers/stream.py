@@ -325,7 +325,11 @@ def _printable(text: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        try:
+            raw = text.encode("utf-8", "surrogateescape")  # the bytes the server sent
+        except UnicodeEncodeError:
+            raw = text.encode("utf-8", "surrogatepass")  # a surrogate not from the parser
+        return raw.decode("utf-8", "replace")
     return text
 
 
