@@ -31,9 +31,9 @@ def settings_for(url: str, timeouts: Timeouts) -> BackendSettings:
     return BackendSettings(base_url=url, api_key=SecretStr(API_KEY), timeouts=timeouts)
 
 
-async def record_once(url: str, timeouts: Timeouts, stream: bool = True) -> RequestRecord[
-    GenerationResponse
-]:
+async def record_once(
+    url: str, timeouts: Timeouts, stream: bool = True
+) -> RequestRecord[GenerationResponse]:
     """One request through the backend, the default chain and the worker."""
     request = chat_request(stream=stream)
     async with open_backend(settings_for(url, timeouts), MonotonicClock()) as backend:
