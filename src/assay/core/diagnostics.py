@@ -109,7 +109,7 @@ CODE_MEANINGS: dict[DiagnosticCode, str] = {
     _C.unexpected_shape: "valid JSON that is not the endpoint's schema",
     _C.no_terminal_response: "the backend resolved with nothing at all",
     _C.empty_response: "no text, no tool calls and no reasoning, whatever usage the server reports",
-    _C.impossible_usage: "server usage that cannot be true: negative, or above the max tokens asked",
+    _C.impossible_usage: "server usage that cannot be true: negative, or above max_tokens",
     _C.truncated_stream: "the stream ended without a terminal marker and without finish_reason",
     _C.missing_finish_reason: "a finished answer without finish_reason (chat/completions streams; "
     "everything in strict mode)",

@@ -235,9 +235,9 @@ class ChatAccumulator(StreamDraft):
                 self._take_tool_calls(calls)
             # The role-announcing first chunk ("content": "" or none) and a `""` delta that
             # closes the choice with a finish_reason are not tokens.
-            if content or thought or has_calls:
-                bearing = True
-            elif "role" not in delta and not isinstance(finish, str):
+            if (content or thought or has_calls) or (
+                "role" not in delta and not isinstance(finish, str)
+            ):
                 bearing = True
         usage = obj.get("usage")
         if usage is None:
