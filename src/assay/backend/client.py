@@ -37,6 +37,7 @@ from assay.errors import ServerNotReady
 from assay.handlers import handler_for
 from assay.handlers.base import EndpointHandler, StreamAccumulator, Transfer
 from assay.handlers.sse import SseParser
+from assay.handlers.wire import ask_continuous_usage
 
 _ERROR_BODY_LIMIT = 64 * 1024
 # How long the rest of a body may take after `[DONE]` or the terminal event: a server that ends
@@ -99,7 +100,10 @@ class Backend:
     ) -> Result[GenerationResponse, UnusableResponse]:
         """Send `request` and compile the answer; every server or network fault is a `Failure`."""
         handler = handler_for(request.endpoint)
-        body = orjson.dumps(handler.build_body(request))
+        payload = handler.build_body(request)
+        if self.settings.continuous_usage_stats:
+            ask_continuous_usage(payload)
+        body = orjson.dumps(payload)
         exchange = _Exchange()
         watch = DeadlineWatch(self.settings.timeouts, self._loop)
         try:
