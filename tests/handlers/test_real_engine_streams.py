@@ -151,3 +151,20 @@ def test_llama_cpp_interrupted_chat_stream_without_finish_reason_is_an_error() -
 def test_llama_cpp_interrupted_completions_stream_without_finish_reason_is_an_error() -> None:
     raw = _llama_completion("uld") + DONE
     assert _rejected(Endpoint.completions, raw) is DiagnosticCode.missing_finish_reason
+
+
+def test_responses_events_after_completed_are_ignored_but_a_done_is_not_counted() -> None:
+    completed = (
+        b"event: response.completed\ndata: "
+        b'{"type":"response.completed","response":{"status":"completed",'
+        b'"usage":{"input_tokens":5,"output_tokens":1}}}\n\n'
+    )
+    delta = (
+        b"event: response.output_text.delta\n"
+        b'data: {"type":"response.output_text.delta","delta":"Hi"}\n\n'
+    )
+    req = _request(Endpoint.responses)
+    response = ok(stream(handler_for(Endpoint.responses), req, delta + completed + delta + DONE))
+    assert response.text == "Hi"
+    assert response.streamed_tokens == 1
+    assert response.events_after_terminal == 1

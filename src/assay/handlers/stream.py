@@ -118,7 +118,7 @@ class StreamDraft:
         """
         self._events += 1
         if self._closed:
-            if self._terminal:
+            if self._terminal and event.data != DONE:  # a `[DONE]` after the event is benign
                 self._trailing += 1
             return None
         data = event.data
@@ -168,7 +168,7 @@ class StreamDraft:
         # `_load` inlined for plain `message` events: this runs once per chunk of every stream.
         self._events += 1
         if self._closed:
-            if self._terminal:
+            if self._terminal and event.data != DONE:  # a `[DONE]` after the event is benign
                 self._trailing += 1
             return None
         data = event.data
