@@ -116,10 +116,11 @@ def test_chain_of_carries_endpoint_strictness_and_extra_validators() -> None:
 
 
 def finished_without_reason() -> GenerationResponse:
+    # Non-streamed: a chat/completions *stream* without finish_reason is an error by default.
     return GenerationResponse(
         request_id="req-00000003",
         endpoint=Endpoint.chat,
-        streamed=True,
+        streamed=False,
         text="The capital of France is Paris.",
         finish_reason=None,
         content_chunks=7,

@@ -82,14 +82,16 @@ def test_multi_byte_character_split_between_chunks_is_reassembled() -> None:
     assert parser.feed(euro[2:] + b"\n\n") == [SseEvent("€")]
 
 
-def test_invalid_utf8_becomes_replacement_character() -> None:
-    assert SseParser().feed(b"data: a\xffb\n\n") == [SseEvent("a\ufffdb")]
+def test_invalid_utf8_is_kept_as_surrogate_escapes_not_replaced() -> None:
+    # Issue 9: a U+FFFD here made the same bytes valid JSON in a stream and invalid in a body.
+    # Kept as escapes, the data fails JSON decoding downstream, as a body does.
+    assert SseParser().feed(b"data: a\xffb\n\n") == [SseEvent("a\udcffb")]
 
 
-def test_truncated_character_at_close_becomes_replacement_character() -> None:
+def test_truncated_character_at_close_is_kept_as_surrogate_escapes() -> None:
     parser = SseParser()
     assert parser.feed(b"data: x\xe2\x82") == []
-    assert parser.close() == [SseEvent("x\ufffd")]
+    assert parser.close() == [SseEvent("x\udce2\udc82")]
 
 
 def test_leading_bom_is_stripped_even_when_split() -> None:

@@ -190,6 +190,28 @@ def test_errored_requests_count_in_attempted_figures_and_errors_only() -> None:
     assert metrics.error_rate == 0.5
 
 
+@pytest.mark.parametrize(
+    ("code", "reported"),
+    [
+        (DiagnosticCode.impossible_usage, -1_000_000),
+        (DiagnosticCode.impossible_usage, 10**12),
+        (DiagnosticCode.empty_response, 128),
+    ],
+)
+def test_usage_rejected_by_the_validators_never_reaches_attempted_throughput(
+    code: DiagnosticCode, reported: int
+) -> None:
+    # Issue 9: -1,000,000 completion tokens gave -481,206,770 tok/s; 10**12 gave 5.3e14.
+    good = _streamed("ok", 0, 100, gaps_ms=(10,) * 9)  # 10 tokens, ends at 190 ms
+    lying = _streamed("bad", 0, 30, gaps_ms=(10,), usage_tokens=reported)  # 2 chunks streamed
+    metrics = _snapshot(
+        _completed(good, targeted_ms=0),
+        _errored("bad", 0, 200, code, "impossible", partial=lying),
+    )
+    assert metrics.throughput.usable_output_tokens == 10
+    assert metrics.throughput.attempted_output_tokens == 12
+
+
 def test_errors_by_code_count_each_code_and_keep_the_first_message() -> None:
     metrics = _snapshot(
         _errored("a", 0, 5, DiagnosticCode.empty_response, "empty response payload: no text"),

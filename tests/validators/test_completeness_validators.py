@@ -89,7 +89,8 @@ def test_empty_payload_with_zero_usage_is_empty_response_with_specific_message()
     diagnostic = empty_response(response).failure()
     assert diagnostic.code is DiagnosticCode.empty_response
     assert diagnostic.message.startswith(
-        "empty response payload: no text, no tool calls, no reasoning, 0 output tokens"
+        "empty response payload: no text, no tool calls, no reasoning; "
+        "server reported 0 completion tokens"
     )
     assert "finish_reason='stop'" in diagnostic.message
     assert diagnostic.evidence.partial is not None
@@ -103,10 +104,25 @@ def test_empty_stream_without_usage_is_empty_response() -> None:
     assert empty_response(response).failure().code is DiagnosticCode.empty_response
 
 
-def test_output_tokens_with_empty_text_are_usable() -> None:
-    # Split multi-byte characters stream as "" deltas: tokens were generated.
-    response = _streamed_chat(text="", usage=Usage(completion_tokens=2), streamed_tokens=2)
-    assert empty_response(response) == Success(response)
+def test_output_tokens_with_empty_text_are_empty_response_saying_what_was_reported() -> None:
+    # Issue 8: vLLM reports completion_tokens=1 (the EOS) for a forced-empty answer. A count
+    # with no text, tool call or reasoning to show for it is not output. (A split multi-byte
+    # character streams as "" deltas, but the character itself follows, so a served answer
+    # still has text.)
+    response = _streamed_chat(
+        text="", usage=Usage(prompt_tokens=21, completion_tokens=1), streamed_tokens=0
+    )
+    diagnostic = empty_response(response).failure()
+    assert diagnostic.code is DiagnosticCode.empty_response
+    assert "server reported 1 completion token " in diagnostic.message
+    many = _streamed_chat(text="", usage=Usage(completion_tokens=128), streamed_tokens=0)
+    assert "server reported 128 completion tokens" in empty_response(many).failure().message
+
+
+def test_empty_stream_without_usage_says_how_many_tokens_streamed() -> None:
+    response = _streamed_chat(text="", usage=None, streamed_tokens=2)
+    message = empty_response(response).failure().message
+    assert "no usage reported, 2 tokens streamed" in message
 
 
 def test_tool_call_only_answer_is_usable() -> None:

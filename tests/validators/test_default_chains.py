@@ -84,15 +84,38 @@ def test_truncation_wins_over_emptiness_in_the_default_order() -> None:
     )
 
 
-def test_strict_chain_adds_missing_finish_reason_and_two_sided_usage() -> None:
-    no_finish = _answer(Endpoint.chat, finish_reason=None)
-    assert default_chain(Endpoint.chat)(no_finish) == Success(no_finish)
-    assert default_chain(Endpoint.chat, strict=True)(no_finish).failure().code is (
-        DiagnosticCode.missing_finish_reason
-    )
+@pytest.mark.parametrize("endpoint", [Endpoint.chat, Endpoint.completions])
+def test_default_chain_rejects_a_chat_or_completions_stream_ended_without_finish_reason(
+    endpoint: Endpoint,
+) -> None:
+    # Issue 8: llama-cpp-python cuts concurrent streams after one chunk and still sends [DONE].
+    no_finish = _answer(endpoint, finish_reason=None)
+    diagnostic = default_chain(endpoint)(no_finish).failure()
+    assert diagnostic.code is DiagnosticCode.missing_finish_reason
+    assert "ended with [DONE] but no chunk carried a finish_reason" in diagnostic.message
+
+
+def test_strict_chain_widens_missing_finish_reason_to_responses_and_bodies() -> None:
+    # /v1/responses streams carry no finish_reason on the wire, and minimal servers omit it in
+    # non-streamed bodies: both stay strict-only.
+    for no_finish in (
+        _answer(Endpoint.responses, finish_reason=None),
+        _answer(Endpoint.chat, finish_reason=None, streamed=False),
+    ):
+        assert default_chain(no_finish.endpoint)(no_finish) == Success(no_finish)
+        assert default_chain(no_finish.endpoint, strict=True)(no_finish).failure().code is (
+            DiagnosticCode.missing_finish_reason
+        )
+
+
+def test_strict_chain_checks_usage_both_ways_only_on_a_running_usage() -> None:
     batched = _answer(Endpoint.chat, streamed_tokens=3)
     assert default_chain(Endpoint.chat)(batched) == Success(batched)
-    assert default_chain(Endpoint.chat, strict=True)(batched).failure().code is (
+    assert default_chain(Endpoint.chat, strict=True)(batched) == Success(batched)
+    running = _answer(
+        Endpoint.chat, streamed_tokens=3, streamed_token_source=TokenSource.continuous_usage
+    )
+    assert default_chain(Endpoint.chat, strict=True)(running).failure().code is (
         DiagnosticCode.usage_mismatch
     )
 

@@ -134,7 +134,8 @@ async def test_pr615_empty_generation_response_is_errored_empty_response() -> No
     assert isinstance(record.outcome, Errored)
     diagnostic = record.outcome.diagnostic
     assert diagnostic.message.startswith(
-        "empty response payload: no text, no tool calls, no reasoning, 0 output tokens"
+        "empty response payload: no text, no tool calls, no reasoning; "
+        "server reported 0 completion tokens"
     )
     assert diagnostic.evidence.partial is not None
     assert diagnostic.evidence.partial.usage is not None
@@ -147,8 +148,13 @@ async def test_pr615_only_done_stream_is_errored() -> None:
     assert _errored_code(record) is DiagnosticCode.empty_response
 
 
-async def test_pr615_output_tokens_with_empty_text_is_completed() -> None:
-    # Byte-level tokens of a split multi-byte character stream as "" deltas: still served.
+async def test_pr615_output_tokens_with_empty_text_is_errored_since_issue_8() -> None:
+    # This case was "completed" in the PR #615 list (and in the first design): output tokens
+    # with empty text were taken for split multi-byte characters. Real engines showed it is the
+    # empty answer itself: vLLM counts the EOS token of a forced-empty answer
+    # (`completion_tokens: 1`), so 120 of 120 empty vLLM answers were counted as served. A
+    # split character streams "" deltas *and then the character*, so a served answer still
+    # has text; tokens with no text, tool call or reasoning to show are unusable.
     frames = [
         _chat_chunk('{"role":"assistant","content":""}'),
         _chat_chunk('{"content":""}'),
@@ -157,9 +163,62 @@ async def test_pr615_output_tokens_with_empty_text_is_completed() -> None:
         "[DONE]",
     ]
     record = await _run_stream(Endpoint.chat, frames)
+    assert _errored_code(record) is DiagnosticCode.empty_response
+    assert isinstance(record.outcome, Errored)
+    assert "server reported 2 completion tokens" in record.outcome.diagnostic.message
+
+
+async def test_split_multibyte_character_with_its_text_is_completed() -> None:
+    # What the PR #615 case meant to protect: "" deltas of a split character, then the text.
+    frames = [
+        _chat_chunk('{"role":"assistant","content":""}'),
+        _chat_chunk('{"content":""}'),
+        _chat_chunk('{"content":"\u00e9t\u00e9"}', '"length"'),
+        _usage_chunk(2),
+        "[DONE]",
+    ]
+    record = await _run_stream(Endpoint.chat, frames)
     assert isinstance(record.outcome, Completed), record.outcome
-    assert record.outcome.response.text == ""
+    assert record.outcome.response.text == "été"
+    assert record.outcome.response.streamed_tokens == 2
     assert record.outcome.response.output_tokens == 2
+
+
+async def test_vllm_empty_answer_reporting_one_eos_token_is_empty_response() -> None:
+    # Issue 8, the vLLM 0.32 bytes of a forced-empty answer (logit_bias on EOS): role chunk
+    # with "content": "", a "" finish chunk, usage completion_tokens 1, [DONE].
+    frames = [
+        _chat_chunk('{"role":"assistant","content":""}'),
+        _chat_chunk('{"content":""}', '"stop"'),
+        _usage_chunk(1),
+        "[DONE]",
+    ]
+    record = await _run_stream(Endpoint.chat, frames)
+    assert _errored_code(record) is DiagnosticCode.empty_response
+    assert isinstance(record.outcome, Errored)
+    diagnostic = record.outcome.diagnostic
+    assert "server reported 1 completion token " in diagnostic.message
+    assert diagnostic.evidence.partial is not None
+    # The "" finish chunk is not a token: nothing was streamed and there is no first token.
+    assert diagnostic.evidence.partial.streamed_tokens == 0
+    assert diagnostic.evidence.partial.timing.first_token_ns is None
+
+
+@pytest.mark.parametrize("endpoint", [Endpoint.completions, Endpoint.chat, Endpoint.responses])
+async def test_non_streamed_empty_answer_with_one_token_is_empty_response(
+    endpoint: Endpoint,
+) -> None:
+    bodies = {
+        Endpoint.chat: b'{"choices":[{"index":0,"message":{"role":"assistant","content":""},'
+        b'"finish_reason":"stop"}],"usage":{"prompt_tokens":21,"completion_tokens":1}}',
+        Endpoint.completions: b'{"choices":[{"index":0,"text":"","finish_reason":"stop"}],'
+        b'"usage":{"prompt_tokens":21,"completion_tokens":1}}',
+        Endpoint.responses: b'{"object":"response","status":"completed","output":[{"type":'
+        b'"message","content":[{"type":"output_text","text":""}]}],'
+        b'"usage":{"input_tokens":21,"output_tokens":1}}',
+    }
+    record = await _run_body(endpoint, bodies[endpoint])
+    assert _errored_code(record) is DiagnosticCode.empty_response
 
 
 async def test_pr615_tool_call_only_response_is_completed() -> None:

@@ -73,12 +73,22 @@ def test_excess_within_tolerance_passes() -> None:
     assert lenient(short) == Success(short)
 
 
-def test_fewer_chunks_than_reported_passes_lenient_but_not_two_sided() -> None:
-    # A server with a stream interval batches several tokens into one chunk.
+def test_fewer_chunks_than_reported_passes_both_modes() -> None:
+    # Issue 8: a chunk may carry several tokens (a stream interval; vLLM's /v1/responses sent
+    # 14 text events for 16 tokens; word-streaming servers). A chunk count proves only a lower
+    # bound, so even the two-sided check never fails a stream for carrying fewer chunks.
     response = _stream(reported=128, chunks=32)
     assert lenient(response) == Success(response)
-    diagnostic = two_sided(response).failure()
-    assert "carried 32 (96 fewer)" in diagnostic.message
+    assert two_sided(response) == Success(response)
+    merged = _stream(reported=16, chunks=14, endpoint=Endpoint.responses)
+    assert two_sided(merged) == Success(merged)
+
+
+def test_two_sided_checks_fewer_against_a_running_usage() -> None:
+    # With continuous usage the stream proves its count: fewer than reported is a mismatch.
+    source = {"streamed_token_source": TokenSource.continuous_usage}
+    fewer = _stream(reported=16, chunks=14, **source)
+    assert "carried 14 (2 fewer)" in two_sided(fewer).failure().message
 
 
 def test_tokens_streamed_against_zero_usage_is_usage_mismatch() -> None:

@@ -37,8 +37,13 @@ from assay.errors import ServerNotReady
 from assay.handlers import handler_for
 from assay.handlers.base import EndpointHandler, StreamAccumulator, Transfer
 from assay.handlers.sse import SseParser
+from assay.handlers.wire import ask_continuous_usage
 
 _ERROR_BODY_LIMIT = 64 * 1024
+# How long the rest of a body may take after `[DONE]` or the terminal event: a server that ends
+# the body at once gives the connection back to the pool; one that holds it open is cut, and its
+# answer still ends at the terminal marker.
+_AFTER_TERMINAL_S = 0.25
 _MODELS_PATH = "/v1/models"
 _USER_AGENT = "assay"
 
@@ -52,6 +57,7 @@ class _Exchange:
     http_status: int | None = None
     reason: str | None = None
     accumulator: StreamAccumulator | None = None
+    terminal_ns: int | None = None
     received: list[bytes] = field(default_factory=list)
 
     def transfer(self, end_ns: int) -> Transfer:
@@ -94,7 +100,10 @@ class Backend:
     ) -> Result[GenerationResponse, UnusableResponse]:
         """Send `request` and compile the answer; every server or network fault is a `Failure`."""
         handler = handler_for(request.endpoint)
-        body = orjson.dumps(handler.build_body(request))
+        payload = handler.build_body(request)
+        if self.settings.continuous_usage_stats:
+            ask_continuous_usage(payload)
+        body = orjson.dumps(payload)
         exchange = _Exchange()
         watch = DeadlineWatch(self.settings.timeouts, self._loop)
         try:
@@ -107,6 +116,11 @@ class Backend:
         except TimeoutError:
             # Only the deadline scope raises here: `_exchange` turns aiohttp's own timeouts
             # into values before they can escape.
+            accumulator = exchange.accumulator
+            if accumulator is not None and accumulator.ended and not accumulator.failed:
+                # A deadline that passes after the terminal marker cuts nothing of the answer.
+                end_ns = exchange.terminal_ns or self._clock.now_ns()
+                return accumulator.finish(exchange.transfer(end_ns))
             status = exchange.http_status
             if status is not None and not 200 <= status < 300:
                 # The status is the diagnostic; a slow error body only shortens the excerpt.
@@ -193,6 +207,11 @@ class Backend:
                     # A fatal fault is already recorded; the rest of the stream changes nothing.
                     response.close()
                     return accumulator.finish(exchange.transfer(clock.now_ns()))
+                if accumulator.ended:
+                    # The answer ends at the terminal marker, whatever the server does next.
+                    exchange.terminal_ns = received_ns
+                    await _drain_after_terminal(response, parser, accumulator, received_ns)
+                    return accumulator.finish(exchange.transfer(received_ns))
         except (aiohttp.ClientError, OSError) as error:
             return Failure(self._interrupted_fault(error, exchange))
         end_ns = clock.now_ns()
@@ -300,6 +319,30 @@ class Backend:
         if not 200 <= status < 300:
             raise ServerNotReady(f"{base_url} answered {status} for {_MODELS_PATH}")
         return _model_ids(base_url, body, self._redactor)
+
+
+async def _drain_after_terminal(
+    response: aiohttp.ClientResponse,
+    parser: SseParser,
+    accumulator: StreamAccumulator,
+    received_ns: int,
+) -> None:
+    """Read what follows the terminal marker for at most `_AFTER_TERMINAL_S`.
+
+    The accumulator counts and ignores any events in it. A body that does not end in time, or
+    breaks, is cut: the answer was complete, so neither is a fault.
+    """
+    content = response.content
+    try:
+        async with asyncio.timeout(_AFTER_TERMINAL_S):
+            while chunk := await content.readany():
+                for event in parser.feed(chunk):
+                    accumulator.feed(event, received_ns)
+    except (TimeoutError, aiohttp.ClientError, OSError):
+        response.close()
+        return
+    for event in parser.close():
+        accumulator.feed(event, received_ns)
 
 
 def _model_ids(base_url: str, body: bytes, redactor: Redactor) -> list[str]:

@@ -44,6 +44,8 @@ class BackendSettings(BaseModel):
 
     `base_url` is the server root (a trailing `/v1` is dropped, since endpoint paths carry it).
     `max_connections` should be at least the run's concurrency: see `sized_for`.
+    `continuous_usage_stats` asks streamed chat/completions for a running usage on every chunk
+    (vLLM's `stream_options.continuous_usage_stats`), which lets usage be reconciled exactly.
 
     >>> s = BackendSettings(base_url="http://127.0.0.1:8000/v1/", api_key=SecretStr("sk-secret"))
     >>> s.base_url
@@ -60,6 +62,7 @@ class BackendSettings(BaseModel):
     verify_tls: bool = True
     timeouts: Timeouts = Timeouts()
     max_connections: int = Field(default=512, gt=0)
+    continuous_usage_stats: bool = False
 
     @field_validator("base_url")
     @classmethod

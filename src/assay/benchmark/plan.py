@@ -77,6 +77,7 @@ def backend_settings_of(config: RunConfig, base_url: str) -> BackendSettings:
         api_key=SecretStr(key) if key else None,
         headers=config.headers,
         verify_tls=not config.insecure,
+        continuous_usage_stats=config.continuous_usage_stats,
         timeouts=Timeouts(
             connect_s=config.timeout_connect,
             first_token_s=config.timeout_first_token,

@@ -204,6 +204,15 @@ def run(
             rich_help_panel=_DATA,
         ),
     ] = None,
+    continuous_usage_stats: Annotated[
+        bool | None,
+        typer.Option(
+            "--continuous-usage-stats",
+            help="Ask for a running usage on every chunk (vLLM), so the usage check can "
+            "reconcile the count both ways.",
+            rich_help_panel=_DATA,
+        ),
+    ] = None,
     seed: Annotated[
         int | None, typer.Option(help="Seed for data and arrivals [42].", rich_help_panel=_DATA)
     ] = None,
@@ -228,7 +237,8 @@ def run(
         bool | None,
         typer.Option(
             "--strict",
-            help="Strict chain: finish_reason required, two-sided usage.",
+            help="Strict chain: finish_reason required everywhere, two-sided usage where the "
+            "stream proves its count.",
             rich_help_panel=_VALID,
         ),
     ] = None,
@@ -327,6 +337,7 @@ def run(
             "data": data, "prompt_tokens": prompt_tokens, "output_tokens": output_tokens,
             "shared_prefix_tokens": shared_prefix_tokens, "tokenizer": tokenizer,
             "stream": stream, "ignore_eos": ignore_eos, "seed": seed,
+            "continuous_usage_stats": continuous_usage_stats,
             "validators": tuple(validator) if validator else None,
             "default_validators": False if no_default_validators else None,
             "strict": strict, "slo": parse_pairs(slo, "--slo"),

@@ -55,6 +55,7 @@ class RunConfig(BaseModel):
     tokenizer: str | None = None
     stream: bool = True
     ignore_eos: bool = False
+    continuous_usage_stats: bool = False
     seed: int = 42
     # Validation and validity
     validators: tuple[str, ...] = ()

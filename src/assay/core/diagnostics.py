@@ -41,6 +41,7 @@ class DiagnosticCode(StrEnum):
     unexpected_shape = "unexpected_shape"
     no_terminal_response = "no_terminal_response"
     empty_response = "empty_response"
+    impossible_usage = "impossible_usage"
     truncated_stream = "truncated_stream"
     missing_finish_reason = "missing_finish_reason"
     usage_mismatch = "usage_mismatch"
@@ -79,6 +80,7 @@ _STAGES: dict[DiagnosticCode, Stage] = {
         (
             _C.no_terminal_response,
             _C.empty_response,
+            _C.impossible_usage,
             _C.truncated_stream,
             _C.missing_finish_reason,
             _C.usage_mismatch,
@@ -106,9 +108,11 @@ CODE_MEANINGS: dict[DiagnosticCode, str] = {
     _C.sse_error_event: "an SSE `event: error` frame",
     _C.unexpected_shape: "valid JSON that is not the endpoint's schema",
     _C.no_terminal_response: "the backend resolved with nothing at all",
-    _C.empty_response: "no text, no tool calls, no reasoning and 0 output tokens",
+    _C.empty_response: "no text, no tool calls and no reasoning, whatever usage the server reports",
+    _C.impossible_usage: "server usage that cannot be true: negative, or above max_tokens",
     _C.truncated_stream: "the stream ended without a terminal marker and without finish_reason",
-    _C.missing_finish_reason: "strict: a terminal chunk without finish_reason",
+    _C.missing_finish_reason: "a finished answer without finish_reason (chat/completions streams; "
+    "everything in strict mode)",
     _C.usage_mismatch: "server-reported output tokens disagree with the streamed count",
     _C.max_tokens_not_honoured: "ignore_eos asked for N output tokens and got a different count",
     _C.empty_embedding: "no vectors, wrong count, zero dimension or non-finite values",

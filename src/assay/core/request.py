@@ -34,8 +34,9 @@ class RequestEcho(BaseModel):
     """The few request facts validators need, carried on every response.
 
     A validator sees only the response (`Callable[[R], Result[R, UnusableResponse]]`), so what it
-    must compare against (the token count asked for, JSON mode, the number of embedding inputs)
-    travels with the response instead of the whole request and its prompt.
+    must compare against (the token count asked for, JSON mode, the number of embedding inputs,
+    how many choices `n` asked for) travels with the response instead of the whole request and
+    its prompt.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -45,6 +46,7 @@ class RequestEcho(BaseModel):
     json_mode: bool = False
     json_schema: dict[str, JsonValue] | None = None
     expected_embeddings: int | None = None
+    choices: int = 1
 
 
 class GenerationRequest(BaseModel):
@@ -105,6 +107,7 @@ class GenerationRequest(BaseModel):
             json_mode=self.json_mode(),
             json_schema=self.json_schema(),
             expected_embeddings=expected,
+            choices=_choice_count(self.extra_body),
         )
 
 
@@ -112,6 +115,12 @@ class GenerationRequest(BaseModel):
 def _plain_echo(max_output_tokens: int | None, ignore_eos: bool) -> RequestEcho:
     """The echo of a request without extra body fields; frozen, so one instance is shared."""
     return RequestEcho(max_output_tokens=max_output_tokens, ignore_eos=ignore_eos)
+
+
+def _choice_count(extra_body: dict[str, JsonValue]) -> int:
+    """How many answers one request asks for (`n`); usage then covers all of them."""
+    n = extra_body.get("n")
+    return n if type(n) is int and n > 1 else 1
 
 
 def _format_of(extra_body: dict[str, JsonValue]) -> JsonValue:

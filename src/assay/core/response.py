@@ -78,6 +78,8 @@ class GenerationResponse(BaseModel):
     `streamed_tokens` is assay's own count (one per content-bearing chunk, including `""` deltas
     of split multi-byte characters, or the running usage when the server streams it); `usage` is
     what the server reported, if anything. `output_tokens` prefers the server's figure.
+    `events_after_terminal` counts SSE events that came after `[DONE]` or the terminal event:
+    they are not part of the answer and were ignored.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -97,6 +99,7 @@ class GenerationResponse(BaseModel):
     streamed_tokens: int = 0
     streamed_token_source: TokenSource = TokenSource.none
     terminal_seen: bool = False
+    events_after_terminal: int = 0
     timing: ResponseTiming
 
     @property

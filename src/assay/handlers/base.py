@@ -48,6 +48,11 @@ class StreamAccumulator(Protocol):
         ...
 
     @property
+    def ended(self) -> bool:
+        """The terminal marker (`[DONE]`, a terminal event) came: nothing later is the answer."""
+        ...
+
+    @property
     def first_token_ns(self) -> int | None:
         """When the first token-bearing chunk arrived, if one has."""
         ...

@@ -127,7 +127,8 @@ class ChatAccumulator(StreamDraft):
     """Compiles a `chat.completion.chunk` stream one SSE event at a time.
 
     A chunk whose delta carries content, reasoning or tool calls is a token (`""` too: a split
-    multi-byte character), except the role-announcing first chunk.
+    multi-byte character), except the role-announcing first chunk and a `""` delta that only
+    closes the choice with a `finish_reason` (vLLM's EOS chunk, llama.cpp's last chunk).
 
     >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.chat, model="m")
     >>> stream = ChatAccumulator(request)
@@ -159,12 +160,19 @@ class ChatAccumulator(StreamDraft):
                     content = delta.get("content")
                     if type(content) is str:
                         finish = choice.get("finish_reason")
-                        if finish is not None and type(finish) is str:
-                            self._finish_reason = finish
                         if content:
                             self._text.append(content)
                             if self._first_content_ns is None:
                                 self._first_content_ns = received_ns
+                            if finish is not None and type(finish) is str:
+                                self._finish_reason = finish
+                        elif finish is not None and type(finish) is str:
+                            # `""` closing the choice: a finish marker, not a token.
+                            self._finish_reason = finish
+                            usage = obj.get("usage")
+                            if usage is not None:
+                                self._count_choices(received_ns, False, usage)
+                            return
                         usage = obj.get("usage")
                         if usage is None:
                             # `_token(received_ns, 1)`, inlined.
@@ -225,8 +233,11 @@ class ChatAccumulator(StreamDraft):
                     self._first_content_ns = received_ns
             if has_calls and isinstance(calls, list):
                 self._take_tool_calls(calls)
-            # The role-announcing first chunk ("content": "" or none) is not a token.
-            if "role" not in delta or content or thought or has_calls:
+            # The role-announcing first chunk ("content": "" or none) and a `""` delta that
+            # closes the choice with a finish_reason are not tokens.
+            if (content or thought or has_calls) or (
+                "role" not in delta and not isinstance(finish, str)
+            ):
                 bearing = True
         usage = obj.get("usage")
         if usage is None:

@@ -80,8 +80,10 @@ class CompletionsHandler:
 class CompletionsAccumulator(StreamDraft):
     """Compiles a `text_completion` chunk stream one SSE event at a time.
 
-    Every chunk whose choice carries a `text` string is a token, `""` included. Some servers
-    count `choices[].index` up per chunk instead of keeping 0; the index is not used.
+    Every chunk whose choice carries a `text` string is a token, `""` included, except a `""`
+    that only closes the choice with a `finish_reason` (llama.cpp's and GuideLLM's mock's last
+    chunk). Some servers count `choices[].index` up per chunk instead of keeping 0; the index is
+    not used.
 
     >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.completions, model="m")
     >>> stream = CompletionsAccumulator(request)
@@ -110,12 +112,19 @@ class CompletionsAccumulator(StreamDraft):
                 piece = choice.get("text")
                 if type(piece) is str:
                     finish = choice.get("finish_reason")
-                    if finish is not None and type(finish) is str:
-                        self._finish_reason = finish
                     if piece:
                         self._text.append(piece)
                         if self._first_content_ns is None:
                             self._first_content_ns = received_ns
+                        if finish is not None and type(finish) is str:
+                            self._finish_reason = finish
+                    elif finish is not None and type(finish) is str:
+                        # `""` closing the choice: a finish marker, not a token.
+                        self._finish_reason = finish
+                        usage = obj.get("usage")
+                        if usage is not None:
+                            self._count_choices(received_ns, False, usage)
+                        return
                     usage = obj.get("usage")
                     if usage is None:
                         # `_token(received_ns, 1)`, inlined.
@@ -148,11 +157,13 @@ class CompletionsAccumulator(StreamDraft):
                     event.data,
                 )
                 return
-            bearing = True
             if piece:
+                bearing = True
                 self._text.append(piece)
                 if self._first_content_ns is None:
                     self._first_content_ns = received_ns
+            elif not isinstance(finish, str):
+                bearing = True  # a `""` mid-stream: a split multi-byte character
         usage = obj.get("usage")
         if usage is None:
             if bearing:

@@ -232,7 +232,7 @@ class ResponsesAccumulator(StreamDraft):
                     tool_arguments(item.get("arguments")),
                 )
         elif kind in ("response.completed", "response.incomplete"):
-            self._terminal = True
+            self._terminal = self._closed = True
             self._take_response(obj.get("response"))
         elif kind == "response.failed":
             response = obj.get("response")

@@ -4,7 +4,9 @@ It follows the WHATWG event-stream rules (CR, LF and CRLF line ends, `event`/`da
 comment lines, one optional space after the colon, a leading BOM) and is lenient where real
 servers are sloppy: `close` dispatches a last event that had data but no closing blank line.
 Bytes are decoded incrementally, so a multi-byte character split between two chunks is
-reassembled, and invalid bytes become U+FFFD instead of an exception.
+reassembled. Invalid bytes are kept as surrogate escapes instead of raising, so the data of an
+event with invalid UTF-8 fails JSON decoding (invalid_json), as the same bytes in a JSON body
+do.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ class SseParser:
     )
 
     def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="surrogateescape")
         # The tail of the stream after the last line end: an incomplete line, kept in pieces so
         # a long line arriving in many small chunks is joined once, not once per chunk.
         self._pending: list[str] = []

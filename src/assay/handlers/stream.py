@@ -42,13 +42,18 @@ class _ToolCallDraft:
 class StreamDraft:
     """The state every streaming accumulator keeps; subclasses add `feed` for their wire format.
 
-    Counting rule (see the wire notes): a token-bearing chunk counts one token unless the chunk
-    carries a running usage, in which case it counts the increase of `completion_tokens`.
+    Counting rule (see the wire notes): a chunk that carries content (text, reasoning or a
+    tool-call delta, `""` included mid-stream: a split multi-byte character) counts one token
+    unless it carries a running usage, in which case it counts the increase of
+    `completion_tokens`. A `""` delta that only closes the choice with a `finish_reason` is a
+    marker, not a token. After `[DONE]` or the terminal event nothing is part of the answer:
+    later events are counted in `events_after_terminal` and otherwise ignored.
     """
 
     __slots__ = (
         "_chunk_times",
         "_chunk_tokens",
+        "_closed",
         "_continuous",
         "_events",
         "_fault",
@@ -62,6 +67,7 @@ class StreamDraft:
         "_terminal",
         "_text",
         "_tools",
+        "_trailing",
         "_usage",
         "_what",
     )
@@ -71,6 +77,9 @@ class StreamDraft:
         self._what = what
         self._events = 0
         self._terminal = False
+        # Set with `_terminal` or `_fault`: one check per chunk tells that the answer is over.
+        self._closed = False
+        self._trailing = 0
         self._fault: tuple[DiagnosticCode, str, str] | None = None
         self._model: str | None = None
         self._finish_reason: str | None = None
@@ -91,6 +100,11 @@ class StreamDraft:
         return self._fault is not None
 
     @property
+    def ended(self) -> bool:
+        """The terminal marker (`[DONE]`, `response.completed`) came: the answer is complete."""
+        return self._terminal
+
+    @property
     def first_token_ns(self) -> int | None:
         """When the first token-bearing chunk arrived."""
         return self._first_token_ns
@@ -103,7 +117,9 @@ class StreamDraft:
         caller narrows it with `isinstance`.
         """
         self._events += 1
-        if self._fault is not None:
+        if self._closed:
+            if self._terminal and event.data != DONE:  # a `[DONE]` after the event is benign
+                self._trailing += 1
             return None
         data = event.data
         if event.event == "error":
@@ -114,7 +130,7 @@ class StreamDraft:
             )
             return None
         if data == DONE:
-            self._terminal = True
+            self._terminal = self._closed = True
             return None
         try:
             return orjson.loads(data)
@@ -128,7 +144,8 @@ class StreamDraft:
 
     def _fail(self, code: DiagnosticCode, message: str, data: str) -> None:
         if self._fault is None:
-            self._fault = (code, message, data)
+            self._closed = True
+            self._fault = (code, _printable(message), _printable(data))
 
     def _open_chunk(self, event: SseEvent) -> Any:
         """A chat/completions chunk with a non-empty `choices` list, or None when done with.
@@ -145,14 +162,18 @@ class StreamDraft:
                 self._load(event)  # records the error frame; an error event yields no chunk
             else:
                 self._events += 1  # nothing to read
+                if self._terminal:
+                    self._trailing += 1
             return None
         # `_load` inlined for plain `message` events: this runs once per chunk of every stream.
         self._events += 1
-        if self._fault is not None:
+        if self._closed:
+            if self._terminal and event.data != DONE:  # a `[DONE]` after the event is benign
+                self._trailing += 1
             return None
         data = event.data
         if data == DONE:
-            self._terminal = True
+            self._terminal = self._closed = True
             return None
         try:
             obj = orjson.loads(data)
@@ -273,6 +294,7 @@ class StreamDraft:
                 "streamed_tokens": streamed,
                 "streamed_token_source": source,
                 "terminal_seen": self._terminal,
+                "events_after_terminal": self._trailing,
                 "timing": timing,
             },
         )
@@ -292,6 +314,23 @@ class StreamDraft:
                 )
             )
         return Success(self.partial(transfer))
+
+
+def _printable(text: str) -> str:
+    """`text` with the undecodable bytes the SSE parser kept (lone surrogates) as U+FFFD.
+
+    The parser keeps invalid UTF-8 as surrogate escapes so that orjson rejects such data as
+    invalid_json; a message or excerpt must still be valid text to be stored.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            raw = text.encode("utf-8", "surrogateescape")  # the bytes the server sent
+        except UnicodeEncodeError:
+            raw = text.encode("utf-8", "surrogatepass")  # a surrogate not from the parser
+        return raw.decode("utf-8", "replace")
+    return text
 
 
 def _frame_message(data: str) -> str:

@@ -291,6 +291,22 @@ def generation_body(
     return with_extra(body, request)
 
 
+def ask_continuous_usage(body: dict[str, JsonValue]) -> None:
+    """Ask a streamed body for a running usage on every chunk (vLLM's
+    `stream_options.continuous_usage_stats`); a body without `stream_options` (not streamed,
+    or an endpoint without them) is left alone.
+
+    >>> body = {"stream": True, "stream_options": {"include_usage": True}}
+    >>> ask_continuous_usage(body)
+    >>> body["stream_options"]
+    {'include_usage': True, 'continuous_usage_stats': True}
+    """
+    options = body.get("stream_options")
+    if isinstance(options, dict):
+        # A copy: the dict may be the request's own `extra_body` value.
+        body["stream_options"] = {**options, "continuous_usage_stats": True}
+
+
 def with_extra(body: dict[str, JsonValue], request: GenerationRequest) -> dict[str, JsonValue]:
     """`body` with the request's `extra_body` merged last, so the user can override anything."""
     if request.extra_body:

@@ -20,7 +20,9 @@ Definitions (all times are monotonic ns of the run's clock, reported in ms):
 The server latencies above (TTFT, ITL, TPOT, E2E, from target) and the token distributions come
 from **completed requests only**: an errored response is not a served one. Errored requests
 count in the outcomes, the errors by code and the *attempted* throughput (with the output tokens
-of their partial response, when there is one).
+of their partial response, when there is one; assay's own streamed count when the validators
+rejected the server's usage as impossible or the answer as empty, so a figure the server could
+not have produced never reaches a throughput).
 
 Throughput is over the step's duration: the window when one is given, else first dispatch to last
 finish of the counted records. Usable = completed only; attempted = everything dispatched.
@@ -57,6 +59,9 @@ from assay.metrics.step_metrics import (
 from assay.records.record import Cancelled, Completed, Errored, RequestRecord
 
 _MS = 1e-6  # ns -> ms
+
+# Errors whose partial's usage is not evidence of output: counted by what was streamed instead.
+_USAGE_NOT_BELIEVED = frozenset({DiagnosticCode.impossible_usage, DiagnosticCode.empty_response})
 
 
 @dataclass(slots=True)
@@ -185,7 +190,11 @@ class StepAggregator:
                     tally.count += 1
                 partial = diagnostic.evidence.partial
                 if partial is not None:
-                    self._attempted_output_tokens += partial.output_tokens
+                    self._attempted_output_tokens += (
+                        partial.streamed_tokens
+                        if diagnostic.code in _USAGE_NOT_BELIEVED
+                        else partial.output_tokens
+                    )
             case Cancelled():
                 self._cancelled += 1
 

@@ -46,7 +46,7 @@ FAULTS: Mapping[str, FaultInfo] = MappingProxyType(
             _C.truncated_stream, "clean end after `after` tokens: no [DONE], no finish_reason"
         ),
         "missing_finish_reason": FaultInfo(
-            _C.missing_finish_reason, "[DONE] sent, but no finish_reason ever (strict mode)"
+            _C.missing_finish_reason, "[DONE] sent, but no finish_reason ever (strict for bodies)"
         ),
         "drop": FaultInfo(_C.stream_interrupted, "connection aborted after `after` tokens"),
         "stall": FaultInfo(

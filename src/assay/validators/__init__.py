@@ -13,7 +13,12 @@ chain, which a library user extends with `chain(default_chain(endpoint), my_vali
 """
 
 from assay.validators.chain import Chain, Validator, chain
-from assay.validators.completeness import empty_response, missing_finish_reason, truncated_stream
+from assay.validators.completeness import (
+    empty_response,
+    missing_finish_reason,
+    stream_without_finish_reason,
+    truncated_stream,
+)
 from assay.validators.defaults import (
     BUILTIN_VALIDATORS,
     BuiltinValidator,
@@ -25,6 +30,7 @@ from assay.validators.loading import load_validator, resolve_validator
 from assay.validators.reject import reject
 from assay.validators.structured_output import invalid_json_output, invalid_tool_call
 from assay.validators.token_counts import max_tokens_not_honoured, usage_mismatch
+from assay.validators.usage import impossible_usage
 
 __all__ = [
     "BUILTIN_VALIDATORS",
@@ -36,6 +42,7 @@ __all__ = [
     "default_chain",
     "empty_embedding",
     "empty_response",
+    "impossible_usage",
     "invalid_json_output",
     "invalid_tool_call",
     "load_validator",
@@ -43,6 +50,7 @@ __all__ = [
     "missing_finish_reason",
     "reject",
     "resolve_validator",
+    "stream_without_finish_reason",
     "truncated_stream",
     "usage_mismatch",
 ]

@@ -33,33 +33,81 @@ def truncated_stream(response: GenerationResponse) -> Result[GenerationResponse,
 
 
 def empty_response(response: GenerationResponse) -> Result[GenerationResponse, UnusableResponse]:
-    """No text, no tool calls, no reasoning and 0 output tokens: nothing was served (PR #615).
+    """No text, no tool calls and no reasoning: nothing was served (PR #615), whatever the usage.
 
-    Output tokens with empty text (e.g. split multi-byte characters) and tool-call-only answers
-    are usable; embeddings are checked by `empty_embedding` instead.
+    A server's token count does not make an empty answer usable: vLLM reports 1 completion
+    token (the EOS) for a forced-empty answer, and a count with nothing to show for it is not
+    output. The message says what the server reported. Embeddings are checked by
+    `empty_embedding` instead.
 
     >>> from assay.core import Endpoint, ResponseTiming, Usage
     >>> empty = GenerationResponse(request_id="r1", endpoint=Endpoint.chat, streamed=False,
-    ...                            finish_reason="stop", usage=Usage(completion_tokens=0),
+    ...                            finish_reason="stop", usage=Usage(completion_tokens=1),
     ...                            timing=ResponseTiming(send_ns=0, end_ns=1))
     >>> print(empty_response(empty).failure().message)  # doctest: +NORMALIZE_WHITESPACE
-    empty response payload: no text, no tool calls, no reasoning, 0 output tokens
-    (finish_reason='stop', 0 content chunks, token count source: usage)
+    empty response payload: no text, no tool calls, no reasoning; server reported 1 completion
+    token (finish_reason='stop', 0 content chunks)
     """
     if (
         response.endpoint is Endpoint.embeddings
         or response.text
         or response.tool_calls
         or response.reasoning
-        or response.output_tokens != 0
     ):
         return Success(response)
     return reject(
         response,
         DiagnosticCode.empty_response,
-        "empty response payload: no text, no tool calls, no reasoning, 0 output tokens "
-        f"(finish_reason={response.finish_reason!r}, {response.content_chunks} content chunks, "
-        f"token count source: {response.output_token_source.value})",
+        f"empty response payload: no text, no tool calls, no reasoning; {_reported(response)} "
+        f"(finish_reason={response.finish_reason!r}, {response.content_chunks} content chunks)",
+    )
+
+
+def _reported(response: GenerationResponse) -> str:
+    """What the server said about the answer's length, in words."""
+    usage = response.usage
+    if usage is not None and usage.completion_tokens is not None:
+        count = usage.completion_tokens
+        return f"server reported {count} completion token{'' if count == 1 else 's'}"
+    if response.streamed:
+        count = response.streamed_tokens
+        return f"no usage reported, {count} token{'' if count == 1 else 's'} streamed"
+    return "no usage reported"
+
+
+def stream_without_finish_reason(
+    response: GenerationResponse,
+) -> Result[GenerationResponse, UnusableResponse]:
+    """A chat/completions stream that ended with `[DONE]` but never said why it stopped.
+
+    Every server observed (vLLM, llama.cpp, SGLang-style and mock servers) sends a
+    `finish_reason` on a finished chat/completions stream; its absence means the server cut the
+    answer (llama-cpp-python interrupts concurrent streams after one chunk and still sends
+    `[DONE]`). So it is an error by default there. It stays strict-only
+    (`missing_finish_reason`) for `/v1/responses`, whose stream has no `finish_reason` on the
+    wire (assay derives it from the terminal event's status), and for non-streamed bodies,
+    which minimal servers send without one. A stream without `[DONE]` as well is
+    truncated_stream, checked first.
+
+    >>> from assay.core import Endpoint, ResponseTiming
+    >>> cut = GenerationResponse(request_id="r1", endpoint=Endpoint.completions, streamed=True,
+    ...                          text="Once", terminal_seen=True, streamed_tokens=1,
+    ...                          content_chunks=1, timing=ResponseTiming(send_ns=0, end_ns=1))
+    >>> print(stream_without_finish_reason(cut).failure().message)
+    stream ended with [DONE] but no chunk carried a finish_reason, after 1 content chunks
+    """
+    if (
+        not response.streamed
+        or not response.terminal_seen
+        or response.finish_reason is not None
+        or response.endpoint not in (Endpoint.chat, Endpoint.completions)
+    ):
+        return Success(response)
+    return reject(
+        response,
+        DiagnosticCode.missing_finish_reason,
+        "stream ended with [DONE] but no chunk carried a finish_reason, after "
+        f"{response.content_chunks} content chunks",
     )
 
 

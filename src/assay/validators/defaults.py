@@ -8,10 +8,16 @@ from assay.core.diagnostics import DiagnosticCode
 from assay.core.request import Endpoint
 from assay.core.response import GenerationResponse
 from assay.validators.chain import Validator, chain
-from assay.validators.completeness import empty_response, missing_finish_reason, truncated_stream
+from assay.validators.completeness import (
+    empty_response,
+    missing_finish_reason,
+    stream_without_finish_reason,
+    truncated_stream,
+)
 from assay.validators.embeddings import empty_embedding
 from assay.validators.structured_output import invalid_json_output, invalid_tool_call
 from assay.validators.token_counts import max_tokens_not_honoured, usage_mismatch
+from assay.validators.usage import impossible_usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,15 +38,27 @@ BUILTIN_VALIDATORS: tuple[BuiltinValidator, ...] = (
         truncated_stream,
     ),
     BuiltinValidator(
+        "stream_without_finish_reason",
+        DiagnosticCode.missing_finish_reason,
+        "a chat/completions stream that ended with [DONE] and no finish_reason",
+        stream_without_finish_reason,
+    ),
+    BuiltinValidator(
+        "impossible_usage",
+        DiagnosticCode.impossible_usage,
+        "server usage below zero, or more completion tokens than max_tokens allowed",
+        impossible_usage,
+    ),
+    BuiltinValidator(
         "empty_response",
         DiagnosticCode.empty_response,
-        "no text, no tool calls, no reasoning and 0 output tokens (the PR #615 check)",
+        "no text, no tool calls and no reasoning, whatever usage says (the PR #615 check)",
         empty_response,
     ),
     BuiltinValidator(
         "missing_finish_reason",
         DiagnosticCode.missing_finish_reason,
-        "strict: an answer without finish_reason",
+        "strict: any answer without finish_reason (also responses and non-streamed bodies)",
         missing_finish_reason,
     ),
     BuiltinValidator(
@@ -52,7 +70,8 @@ BUILTIN_VALIDATORS: tuple[BuiltinValidator, ...] = (
     BuiltinValidator(
         "usage_mismatch_two_sided",
         DiagnosticCode.usage_mismatch,
-        "strict: streamed and reported tokens differ either way, beyond max(1 token, 2 %)",
+        "strict: both directions where the stream proves its count (running usage); on a "
+        "chunk count only the proven direction",
         usage_mismatch(two_sided=True),
     ),
     BuiltinValidator(
@@ -86,7 +105,9 @@ _BY_NAME = {builtin.name: builtin.validator for builtin in BUILTIN_VALIDATORS}
 
 _GENERATION_CHAIN = chain(
     truncated_stream,
+    impossible_usage,
     empty_response,
+    stream_without_finish_reason,
     _BY_NAME["usage_mismatch"],
     max_tokens_not_honoured,
     invalid_json_output,
@@ -95,6 +116,7 @@ _GENERATION_CHAIN = chain(
 _STRICT_GENERATION_CHAIN = chain(
     truncated_stream,
     missing_finish_reason,
+    impossible_usage,
     empty_response,
     _BY_NAME["usage_mismatch_two_sided"],
     max_tokens_not_honoured,
@@ -107,11 +129,12 @@ _EMBEDDING_CHAIN = chain(empty_embedding)
 def default_chain(endpoint: Endpoint, strict: bool = False) -> Validator[GenerationResponse]:
     """The validators every answer from `endpoint` passes unless the user changes the chain.
 
-    Strict mode adds `missing_finish_reason` and checks usage against the stream both ways.
+    Strict mode widens the finish_reason check to every answer (`missing_finish_reason`) and
+    checks usage both ways where the stream proves its count.
 
     >>> print(default_chain(Endpoint.chat))  # doctest: +NORMALIZE_WHITESPACE
-    chain(truncated_stream, empty_response, usage_mismatch, max_tokens_not_honoured,
-          invalid_json_output, invalid_tool_call)
+    chain(truncated_stream, impossible_usage, empty_response, stream_without_finish_reason,
+          usage_mismatch, max_tokens_not_honoured, invalid_json_output, invalid_tool_call)
     >>> default_chain(Endpoint.embeddings, strict=True)
     chain(empty_embedding)
     """

@@ -20,10 +20,14 @@ def usage_mismatch(
     """A validator comparing the server's completion tokens with the tokens the stream carried.
 
     Silent when the server reported no completion tokens or nothing was counted from a stream.
-    The tolerance is `max(tolerance_tokens, tolerance_ratio * reported)`. By default only a
-    stream carrying *more* tokens than reported is flagged (one chunk may carry several tokens,
-    e.g. with a stream interval), plus tokens streamed against a usage of 0; `two_sided` flags
-    both directions. A running usage on every chunk (continuous usage) must agree exactly.
+    Only what the stream proves is reconciled. A running usage on every chunk (continuous usage,
+    e.g. vLLM's `stream_options.continuous_usage_stats`) proves the count, so it must agree with
+    the final usage exactly. A chunk count proves only a lower bound (one chunk may carry
+    several tokens: vLLM's `/v1/responses` sends 14 text events for 16 tokens, word-streaming
+    servers one event per word), so a stream carrying *more* tokens than reported is flagged,
+    beyond `max(tolerance_tokens, tolerance_ratio * reported)`, plus tokens streamed against a
+    usage of 0, but never one carrying fewer. `two_sided` asks for both directions, which only a
+    running usage can prove: on a chunk count it checks the proven direction alone.
 
     >>> from assay.core import Endpoint, ResponseTiming, TokenSource, Usage
     >>> r = GenerationResponse(request_id="r1", endpoint=Endpoint.chat, streamed=True,
@@ -60,7 +64,7 @@ def usage_mismatch(
             limit = "tokens were streamed but usage says none were generated"
         else:
             allowed = max(tolerance_tokens, math.ceil(tolerance_ratio * reported))
-            if excess <= allowed and (not two_sided or -excess <= allowed):
+            if excess <= allowed:
                 return Success(response)
             limit = f"beyond the tolerance of {allowed} token{'' if allowed == 1 else 's'}"
         direction = f"{excess} more" if excess > 0 else f"{-excess} fewer"

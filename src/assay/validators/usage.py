@@ -1,0 +1,59 @@
+"""Server usage is evidence, not truth: figures that cannot be true are rejected."""
+
+from __future__ import annotations
+
+from returns.result import Result, Success
+
+from assay.core.diagnostics import DiagnosticCode, UnusableResponse
+from assay.core.response import GenerationResponse
+from assay.validators.reject import reject
+
+_FIELDS = (
+    "prompt_tokens",
+    "completion_tokens",
+    "reasoning_tokens",
+    "cached_tokens",
+    "total_tokens",
+)
+
+
+def impossible_usage(response: GenerationResponse) -> Result[GenerationResponse, UnusableResponse]:
+    """A usage figure below zero, or more completion tokens than `max_tokens` allowed.
+
+    Such a figure would go straight into throughput (a negative count made a negative tok/s);
+    an answer carrying one is errored and its count is never used. A count above zero for an
+    answer with no content is `empty_response`'s to report.
+
+    >>> from assay.core import Endpoint, RequestEcho, ResponseTiming, Usage
+    >>> r = GenerationResponse(request_id="r1", endpoint=Endpoint.chat, streamed=False,
+    ...                        echo=RequestEcho(max_output_tokens=16), text="Hi",
+    ...                        usage=Usage(completion_tokens=10**12),
+    ...                        timing=ResponseTiming(send_ns=0, end_ns=1))
+    >>> print(impossible_usage(r).failure().message)  # doctest: +NORMALIZE_WHITESPACE
+    server usage reports 1000000000000 completion tokens but max_tokens allowed at most 16
+    """
+    usage = response.usage
+    if usage is None:
+        return Success(response)
+    for name in _FIELDS:
+        value = getattr(usage, name)
+        if value is not None and value < 0:
+            return reject(
+                response,
+                DiagnosticCode.impossible_usage,
+                f"server usage reports a negative count: {name}={value}",
+            )
+    limit = response.echo.max_output_tokens
+    reported = usage.completion_tokens
+    if limit is None or reported is None:
+        return Success(response)
+    allowed = limit * response.echo.choices
+    if reported <= allowed:
+        return Success(response)
+    per = f" ({response.echo.choices} choices of {limit})" if response.echo.choices > 1 else ""
+    return reject(
+        response,
+        DiagnosticCode.impossible_usage,
+        f"server usage reports {reported} completion tokens but max_tokens allowed at most "
+        f"{allowed}{per}",
+    )
