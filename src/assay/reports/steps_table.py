@@ -54,6 +54,7 @@ def steps_table(report: Report) -> Table:
         title="Steps (latency in ms over completed requests)",
         title_justify="left",
         box=box.SIMPLE_HEAD,
+        show_edge=False,
     )
     table.add_column("step", justify="right", no_wrap=True)
     table.add_column("offered", no_wrap=True)
@@ -70,7 +71,7 @@ def steps_table(report: Report) -> Table:
         table.add_column(name, justify="right", no_wrap=True)
     if with_goodput:
         table.add_column("goodput\nreq/s", justify="right", no_wrap=True)
-    table.add_column("stopped\nby", no_wrap=True)
+    table.add_column("stopped\nby", overflow="fold")
     short = False
     for step in report.steps:
         m = step.metrics
