@@ -1,4 +1,4 @@
-"""The `assay` command line: `run`, `mock`, `validators`, `revalidate`.
+"""The `assay` command line: `run`, `mock`, `validators`, `revalidate`, `compare`.
 
 Heavy modules are imported inside the commands so `assay --help` stays fast. Every error meant
 for the user (`AssayError`) is one line on stderr and exit code 2; Ctrl-C is exit code 130.
@@ -421,6 +421,26 @@ def revalidate(
             default_validators=not no_default_validators,
             max_error_rate=max_error_rate,
         )
+
+    _exit(_guarded(body))
+
+
+@app.command()
+def compare(
+    run_dirs: Annotated[
+        list[Path], typer.Argument(help="Two or more run directories; the first is the baseline.")
+    ],
+    force: Annotated[
+        bool, typer.Option("--force", help="Compare runs even when their workloads differ.")
+    ] = False,
+) -> None:
+    """Compare stored runs step by step: each figure against the first run, better or worse, or
+    within the noise their sample sizes allow.
+    """
+    from assay.cli.compare_command import compare_runs
+
+    def body() -> int:
+        return compare_runs(run_dirs, force=force)
 
     _exit(_guarded(body))
 

@@ -1,0 +1,278 @@
+"""Comparing stored runs step by step: each figure against the first run, marked better or worse,
+or "~" when the difference is within the noise the sample sizes allow.
+
+The noise rule, per kind of figure (two standard errors, about 95 %):
+
+- A request rate is a count over a duration; its count is taken as Poisson, so the standard
+  error of a rate r from n requests is r / sqrt(n). Two rates are within noise when they differ
+  by less than 2 * sqrt(r1^2 / n1 + r2^2 / n2).
+- An error rate is a proportion of finished requests: within noise when the two differ by less
+  than 2 standard errors of the pooled proportion.
+- A latency percentile p from n samples: the sample ranks n*p +- 2*sqrt(n*p*(1-p)) bound it (an
+  order-statistic interval, free of any assumption on the distribution). The report keeps
+  min, p50, p90, p95, p99, p99.9 and max, so the interval's ends are read from those by linear
+  interpolation; an end whose rank falls outside the samples is unbounded. Two percentiles are
+  within noise when their intervals overlap: a p99 needs about 400 samples (a p50 about 4)
+  before any difference in it counts as real.
+
+A rate of a step shorter than one second is not compared (see `MIN_RATE_WINDOW_S`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Final
+
+from pydantic import JsonValue
+
+from assay.metrics.sketch import Distribution
+from assay.metrics.step_metrics import StepMetrics
+from assay.reports.report import Report, StepReport
+from assay.reports.step_words import rate_is_meaningful
+
+WORKLOAD_KEYS: Final = (
+    "endpoint",
+    "profile",
+    "data",
+    "prompt_tokens",
+    "output_tokens",
+    "shared_prefix_tokens",
+    "stream",
+    "ignore_eos",
+    "tokenizer",
+)
+"""run_config keys that define the workload: runs that differ in one are not comparable."""
+
+_Z: Final = 2.0  # standard errors that count as "beyond noise"
+
+
+class Better(Enum):
+    """Which way a figure improves; `neither` for figures that only describe the load."""
+
+    higher = "higher"
+    lower = "lower"
+    neither = "neither"
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One figure of one run against the baseline's."""
+
+    value: float | None
+    relative: float | None
+    verdict: str  # "better", "worse", "~" (within noise), "" (not judged)
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One figure across the runs: the baseline's value, then each other run's change."""
+
+    label: str
+    baseline: float | None
+    changes: tuple[Change, ...]
+    unit: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Rate:
+    count: int  # the requests behind the rate (its Poisson count)
+
+
+@dataclass(frozen=True, slots=True)
+class _Proportion:
+    hits: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Interval:
+    low: float
+    high: float
+
+
+_Noise = _Rate | _Proportion | _Interval
+
+
+@dataclass(frozen=True, slots=True)
+class _Figure:
+    value: float | None
+    noise: _Noise | None = None
+
+
+def workload_differences(reports: Sequence[Report]) -> list[str]:
+    """Each workload setting that differs from the first run's, in words; empty when all agree.
+
+    >>> from datetime import UTC, datetime
+    >>> from assay.reports.report import build_report
+    >>> now = datetime(2026, 1, 1, tzinfo=UTC)
+    >>> a, b = (build_report(run_config={"endpoint": e}, steps=[], started_at=now,
+    ...     finished_at=now, max_error_rate=0.05) for e in ("chat", "embeddings"))
+    >>> workload_differences([a, b])
+    ["endpoint: 'chat' (run 1) vs 'embeddings' (run 2)"]
+    """
+    first = reports[0].run_config
+    differences = []
+    for number, report in enumerate(reports[1:], start=2):
+        for key in WORKLOAD_KEYS:
+            mine: JsonValue = first.get(key)
+            theirs: JsonValue = report.run_config.get(key)
+            if mine != theirs:
+                differences.append(f"{key}: {mine!r} (run 1) vs {theirs!r} (run {number})")
+    return differences
+
+
+def compare_step(steps: Sequence[StepReport]) -> list[Row]:
+    """The rows comparing one step across runs; the first step is the baseline."""
+    baseline = steps[0]
+    rows = []
+    for label, unit, better, figure in _FIGURES:
+        base = figure(baseline)
+        changes = tuple(_change(base, figure(other), better) for other in steps[1:])
+        rows.append(Row(label, base.value, changes, unit))
+    return rows
+
+
+def _change(base: _Figure, theirs: _Figure, better: Better) -> Change:
+    if base.value is None or theirs.value is None:
+        return Change(theirs.value, None, "")
+    relative = (theirs.value - base.value) / base.value if base.value else None
+    if better is Better.neither:
+        return Change(theirs.value, relative, "")
+    if theirs.value == base.value or within_noise(base, theirs):
+        return Change(theirs.value, relative, "~")
+    improved = (theirs.value > base.value) == (better is Better.higher)
+    return Change(theirs.value, relative, "better" if improved else "worse")
+
+
+def within_noise(base: _Figure, theirs: _Figure) -> bool:
+    """Whether two values of one figure differ by less than their sample sizes allow."""
+    a, b = base.value, theirs.value
+    if a is None or b is None:
+        return True
+    match base.noise, theirs.noise:
+        case _Rate(count=n1), _Rate(count=n2):
+            if n1 == 0 or n2 == 0:
+                return False
+            return abs(b - a) < _Z * math.sqrt(a * a / n1 + b * b / n2)
+        case _Proportion(hits=h1, total=t1), _Proportion(hits=h2, total=t2):
+            pooled = (h1 + h2) / (t1 + t2)
+            spread = math.sqrt(pooled * (1 - pooled) * (1 / t1 + 1 / t2))
+            return abs(b - a) < _Z * spread
+        case _Interval(low=low1, high=high1), _Interval(low=low2, high=high2):
+            return low1 <= high2 and low2 <= high1
+        case _:
+            return False
+
+
+def _rate_figure(
+    value: Callable[[StepMetrics], float], count: Callable[[StepMetrics], int]
+) -> Callable[[StepReport], _Figure]:
+    def figure(step: StepReport) -> _Figure:
+        if not rate_is_meaningful(step):
+            return _Figure(None)
+        return _Figure(value(step.metrics), _Rate(count(step.metrics)))
+
+    return figure
+
+
+def _goodput(step: StepReport) -> _Figure:
+    goodput = step.metrics.goodput
+    if goodput is None or not rate_is_meaningful(step):
+        return _Figure(None)
+    return _Figure(goodput.requests_per_s, _Rate(goodput.good))
+
+
+def _error_rate(step: StepReport) -> _Figure:
+    outcomes = step.metrics.outcomes
+    finished = outcomes.completed + outcomes.errored
+    if not finished:
+        return _Figure(None)
+    return _Figure(step.metrics.error_rate, _Proportion(outcomes.errored, finished))
+
+
+def _percentile_figure(field: str, name: str, p: float) -> Callable[[StepReport], _Figure]:
+    def figure(step: StepReport) -> _Figure:
+        dist: Distribution | None = getattr(step.metrics.latency, field)
+        if dist is None:
+            return _Figure(None)
+        low, high = quantile_interval(dist, p)
+        return _Figure(float(getattr(dist, name)), _Interval(low, high))
+
+    return figure
+
+
+def quantile_interval(dist: Distribution, p: float) -> tuple[float, float]:
+    """The ~95 % order-statistic interval of the `p` quantile of `dist`'s samples.
+
+    An end whose rank falls outside the samples is unbounded: 100 samples cannot bound a p99
+    from above (it needs about 400), so no difference in it is taken as real.
+
+    >>> from assay.metrics import QuantileSketch
+    >>> sketch = QuantileSketch()
+    >>> sketch.add_all([float(v) for v in range(1, 1001)])
+    >>> low, high = quantile_interval(sketch.summary(), 0.99)
+    >>> 980 < low < 990 < high < 1000
+    True
+    >>> few = sketch.summary().model_copy(update={"count": 100})
+    >>> quantile_interval(few, 0.99)[1]
+    inf
+    """
+    spread = _Z * math.sqrt(p * (1 - p) / max(dist.count, 1))
+    low = _quantile_at(dist, p - spread) if p - spread >= 0 else -math.inf
+    high = _quantile_at(dist, p + spread) if p + spread <= 1 else math.inf
+    return low, high
+
+
+def _quantile_at(dist: Distribution, q: float) -> float:
+    points = (
+        (0.0, dist.min),
+        (0.5, dist.p50),
+        (0.9, dist.p90),
+        (0.95, dist.p95),
+        (0.99, dist.p99),
+        (0.999, dist.p999),
+        (1.0, dist.max),
+    )
+    for (q0, v0), (q1, v1) in itertools.pairwise(points):
+        if q <= q1:
+            return v0 + (v1 - v0) * (q - q0) / (q1 - q0)
+    return dist.max
+
+
+_FIGURES: Final[tuple[tuple[str, str, Better, Callable[[StepReport], _Figure]], ...]] = (
+    (
+        "usable req/s",
+        "rate",
+        Better.higher,
+        _rate_figure(lambda m: m.throughput.usable_requests_per_s, lambda m: m.outcomes.completed),
+    ),
+    (
+        "attempted req/s",
+        "rate",
+        Better.neither,
+        _rate_figure(
+            lambda m: m.throughput.attempted_requests_per_s, lambda m: m.outcomes.dispatched
+        ),
+    ),
+    (
+        "usable output tok/s",
+        "rate",
+        Better.higher,
+        _rate_figure(
+            lambda m: m.throughput.usable_output_tokens_per_s, lambda m: m.outcomes.completed
+        ),
+    ),
+    ("goodput req/s", "rate", Better.higher, _goodput),
+    ("error rate", "fraction", Better.lower, _error_rate),
+    ("TTFT p50", "ms", Better.lower, _percentile_figure("ttft_ms", "p50", 0.5)),
+    ("TTFT p99", "ms", Better.lower, _percentile_figure("ttft_ms", "p99", 0.99)),
+    ("ITL p50", "ms", Better.lower, _percentile_figure("itl_ms", "p50", 0.5)),
+    ("ITL p99", "ms", Better.lower, _percentile_figure("itl_ms", "p99", 0.99)),
+    ("TPOT p50", "ms", Better.lower, _percentile_figure("tpot_ms", "p50", 0.5)),
+    ("E2E p50", "ms", Better.lower, _percentile_figure("e2e_ms", "p50", 0.5)),
+    ("E2E p99", "ms", Better.lower, _percentile_figure("e2e_ms", "p99", 0.99)),
+)
