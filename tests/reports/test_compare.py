@@ -137,3 +137,23 @@ def test_compare_of_a_directory_without_a_report_is_one_error_line(tmp_path: Pat
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1
     assert "report.json: no such file" in result.stderr
+
+
+def _with_errors(report: Report, errored: int) -> StepReport:
+    step = report.steps[0]
+    outcomes = step.metrics.outcomes.model_copy(
+        update={"errored": errored, "dispatched": step.metrics.outcomes.dispatched + errored}
+    )
+    metrics = step.metrics.model_copy(
+        update={"outcomes": outcomes, "error_rate": outcomes.error_rate}
+    )
+    return step.model_copy(update={"metrics": metrics})
+
+
+def test_error_rate_change_counts_only_beyond_the_pooled_proportions_noise() -> None:
+    small = _report(100, 2.0, 50)
+    few = compare_step([_with_errors(small, 2), _with_errors(small, 4)])
+    assert _row(few, "error rate").changes[0].verdict == "~"
+    large = _report(10_000, 10.0, 50)
+    many = compare_step([_with_errors(large, 20), _with_errors(large, 60)])
+    assert _row(many, "error rate").changes[0].verdict == "worse"

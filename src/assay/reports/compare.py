@@ -142,13 +142,13 @@ def _change(base: _Figure, theirs: _Figure, better: Better) -> Change:
     relative = (theirs.value - base.value) / base.value if base.value else None
     if better is Better.neither:
         return Change(theirs.value, relative, "")
-    if theirs.value == base.value or within_noise(base, theirs):
+    if theirs.value == base.value or _within_noise(base, theirs):
         return Change(theirs.value, relative, "~")
     improved = (theirs.value > base.value) == (better is Better.higher)
     return Change(theirs.value, relative, "better" if improved else "worse")
 
 
-def within_noise(base: _Figure, theirs: _Figure) -> bool:
+def _within_noise(base: _Figure, theirs: _Figure) -> bool:
     """Whether two values of one figure differ by less than their sample sizes allow."""
     a, b = base.value, theirs.value
     if a is None or b is None:
