@@ -92,7 +92,7 @@ def test_explicit_limits_are_passed_through() -> None:
     assert constraints.max_seconds == 3
     assert constraints.max_requests == 20
     assert constraints.max_errors == 4
-    assert constraints.max_error_rate == 0.5
+    assert constraints.stop_error_rate == 0.5
     assert constraints.warmup_seconds == 0.5
     assert constraints.cooldown_seconds == 0.25
 

@@ -338,3 +338,109 @@ def test_aggregator_survives_pickling_between_processes() -> None:
     parent = StepAggregator(slo=Slo(ttft_ms=100))
     parent.merge(received)
     assert parent.snapshot() == worker.snapshot()
+
+
+def _whole(
+    request_id: str,
+    send_ms: int,
+    end_ms: int,
+    endpoint: Endpoint = Endpoint.chat,
+    usage: Usage | None = None,
+) -> GenerationResponse:
+    """A non-streamed answer: the body arrived at `end_ms`, every token with it."""
+    return GenerationResponse(
+        request_id=request_id,
+        endpoint=endpoint,
+        streamed=False,
+        text="" if endpoint is Endpoint.embeddings else "x" * 16,
+        finish_reason=None if endpoint is Endpoint.embeddings else "stop",
+        usage=usage if usage is not None else Usage(prompt_tokens=8, completion_tokens=16),
+        terminal_seen=True,
+        timing=ResponseTiming(
+            send_ns=send_ms * MS,
+            first_byte_ns=end_ms * MS,
+            first_token_ns=end_ms * MS,
+            first_content_ns=end_ms * MS,
+            last_token_ns=end_ms * MS,
+            end_ns=end_ms * MS,
+        ),
+    )
+
+
+def test_non_streamed_answers_have_no_ttft_itl_or_tpot_rather_than_zero() -> None:
+    # Issue 10 item 13: the whole body arrives at once, so TPOT came out as 0.00 ms.
+    records = [_completed(_whole(f"r{i}", i * 10, i * 10 + 80), i * 10) for i in range(5)]
+    metrics = _snapshot(*records)
+    latency = metrics.latency
+    assert (latency.ttft_ms, latency.itl_ms, latency.tpot_ms) == (None, None, None)
+    assert latency.not_streamed == 5
+    assert latency.e2e_ms is not None
+    assert latency.e2e_ms.mean == 80.0
+    assert metrics.tokens.output_per_request is not None
+    assert metrics.tokens.output_per_request.mean == 16.0
+
+
+def test_non_streamed_answer_meets_a_ttft_slo_by_its_e2e() -> None:
+    fast = _completed(_whole("fast", 0, 50), 0)
+    slow = _completed(_whole("slow", 0, 150), 0)
+    metrics = _snapshot(fast, slow, slo=Slo(ttft_ms=100, tpot_ms=1))
+    assert metrics.goodput is not None
+    assert metrics.goodput.good == 1
+
+
+def test_embeddings_have_no_output_token_figures_and_no_token_timing() -> None:
+    usage = Usage(prompt_tokens=12, total_tokens=12)
+    records = [
+        _completed(_whole(f"e{i}", i, i + 30, Endpoint.embeddings, usage), i) for i in range(4)
+    ]
+    metrics = _snapshot(*records)
+    assert metrics.tokens.embeddings == 4
+    assert metrics.tokens.output_per_request is None
+    assert metrics.tokens.output_sources == {}
+    assert metrics.tokens.prompt_reported == 4
+    assert metrics.latency.ttft_ms is None
+    assert metrics.latency.tpot_ms is None
+    assert metrics.throughput.usable_output_tokens == 0
+
+
+def test_tokens_coalesced_in_one_read_spread_the_read_gap_instead_of_zero_gaps() -> None:
+    # Issue 10 item 13: 8 one-token chunks; chunks 2-4 came in one read 30 ms after the first,
+    # chunks 5-8 in one read 40 ms later. Zero gaps made ITL p50 read 0.00 ms.
+    response = _streamed("r1", 0, 50, gaps_ms=(30, 0, 0, 40, 0, 0, 0))
+    metrics = _snapshot(_completed(response, targeted_ms=0))
+    itl = metrics.latency.itl_ms
+    assert itl is not None
+    assert itl.count == 7
+    assert itl.min == 10.0
+    assert itl.max == 10.0
+    assert metrics.latency.itl_coalesced_gaps == 5
+    # The mean ITL is unchanged by the choice: the 70 ms from first to last token over 7 gaps.
+    assert itl.mean == pytest.approx(70 / 7)
+
+
+def test_tokens_read_with_the_first_token_belong_to_ttft() -> None:
+    response = _streamed("r1", 0, 50, gaps_ms=(0, 0, 20))
+    metrics = _snapshot(_completed(response, targeted_ms=0))
+    itl = metrics.latency.itl_ms
+    assert itl is not None
+    assert (itl.count, itl.min, itl.max) == (1, 20.0, 20.0)
+    assert metrics.latency.itl_coalesced_gaps == 2
+
+
+def test_one_chunk_per_read_counts_no_coalesced_gaps() -> None:
+    response = _streamed("r1", 0, 50, gaps_ms=(10, 10, 10))
+    metrics = _snapshot(_completed(response, targeted_ms=0))
+    assert metrics.latency.itl_coalesced_gaps == 0
+
+
+def test_merge_sums_not_streamed_coalesced_and_embedding_counts() -> None:
+    left, right = StepAggregator(), StepAggregator()
+    left.add(_completed(_whole("w", 0, 40), 0))
+    left.add(_completed(_streamed("s", 0, 50, gaps_ms=(0, 10)), 0))
+    right.add(_completed(_whole("e", 0, 30, Endpoint.embeddings, Usage(prompt_tokens=3)), 0))
+    right.add(_completed(_streamed("t", 0, 50, gaps_ms=(10, 0)), 0))
+    left.merge(right)
+    merged = left.snapshot()
+    assert merged.latency.not_streamed == 2
+    assert merged.latency.itl_coalesced_gaps == 2
+    assert merged.tokens.embeddings == 1

@@ -19,6 +19,7 @@ from assay.core import (
 from assay.metrics import Slo, StepAggregator
 from assay.records import Completed, Errored, RequestRecord
 from assay.reports import Report, StepReport, build_report, collect_environment, render_summary
+from assay.scheduler import StopReason
 
 MS = 1_000_000
 NOW = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)
@@ -133,3 +134,84 @@ def test_summary_off_a_terminal_has_no_colour_codes() -> None:
     render_summary(_report(errors_per_code=1), Console(file=out, width=100))
     assert "\x1b[" not in out.getvalue()
     assert "INVALID RUN" in out.getvalue()
+
+
+def _short_step_report() -> Report:
+    # Issue 10 item 14: a --max-errors stop printed "achieved 738.79 req/s over 0.01 s".
+    aggregator = StepAggregator()
+    for i in range(7):
+        aggregator.add(
+            _errored(i, DiagnosticCode.http_status).model_copy(
+                update={"dispatched_ns": i * MS, "finished_ns": 9 * MS + i * MS // 2}
+            )
+        )
+    metrics = aggregator.snapshot()
+    assert metrics.throughput.duration_s < 0.02
+    step = StepReport.of(
+        0, "throughput", metrics, requested_concurrency=64, stopped_by=StopReason.max_errors
+    )
+    return build_report(
+        run_config={"constraints": {"max_errors": 7}},
+        steps=[step],
+        started_at=NOW,
+        finished_at=NOW,
+        max_error_rate=0.05,
+        environment=collect_environment(include_hostname=False),
+    )
+
+
+def test_step_shorter_than_a_second_shows_counts_not_rates() -> None:
+    report = _short_step_report()
+    text = _render(report)
+    rate = report.steps[0].metrics.throughput.attempted_requests_per_s
+    assert rate > 500
+    assert f"{rate:.2f}" not in text
+    assert "achieved" not in text
+    assert "7 dispatched, 0 completed (too short for a rate)" in text
+    assert "no rates: the step lasted 0.01 s" in text
+    assert "Stopped after 7 errored requests (--max-errors)." in text
+
+
+def test_step_header_names_dispatched_and_served_rates() -> None:
+    report = _report(errors_per_code=2)
+    throughput = report.steps[0].metrics.throughput
+    text = _render(report)
+    assert "Step 1: constant at 25 req/s" in text
+    assert (
+        f"Ran {throughput.duration_s:.2f} s: dispatched {throughput.attempted_requests_per_s:.2f} "
+        f"req/s, served (usable) {throughput.usable_requests_per_s:.2f} req/s"
+    ) in text
+    assert throughput.usable_requests_per_s < throughput.attempted_requests_per_s
+
+
+def test_single_step_run_prints_no_steps_table() -> None:
+    assert "Steps (latency" not in _render(_report(errors_per_code=0))
+
+
+def test_steps_table_has_a_row_per_step_with_short_steps_marked() -> None:
+    long_step = _report(errors_per_code=0).steps[0]
+    short_step = _short_step_report().steps[0].model_copy(update={"index": 1})
+    report = build_report(
+        run_config={},
+        steps=[long_step, short_step],
+        started_at=NOW,
+        finished_at=NOW,
+        max_error_rate=0.05,
+        environment=collect_environment(include_hostname=False),
+    )
+    text = _render(report)
+    table = text[text.index("Steps (latency") :]
+    assert "-: the step lasted under 1 s, too short for a rate" in table
+    first = next(line.split() for line in table.splitlines() if line.split()[:1] == ["1"])
+    second = next(line.split() for line in table.splitlines() if line.split()[:1] == ["2"])
+    assert first[1] == "25/s"
+    assert second[1:5] == ["max", "<=64", "-", "-"]
+    assert second[-2:] == ["max", "errors"]
+
+
+def test_report_with_the_former_stop_name_loads_as_stop_error_rate() -> None:
+    report = _report(errors_per_code=0)
+    raw = report.model_dump(mode="json")
+    raw["steps"][0]["stopped_by"] = "max_error_rate"
+    loaded = Report.model_validate(raw)
+    assert loaded.steps[0].stopped_by is StopReason.stop_error_rate

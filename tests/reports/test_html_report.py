@@ -13,7 +13,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from assay.reports.html import HTML_FILE, load_report_file, plotly_js, read_latency_samples
+from assay.reports import load_report
+from assay.reports.html import HTML_FILE, plotly_js, read_latency_samples
 from tests.cli.cli_harness import read_report, run_assay, run_fast
 from tests.reports.browser import ChartState, artifacts_dir, render
 
@@ -131,7 +132,7 @@ def test_assay_report_renders_a_report_written_without_a_timeline(
     assert result.exit_code == 0, result.stderr
     page = (tmp_path / HTML_FILE).read_text(encoding="utf-8")
     assert "Over time" not in page
-    assert load_report_file(tmp_path / "report.json").steps[0].timeline is None
+    assert load_report(tmp_path).steps[0].timeline is None
 
 
 def test_assay_report_on_a_folder_without_a_report_is_one_error_line(tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ from assay.reports import (
     judge,
     write_report,
 )
+from assay.scheduler import StopReason
 
 MS = 1_000_000
 STARTED = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)
@@ -175,3 +176,19 @@ def test_environment_hashes_the_hostname() -> None:
     assert environment.hostname_sha256 is not None
     assert len(environment.hostname_sha256) == 16
     assert environment.cpu_count is None or environment.cpu_count >= 1
+
+
+def test_summary_csv_names_rates_by_what_they_count_and_says_why_a_step_stopped(
+    tmp_path: Path,
+) -> None:
+    # Issue 10 item 14: "achieved_rate" was the dispatched rate, easy to read as the served one.
+    report = _report(errored=1)
+    stopped = report.steps[1].model_copy(update={"stopped_by": StopReason.max_seconds})
+    report = report.model_copy(update={"steps": (report.steps[0], stopped)})
+    _, csv_path = write_report(report, tmp_path)
+    with csv_path.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert "achieved_rate" not in SUMMARY_COLUMNS
+    assert (rows[0]["stopped_by"], rows[1]["stopped_by"]) == ("", "max_seconds")
+    assert rows[1]["not_streamed"] == "0"
+    assert rows[1]["itl_coalesced_gaps"] == "0"

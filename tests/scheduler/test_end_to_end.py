@@ -226,10 +226,10 @@ def test_two_processes_stop_on_the_merged_error_rate() -> None:
         latency=LatencyModel(output_tokens=Fixed(value=8)), fault_rates={"http_500": 1.0}
     )
     with start_mock_processes(failing) as url:
-        constraints = Constraints(max_error_rate=0.5, error_rate_window=10, max_seconds=20)
+        constraints = Constraints(stop_error_rate=0.5, error_rate_window=10, max_seconds=20)
         plan = plan_for(url, Constant(rate=100), constraints, processes=2)
         result = run_benchmark(plan, counting_sink)
     assert_every_request_accounted(result)
     [step] = result.steps
-    assert step.stopped_by is StopReason.max_error_rate
+    assert step.stopped_by is StopReason.stop_error_rate
     assert step.totals.errored >= 10

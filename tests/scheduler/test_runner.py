@@ -261,12 +261,12 @@ async def test_max_errors_stops_dispatching_and_counts_errors_by_code() -> None:
     assert result.totals.dispatched < 100
 
 
-async def test_max_error_rate_stops_a_single_process_step() -> None:
+async def test_stop_error_rate_stops_a_single_process_step() -> None:
     server = FakeServer(FakeClock(), fail_every=2)
-    constraints = Constraints(max_error_rate=0.5, error_rate_window=10, max_requests=100)
+    constraints = Constraints(stop_error_rate=0.5, error_rate_window=10, max_requests=100)
     result = await run_on_fake_clock(Constant(rate=100), constraints, server)
     assert_accounted(result)
-    assert result.stopped_by is StopReason.max_error_rate
+    assert result.stopped_by is StopReason.stop_error_rate
     assert result.totals.completed + result.totals.errored == 10
 
 

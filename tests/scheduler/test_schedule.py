@@ -98,13 +98,13 @@ def test_sweep_rates_rise_evenly_spaced_strictly_between_the_measured_rates() ->
 
 
 def test_error_rate_applies_only_over_a_full_window() -> None:
-    watch = ErrorWatch(Constraints(max_error_rate=0.5, error_rate_window=4))
+    watch = ErrorWatch(Constraints(stop_error_rate=0.5, error_rate_window=4))
     assert [watch.observe(errored=True) for _ in range(3)] == [None, None, None]
-    assert watch.observe(errored=True) is StopReason.max_error_rate
+    assert watch.observe(errored=True) is StopReason.stop_error_rate
 
 
 def test_error_rate_window_slides_past_old_errors() -> None:
-    watch = ErrorWatch(Constraints(max_error_rate=0.5, error_rate_window=4))
+    watch = ErrorWatch(Constraints(stop_error_rate=0.5, error_rate_window=4))
     outcomes = [True, False, False, False, True, False, False, False]
     assert all(watch.observe(errored=e) is None for e in outcomes)
 

@@ -63,7 +63,7 @@ def constraints_of(config: RunConfig) -> Constraints:
         max_requests=config.max_requests,
         max_seconds=max_seconds,
         max_errors=config.max_errors,
-        max_error_rate=config.stop_error_rate,
+        stop_error_rate=config.stop_error_rate,
         warmup_seconds=config.warmup_seconds,
         cooldown_seconds=config.cooldown_seconds,
     )

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import ValidationError
 from returns.result import Failure, Success
 
 from assay.benchmark.validation import ChainSpec
@@ -22,6 +21,7 @@ from assay.records import Cancelled, Completed, Errored, RequestRecord
 from assay.records.jsonl import RecordWriter, read_records
 from assay.reports import Report, StepReport, build_report, write_report
 from assay.reports.html import write_html
+from assay.reports.loader import load_report
 from assay.validators import Validator
 
 REVALIDATED_DIR = "revalidated"
@@ -73,7 +73,7 @@ def revalidate(
 ) -> RevalidationOutcome:
     """Judge a run's records again and write report.json, summary.csv and records.jsonl into
     `run_dir/revalidated/`; the original files are left untouched."""
-    old = _read_report(run_dir / "report.json")
+    old = load_report(run_dir)
     endpoint = Endpoint(str(old.run_config.get("endpoint", Endpoint.chat.value)))
     spec = ChainSpec(endpoint, strict=strict, extra=extra, use_defaults=use_defaults)
     validate = spec()
@@ -133,15 +133,6 @@ def revalidate(
     write_report(report, out_dir)
     write_html(out_dir, report)
     return RevalidationOutcome(report, out_dir, newly_errored, newly_completed)
-
-
-def _read_report(path: Path) -> Report:
-    try:
-        return Report.model_validate_json(path.read_bytes())
-    except OSError as error:
-        raise DataError(f"cannot read {path}: {error.strerror or error}") from None
-    except ValidationError as error:
-        raise DataError(f"{path} is not an assay report ({error.error_count()} problems)") from None
 
 
 def _window(step: StepReport) -> TimeWindow | None:

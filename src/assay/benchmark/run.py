@@ -20,6 +20,7 @@ from pydantic import JsonValue
 
 from assay.backend import check_ready
 from assay.benchmark.plan import (
+    DEFAULT_CONCURRENCY,
     backend_settings_of,
     chain_of,
     plan_of,
@@ -83,9 +84,39 @@ def mock_config_of(config: RunConfig) -> MockConfig:
             inter_token_latency=Fixed(value=config.mock_itl_ms / 1000),
             output_tokens=Normal(mean=400, stdev=150, min=1, max=2048),
         ),
-        fault_rates=config.mock_faults if config.mock_faults else DEMO_FAULTS,
+        fault_rates=injected_faults(config),
         seed=config.seed,
     )
+
+
+def injected_faults(config: RunConfig) -> dict[str, float]:
+    """The fault rates the embedded mock injects: the chosen ones, else the demo faults.
+
+    >>> injected_faults(RunConfig())["empty_stream"]
+    0.01
+    """
+    return dict(config.mock_faults) if config.mock_faults else dict(DEMO_FAULTS)
+
+
+def effective_settings(config: RunConfig) -> dict[str, JsonValue]:
+    """The settings a run used where the config left the choice to a default.
+
+    The report records these in place of the config's empty values, so report.json says what
+    ran: the faults the embedded mock injected, and the concurrency of the profiles that use one.
+
+    >>> effective_settings(RunConfig())
+    {'concurrency': 64, 'mock_faults': {'empty_stream': 0.01, 'truncated_stream': 0.005, \
+'inband_error': 0.005}}
+    >>> effective_settings(RunConfig(target="http://127.0.0.1:1", profile="synchronous"))
+    {'concurrency': None, 'mock_faults': {}}
+    """
+    concurrency = config.concurrency
+    if concurrency is None and config.profile in ("concurrent", "throughput", "sweep"):
+        concurrency = DEFAULT_CONCURRENCY
+    faults: dict[str, JsonValue] = {}
+    if config.target is None:
+        faults.update(injected_faults(config))
+    return {"concurrency": concurrency, "mock_faults": faults}
 
 
 @contextmanager
@@ -161,6 +192,7 @@ def run_from_config(
     shutil.rmtree(shard_dir, ignore_errors=True)
     run_config: dict[str, JsonValue] = {
         **config.model_dump(mode="json"),
+        **effective_settings(config),
         "resolved_target": url if config.target is None else config.target,
         "resolved_model": model,
         "validator_chain": chain.describe(),
@@ -194,7 +226,7 @@ def step_report(step: StepResult[ShardSummary]) -> StepReport:
         aggregator.snapshot(),
         requested_rate=step.rate,
         requested_concurrency=step.concurrency,
-        stopped_by=None if step.stopped_by is None else step.stopped_by.value,
+        stopped_by=step.stopped_by,
         timeline=timeline.snapshot(),
     )
 

@@ -1,4 +1,4 @@
-"""The `assay` command line: `run`, `mock`, `validators`, `revalidate`.
+"""The `assay` command line: `run`, `mock`, `validators`, `revalidate`, `compare`.
 
 Heavy modules are imported inside the commands so `assay --help` stays fast. Every error meant
 for the user (`AssayError`) is one line on stderr and exit code 2; Ctrl-C is exit code 130.
@@ -483,21 +483,23 @@ def report(
 
 @app.command()
 def compare(
-    runs: Annotated[list[Path], typer.Argument(help="Run directories; the first is the baseline.")],
+    run_dirs: Annotated[
+        list[Path], typer.Argument(help="Two or more run directories; the first is the baseline.")
+    ],
     force: Annotated[
-        bool, typer.Option("--force", help="Compare runs whose workloads differ.")
+        bool, typer.Option("--force", help="Compare runs even when their workloads differ.")
     ] = False,
     html: Annotated[
         Path | None, typer.Option(help="Also write the comparison as an HTML page here.")
     ] = None,
 ) -> None:
-    """Compare runs step by step against the first: throughput, latency percentiles, error rate
-    and goodput, each marked better, worse or within the noise of its sample size.
+    """Compare stored runs step by step: each figure against the first run, better or worse, or
+    within the noise their sample sizes allow.
     """
-    from assay.cli.compare_command import compare_command
+    from assay.cli.compare_command import compare_runs
 
     def body() -> int:
-        return compare_command(runs, force=force, html=html)
+        return compare_runs(run_dirs, force=force, html=html)
 
     _exit(_guarded(body))
 

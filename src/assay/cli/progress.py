@@ -15,7 +15,7 @@ _PLAIN_EVERY_S = 2.0
 
 
 def describe(snapshot: ProgressSnapshot, steps: int | None, max_seconds: float | None) -> str:
-    """One line: step, elapsed/remaining, outcomes, req/s, top error codes.
+    """One line: step, elapsed/remaining, outcomes, served (completed) req/s, top error codes.
 
     >>> from assay.scheduler.progress import OutcomeTotals
     >>> s = ProgressSnapshot(3.0, 0, OutcomeTotals(10, 7, 1, 0), 2.5, (("http_status", 1),))
@@ -30,7 +30,7 @@ def describe(snapshot: ProgressSnapshot, steps: int | None, max_seconds: float |
     line = (
         f"{step}  {clock}  completed {totals.completed}  errored {totals.errored}  "
         f"cancelled {totals.cancelled}  in flight {totals.in_flight}  "
-        f"{snapshot.requests_per_s:.1f} req/s"
+        f"served {snapshot.requests_per_s:.1f} req/s"
     )
     if snapshot.top_codes:
         line += "  errors: " + ", ".join(f"{code} {count}" for code, count in snapshot.top_codes)

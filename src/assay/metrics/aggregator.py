@@ -3,12 +3,18 @@
 Definitions (all times are monotonic ns of the run's clock, reported in ms):
 
 - TTFT = first token - send.
-- ITL: one sample per token gap. A token-bearing chunk arriving `g` ns after the previous one
-  and carrying `k` tokens gives `k` samples of `g / k` (its tokens are taken to have arrived
-  evenly over the gap). The first chunk's tokens follow the send, not a token, so they belong
-  to TTFT and give no ITL sample: a response gives `output tokens - tokens of the first chunk`
-  samples (15 for 16 one-token chunks).
+- ITL: one sample per token gap. A network read that brings `k` tokens `g` ns after the previous
+  read gives `k` samples of `g / k` (its tokens are taken to have arrived evenly over the gap),
+  whether the server put them in one chunk or the transport delivered several chunks in one read
+  (they then share one arrival time). The tokens of the first read follow the send, not a token,
+  so they belong to TTFT and give no ITL sample: 16 one-token chunks read one by one give 15
+  samples. Tokens that shared a read with the token before them are counted in
+  `itl_coalesced_gaps`; spreading the read's gap keeps them from adding zero gaps that would
+  pull the ITL percentiles to 0 under load.
 - TPOT = (E2E - TTFT) / (output tokens - 1), for responses with >= 2 output tokens.
+- A non-streamed answer arrives whole: its first token is not observed, so it has no TTFT, ITL
+  or TPOT (counted in `not_streamed`); an embeddings answer has no output tokens either
+  (counted in `Tokens.embeddings`, left out of the output figures).
 - E2E latency = end - send.
 - Latency from targeted start = end - targeted start: it includes the time the client was late,
   so a client that falls behind its schedule cannot hide it (coordinated omission).
@@ -41,6 +47,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from assay.core.diagnostics import DiagnosticCode
+from assay.core.request import Endpoint
 from assay.core.response import GenerationResponse, TokenSource
 from assay.errors import ConfigError
 from assay.metrics.concurrency import ConcurrencyTracker
@@ -122,13 +129,16 @@ class StepAggregator:
         "_dispatch_lag",
         "_e2e",
         "_e2e_from_target",
+        "_embeddings",
         "_errored",
         "_errors",
         "_excluded",
         "_first_dispatch_ns",
         "_good",
         "_itl",
+        "_itl_coalesced",
         "_last_finish_ns",
+        "_not_streamed",
         "_output_sources",
         "_output_tokens",
         "_prompt_tokens",
@@ -157,6 +167,9 @@ class StepAggregator:
         self._output_tokens = QuantileSketch()
         self._prompt_tokens = QuantileSketch()
         self._output_sources: dict[TokenSource, int] = {}
+        self._not_streamed = 0
+        self._itl_coalesced = 0
+        self._embeddings = 0
         self._usable_output_tokens = 0
         self._attempted_output_tokens = 0
         self._concurrency = ConcurrencyTracker()
@@ -202,6 +215,9 @@ class StepAggregator:
         timing = response.timing
         send = timing.send_ns
         end = timing.end_ns
+        e2e = end - send
+        self._e2e.add(e2e)
+        self._e2e_from_target.add(end - targeted_start_ns)
         # `output_tokens`, `output_token_source` and `prompt_tokens` of the response, read from
         # its usage once instead of through three properties.
         usage = response.usage
@@ -210,21 +226,35 @@ class StepAggregator:
         if usage is not None:
             output_tokens = usage.completion_tokens
             prompt_tokens = usage.prompt_tokens
+        if prompt_tokens is not None:
+            self._prompt_tokens.add(prompt_tokens)
+        if response.endpoint is Endpoint.embeddings:
+            # Vectors, not tokens: no output count, no token timing; E2E is the latency.
+            self._embeddings += 1
+            self._not_streamed += not response.streamed
+            slo = self.slo
+            if slo is not None and _meets(slo, e2e, None, 0.0, e2e):
+                self._good += 1
+            return
         if output_tokens is None:
             output_tokens = response.streamed_tokens
             source = response.streamed_token_source
         else:
             source = TokenSource.usage
-        e2e = end - send
-        self._e2e.add(e2e)
-        self._e2e_from_target.add(end - targeted_start_ns)
         self._output_tokens.add(output_tokens)
         self._usable_output_tokens += output_tokens
         self._attempted_output_tokens += output_tokens
         sources = self._output_sources
         sources[source] = sources.get(source, 0) + 1
-        if prompt_tokens is not None:
-            self._prompt_tokens.add(prompt_tokens)
+
+        if not response.streamed:
+            # The answer came whole: when its first token arrived is not observed. For the SLO
+            # the client saw its first token with the end of the body, so TTFT there is E2E.
+            self._not_streamed += 1
+            slo = self.slo
+            if slo is not None and _meets(slo, e2e, None, 0.0, e2e):
+                self._good += 1
+            return
 
         ttft: int | None = None
         tpot: float | None = None
@@ -239,9 +269,12 @@ class StepAggregator:
         times = timing.chunk_times_ns
         if len(times) > 1:
             counts = timing.chunk_tokens
+            gaps: list[int] | None = None
             if len(counts) == len(times) and counts.count(1) == len(counts):
-                # The common case, one token per chunk: one sample per gap, added in one batch.
                 gaps = [b - a for a, b in itertools.pairwise(times)]
+            if gaps is not None and min(gaps) > 0:
+                # The common case, one token per chunk and one chunk per read: one sample per
+                # gap, added in one batch.
                 self._itl.add_all(gaps)
                 worst_gap = max(gaps)
             else:
@@ -252,20 +285,37 @@ class StepAggregator:
             self._good += 1
 
     def _add_spread_gaps(self, times: tuple[int, ...], counts: tuple[int, ...]) -> float:
-        """Add the ITL samples of chunks carrying several tokens; return the worst gap."""
-        worst_gap = 0.0
-        itl = self._itl
-        previous = times[0]
+        """Add the ITL samples of reads carrying several tokens; return the worst gap.
+
+        Chunks that share an arrival time came in one network read: they form one arrival whose
+        gap is spread over all their tokens, and their tokens after the read's first chunk are
+        counted as coalesced gaps.
+        """
+        have = len(counts)
+        # (arrival time, tokens) per read; the first chunk opens the first read whatever it holds.
+        read_times = [times[0]]
+        read_tokens = [counts[0] if have else 1]
+        coalesced = 0
         for i in range(1, len(times)):
-            tokens = counts[i] if i < len(counts) else 1
+            tokens = counts[i] if i < have else 1
             if tokens <= 0:
                 # A chunk without tokens: its gap carries over to the next token.
                 continue
             at = times[i]
-            gap = (at - previous) / tokens
+            if at == read_times[-1]:
+                read_tokens[-1] += tokens
+                coalesced += tokens
+            else:
+                read_times.append(at)
+                read_tokens.append(tokens)
+        self._itl_coalesced += coalesced
+        worst_gap = 0.0
+        itl = self._itl
+        for k in range(1, len(read_times)):
+            tokens = read_tokens[k]
+            gap = (read_times[k] - read_times[k - 1]) / tokens
             itl.add(gap, tokens)
             worst_gap = max(worst_gap, gap)
-            previous = at
         return worst_gap
 
     def merge(self, other: StepAggregator) -> None:
@@ -280,6 +330,9 @@ class StepAggregator:
         self._cancelled += other._cancelled
         self._excluded += other._excluded
         self._good += other._good
+        self._not_streamed += other._not_streamed
+        self._itl_coalesced += other._itl_coalesced
+        self._embeddings += other._embeddings
         for code, other_tally in other._errors.items():
             tally = self._errors.get(code)
             if tally is None:
@@ -355,12 +408,15 @@ class StepAggregator:
                 e2e_ms=self._e2e.summary(_MS),
                 e2e_from_target_ms=self._e2e_from_target.summary(_MS),
                 dispatch_lag_ms=self._dispatch_lag.summary(_MS),
+                not_streamed=self._not_streamed,
+                itl_coalesced_gaps=self._itl_coalesced,
             ),
             tokens=Tokens(
                 output_per_request=self._output_tokens.summary(),
                 prompt_per_request=self._prompt_tokens.summary(),
                 output_sources=dict(self._output_sources),
                 prompt_reported=self._prompt_tokens.count,
+                embeddings=self._embeddings,
             ),
             throughput=Throughput(
                 duration_s=duration_s,

@@ -10,6 +10,8 @@ class Slo(BaseModel):
     that is set. Unset limits are not checked; with no limit set every completed request is good.
 
     - `ttft_ms`: time to first token. A request without a first-token time does not meet it.
+      A non-streamed answer (and an embeddings one) reaches the client whole, so its first token
+      is checked by its E2E.
     - `tpot_ms`: time per output token; requests with fewer than 2 output tokens have no TPOT
       and meet it trivially.
     - `itl_ms`: every inter-token gap of the request (its worst gap) must be within the limit;

@@ -50,7 +50,13 @@ class ErrorSummary(BaseModel):
 
 
 class Latency(BaseModel):
-    """Latency distributions in milliseconds; `None` where no request had the figure."""
+    """Latency distributions in milliseconds; `None` where no request had the figure.
+
+    `not_streamed` counts completed answers that came whole: they have an E2E but no TTFT, ITL
+    or TPOT (not measured, rather than a made-up 0). `itl_coalesced_gaps` counts token gaps the
+    transport hid: tokens that arrived in the same network read as the token before them. Their
+    read's gap is spread over its tokens in `itl_ms` (see `assay.metrics.aggregator`).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -60,6 +66,8 @@ class Latency(BaseModel):
     e2e_ms: Distribution | None = None
     e2e_from_target_ms: Distribution | None = None
     dispatch_lag_ms: Distribution | None = None
+    not_streamed: int = 0
+    itl_coalesced_gaps: int = 0
 
 
 class Tokens(BaseModel):
@@ -67,7 +75,8 @@ class Tokens(BaseModel):
 
     `output_sources` counts completed requests by the source of their output count (server
     usage, running usage, assay's streamed count); `prompt_reported` how many had a server prompt
-    count (the prompt distribution uses only those).
+    count (the prompt distribution uses only those). `embeddings` counts completed embeddings
+    answers, which have no output tokens and are left out of the output figures.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -76,6 +85,7 @@ class Tokens(BaseModel):
     prompt_per_request: Distribution | None = None
     output_sources: dict[TokenSource, int] = {}
     prompt_reported: int = 0
+    embeddings: int = 0
 
     @property
     def output_source_note(self) -> str:

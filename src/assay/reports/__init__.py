@@ -7,6 +7,7 @@ from assay.reports.files import (
     summary_row,
     write_report,
 )
+from assay.reports.loader import load_report
 from assay.reports.report import (
     SCHEMA_VERSION,
     Environment,
@@ -32,6 +33,7 @@ __all__ = [
     "build_report",
     "collect_environment",
     "judge",
+    "load_report",
     "render_summary",
     "summary_row",
     "write_report",

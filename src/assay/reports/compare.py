@@ -1,17 +1,21 @@
-"""`assay compare`: runs side by side, step by step, with a verdict on each difference.
+"""Comparing stored runs step by step: each figure against the first run, marked better or worse,
+or "~" when the difference is within the noise the sample sizes allow.
 
-Each run is compared with the first (the baseline). A difference is *better* or *worse* only
-when it is larger than the run-to-run noise the sample sizes imply; otherwise it is *within
-noise*. How noise is judged, per kind of figure:
+The noise rule, per kind of figure (two standard errors, about 95 %):
 
-- a rate (requests/s, tokens/s, goodput): the count behind it is treated as Poisson, so its
-  relative standard error is 1/sqrt(count); two rates differ when their gap exceeds twice the
-  combined standard error (about 95 %);
-- a latency percentile p from n samples: the rank of the p-quantile is uncertain by
-  ±2·sqrt(n·p·(1-p)) samples; that rank interval is turned into a value interval by
-  interpolating between the percentiles the report keeps (min, p50, p90, p95, p99, p99.9, max);
-  two percentiles differ when their intervals do not overlap;
-- the error rate: a two-proportion z-test at |z| > 2.
+- A request rate is a count over a duration; its count is taken as Poisson, so the standard
+  error of a rate r from n requests is r / sqrt(n). Two rates are within noise when they differ
+  by less than 2 * sqrt(r1^2 / n1 + r2^2 / n2).
+- An error rate is a proportion of finished requests: within noise when the two differ by less
+  than 2 standard errors of the pooled proportion.
+- A latency percentile p from n samples: the sample ranks n*p +- 2*sqrt(n*p*(1-p)) bound it (an
+  order-statistic interval, free of any assumption on the distribution). The report keeps
+  min, p50, p90, p95, p99, p99.9 and max, so the interval's ends are read from those by linear
+  interpolation; an end whose rank falls outside the samples is unbounded. Two percentiles are
+  within noise when their intervals overlap: a p99 needs about 400 samples (a p50 about 4)
+  before any difference in it counts as real.
+
+A rate of a step shorter than one second is not compared (see `MIN_RATE_WINDOW_S`).
 """
 
 from __future__ import annotations
@@ -20,302 +24,255 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
+from enum import Enum
 from typing import Final
 
 from pydantic import JsonValue
 
 from assay.metrics.sketch import Distribution
+from assay.metrics.step_metrics import StepMetrics
 from assay.reports.report import Report, StepReport
+from assay.reports.step_words import rate_is_meaningful
 
-# What must match for two runs to be compared without --force.
 WORKLOAD_KEYS: Final = (
     "endpoint",
     "profile",
     "data",
     "prompt_tokens",
     "output_tokens",
+    "shared_prefix_tokens",
     "stream",
     "ignore_eos",
-    "shared_prefix_tokens",
+    "tokenizer",
 )
-Z: Final = 2.0
+"""run_config keys that define the workload: runs that differ in one are not comparable."""
+
+_Z: Final = 2.0  # standard errors that count as "beyond noise"
 
 
-class Verdict(StrEnum):
-    """How a figure moved against the baseline."""
+class Better(Enum):
+    """Which way a figure improves; `neither` for figures that only describe the load."""
 
-    better = "better"
-    worse = "worse"
-    noise = "within noise"
-    unmeasured = "n/a"
-
-
-@dataclass(frozen=True, slots=True)
-class Figure:
-    """One compared figure: its name, unit, and whether higher is better."""
-
-    name: str
-    unit: str
-    higher_is_better: bool
+    higher = "higher"
+    lower = "lower"
+    neither = "neither"
 
 
 @dataclass(frozen=True, slots=True)
-class Comparison:
-    """One figure of one step in one run against the baseline's."""
+class Change:
+    """One figure of one run against the baseline's."""
 
-    step: int
-    figure: Figure
-    baseline: float | None
     value: float | None
-    verdict: Verdict
-
-    @property
-    def change(self) -> float | None:
-        """Relative change against the baseline (0.1 = +10 %), None when not computable."""
-        if self.baseline is None or self.value is None or self.baseline == 0:
-            return None
-        return (self.value - self.baseline) / self.baseline
+    relative: float | None
+    verdict: str  # "better", "worse", "~" (within noise), "" (not judged)
 
 
 @dataclass(frozen=True, slots=True)
-class RunComparison:
-    """Every compared figure of one run against the baseline, and the steps left unmatched."""
+class Row:
+    """One figure across the runs: the baseline's value, then each other run's change."""
 
-    name: str
-    comparisons: tuple[Comparison, ...]
-    unmatched_steps: tuple[int, ...]
+    label: str
+    baseline: float | None
+    changes: tuple[Change, ...]
+    unit: str
 
 
-def workload_differences(baseline: Report, other: Report) -> list[str]:
-    """The workload settings in which `other` differs from `baseline` ("key: a vs b").
+@dataclass(frozen=True, slots=True)
+class _Rate:
+    count: int  # the requests behind the rate (its Poisson count)
+
+
+@dataclass(frozen=True, slots=True)
+class _Proportion:
+    hits: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Interval:
+    low: float
+    high: float
+
+
+_Noise = _Rate | _Proportion | _Interval
+
+
+@dataclass(frozen=True, slots=True)
+class _Figure:
+    value: float | None
+    noise: _Noise | None = None
+
+
+def workload_differences(reports: Sequence[Report]) -> list[str]:
+    """Each workload setting that differs from the first run's, in words; empty when all agree.
 
     >>> from datetime import UTC, datetime
     >>> from assay.reports.report import build_report
     >>> now = datetime(2026, 1, 1, tzinfo=UTC)
-    >>> a = build_report(run_config={"endpoint": "chat"}, steps=[], started_at=now,
-    ...                  finished_at=now, max_error_rate=0.05)
-    >>> b = a.model_copy(update={"run_config": {"endpoint": "completions"}})
-    >>> workload_differences(a, b)
-    ['endpoint: chat vs completions']
+    >>> a, b = (build_report(run_config={"endpoint": e}, steps=[], started_at=now,
+    ...     finished_at=now, max_error_rate=0.05) for e in ("chat", "embeddings"))
+    >>> workload_differences([a, b])
+    ["endpoint: 'chat' (run 1) vs 'embeddings' (run 2)"]
     """
-    differences: list[str] = []
-    for key in WORKLOAD_KEYS:
-        left, right = baseline.run_config.get(key), other.run_config.get(key)
-        if left != right:
-            differences.append(f"{key}: {_show(left)} vs {_show(right)}")
+    first = reports[0].run_config
+    differences = []
+    for number, report in enumerate(reports[1:], start=2):
+        for key in WORKLOAD_KEYS:
+            mine: JsonValue = first.get(key)
+            theirs: JsonValue = report.run_config.get(key)
+            if mine != theirs:
+                differences.append(f"{key}: {mine!r} (run 1) vs {theirs!r} (run {number})")
     return differences
 
 
-def _show(value: JsonValue) -> str:
-    return "(none)" if value is None else str(value)
+def compare_step(steps: Sequence[StepReport]) -> list[Row]:
+    """The rows comparing one step across runs; the first step is the baseline."""
+    baseline = steps[0]
+    rows = []
+    for label, unit, better, figure in _FIGURES:
+        base = figure(baseline)
+        changes = tuple(_change(base, figure(other), better) for other in steps[1:])
+        rows.append(Row(label, base.value, changes, unit))
+    return rows
 
 
-# ---- noise ---------------------------------------------------------------------------------
+def _change(base: _Figure, theirs: _Figure, better: Better) -> Change:
+    if base.value is None or theirs.value is None:
+        return Change(theirs.value, None, "")
+    relative = (theirs.value - base.value) / base.value if base.value else None
+    if better is Better.neither:
+        return Change(theirs.value, relative, "")
+    if theirs.value == base.value or _within_noise(base, theirs):
+        return Change(theirs.value, relative, "~")
+    improved = (theirs.value > base.value) == (better is Better.higher)
+    return Change(theirs.value, relative, "better" if improved else "worse")
 
 
-def rates_differ(a: float, count_a: int, b: float, count_b: int) -> bool:
-    """Whether two rates differ beyond Poisson noise on the counts behind them.
-
-    >>> rates_differ(100.0, 10_000, 101.0, 10_100)
-    False
-    >>> rates_differ(100.0, 10_000, 120.0, 12_000)
-    True
-    """
-    if count_a <= 0 or count_b <= 0:
-        return a != b
-    error = math.hypot(a / math.sqrt(count_a), b / math.sqrt(count_b))
-    return abs(a - b) > Z * error
-
-
-def proportions_differ(errors_a: int, total_a: int, errors_b: int, total_b: int) -> bool:
-    """A two-proportion z-test at |z| > 2.
-
-    >>> proportions_differ(5, 1000, 7, 1000)
-    False
-    >>> proportions_differ(5, 1000, 60, 1000)
-    True
-    """
-    if total_a <= 0 or total_b <= 0:
-        return False
-    pooled = (errors_a + errors_b) / (total_a + total_b)
-    if pooled in (0.0, 1.0):
-        return False
-    spread = math.sqrt(pooled * (1 - pooled) * (1 / total_a + 1 / total_b))
-    return abs(errors_a / total_a - errors_b / total_b) > Z * spread
+def _within_noise(base: _Figure, theirs: _Figure) -> bool:
+    """Whether two values of one figure differ by less than their sample sizes allow."""
+    a, b = base.value, theirs.value
+    if a is None or b is None:
+        return True
+    match base.noise, theirs.noise:
+        case _Rate(count=n1), _Rate(count=n2):
+            if n1 == 0 or n2 == 0:
+                return False
+            return abs(b - a) < _Z * math.sqrt(a * a / n1 + b * b / n2)
+        case _Proportion(hits=h1, total=t1), _Proportion(hits=h2, total=t2):
+            pooled = (h1 + h2) / (t1 + t2)
+            spread = math.sqrt(pooled * (1 - pooled) * (1 / t1 + 1 / t2))
+            return abs(b - a) < _Z * spread
+        case _Interval(low=low1, high=high1), _Interval(low=low2, high=high2):
+            return low1 <= high2 and low2 <= high1
+        case _:
+            return False
 
 
-_KNOWN_LEVELS: Final = (
-    (0.5, "p50"),
-    (0.9, "p90"),
-    (0.95, "p95"),
-    (0.99, "p99"),
-    (0.999, "p999"),
-)
+def _rate_figure(
+    value: Callable[[StepMetrics], float], count: Callable[[StepMetrics], int]
+) -> Callable[[StepReport], _Figure]:
+    def figure(step: StepReport) -> _Figure:
+        if not rate_is_meaningful(step):
+            return _Figure(None)
+        return _Figure(value(step.metrics), _Rate(count(step.metrics)))
+
+    return figure
 
 
-def value_at(distribution: Distribution, level: float) -> float:
-    """The distribution's value at quantile `level`, interpolated between the kept points."""
-    points = [(0.0, float(distribution.min))]
-    points += [(q, float(getattr(distribution, name))) for q, name in _KNOWN_LEVELS]
-    points.append((1.0, float(distribution.max)))
-    level = min(1.0, max(0.0, level))
-    for (q0, v0), (q1, v1) in itertools.pairwise(points):
-        if q0 <= level <= q1:
-            return v0 if q1 == q0 else v0 + (v1 - v0) * (level - q0) / (q1 - q0)
-    return points[-1][1]
+def _goodput(step: StepReport) -> _Figure:
+    goodput = step.metrics.goodput
+    if goodput is None or not rate_is_meaningful(step):
+        return _Figure(None)
+    return _Figure(goodput.requests_per_s, _Rate(goodput.good))
 
 
-def percentile_interval(distribution: Distribution, level: float) -> tuple[float, float]:
-    """The ~95 % interval of the `level` quantile from `distribution.count` samples.
+def _error_rate(step: StepReport) -> _Figure:
+    outcomes = step.metrics.outcomes
+    finished = outcomes.completed + outcomes.errored
+    if not finished:
+        return _Figure(None)
+    return _Figure(step.metrics.error_rate, _Proportion(outcomes.errored, finished))
+
+
+def _percentile_figure(field: str, name: str, p: float) -> Callable[[StepReport], _Figure]:
+    def figure(step: StepReport) -> _Figure:
+        dist: Distribution | None = getattr(step.metrics.latency, field)
+        if dist is None:
+            return _Figure(None)
+        low, high = quantile_interval(dist, p)
+        return _Figure(float(getattr(dist, name)), _Interval(low, high))
+
+    return figure
+
+
+def quantile_interval(dist: Distribution, p: float) -> tuple[float, float]:
+    """The ~95 % order-statistic interval of the `p` quantile of `dist`'s samples.
+
+    An end whose rank falls outside the samples is unbounded: 100 samples cannot bound a p99
+    from above (it needs about 400), so no difference in it is taken as real.
 
     >>> from assay.metrics import QuantileSketch
     >>> sketch = QuantileSketch()
-    >>> for value in range(1, 1001):
-    ...     sketch.add(value)
-    >>> summary = sketch.summary()
-    >>> assert summary is not None
-    >>> low, high = percentile_interval(summary, 0.5)
-    >>> 450 < low < 500 < high < 550
+    >>> sketch.add_all([float(v) for v in range(1, 1001)])
+    >>> low, high = quantile_interval(sketch.summary(), 0.99)
+    >>> 980 < low < 990 < high < 1000
     True
+    >>> few = sketch.summary().model_copy(update={"count": 100})
+    >>> quantile_interval(few, 0.99)[1]
+    inf
     """
-    n = max(distribution.count, 1)
-    spread = Z * math.sqrt(level * (1 - level) / n)
-    return value_at(distribution, level - spread), value_at(distribution, level + spread)
+    spread = _Z * math.sqrt(p * (1 - p) / max(dist.count, 1))
+    low = _quantile_at(dist, p - spread) if p - spread >= 0 else -math.inf
+    high = _quantile_at(dist, p + spread) if p + spread <= 1 else math.inf
+    return low, high
 
 
-def percentiles_differ(a: Distribution, b: Distribution, level: float) -> bool:
-    """Whether the `level` quantiles of two runs' samples differ beyond sampling noise."""
-    low_a, high_a = percentile_interval(a, level)
-    low_b, high_b = percentile_interval(b, level)
-    return high_a < low_b or high_b < low_a
-
-
-# ---- the figures ---------------------------------------------------------------------------
-
-
-def _rate_of(
-    read: Callable[[StepReport], float], count: Callable[[StepReport], int]
-) -> Callable[[StepReport, StepReport], tuple[float | None, float | None, bool | None]]:
-    def compare(a: StepReport, b: StepReport) -> tuple[float | None, float | None, bool | None]:
-        value_a, value_b = read(a), read(b)
-        return value_a, value_b, rates_differ(value_a, count(a), value_b, count(b))
-
-    return compare
-
-
-def _percentile_of(
-    metric: str, level: float
-) -> Callable[[StepReport, StepReport], tuple[float | None, float | None, bool | None]]:
-    name = {0.5: "p50", 0.99: "p99"}[level]
-
-    def compare(a: StepReport, b: StepReport) -> tuple[float | None, float | None, bool | None]:
-        dist_a: Distribution | None = getattr(a.metrics.latency, metric)
-        dist_b: Distribution | None = getattr(b.metrics.latency, metric)
-        if dist_a is None or dist_b is None or not dist_a.count or not dist_b.count:
-            value_a = None if dist_a is None else float(getattr(dist_a, name))
-            value_b = None if dist_b is None else float(getattr(dist_b, name))
-            return value_a, value_b, None
-        return (
-            float(getattr(dist_a, name)),
-            float(getattr(dist_b, name)),
-            percentiles_differ(dist_a, dist_b, level),
-        )
-
-    return compare
-
-
-def _error_rate(a: StepReport, b: StepReport) -> tuple[float | None, float | None, bool | None]:
-    oa, ob = a.metrics.outcomes, b.metrics.outcomes
-    finished_a, finished_b = oa.completed + oa.errored, ob.completed + ob.errored
-    return (
-        oa.error_rate * 100,
-        ob.error_rate * 100,
-        proportions_differ(oa.errored, finished_a, ob.errored, finished_b),
+def _quantile_at(dist: Distribution, q: float) -> float:
+    points = (
+        (0.0, dist.min),
+        (0.5, dist.p50),
+        (0.9, dist.p90),
+        (0.95, dist.p95),
+        (0.99, dist.p99),
+        (0.999, dist.p999),
+        (1.0, dist.max),
     )
+    for (q0, v0), (q1, v1) in itertools.pairwise(points):
+        if q <= q1:
+            return v0 + (v1 - v0) * (q - q0) / (q1 - q0)
+    return dist.max
 
 
-def _goodput(a: StepReport, b: StepReport) -> tuple[float | None, float | None, bool | None]:
-    ga, gb = a.metrics.goodput, b.metrics.goodput
-    if ga is None or gb is None:
-        return (
-            (None if ga is None else ga.requests_per_s),
-            (None if gb is None else gb.requests_per_s),
-            None,
-        )
-    return (
-        ga.requests_per_s,
-        gb.requests_per_s,
-        rates_differ(ga.requests_per_s, ga.good, gb.requests_per_s, gb.good),
-    )
-
-
-def _completed(step: StepReport) -> int:
-    return step.metrics.outcomes.completed
-
-
-def _dispatched(step: StepReport) -> int:
-    return step.metrics.outcomes.dispatched
-
-
-def _usable_tokens(step: StepReport) -> int:
-    return step.metrics.throughput.usable_output_tokens
-
-
-COMPARED: Final[
-    tuple[tuple[Figure, Callable[[StepReport, StepReport], tuple[float | None, float | None,
-                                                                   bool | None]]], ...]
-] = (
-    (Figure("usable req/s", "req/s", True),
-     _rate_of(lambda s: s.metrics.throughput.usable_requests_per_s, _completed)),
-    (Figure("attempted req/s", "req/s", True),
-     _rate_of(lambda s: s.metrics.throughput.attempted_requests_per_s, _dispatched)),
-    (Figure("usable output tok/s", "tok/s", True),
-     _rate_of(lambda s: s.metrics.throughput.usable_output_tokens_per_s, _usable_tokens)),
-    (Figure("goodput req/s", "req/s", True), _goodput),
-    (Figure("error rate", "%", False), _error_rate),
-    (Figure("TTFT p50", "ms", False), _percentile_of("ttft_ms", 0.5)),
-    (Figure("TTFT p99", "ms", False), _percentile_of("ttft_ms", 0.99)),
-    (Figure("ITL p50", "ms", False), _percentile_of("itl_ms", 0.5)),
-    (Figure("ITL p99", "ms", False), _percentile_of("itl_ms", 0.99)),
-    (Figure("TPOT p50", "ms", False), _percentile_of("tpot_ms", 0.5)),
-    (Figure("E2E p50", "ms", False), _percentile_of("e2e_ms", 0.5)),
-    (Figure("E2E p99", "ms", False), _percentile_of("e2e_ms", 0.99)),
-)  # fmt: skip
-
-
-def compare_steps(baseline: StepReport, other: StepReport) -> list[Comparison]:
-    """Every figure of one step against the baseline step."""
-    out: list[Comparison] = []
-    for figure, compare in COMPARED:
-        value_a, value_b, differs = compare(baseline, other)
-        if value_a is None or value_b is None or differs is None:
-            verdict = Verdict.unmeasured
-        elif not differs:
-            verdict = Verdict.noise
-        else:
-            better = value_b > value_a if figure.higher_is_better else value_b < value_a
-            verdict = Verdict.better if better else Verdict.worse
-        out.append(Comparison(baseline.index, figure, value_a, value_b, verdict))
-    return out
-
-
-def compare_runs(baseline: Report, other: Report, name: str) -> RunComparison:
-    """`other` against `baseline`, steps matched by index and profile."""
-    comparisons: list[Comparison] = []
-    unmatched: list[int] = []
-    by_index = {step.index: step for step in baseline.steps}
-    for step in other.steps:
-        base = by_index.get(step.index)
-        if base is None or base.profile != step.profile:
-            unmatched.append(step.index)
-            continue
-        comparisons.extend(compare_steps(base, step))
-    unmatched.extend(index for index in by_index if index >= len(other.steps))
-    return RunComparison(name, tuple(comparisons), tuple(sorted(set(unmatched))))
-
-
-def compare_all(reports: Sequence[tuple[str, Report]]) -> list[RunComparison]:
-    """Each run after the first against the first."""
-    (_, baseline), *others = reports
-    return [compare_runs(baseline, report, name) for name, report in others]
+_FIGURES: Final[tuple[tuple[str, str, Better, Callable[[StepReport], _Figure]], ...]] = (
+    (
+        "usable req/s",
+        "rate",
+        Better.higher,
+        _rate_figure(lambda m: m.throughput.usable_requests_per_s, lambda m: m.outcomes.completed),
+    ),
+    (
+        "attempted req/s",
+        "rate",
+        Better.neither,
+        _rate_figure(
+            lambda m: m.throughput.attempted_requests_per_s, lambda m: m.outcomes.dispatched
+        ),
+    ),
+    (
+        "usable output tok/s",
+        "rate",
+        Better.higher,
+        _rate_figure(
+            lambda m: m.throughput.usable_output_tokens_per_s, lambda m: m.outcomes.completed
+        ),
+    ),
+    ("goodput req/s", "rate", Better.higher, _goodput),
+    ("error rate", "fraction", Better.lower, _error_rate),
+    ("TTFT p50", "ms", Better.lower, _percentile_figure("ttft_ms", "p50", 0.5)),
+    ("TTFT p99", "ms", Better.lower, _percentile_figure("ttft_ms", "p99", 0.99)),
+    ("ITL p50", "ms", Better.lower, _percentile_figure("itl_ms", "p50", 0.5)),
+    ("ITL p99", "ms", Better.lower, _percentile_figure("itl_ms", "p99", 0.99)),
+    ("TPOT p50", "ms", Better.lower, _percentile_figure("tpot_ms", "p50", 0.5)),
+    ("E2E p50", "ms", Better.lower, _percentile_figure("e2e_ms", "p50", 0.5)),
+    ("E2E p99", "ms", Better.lower, _percentile_figure("e2e_ms", "p99", 0.99)),
+)

@@ -16,7 +16,7 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "profile",
     "requested_rate",
     "requested_concurrency",
-    "achieved_rate",
+    "stopped_by",
     "duration_s",
     "dispatched",
     "completed",
@@ -34,10 +34,12 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "ttft_p99_ms",
     "itl_p50_ms",
     "itl_p99_ms",
+    "itl_coalesced_gaps",
     "tpot_p50_ms",
     "tpot_p99_ms",
     "e2e_p50_ms",
     "e2e_p99_ms",
+    "not_streamed",
     "e2e_from_target_p99_ms",
     "dispatch_lag_p99_ms",
     "mean_concurrency",
@@ -49,7 +51,11 @@ Cell = str | int | float | None
 
 
 def summary_row(step: StepReport) -> dict[str, Cell]:
-    """The headline figures of one step, keyed by `SUMMARY_COLUMNS`; empty where not measured."""
+    """The headline figures of one step, keyed by `SUMMARY_COLUMNS`; empty where not measured.
+
+    Request rates are `attempted_req_per_s` (everything dispatched) and `usable_req_per_s`
+    (completed only); there is no column that could be read as either.
+    """
     m = step.metrics
     latency = m.latency
     throughput = m.throughput
@@ -62,7 +68,7 @@ def summary_row(step: StepReport) -> dict[str, Cell]:
         "profile": step.profile,
         "requested_rate": step.requested_rate,
         "requested_concurrency": step.requested_concurrency,
-        "achieved_rate": round(step.achieved_rate, 3),
+        "stopped_by": None if step.stopped_by is None else step.stopped_by.value,
         "duration_s": round(throughput.duration_s, 3),
         "dispatched": m.outcomes.dispatched,
         "completed": m.outcomes.completed,
@@ -80,10 +86,12 @@ def summary_row(step: StepReport) -> dict[str, Cell]:
         "ttft_p99_ms": p(latency.ttft_ms, "p99"),
         "itl_p50_ms": p(latency.itl_ms, "p50"),
         "itl_p99_ms": p(latency.itl_ms, "p99"),
+        "itl_coalesced_gaps": latency.itl_coalesced_gaps,
         "tpot_p50_ms": p(latency.tpot_ms, "p50"),
         "tpot_p99_ms": p(latency.tpot_ms, "p99"),
         "e2e_p50_ms": p(latency.e2e_ms, "p50"),
         "e2e_p99_ms": p(latency.e2e_ms, "p99"),
+        "not_streamed": latency.not_streamed,
         "e2e_from_target_p99_ms": p(latency.e2e_from_target_ms, "p99"),
         "dispatch_lag_p99_ms": p(latency.dispatch_lag_ms, "p99"),
         "mean_concurrency": round(m.concurrency.mean, 3),

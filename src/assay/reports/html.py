@@ -19,6 +19,7 @@ from pydantic import JsonValue
 
 from assay.errors import DataError
 from assay.reports.charts import Figure, figures_of, step_label
+from assay.reports.loader import load_report
 from assay.reports.report import Report, StepReport
 
 HTML_FILE: Final = "report.html"
@@ -181,7 +182,7 @@ def render_html(report: Report, samples: Mapping[str, Mapping[int, Sequence[floa
 def write_html(run_dir: Path, report: Report | None = None) -> Path:
     """Write `run_dir/report.html` from the run's report.json (or `report`) and records.jsonl."""
     if report is None:
-        report = load_report_file(run_dir / "report.json")
+        report = load_report(run_dir)
     records = run_dir / RECORDS_FILE
     samples = read_latency_samples(records) if records.is_file() else {}
     target = run_dir / HTML_FILE
@@ -189,20 +190,6 @@ def write_html(run_dir: Path, report: Report | None = None) -> Path:
     partial.write_text(render_html(report, samples), encoding="utf-8")
     partial.replace(target)
     return target
-
-
-def load_report_file(path: Path) -> Report:
-    """Read and validate a report.json; `DataError` with the reason when it is not one."""
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise DataError(f"{path}: cannot read the report ({error.strerror or error})") from None
-    try:
-        return Report.model_validate_json(raw)
-    except ValueError as error:
-        first = str(error).splitlines()
-        reason = first[0] if first else "invalid"
-        raise DataError(f"{path}: not an assay report ({reason})") from None
 
 
 def _e(text: object) -> str:

@@ -11,13 +11,14 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, ConfigDict, JsonValue, field_validator
 
 import assay
 from assay.core.diagnostics import DiagnosticCode
 from assay.metrics.step_metrics import ErrorSummary, Outcomes, StepMetrics
 from assay.metrics.timeline import TimelineSnapshot
 from assay.reports.validity import Validity, judge
+from assay.scheduler.constraints import StopReason
 from assay.server_metrics import ServerMetricsReport
 
 SCHEMA_VERSION: Literal["assay.report/1"] = "assay.report/1"
@@ -53,10 +54,17 @@ def collect_environment(*, include_hostname: bool = True) -> Environment:
     )
 
 
+# The name earlier reports gave the `--stop-error-rate` stop, which was easy to take for
+# the `--max-error-rate` validity threshold; such reports still load, under the new name.
+_LEGACY_STOP_NAMES = {"max_error_rate": StopReason.stop_error_rate.value}
+
+
 class StepReport(BaseModel):
     """One profile step: what was asked (kind, rate or concurrency), what was achieved, the figures.
 
-    `achieved_rate` is dispatched requests per second over the step's duration.
+    `achieved_rate` is *dispatched* requests per second over the step's duration (the same figure
+    as `metrics.throughput.attempted_requests_per_s`), not what was served. `stopped_by` names
+    the constraint that ended the step early; None when its schedule or data ran out.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -66,9 +74,14 @@ class StepReport(BaseModel):
     requested_rate: float | None = None
     requested_concurrency: int | None = None
     achieved_rate: float
-    stopped_by: str | None = None
+    stopped_by: StopReason | None = None
     metrics: StepMetrics
     timeline: TimelineSnapshot | None = None
+
+    @field_validator("stopped_by", mode="before")
+    @classmethod
+    def _legacy_stop_name(cls, value: object) -> object:
+        return _LEGACY_STOP_NAMES.get(value, value) if isinstance(value, str) else value
 
     @classmethod
     def of(
@@ -79,7 +92,7 @@ class StepReport(BaseModel):
         *,
         requested_rate: float | None = None,
         requested_concurrency: int | None = None,
-        stopped_by: str | None = None,
+        stopped_by: StopReason | None = None,
         timeline: TimelineSnapshot | None = None,
     ) -> StepReport:
         """A step entry whose achieved rate is read from its metrics."""

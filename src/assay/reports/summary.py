@@ -7,14 +7,25 @@ that is not a terminal rich emits no colour codes, so the summary reads the same
 
 from __future__ import annotations
 
+from typing import Final
+
 from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from assay.core.request import Endpoint
 from assay.metrics.sketch import Distribution
 from assay.metrics.step_metrics import Outcomes, StepMetrics
 from assay.reports.report import Report, StepReport
+from assay.reports.step_words import (
+    cancelled_phrase,
+    describe_load,
+    format_ms,
+    rate_is_meaningful,
+    stop_phrase,
+)
+from assay.reports.steps_table import steps_table
 
 _LATENCY_ROWS: tuple[tuple[str, str], ...] = (
     ("TTFT", "ttft_ms"),
@@ -27,7 +38,8 @@ _LATENCY_ROWS: tuple[tuple[str, str], ...] = (
 
 
 def render_summary(report: Report, console: Console) -> None:
-    """Print every step of `report` and the final verdict line to `console`.
+    """Print every step of `report`, a table across the steps when there are several, and the
+    final verdict line to `console`.
 
     >>> from datetime import UTC, datetime
     >>> from assay.metrics import StepAggregator
@@ -43,33 +55,53 @@ def render_summary(report: Report, console: Console) -> None:
     True
     """
     for step in report.steps:
-        _render_step(step, console)
+        _render_step(step, report, console)
+    if len(report.steps) > 1:
+        console.print(steps_table(report))
+        console.print()
     _render_verdict(report, console)
 
 
-def _render_step(step: StepReport, console: Console) -> None:
+def _render_step(step: StepReport, report: Report, console: Console) -> None:
     m = step.metrics
-    console.rule(Text(_step_title(step), style="bold"), align="left")
+    embeddings = is_embeddings(step, report)
+    console.rule(Text(step_title(step), style="bold"), align="left")
+    for line in _ran_lines(step, report):
+        console.print(line, highlight=False)
     console.print(_outcomes_line(m.outcomes, m.excluded))
+    cancelled = cancelled_phrase(step, report)
+    if cancelled is not None:
+        console.print(f"  ({cancelled})", highlight=False)
     if m.errors_by_code:
         console.print(_errors_table(m))
-    console.print(_latency_table(m))
-    console.print(_throughput_table(m))
+    console.print(_latency_table(m, embeddings=embeddings))
+    for note in _latency_notes(m, embeddings=embeddings):
+        console.print(note, highlight=False)
+    console.print(_throughput_table(step, embeddings=embeddings))
     if m.goodput is not None:
         limits = ", ".join(
             f"{name.removesuffix('_ms').upper()} <= {value:g} ms"
             for name, value in m.goodput.slo.model_dump().items()
             if value is not None
         )
+        rate = (
+            f"{m.goodput.requests_per_s:.2f} req/s"
+            if rate_is_meaningful(step)
+            else "no rate (step too short)"
+        )
         console.print(
-            f"Goodput: {m.goodput.requests_per_s:.2f} req/s; {m.goodput.good} requests "
+            f"Goodput: {rate}; {m.goodput.good} requests "
             f"({m.goodput.fraction * 100:.1f} % of finished) met the SLO ({limits or 'no limit'})",
             highlight=False,
         )
-    console.print(
-        Text(f"Output token counts from: {m.tokens.output_source_note}; prompt tokens reported ")
-        + Text(f"by the server for {m.tokens.prompt_reported} of {m.outcomes.completed}.")
+    prompts = Text(
+        f"prompt tokens reported by the server for {m.tokens.prompt_reported} of "
+        f"{m.outcomes.completed}."
     )
+    if embeddings:
+        console.print(Text("Embeddings: no output tokens; ") + prompts)
+    else:
+        console.print(Text(f"Output token counts from: {m.tokens.output_source_note}; ") + prompts)
     console.print(
         f"Concurrency: mean {m.concurrency.mean:.2f}, max {m.concurrency.max} "
         f"(at most {m.concurrency.max_upper_bound}, "
@@ -79,17 +111,41 @@ def _render_step(step: StepReport, console: Console) -> None:
     console.print()
 
 
-def _step_title(step: StepReport) -> str:
-    asked = ""
-    if step.requested_rate is not None:
-        asked = f" @ {step.requested_rate:g} req/s"
-    elif step.requested_concurrency is not None:
-        asked = f" x{step.requested_concurrency} concurrent"
-    duration = step.metrics.throughput.duration_s
-    return (
-        f"Step {step.index + 1}: {step.profile}{asked} "
-        f"(achieved {step.achieved_rate:.2f} req/s over {duration:.2f} s)"
-    )
+def is_embeddings(step: StepReport, report: Report) -> bool:
+    """Whether the step's answers are embeddings (no output tokens, no token timing)."""
+    if report.run_config.get("endpoint") == Endpoint.embeddings.value:
+        return True
+    tokens = step.metrics.tokens
+    return tokens.embeddings > 0 and tokens.embeddings == step.metrics.outcomes.completed
+
+
+def step_title(step: StepReport) -> str:
+    """What the step asked for, in words: "Step 2: constant at 12.5 req/s".
+
+    >>> from assay.metrics import StepAggregator
+    >>> step_title(StepReport.of(0, "concurrent", StepAggregator().snapshot(),
+    ...                          requested_concurrency=4))
+    'Step 1: concurrent, 4 streams'
+    """
+    return f"Step {step.index + 1}: {describe_load(step)}"
+
+
+def _ran_lines(step: StepReport, report: Report) -> tuple[str, str]:
+    """How long the step ran with its named rates, and why it stopped."""
+    t = step.metrics.throughput
+    outcomes = step.metrics.outcomes
+    if rate_is_meaningful(step):
+        rates = (
+            f"dispatched {t.attempted_requests_per_s:.2f} req/s, "
+            f"served (usable) {t.usable_requests_per_s:.2f} req/s"
+        )
+    else:
+        rates = (
+            f"{outcomes.dispatched} dispatched, {outcomes.completed} completed "
+            "(too short for a rate)"
+        )
+    stop = stop_phrase(step, report)
+    return f"Ran {t.duration_s:.2f} s: {rates}", f"{stop[0].upper()}{stop[1:]}."
 
 
 def _outcomes_line(outcomes: Outcomes, excluded: int) -> Text:
@@ -115,7 +171,11 @@ def _errors_table(m: StepMetrics) -> Table:
     return table
 
 
-def _latency_table(m: StepMetrics) -> Table:
+_NOT_STREAMED: Final = "n/a (not streamed)"
+_TOKEN_TIMING: Final = frozenset({"ttft_ms", "itl_ms", "tpot_ms"})
+
+
+def _latency_table(m: StepMetrics, *, embeddings: bool) -> Table:
     table = Table(
         title="Latency of completed requests (ms; dispatch lag over all dispatched)",
         title_justify="left",
@@ -125,38 +185,63 @@ def _latency_table(m: StepMetrics) -> Table:
     for name in ("count", "mean", "p50", "p90", "p99", "max"):
         table.add_column(name, justify="right")
     for label, field in _LATENCY_ROWS:
+        if embeddings and field in _TOKEN_TIMING:
+            continue  # vectors have no tokens to time
         dist: Distribution | None = getattr(m.latency, field)
         if dist is None:
-            table.add_row(label, "0", *("-" for _ in range(5)))
+            if field in _TOKEN_TIMING and m.latency.not_streamed:
+                table.add_row(label, _NOT_STREAMED, *("" for _ in range(5)))
+            else:
+                table.add_row(label, "0", *("-" for _ in range(5)))
             continue
         figures = (dist.mean, dist.p50, dist.p90, dist.p99, dist.max)
-        table.add_row(label, str(dist.count), *(_ms(value) for value in figures))
+        table.add_row(label, str(dist.count), *(format_ms(value) for value in figures))
     return table
 
 
-def _throughput_table(m: StepMetrics) -> Table:
-    t = m.throughput
+def _latency_notes(m: StepMetrics, *, embeddings: bool) -> list[str]:
+    notes: list[str] = []
+    latency = m.latency
+    streamed = m.outcomes.completed - latency.not_streamed
+    if not embeddings and latency.not_streamed and streamed > 0:
+        notes.append(
+            f"{latency.not_streamed} of {m.outcomes.completed} completed answers were not "
+            "streamed: they count in E2E only (no TTFT, ITL or TPOT)."
+        )
+    if latency.itl_coalesced_gaps:
+        notes.append(
+            f"ITL: {latency.itl_coalesced_gaps} token gaps were coalesced by the transport "
+            "(several tokens in one network read); each read's gap is spread evenly over its "
+            "tokens, not counted as zero gaps."
+        )
+    return notes
+
+
+def _throughput_table(step: StepReport, *, embeddings: bool) -> Table:
+    t = step.metrics.throughput
     table = Table(title="Throughput", title_justify="left", box=box.SIMPLE)
     table.add_column("", no_wrap=True)
     table.add_column("usable (completed)", justify="right")
     table.add_column("attempted (dispatched)", justify="right")
+    if not rate_is_meaningful(step):
+        table.add_row("requests/s", "-", "-")
+        if not embeddings:
+            table.add_row(
+                "output tokens", str(t.usable_output_tokens), str(t.attempted_output_tokens)
+            )
+        table.caption = f"no rates: the step lasted {t.duration_s:.2f} s"
+        table.caption_justify = "left"
+        return table
     table.add_row(
         "requests/s", f"{t.usable_requests_per_s:.2f}", f"{t.attempted_requests_per_s:.2f}"
     )
-    table.add_row(
-        "output tokens/s",
-        f"{t.usable_output_tokens_per_s:.1f}",
-        f"{t.attempted_output_tokens_per_s:.1f}",
-    )
+    if not embeddings:
+        table.add_row(
+            "output tokens/s",
+            f"{t.usable_output_tokens_per_s:.1f}",
+            f"{t.attempted_output_tokens_per_s:.1f}",
+        )
     return table
-
-
-def _ms(value: float) -> str:
-    if value >= 100:
-        return f"{value:.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}"
 
 
 def _resolution(ns: int) -> str:

@@ -16,7 +16,7 @@ class StopReason(StrEnum):
     max_requests = "max_requests"
     max_seconds = "max_seconds"
     max_errors = "max_errors"
-    max_error_rate = "max_error_rate"
+    stop_error_rate = "stop_error_rate"
     stop_signal = "stop_signal"
 
 
@@ -24,7 +24,7 @@ class Constraints(BaseModel):
     """Limits applied to every step; all are optional.
 
     `max_requests` bounds what a step dispatches (dispatched requests then finish normally);
-    reaching `max_seconds`, `max_errors` or `max_error_rate` stops dispatching and cancels what
+    reaching `max_seconds`, `max_errors` or `stop_error_rate` stops dispatching and cancels what
     is in flight. The error rate is taken over the last `error_rate_window` finished requests and
     applies only once that many have finished. Warmup and cooldown do not change what runs:
     requests whose *targeted* start falls in them are recorded but outside the measured window.
@@ -39,7 +39,7 @@ class Constraints(BaseModel):
     max_requests: int | None = Field(default=None, gt=0)
     max_seconds: float | None = Field(default=None, gt=0)
     max_errors: int | None = Field(default=None, gt=0)
-    max_error_rate: float | None = Field(default=None, gt=0, le=1)
+    stop_error_rate: float | None = Field(default=None, gt=0, le=1)
     error_rate_window: int = Field(default=50, gt=0)
     warmup_seconds: float = Field(default=0.0, ge=0)
     cooldown_seconds: float = Field(default=0.0, ge=0)
@@ -83,7 +83,7 @@ class ErrorWatch:
 
     def __init__(self, constraints: Constraints, *, rate: bool = True) -> None:
         self._limit = constraints.max_errors
-        self._max_rate = constraints.max_error_rate if rate else None
+        self._max_rate = constraints.stop_error_rate if rate else None
         self._window: deque[bool] = deque(maxlen=constraints.error_rate_window)
         self._window_errors = 0
         self.errors = 0
@@ -104,7 +104,7 @@ class ErrorWatch:
             and len(window) == window.maxlen
             and self._window_errors / len(window) >= self._max_rate
         ):
-            return StopReason.max_error_rate
+            return StopReason.stop_error_rate
         return None
 
 

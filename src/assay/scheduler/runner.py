@@ -149,7 +149,7 @@ class _StepRunner(Generic[S]):
         # so an error is reported within ~10 ms rather than at the next 250 ms tick.
         constraints = work.constraints
         self.errors_are_urgent = work.processes > 1 and (
-            constraints.max_errors is not None or constraints.max_error_rate is not None
+            constraints.max_errors is not None or constraints.stop_error_rate is not None
         )
 
     async def run(

@@ -1,0 +1,41 @@
+"""Reading a stored run back: report.json as the typed `Report`, with one clear error when the
+file is missing or is not an assay report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from assay.errors import DataError
+from assay.reports.files import REPORT_FILE
+from assay.reports.report import Report
+
+
+def load_report(path: Path) -> Report:
+    """The report of a run directory (or of a report.json file itself).
+
+    Raises `DataError` when the file cannot be read or does not match `assay.report/1`.
+
+    >>> import tempfile, pathlib
+    >>> load_report(pathlib.Path(tempfile.mkdtemp()))
+    Traceback (most recent call last):
+    ...
+    assay.errors.DataError: ...report.json: no such file (not a run directory?)
+    """
+    file = path / REPORT_FILE if path.is_dir() else path
+    try:
+        raw = file.read_bytes()
+    except FileNotFoundError:
+        raise DataError(f"{file}: no such file (not a run directory?)") from None
+    except OSError as error:
+        raise DataError(f"cannot read {file}: {error.strerror or error}") from None
+    try:
+        return Report.model_validate_json(raw)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the top level"
+        raise DataError(
+            f"{file} is not an assay report ({error.error_count()} problem(s); "
+            f"first at {where}: {first['msg']})"
+        ) from None

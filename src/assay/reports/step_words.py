@@ -1,0 +1,148 @@
+"""Words for a step: the load it offered, what stopped it, what its cancelled requests were.
+
+A step that stops on a constraint cancels the requests still in flight; those are cut by the
+run, not failed by the server, and the report must say so where it shows them.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pydantic import JsonValue
+
+from assay.reports.report import Report, StepReport
+from assay.scheduler.constraints import StopReason
+
+MIN_RATE_WINDOW_S: Final = 1.0
+"""Below this step duration a request rate is not shown: a handful of requests over a few
+milliseconds gives a number (e.g. 738 req/s over 0.01 s) that describes nothing."""
+
+
+def constraint(report: Report, name: str) -> float | None:
+    """A per-step constraint the run used (`max_seconds`, ...), from the report's config.
+
+    >>> from datetime import UTC, datetime
+    >>> from assay.reports.report import build_report
+    >>> now = datetime(2026, 1, 1, tzinfo=UTC)
+    >>> report = build_report(run_config={"constraints": {"max_seconds": 10.0}}, steps=[],
+    ...                       started_at=now, finished_at=now, max_error_rate=0.05)
+    >>> constraint(report, "max_seconds"), constraint(report, "max_errors")
+    (10.0, None)
+    """
+    constraints: JsonValue = report.run_config.get("constraints")
+    if not isinstance(constraints, dict):
+        return None
+    value = constraints.get(name)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def stop_phrase(step: StepReport, report: Report) -> str:
+    """Why the step ended, with the limit that ended it, e.g. "at the 10 s limit (--max-seconds)".
+
+    >>> from datetime import UTC, datetime
+    >>> from assay.metrics import StepAggregator
+    >>> from assay.reports.report import build_report
+    >>> now = datetime(2026, 1, 1, tzinfo=UTC)
+    >>> step = StepReport.of(0, "throughput", StepAggregator().snapshot(),
+    ...                      stopped_by=StopReason.max_seconds)
+    >>> report = build_report(run_config={"constraints": {"max_seconds": 10.0}}, steps=[step],
+    ...                       started_at=now, finished_at=now, max_error_rate=0.05)
+    >>> stop_phrase(step, report)
+    'stopped at the 10 s limit (--max-seconds)'
+    """
+    match step.stopped_by:
+        case StopReason.max_seconds:
+            limit = constraint(report, "max_seconds")
+            at = f"the {limit:g} s limit" if limit is not None else "its time limit"
+            return f"stopped at {at} (--max-seconds)"
+        case StopReason.max_requests:
+            limit = constraint(report, "max_requests")
+            count = f"{limit:g} requests" if limit is not None else "its request budget"
+            return f"stopped after {count} (--max-requests)"
+        case StopReason.max_errors:
+            limit = constraint(report, "max_errors")
+            count = f"{limit:g} errored requests" if limit is not None else "its error budget"
+            return f"stopped after {count} (--max-errors)"
+        case StopReason.stop_error_rate:
+            rate = constraint(report, "stop_error_rate")
+            window = constraint(report, "error_rate_window")
+            over = f" over the last {window:g} finished requests" if window is not None else ""
+            reached = f" reached {rate * 100:g} %" if rate is not None else " reached its limit"
+            return f"stopped: the error rate{over}{reached} (--stop-error-rate)"
+        case StopReason.stop_signal:
+            return "stopped by an interrupt (Ctrl-C)"
+        case None:
+            return "ran to the end of its schedule"
+
+
+def cancelled_phrase(step: StepReport, report: Report) -> str | None:
+    """What the step's cancelled requests were, so nobody reads them as failures; None if none.
+
+    >>> from datetime import UTC, datetime
+    >>> from assay.metrics import Outcomes, StepAggregator
+    >>> from assay.reports.report import build_report
+    >>> now = datetime(2026, 1, 1, tzinfo=UTC)
+    >>> metrics = StepAggregator().snapshot().model_copy(
+    ...     update={"outcomes": Outcomes(dispatched=70, completed=6, cancelled=64)})
+    >>> step = StepReport.of(0, "throughput", metrics, stopped_by=StopReason.max_seconds)
+    >>> report = build_report(run_config={"constraints": {"max_seconds": 10.0}}, steps=[step],
+    ...                       started_at=now, finished_at=now, max_error_rate=0.05)
+    >>> print(cancelled_phrase(step, report))
+    64 in flight at the 10 s limit were cancelled: cut by the run, not failed by the server
+    """
+    cancelled = step.metrics.outcomes.cancelled
+    if not cancelled:
+        return None
+    when = "when the step ended"
+    match step.stopped_by:
+        case StopReason.max_seconds:
+            limit = constraint(report, "max_seconds")
+            when = f"at the {limit:g} s limit" if limit is not None else "at the time limit"
+        case StopReason.stop_signal:
+            when = "at the interrupt"
+        case StopReason.max_errors | StopReason.stop_error_rate:
+            when = "when the error limit stopped the step"
+        case StopReason.max_requests | None:
+            when = "when the step ended"
+    return f"{cancelled} in flight {when} were cancelled: cut by the run, not failed by the server"
+
+
+def rate_is_meaningful(step: StepReport) -> bool:
+    """Whether the step ran long enough for its request rates to describe it."""
+    return step.metrics.throughput.duration_s >= MIN_RATE_WINDOW_S
+
+
+def describe_load(step: StepReport) -> str:
+    """The load a step offered: "synchronous", "throughput, up to 64 in flight", ...
+
+    >>> from assay.metrics import StepAggregator
+    >>> describe_load(StepReport.of(1, "throughput", StepAggregator().snapshot(),
+    ...                             requested_concurrency=64))
+    'throughput, up to 64 in flight'
+    """
+    rate = step.requested_rate
+    streams = step.requested_concurrency
+    match step.profile:
+        case "synchronous":
+            return "synchronous, one request at a time"
+        case "concurrent" if streams is not None:
+            return f"concurrent, {streams} stream{'s' if streams != 1 else ''}"
+        case "throughput" if streams is not None:
+            return f"throughput, up to {streams} in flight"
+        case "poisson" if rate is not None:
+            return f"poisson at {rate:g} req/s (mean)"
+        case _ if rate is not None:
+            return f"{step.profile} at {rate:g} req/s"
+        case _:
+            return step.profile
+
+
+def format_ms(value: float) -> str:
+    """A latency in ms with about three significant figures: 0.47, 12.6, 368."""
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
