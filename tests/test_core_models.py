@@ -18,7 +18,7 @@ from assay.core import (
     cap_excerpt,
     stage_of,
 )
-from assay.records import Cancelled, Completed, Errored, RequestRecord
+from assay.records import Cancelled, Completed, Errored, JudgedBy, RequestRecord
 
 
 def _response(**fields: object) -> GenerationResponse:
@@ -66,7 +66,11 @@ def test_output_tokens_prefer_server_usage_over_streamed_count() -> None:
     "outcome",
     [
         Completed[GenerationResponse](response=_response(text="hi")),
-        Errored(diagnostic=UnusableResponse(code=DiagnosticCode.empty_response, message="m")),
+        Errored(
+            diagnostic=UnusableResponse(code=DiagnosticCode.empty_response, message="m"),
+            judged_by=JudgedBy.validator,
+            validator="empty_response",
+        ),
         Cancelled(reason="interrupted"),
     ],
 )

@@ -42,8 +42,9 @@ class _ToolCallDraft:
 class StreamDraft:
     """The state every streaming accumulator keeps; subclasses add `feed` for their wire format.
 
-    Counting rule (see the wire notes): a token-bearing chunk counts one token unless the chunk
-    carries a running usage, in which case it counts the increase of `completion_tokens`.
+    Counting rule (documented on `GenerationResponse.streamed_tokens`): a token-bearing chunk
+    counts one token unless the chunk carries a running usage, in which case it counts the
+    increase of `completion_tokens`.
     """
 
     __slots__ = (
@@ -273,6 +274,7 @@ class StreamDraft:
                 "streamed_tokens": streamed,
                 "streamed_token_source": source,
                 "terminal_seen": self._terminal,
+                "http_status": transfer.http_status or None,
                 "timing": timing,
             },
         )

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from assay.core.diagnostics import DiagnosticCode
+from assay.core.diagnostics import AnyCode
 from assay.core.response import GenerationResponse, TokenSource
 from assay.errors import ConfigError
 from assay.metrics.concurrency import ConcurrencyTracker
@@ -142,7 +142,7 @@ class StepAggregator:
         self._cancelled = 0
         self._excluded = 0
         self._good = 0
-        self._errors: dict[DiagnosticCode, _ErrorTally] = {}
+        self._errors: dict[AnyCode, _ErrorTally] = {}
         self._ttft = QuantileSketch()
         self._itl = QuantileSketch()
         self._tpot = QuantileSketch()
