@@ -382,11 +382,24 @@ def mock(
 
 
 @app.command()
-def validators() -> None:
+def validators(
+    validator: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="MODULE:ATTR",
+            help="Also list the custom diagnostic codes this validator's module defines "
+            "(repeatable).",
+        ),
+    ] = None,
+) -> None:
     """List the built-in validators and every diagnostic code with its meaning."""
     from assay.cli.listing import print_validators
 
-    print_validators()
+    def body() -> int:
+        print_validators(validators=tuple(validator or ()))
+        return EXIT_VALID
+
+    _exit(_guarded(body))
 
 
 @app.command()

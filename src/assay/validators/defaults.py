@@ -34,7 +34,7 @@ BUILTIN_VALIDATORS: tuple[BuiltinValidator, ...] = (
     BuiltinValidator(
         "empty_response",
         DiagnosticCode.empty_response,
-        "no text, no tool calls, no reasoning and 0 output tokens (the PR #615 check)",
+        "no text, no tool calls, no reasoning and 0 output tokens: nothing was served",
         empty_response,
     ),
     BuiltinValidator(
