@@ -422,7 +422,8 @@ def revalidate(
 ) -> None:
     """Re-apply a validator chain to a run's stored responses and write a new report beside it.
 
-    Only the definition of "usable" changes: transport and protocol errors stay as they were.
+    Only validators' verdicts are judged again: a transport or handler failure (no usable
+    answer arrived) stays as it was.
     """
     from assay.cli.revalidate_command import revalidate_run
 
