@@ -61,15 +61,17 @@ def _validated(response: R, validate: Validator[R]) -> Completed[R] | Errored:
                 judged_by=JudgedBy.validator,
                 validator=name,
             )
-        match outcome(result):
-            case Success(accepted):
-                response = accepted
-            case Failure(problem):
-                return Errored(
-                    diagnostic=_with_response(problem, response),
-                    judged_by=JudgedBy.validator,
-                    validator=name,
-                )
+        # A plain isinstance test, not `match outcome(...)`: this runs per validator per response.
+        # Kept in a variable so mypy does not narrow `result` to `Failure[Any]`, whose
+        # `failure()` would be untyped.
+        failed = isinstance(result, Failure)
+        if failed:
+            return Errored(
+                diagnostic=_with_response(result.failure(), response),
+                judged_by=JudgedBy.validator,
+                validator=name,
+            )
+        response = result.unwrap()
     # Built unvalidated: the response is the resolver's (or a validator's) typed value.
     completed: Completed[R] = trusted(Completed, {"status": "completed", "response": response})
     return completed
