@@ -163,6 +163,22 @@ async def test_user_validator_raising_is_validator_error_naming_it() -> None:
     assert diagnostic.evidence.partial == _answer(REQUEST)
 
 
+async def test_user_validator_returning_no_result_is_validator_error() -> None:
+    def forgets_to_return(
+        response: GenerationResponse,
+    ) -> Result[GenerationResponse, UnusableResponse]:
+        return None  # type: ignore[return-value]  # the user's bug under test
+
+    clock = FakeClock()
+    record, _ = await _run(_serving(clock), clock, forgets_to_return)
+    assert isinstance(record.outcome, Errored)
+    assert record.outcome.diagnostic.code is DiagnosticCode.validator_error
+    assert record.outcome.diagnostic.message.endswith(
+        "raised TypeError: it returned NoneType, not Success or Failure "
+        "(a bug in that validator, not in the server)"
+    )
+
+
 async def test_builtin_validator_raising_is_internal_error_naming_it() -> None:
     # A response no handler builds (echo missing) makes a built-in validator fail: assay's bug.
     async def broken(request: GenerationRequest) -> Result[GenerationResponse, UnusableResponse]:

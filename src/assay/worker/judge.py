@@ -61,13 +61,22 @@ def _validated(response: R, validate: Validator[R]) -> Completed[R] | Errored:
                 judged_by=JudgedBy.validator,
                 validator=name,
             )
-        # A plain isinstance test, not `match outcome(...)`: this runs per validator per response.
-        # Kept in a variable so mypy does not narrow `result` to `Failure[Any]`, whose
-        # `failure()` would be untyped.
+        # Plain isinstance tests, not `match outcome(...)`: this runs per validator per response.
+        # Kept in variables so mypy does not narrow `result` to `Failure[Any]`/`Success[Any]`,
+        # whose `failure()`/`unwrap()` would be untyped.
         failed = isinstance(result, Failure)
         if failed:
             return Errored(
                 diagnostic=_with_response(result.failure(), response),
+                judged_by=JudgedBy.validator,
+                validator=name,
+            )
+        accepted = isinstance(result, Success)
+        if not accepted:
+            # A validator is typed to return a Result; one that does not is its author's bug.
+            wrong = TypeError(f"it returned {type(result).__name__}, not Success or Failure")
+            return Errored(
+                diagnostic=_raised(name, step, wrong, response),
                 judged_by=JudgedBy.validator,
                 validator=name,
             )
