@@ -98,6 +98,7 @@ def test_json_mode_is_detected_from_response_format() -> None:
         request_id="j",
         endpoint=Endpoint.chat,
         model="m",
+        prompt="Answer in JSON.",
         extra_body={"response_format": {"type": "json_schema", "json_schema": {"schema": schema}}},
     )
     assert request.json_mode()
@@ -110,6 +111,7 @@ def test_json_mode_is_detected_from_responses_text_format() -> None:
         request_id="j",
         endpoint=Endpoint.responses,
         model="m",
+        prompt="Answer in JSON.",
         extra_body={"text": {"format": {"type": "json_schema", "name": "x", "schema": schema}}},
     )
     assert request.json_mode()
@@ -118,6 +120,7 @@ def test_json_mode_is_detected_from_responses_text_format() -> None:
         request_id="k",
         endpoint=Endpoint.responses,
         model="m",
+        prompt="Answer in JSON.",
         extra_body={"text": {"format": {"type": "json_object"}}},
     )
     assert plain.json_mode()

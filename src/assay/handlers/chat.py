@@ -129,7 +129,7 @@ class ChatAccumulator(StreamDraft):
     A chunk whose delta carries content, reasoning or tool calls is a token (`""` too: a split
     multi-byte character), except the role-announcing first chunk.
 
-    >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.chat, model="m")
+    >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.chat, model="m", prompt="Hi")
     >>> stream = ChatAccumulator(request)
     >>> stream.feed(SseEvent('{"choices":[{"index":0,"delta":{"role":"assistant"}}]}'), 10)
     >>> stream.feed(SseEvent('{"choices":[{"index":0,"delta":{"content":"Hi"}}]}'), 20)

@@ -83,7 +83,8 @@ class CompletionsAccumulator(StreamDraft):
     Every chunk whose choice carries a `text` string is a token, `""` included. Some servers
     count `choices[].index` up per chunk instead of keeping 0; the index is not used.
 
-    >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.completions, model="m")
+    >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.completions, model="m",
+    ...                            prompt="Once")
     >>> stream = CompletionsAccumulator(request)
     >>> stream.feed(SseEvent('{"choices":[{"index":0,"text":" upon"}]}'), 10)
     >>> stream.feed(SseEvent('{"choices":[{"index":1,"text":" a","finish_reason":"stop"}]}'), 25)

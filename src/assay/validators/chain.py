@@ -50,8 +50,9 @@ def validator_name(validator: Validator[R]) -> str:
     """The name a verdict records: a built-in's own name, else `module:qualified_name`.
 
     >>> from assay.validators import empty_response
-    >>> validator_name(empty_response), validator_name(validator_name)
-    ('empty_response', 'assay.validators.chain:validator_name')
+    >>> import fractions
+    >>> validator_name(empty_response), validator_name(fractions.Fraction)
+    ('empty_response', 'fractions:Fraction')
     """
     name = getattr(validator, "__name__", None)
     module = getattr(validator, "__module__", None)
