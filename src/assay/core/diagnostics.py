@@ -271,7 +271,8 @@ class Evidence(BaseModel):
 class UnusableResponse(BaseModel):
     """A response that must not count as served, with a stable code and a specific message.
 
-    The stage is derived from the code, so the two can never disagree.
+    The stage is derived from the code (a built-in code's fixed stage, or the stage a
+    `CustomCode` was defined with), so the two can never disagree.
 
     >>> u = UnusableResponse(code=DiagnosticCode.http_status, message="HTTP 503: overloaded")
     >>> u.stage
