@@ -18,7 +18,7 @@ from assay.core import (
     cap_excerpt,
     stage_of,
 )
-from assay.records import Cancelled, Completed, Errored, RequestRecord
+from assay.records import Cancelled, Completed, Errored, JudgedBy, RequestRecord
 
 
 def _response(**fields: object) -> GenerationResponse:
@@ -66,7 +66,11 @@ def test_output_tokens_prefer_server_usage_over_streamed_count() -> None:
     "outcome",
     [
         Completed[GenerationResponse](response=_response(text="hi")),
-        Errored(diagnostic=UnusableResponse(code=DiagnosticCode.empty_response, message="m")),
+        Errored(
+            diagnostic=UnusableResponse(code=DiagnosticCode.empty_response, message="m"),
+            judged_by=JudgedBy.validator,
+            validator="empty_response",
+        ),
         Cancelled(reason="interrupted"),
     ],
 )
@@ -94,6 +98,7 @@ def test_json_mode_is_detected_from_response_format() -> None:
         request_id="j",
         endpoint=Endpoint.chat,
         model="m",
+        prompt="Answer in JSON.",
         extra_body={"response_format": {"type": "json_schema", "json_schema": {"schema": schema}}},
     )
     assert request.json_mode()
@@ -106,6 +111,7 @@ def test_json_mode_is_detected_from_responses_text_format() -> None:
         request_id="j",
         endpoint=Endpoint.responses,
         model="m",
+        prompt="Answer in JSON.",
         extra_body={"text": {"format": {"type": "json_schema", "name": "x", "schema": schema}}},
     )
     assert request.json_mode()
@@ -114,6 +120,7 @@ def test_json_mode_is_detected_from_responses_text_format() -> None:
         request_id="k",
         endpoint=Endpoint.responses,
         model="m",
+        prompt="Answer in JSON.",
         extra_body={"text": {"format": {"type": "json_object"}}},
     )
     assert plain.json_mode()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from assay.core import DiagnosticCode, Endpoint, GenerationResponse, ResponseTiming, Usage
+from assay.core import CustomCode, Endpoint, GenerationResponse, ResponseTiming, Stage, Usage
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -27,6 +27,8 @@ def test_readme_validator_example_rejects_a_whitespace_only_answer() -> None:
         usage=Usage(completion_tokens=3),
         timing=ResponseTiming(send_ns=0, end_ns=1),
     )
-    assert validate(blank).failure().code is DiagnosticCode.empty_response
+    problem = validate(blank).failure()
+    assert (problem.code, problem.stage) == ("mypkg.blank_answer", Stage.content)
+    assert isinstance(problem.code, CustomCode)
     usable = blank.model_copy(update={"text": "hello"})
     assert validate(usable).unwrap() == usable

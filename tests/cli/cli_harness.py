@@ -50,15 +50,23 @@ def assay_env() -> dict[str, str]:
     return {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb"}
 
 
-def run_assay(*args: str | Path, timeout_s: float = RUN_TIMEOUT_S) -> CliResult:
-    """Run `assay ARGS...` to its end; a run still going after `timeout_s` is killed and fails."""
+def run_assay(
+    *args: str | Path, timeout_s: float = RUN_TIMEOUT_S, python_path: Path | None = None
+) -> CliResult:
+    """Run `assay ARGS...` to its end; a run still going after `timeout_s` is killed and fails.
+
+    `python_path` is put on PYTHONPATH, so `--validator module:name` can load a test's module.
+    """
+    env = assay_env()
+    if python_path is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(python_path), env.get("PYTHONPATH"))))
     process = subprocess.Popen(
         [str(ASSAY), *map(str, args)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=assay_env(),
+        env=env,
         start_new_session=True,
     )
     try:

@@ -8,6 +8,7 @@ import json
 from returns.result import Failure, Success
 
 from assay.core import DiagnosticCode, Endpoint, GenerationRequest, GenerationResponse, outcome
+from assay.core.diagnostics import AnyCode
 from assay.handlers import handler_for
 from assay.validators import default_chain
 from tests.handlers.handler_results import ok, stream
@@ -63,7 +64,7 @@ def _judged(endpoint: Endpoint, raw: bytes, ignore_eos: bool = False) -> Generat
             raise AssertionError(problem)
 
 
-def _rejected(endpoint: Endpoint, raw: bytes) -> DiagnosticCode:
+def _rejected(endpoint: Endpoint, raw: bytes) -> AnyCode:
     req = _request(endpoint)
     result = stream(handler_for(endpoint), req, raw).bind(default_chain(endpoint))
     match outcome(result):

@@ -18,7 +18,7 @@ from assay.core import (
 )
 from assay.errors import ConfigError
 from assay.metrics import RELATIVE_ERROR, Slo, StepAggregator, StepMetrics, TimeWindow
-from assay.records import Cancelled, Completed, Errored, RequestRecord
+from assay.records import Cancelled, Completed, Errored, JudgedBy, RequestRecord
 
 MS = 1_000_000
 Record = RequestRecord[GenerationResponse]
@@ -92,7 +92,8 @@ def _errored(
         outcome=Errored(
             diagnostic=UnusableResponse(
                 code=code, message=message, evidence=Evidence(http_status=200, partial=partial)
-            )
+            ),
+            judged_by=JudgedBy.validator,
         ),
     )
 

@@ -11,7 +11,7 @@ from assay.core import (
     Usage,
 )
 from assay.metrics import Timeline
-from assay.records import Cancelled, Completed, Errored, RequestRecord
+from assay.records import Cancelled, Completed, Errored, JudgedBy, RequestRecord
 
 S = 1_000_000_000
 MS = 1_000_000
@@ -44,7 +44,9 @@ def _errored(sent_ns: int, end_ns: int, code: DiagnosticCode) -> RequestRecord[G
         targeted_start_ns=sent_ns,
         dispatched_ns=sent_ns,
         finished_ns=end_ns,
-        outcome=Errored(diagnostic=UnusableResponse(code=code, message="bad")),
+        outcome=Errored(
+            diagnostic=UnusableResponse(code=code, message="bad"), judged_by=JudgedBy.validator
+        ),
     )
 
 

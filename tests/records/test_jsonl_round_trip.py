@@ -18,7 +18,7 @@ from assay.core import (
     Usage,
 )
 from assay.core.response import TokenSource
-from assay.records import Cancelled, Completed, Errored, RequestRecord
+from assay.records import Cancelled, Completed, Errored, JudgedBy, RequestRecord
 from assay.records.jsonl import record_from_line, record_line
 
 Record = RequestRecord[GenerationResponse]
@@ -101,7 +101,10 @@ def test_errored_record_with_partial_response_round_trips() -> None:
             excerpt='data: {"choices": [{"delta": {"content": "token"}}]}\n\n', partial=partial
         ),
     )
-    original = record("req-00000003", Errored(diagnostic=diagnostic))
+    original = record(
+        "req-00000003",
+        Errored(diagnostic=diagnostic, judged_by=JudgedBy.validator, validator="truncated_stream"),
+    )
     back = through_a_file_line(original)
     assert back == original
     assert isinstance(back.outcome, Errored)
@@ -118,7 +121,7 @@ def test_errored_transport_record_without_response_round_trips() -> None:
             excerpt='{"error": {"message": "server overloaded", "type": "ServiceUnavailable"}}',
         ),
     )
-    original = record("req-00000004", Errored(diagnostic=diagnostic))
+    original = record("req-00000004", Errored(diagnostic=diagnostic, judged_by=JudgedBy.transport))
     assert through_a_file_line(original) == original
 
 
@@ -128,7 +131,7 @@ def test_internal_error_keeps_its_traceback() -> None:
         message="ZeroDivisionError: division by zero",
         evidence=Evidence(traceback="Traceback (most recent call last):\n  ...\nZeroDivisionError"),
     )
-    original = record("req-00000005", Errored(diagnostic=diagnostic))
+    original = record("req-00000005", Errored(diagnostic=diagnostic, judged_by=JudgedBy.internal))
     assert through_a_file_line(original) == original
 
 

@@ -16,7 +16,7 @@ from assay.core import (
     UnusableResponse,
     Usage,
 )
-from assay.records import Cancelled, Completed, Errored, RequestRecord
+from assay.records import Cancelled, Completed, Errored, JudgedBy, RequestRecord
 from assay.records.jsonl import RecordWriter
 
 MS = 1_000_000
@@ -73,7 +73,9 @@ def _records() -> list[Record]:
                     excerpt='data: {"choices":[{"delta":{"content":"ise"}}]}',
                     partial=_response("r2", 3, None),
                 ),
-            )
+            ),
+            judged_by=JudgedBy.validator,
+            validator="truncated_stream",
         ),
     )
     cancelled = Record(

@@ -17,7 +17,7 @@ from assay.core import (
     Usage,
 )
 from assay.metrics import Slo, StepAggregator
-from assay.records import Completed, Errored, RequestRecord
+from assay.records import Completed, Errored, JudgedBy, RequestRecord
 from assay.reports import Report, StepReport, build_report, collect_environment, render_summary
 from assay.scheduler import StopReason
 
@@ -73,7 +73,10 @@ def _errored(i: int, code: DiagnosticCode) -> RequestRecord[GenerationResponse]:
         targeted_start_ns=send,
         dispatched_ns=send,
         finished_ns=send + 30 * MS,
-        outcome=Errored(diagnostic=UnusableResponse(code=code, message=ERRORS[code])),
+        outcome=Errored(
+            diagnostic=UnusableResponse(code=code, message=ERRORS[code]),
+            judged_by=JudgedBy.validator,
+        ),
     )
 
 

@@ -19,7 +19,7 @@ from assay.core import (
     Usage,
 )
 from assay.metrics import Outcomes, Slo, StepAggregator, StepMetrics
-from assay.records import Completed, Errored, RequestRecord
+from assay.records import Completed, Errored, JudgedBy, RequestRecord
 from assay.reports import (
     SUMMARY_COLUMNS,
     Report,
@@ -76,7 +76,9 @@ def _errored(
         targeted_start_ns=send_ms * MS,
         dispatched_ns=send_ms * MS,
         finished_ns=(send_ms + 20) * MS,
-        outcome=Errored(diagnostic=UnusableResponse(code=code, message=message)),
+        outcome=Errored(
+            diagnostic=UnusableResponse(code=code, message=message), judged_by=JudgedBy.validator
+        ),
     )
 
 

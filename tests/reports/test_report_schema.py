@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.core import DiagnosticCode, Evidence, UnusableResponse
-from assay.records import Cancelled, Errored, RequestRecord
+from assay.records import Cancelled, Errored, JudgedBy, RequestRecord
 from assay.records.jsonl import record_line
 from assay.reports.schema import (
     RECORD_LINE,
@@ -73,7 +73,8 @@ def test_each_record_line_has_exactly_the_keys_of_its_schema_variant() -> None:
                 code=DiagnosticCode.http_status,
                 message="HTTP 503",
                 evidence=Evidence(http_status=503, excerpt="busy"),
-            )
+            ),
+            judged_by=JudgedBy.transport,
         ),
     )
     for record, variant in ((cancelled, CancelledLine), (errored, ErroredLine)):

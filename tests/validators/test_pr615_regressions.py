@@ -12,6 +12,7 @@ import pytest
 from returns.result import Result
 
 from assay.core import (
+    AnyCode,
     DiagnosticCode,
     Endpoint,
     GenerationRequest,
@@ -91,7 +92,7 @@ async def _record(
     return record
 
 
-def _errored_code(record: RequestRecord[GenerationResponse]) -> DiagnosticCode:
+def _errored_code(record: RequestRecord[GenerationResponse]) -> AnyCode:
     assert isinstance(record.outcome, Errored), record.outcome
     return record.outcome.diagnostic.code
 

@@ -14,6 +14,7 @@ from assay.core import (
     UnusableResponse,
     outcome,
 )
+from assay.core.diagnostics import AnyCode
 from assay.handlers import SseParser, Transfer, handler_for
 from assay.validators import default_chain, impossible_usage
 
@@ -48,7 +49,7 @@ def _judge(
     return compiled.bind(default_chain(Endpoint.chat, strict=strict))
 
 
-def _code(result: Result[GenerationResponse, UnusableResponse]) -> tuple[DiagnosticCode, str]:
+def _code(result: Result[GenerationResponse, UnusableResponse]) -> tuple[AnyCode, str]:
     match outcome(result):
         case Success(response):
             raise AssertionError(f"expected an error, got {response!r}")

@@ -18,11 +18,12 @@ from assay.core import (
     GenerationRequest,
     GenerationResponse,
     ResponseTiming,
+    Stage,
     TokenSource,
     UnusableResponse,
     Usage,
 )
-from assay.records import Cancelled, Completed, Errored, RequestRecord
+from assay.records import Cancelled, Completed, Errored, JudgedBy, RequestRecord
 from assay.testing import FakeClock
 from assay.validators import Validator, chain, default_chain
 from assay.worker import execute
@@ -126,6 +127,7 @@ async def test_resolver_failure_is_errored_with_its_diagnostic() -> None:
     assert isinstance(record.outcome, Errored)
     assert record.outcome.diagnostic.code is DiagnosticCode.http_status
     assert record.outcome.diagnostic.evidence.http_status == 503
+    assert (record.outcome.judged_by, record.outcome.validator) == (JudgedBy.transport, None)
 
 
 async def test_empty_answer_fails_validation_and_is_errored_empty_response() -> None:
@@ -134,21 +136,62 @@ async def test_empty_answer_fails_validation_and_is_errored_empty_response() -> 
     assert sunk == [record]
     assert isinstance(record.outcome, Errored)
     assert record.outcome.diagnostic.code is DiagnosticCode.empty_response
+    assert record.outcome.judged_by is JudgedBy.validator
+    assert record.outcome.validator == "empty_response"
 
 
-async def test_validator_raising_is_internal_error_with_traceback() -> None:
+async def test_user_validator_raising_is_validator_error_naming_it() -> None:
+    # Issue 10, item 2: a user's validator that raises is that validator's bug, not assay's.
     clock = FakeClock()
     validate = chain(default_chain(Endpoint.chat), _validator_bug)
     record, sunk = await _run(_serving(clock), clock, validate)
     assert sunk == [record]
     assert isinstance(record.outcome, Errored)
+    assert record.outcome.judged_by is JudgedBy.validator
+    name = "tests.worker.test_execute_worker:_validator_bug"
+    assert record.outcome.validator == name
     diagnostic = record.outcome.diagnostic
-    assert diagnostic.code is DiagnosticCode.internal_error
+    assert diagnostic.code is DiagnosticCode.validator_error
+    assert diagnostic.stage is Stage.user
     assert diagnostic.message == (
-        "internal error: the validator raised IndexError: tuple index out of range"
+        f"validator {name!r} raised IndexError: tuple index out of range "
+        "(a bug in that validator, not in the server)"
     )
     assert diagnostic.evidence.traceback is not None
     assert "_validator_bug" in diagnostic.evidence.traceback
+    # The judged response is kept, so a fixed validator can judge it again.
+    assert diagnostic.evidence.partial == _answer(REQUEST)
+
+
+async def test_user_validator_returning_no_result_is_validator_error() -> None:
+    def forgets_to_return(
+        response: GenerationResponse,
+    ) -> Result[GenerationResponse, UnusableResponse]:
+        return None  # type: ignore[return-value]  # the user's bug under test
+
+    clock = FakeClock()
+    record, _ = await _run(_serving(clock), clock, forgets_to_return)
+    assert isinstance(record.outcome, Errored)
+    assert record.outcome.diagnostic.code is DiagnosticCode.validator_error
+    assert record.outcome.diagnostic.message.endswith(
+        "raised TypeError: it returned NoneType, not Success or Failure "
+        "(a bug in that validator, not in the server)"
+    )
+
+
+async def test_builtin_validator_raising_is_internal_error_naming_it() -> None:
+    # A response no handler builds (echo missing) makes a built-in validator fail: assay's bug.
+    async def broken(request: GenerationRequest) -> Result[GenerationResponse, UnusableResponse]:
+        fields = {**dict(_answer(request)), "echo": None}
+        return Success(GenerationResponse.model_construct(**fields))
+
+    record, _ = await _run(broken, FakeClock())
+    assert isinstance(record.outcome, Errored)
+    assert record.outcome.diagnostic.code is DiagnosticCode.internal_error
+    assert record.outcome.validator == "impossible_usage"
+    assert record.outcome.diagnostic.message.startswith(
+        "internal error: the built-in validator 'impossible_usage' raised AttributeError"
+    )
 
 
 async def test_resolver_raising_is_internal_error_naming_the_exception() -> None:
@@ -158,6 +201,7 @@ async def test_resolver_raising_is_internal_error_naming_the_exception() -> None
     assert record.outcome.diagnostic.message == (
         "internal error: the resolver raised KeyError: 'choices'"
     )
+    assert record.outcome.judged_by is JudgedBy.internal
     assert record.outcome.diagnostic.evidence.traceback is not None
 
 

@@ -1,8 +1,10 @@
 """Re-apply a validator chain to a finished run's stored responses, without sending any load.
 
-Completed requests and requests errored at the content stage (their full response is kept as
-evidence) are judged again; transport and protocol errors and cancellations stay as they were,
-since no validator can make a missing answer usable.
+Each record's answer is replayed into `judge`, the function `assay run` decided it with:
+completed requests and validators' verdicts (the judged response is kept as evidence) are
+judged again; a transport or handler failure is replayed as the same failure, so it stays what
+it was whatever the validators (no validator can make a missing answer usable). Cancellations
+and assay's own internal errors are kept as they were.
 """
 
 from __future__ import annotations
@@ -11,18 +13,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from returns.result import Failure, Success
+from returns.result import Failure, Result, Success
 
 from assay.benchmark.validation import ChainSpec
-from assay.core import Endpoint, GenerationResponse, Stage, outcome
+from assay.core import Endpoint, GenerationResponse, UnusableResponse
 from assay.errors import DataError
 from assay.metrics import Slo, StepAggregator, Timeline, TimeWindow
-from assay.records import Cancelled, Completed, Errored, RequestRecord
+from assay.records import Cancelled, Completed, Errored, JudgedBy, RequestRecord
 from assay.records.jsonl import RecordWriter, read_records
 from assay.reports import Report, StepReport, build_report, write_report
 from assay.reports.html import write_html
 from assay.reports.loader import load_report
 from assay.validators import Validator
+from assay.worker import judge
 
 REVALIDATED_DIR = "revalidated"
 
@@ -35,30 +38,42 @@ class RevalidationOutcome:
     output_dir: Path
     newly_errored: int
     newly_completed: int
+    recoded: int = 0
 
 
 def rejudge(
     record: RequestRecord[GenerationResponse], validate: Validator[GenerationResponse]
 ) -> RequestRecord[GenerationResponse]:
-    """The record with its outcome decided again by `validate`, where a response allows it."""
-    candidate = _judgeable_response(record)
-    if candidate is None:
+    """The record with its outcome decided again by `judge` on the answer the record keeps."""
+    answer = replayed_answer(record)
+    if answer is None:
         return record
-    verdict: Completed[GenerationResponse] | Errored
-    match outcome(validate(candidate)):
-        case Success(usable):
-            verdict = Completed[GenerationResponse](response=usable)
-        case Failure(problem):
-            verdict = Errored(diagnostic=problem)
-    return record.model_copy(update={"outcome": verdict})
+    return record.model_copy(update={"outcome": judge(answer, validate)})
 
 
-def _judgeable_response(record: RequestRecord[GenerationResponse]) -> GenerationResponse | None:
+def replayed_answer(
+    record: RequestRecord[GenerationResponse],
+) -> Result[GenerationResponse, UnusableResponse] | None:
+    """What the resolver gave for this record, as far as the record shows; `None` when nothing
+    can be judged again (a cancellation, an internal error, a verdict without its response).
+
+    A validator's verdict replays the response it judged (the validators decide again); a
+    transport or handler failure replays that failure, which `judge` keeps as it is.
+    """
     match record.outcome:
         case Completed(response=response):
-            return response
-        case Errored(diagnostic=diagnostic) if diagnostic.stage is Stage.content:
-            return diagnostic.evidence.partial
+            return Success(response)
+        case Errored(diagnostic=diagnostic, judged_by=JudgedBy.validator):
+            partial = diagnostic.evidence.partial
+            if partial is None:
+                return None
+            status = diagnostic.evidence.http_status
+            if partial.http_status is None and status is not None:
+                # Records written before responses kept their status had it in the evidence.
+                partial = partial.model_copy(update={"http_status": status})
+            return Success(partial)
+        case Errored(diagnostic=diagnostic, judged_by=JudgedBy.transport | JudgedBy.handler):
+            return Failure(diagnostic)
         case Errored() | Cancelled():
             return None
 
@@ -86,13 +101,18 @@ def revalidate(
         if step.timeline is not None
     }
     out_dir = run_dir / REVALIDATED_DIR
-    newly_errored = newly_completed = 0
+    newly_errored = newly_completed = recoded = 0
     with RecordWriter(out_dir / "records.jsonl") as writer:
         for record in read_records(run_dir / "records.jsonl"):
             judged = rejudge(record, validate)
-            was, now = record.outcome.status, judged.outcome.status
-            newly_errored += was == "completed" and now == "errored"
-            newly_completed += was == "errored" and now == "completed"
+            was, now = record.outcome, judged.outcome
+            newly_errored += was.status == "completed" and now.status == "errored"
+            newly_completed += was.status == "errored" and now.status == "completed"
+            recoded += (
+                isinstance(was, Errored)
+                and isinstance(now, Errored)
+                and was.diagnostic.code != now.diagnostic.code
+            )
             writer.write(judged)
             aggregator = aggregators.get(judged.step)
             if aggregator is None:
@@ -132,7 +152,7 @@ def revalidate(
     )
     write_report(report, out_dir)
     write_html(out_dir, report)
-    return RevalidationOutcome(report, out_dir, newly_errored, newly_completed)
+    return RevalidationOutcome(report, out_dir, newly_errored, newly_completed, recoded)
 
 
 def _window(step: StepReport) -> TimeWindow | None:

@@ -418,11 +418,24 @@ def mock(
 
 
 @app.command()
-def validators() -> None:
+def validators(
+    validator: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="MODULE:ATTR",
+            help="Also list the custom diagnostic codes this validator's module defines "
+            "(repeatable).",
+        ),
+    ] = None,
+) -> None:
     """List the built-in validators and every diagnostic code with its meaning."""
     from assay.cli.listing import print_validators
 
-    print_validators()
+    def body() -> int:
+        print_validators(validators=tuple(validator or ()))
+        return EXIT_VALID
+
+    _exit(_guarded(body))
 
 
 @app.command()
@@ -445,7 +458,8 @@ def revalidate(
 ) -> None:
     """Re-apply a validator chain to a run's stored responses and write a new report beside it.
 
-    Only the definition of "usable" changes: transport and protocol errors stay as they were.
+    Only validators' verdicts are judged again: a transport or handler failure (no usable
+    answer arrived) stays as it was.
     """
     from assay.cli.revalidate_command import revalidate_run
 

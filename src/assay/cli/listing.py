@@ -6,21 +6,24 @@ from rich.console import Console
 from rich.table import Table
 
 from assay.core import CODE_MEANINGS, stage_of
-from assay.validators import BUILTIN_VALIDATORS
+from assay.validators import BUILTIN_VALIDATORS, custom_codes_of
 
 
-def print_validators(console: Console | None = None) -> None:
-    """Print the validator table and the code table."""
+def print_validators(console: Console | None = None, validators: tuple[str, ...] = ()) -> None:
+    """Print the validator table and the code table, with the custom codes of `validators`.
+
+    Each `package.module:name` in `validators` is loaded as `assay run --validator` would, and
+    the `CustomCode`s its module defines are listed after the built-in codes.
+    """
     console = console or Console()
-    validators = Table(
-        title="Built-in validators (use with --validator NAME)", title_justify="left"
-    )
-    validators.add_column("name")
-    validators.add_column("code")
-    validators.add_column("what it checks")
+    custom = {spec: custom_codes_of(spec) for spec in validators}
+    table = Table(title="Built-in validators (use with --validator NAME)", title_justify="left")
+    table.add_column("name")
+    table.add_column("code")
+    table.add_column("what it checks")
     for builtin in BUILTIN_VALIDATORS:
-        validators.add_row(builtin.name, builtin.code, builtin.description)
-    console.print(validators)
+        table.add_row(builtin.name, builtin.code, builtin.description)
+    console.print(table)
     codes = Table(title="Diagnostic codes (stable; in report.json)", title_justify="left")
     codes.add_column("stage")
     codes.add_column("code")
@@ -28,7 +31,21 @@ def print_validators(console: Console | None = None) -> None:
     for code, meaning in CODE_MEANINGS.items():
         codes.add_row(stage_of(code), code, meaning)
     console.print(codes)
+    if validators:
+        loaded = Table(title="Custom codes of the named validators", title_justify="left")
+        loaded.add_column("validator")
+        loaded.add_column("stage")
+        loaded.add_column("code")
+        loaded.add_column("meaning")
+        for spec, defined in custom.items():
+            if not defined:
+                loaded.add_row(spec, "", "(none)", "")
+            for custom_code in defined:
+                loaded.add_row(spec, custom_code.stage, custom_code.value, custom_code.meaning)
+        console.print(loaded)
     console.print(
         "A custom validator is any callable taking a GenerationResponse and returning "
-        "Result[GenerationResponse, UnusableResponse]: --validator package.module:name"
+        "Result[GenerationResponse, UnusableResponse]: --validator package.module:name. "
+        "It may report its own code, a namespaced CustomCode('myorg.name', meaning=...) "
+        "defined at module level; `assay validators --validator package.module:name` lists it."
     )

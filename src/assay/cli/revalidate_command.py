@@ -33,6 +33,7 @@ def revalidate_run(
     render_summary(result.report, console)
     console.print(
         f"revalidated: {result.newly_errored} completed -> errored, "
-        f"{result.newly_completed} errored -> completed; files: {result.output_dir}/"
+        f"{result.newly_completed} errored -> completed, {result.recoded} errored under "
+        f"another code; files: {result.output_dir}/"
     )
     return EXIT_VALID if result.report.validity.valid else EXIT_INVALID

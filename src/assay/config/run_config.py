@@ -106,11 +106,6 @@ class RunConfig(BaseModel):
         """Load-generating processes: `processes`, else one per CPU."""
         return self.processes or os.cpu_count() or 1
 
-    @property
-    def bounded(self) -> bool:
-        """Whether a constraint or a finite data file ends the run."""
-        return self.max_seconds is not None or self.max_requests is not None
-
 
 FIELD_NAMES: Final = frozenset(RunConfig.model_fields)
 

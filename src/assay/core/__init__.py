@@ -3,11 +3,14 @@
 from assay.core.clock import Clock, MonotonicClock
 from assay.core.diagnostics import (
     CODE_MEANINGS,
+    AnyCode,
+    CustomCode,
     DiagnosticCode,
     Evidence,
     Stage,
     UnusableResponse,
     cap_excerpt,
+    parse_code,
     stage_of,
 )
 from assay.core.outcome import outcome
@@ -23,7 +26,9 @@ from assay.core.response import (
 
 __all__ = [
     "CODE_MEANINGS",
+    "AnyCode",
     "Clock",
+    "CustomCode",
     "DiagnosticCode",
     "EmbeddingSummary",
     "Endpoint",
@@ -40,5 +45,6 @@ __all__ = [
     "Usage",
     "cap_excerpt",
     "outcome",
+    "parse_code",
     "stage_of",
 ]

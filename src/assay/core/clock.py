@@ -20,18 +20,10 @@ class Clock(Protocol):
 
 
 class MonotonicClock:
-    """The real clock: `time.perf_counter_ns`, with a wall-clock anchor for reports."""
-
-    def __init__(self) -> None:
-        self.anchor_ns = time.perf_counter_ns()
-        self.anchor_wall_s = time.time()
+    """The real clock: `time.perf_counter_ns`."""
 
     def now_ns(self) -> int:
         return time.perf_counter_ns()
-
-    def wall_time_s(self, monotonic_ns: int) -> float:
-        """The wall-clock time (Unix seconds) of a monotonic timestamp of this clock."""
-        return self.anchor_wall_s + (monotonic_ns - self.anchor_ns) / 1e9
 
     async def sleep_until(self, deadline_ns: int) -> None:
         delay = deadline_ns - time.perf_counter_ns()

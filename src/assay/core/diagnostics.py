@@ -1,11 +1,18 @@
-"""Why a response is not usable: the stable diagnostic codes and the `UnusableResponse` value."""
+"""Why a response is not usable: the stable diagnostic codes and the `UnusableResponse` value.
+
+The built-in codes are the `DiagnosticCode` enum; a library user's validator may report its own
+`CustomCode` (a namespaced name such as `myorg.not_polite`), so a custom check is counted under
+its own name instead of borrowing a built-in one.
+"""
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
-from typing import Any, Self
+from typing import Any, Self, TypeAlias, final
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, model_validator
+from pydantic_core import core_schema
 
 from assay.core.response import GenerationResponse
 
@@ -19,6 +26,7 @@ class Stage(StrEnum):
     protocol = "protocol"
     content = "content"
     internal = "internal"
+    user = "user"  # a user-supplied validator failed to run (its own bug, not the server's)
 
 
 class DiagnosticCode(StrEnum):
@@ -50,6 +58,7 @@ class DiagnosticCode(StrEnum):
     invalid_json_output = "invalid_json_output"
     invalid_tool_call = "invalid_tool_call"
     internal_error = "internal_error"
+    validator_error = "validator_error"
 
 
 _C = DiagnosticCode
@@ -92,6 +101,7 @@ _STAGES: dict[DiagnosticCode, Stage] = {
         Stage.content,
     ),
     _C.internal_error: Stage.internal,
+    _C.validator_error: Stage.user,
 }
 
 CODE_MEANINGS: dict[DiagnosticCode, str] = {
@@ -119,15 +129,121 @@ CODE_MEANINGS: dict[DiagnosticCode, str] = {
     _C.invalid_json_output: "JSON mode was requested and the text does not parse or match",
     _C.invalid_tool_call: "a tool call whose arguments do not parse as JSON",
     _C.internal_error: "a bug in assay, recorded with its traceback",
+    _C.validator_error: "a user validator raised; its name and traceback are in the record",
 }
 
+_NAMESPACED = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+")
 
-def stage_of(code: DiagnosticCode) -> Stage:
+
+@final
+class CustomCode(str):
+    """A diagnostic code a library user defines for a validator of their own.
+
+    The name is namespaced (`myorg.not_polite`: lower-case words joined by dots), so it can
+    never collide with a built-in code, which has no dot. A code is identified by its name (it
+    *is* that string, so it sorts, hashes and serializes like the built-in codes); `stage` and
+    `meaning` describe it in `assay validators`. Define it once at module level, beside the
+    validator that reports it.
+
+    >>> NOT_POLITE = CustomCode("myorg.not_polite", meaning="the answer did not say please")
+    >>> NOT_POLITE, NOT_POLITE.stage, NOT_POLITE == "myorg.not_polite"
+    (CustomCode('myorg.not_polite'), <Stage.content: 'content'>, True)
+    >>> CustomCode("not_polite")
+    Traceback (most recent call last):
+      ...
+    ValueError: custom diagnostic code 'not_polite' is not namespaced: use lower-case words \
+joined by dots, such as 'myorg.not_polite'
+    """
+
+    stage: Stage
+    meaning: str
+
+    def __new__(cls, name: str, stage: Stage = Stage.content, meaning: str = "") -> Self:
+        if not _NAMESPACED.fullmatch(name):
+            raise ValueError(
+                f"custom diagnostic code {name!r} is not namespaced: use lower-case words "
+                "joined by dots, such as 'myorg.not_polite'"
+            )
+        stage = Stage(stage)
+        if stage in (Stage.internal, Stage.user):
+            raise ValueError(
+                f"custom diagnostic code {name!r} cannot have stage {stage.value!r}: that stage "
+                "is reserved for assay's own codes"
+            )
+        code = super().__new__(cls, name)
+        object.__setattr__(code, "stage", stage)
+        object.__setattr__(code, "meaning", meaning)
+        return code
+
+    @property
+    def value(self) -> str:
+        """The name, as `DiagnosticCode.value` is for a built-in code."""
+        return str.__str__(self)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"CustomCode is frozen: cannot set {name!r}")
+
+    def __repr__(self) -> str:
+        return f"CustomCode({self.value!r})"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __reduce__(self) -> tuple[type[CustomCode], tuple[str, Stage, str]]:
+        return CustomCode, (self.value, self.stage, self.meaning)
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: type[Any], handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        # Validated from an instance or from its name (a stored record or report); serialized
+        # as the plain name, exactly like a built-in code.
+        return core_schema.no_info_plain_validator_function(
+            _custom_code, serialization=core_schema.plain_serializer_function_ser_schema(str)
+        )
+
+
+def _custom_code(value: object) -> CustomCode:
+    if isinstance(value, CustomCode):
+        return value
+    if isinstance(value, str):
+        return CustomCode(value)  # a stored name; the stage is the diagnostic's own field
+    raise ValueError(f"a custom diagnostic code is a namespaced string, not {value!r}")
+
+
+AnyCode: TypeAlias = DiagnosticCode | CustomCode
+"""A built-in or a user-defined diagnostic code."""
+
+_BUILTIN_NAMES = frozenset(code.value for code in DiagnosticCode)
+
+
+def parse_code(name: str, stage: Stage | str | None = None) -> AnyCode:
+    """The code called `name`: a built-in one, or else a custom (namespaced) one.
+
+    `stage` gives a custom code read back from a record its stage; a built-in code's stage is
+    fixed, so it is not needed there.
+
+    >>> parse_code("empty_response"), parse_code("myorg.not_polite", "protocol").stage
+    (<DiagnosticCode.empty_response: 'empty_response'>, <Stage.protocol: 'protocol'>)
+    """
+    if name in _BUILTIN_NAMES:
+        return DiagnosticCode(name)
+    if "." not in name:
+        raise ValueError(
+            f"unknown diagnostic code {name!r}: not a built-in code, and a custom code is "
+            "namespaced (such as 'myorg.not_polite')"
+        )
+    return CustomCode(name, Stage.content if stage is None else Stage(stage))
+
+
+def stage_of(code: AnyCode) -> Stage:
     """The pipeline stage a code belongs to.
 
     >>> stage_of(DiagnosticCode.empty_response)
     <Stage.content: 'content'>
     """
+    if isinstance(code, CustomCode):
+        return code.stage
     return _STAGES[code]
 
 
@@ -159,7 +275,8 @@ class Evidence(BaseModel):
 class UnusableResponse(BaseModel):
     """A response that must not count as served, with a stable code and a specific message.
 
-    The stage is derived from the code, so the two can never disagree.
+    The stage is derived from the code (a built-in code's fixed stage, or the stage a
+    `CustomCode` was defined with), so the two can never disagree.
 
     >>> u = UnusableResponse(code=DiagnosticCode.http_status, message="HTTP 503: overloaded")
     >>> u.stage
@@ -168,7 +285,7 @@ class UnusableResponse(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    code: DiagnosticCode
+    code: AnyCode
     # Filled from `code` when omitted (see `_derive_stage`); the default is never kept.
     stage: Stage = Stage.internal
     message: str
@@ -177,9 +294,15 @@ class UnusableResponse(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _derive_stage(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("stage") is None and "code" in data:
-            return {**data, "stage": stage_of(DiagnosticCode(data["code"]))}
-        return data
+        if not isinstance(data, dict) or "code" not in data:
+            return data
+        code = data["code"]
+        if type(code) is str:
+            # A stored name: a custom code takes the stage stored beside it.
+            code = parse_code(code, data.get("stage"))
+        if isinstance(code, DiagnosticCode | CustomCode) and data.get("stage") is None:
+            return {**data, "code": code, "stage": stage_of(code)}
+        return {**data, "code": code}
 
     @model_validator(mode="after")
     def _stage_matches_code(self) -> Self:

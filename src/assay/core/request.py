@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import functools
 from enum import StrEnum
+from typing import Self
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, ConfigDict, JsonValue, model_validator
 
 
 class Endpoint(StrEnum):
@@ -54,12 +55,19 @@ class GenerationRequest(BaseModel):
 
     `prompt` is the text for completions, responses and embeddings (a tuple for a batch of
     embedding inputs); `messages` is the conversation for chat. `extra_body` fields are merged
-    into the JSON body last, so a user can set anything the server accepts.
+    into the JSON body last, so a user can set anything the server accepts. A request without
+    what its endpoint sends (chat: messages or a text prompt; responses: either; completions
+    and embeddings: a prompt) is refused when it is built, not found out when it is sent.
 
     >>> r = GenerationRequest(request_id="r1", endpoint=Endpoint.chat, model="m",
     ...                       messages=({"role": "user", "content": "hi"},), max_output_tokens=8)
     >>> r.echo().max_output_tokens
     8
+    >>> GenerationRequest(request_id="r2", endpoint=Endpoint.chat, model="m")
+    Traceback (most recent call last):
+      ...
+    pydantic_core._pydantic_core.ValidationError: 1 validation error for GenerationRequest
+      Value error, chat request 'r2' has neither messages nor a text prompt ...
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -74,6 +82,26 @@ class GenerationRequest(BaseModel):
     stream: bool = True
     prompt_tokens: int | None = None
     extra_body: dict[str, JsonValue] = {}
+
+    @model_validator(mode="after")
+    def _has_what_its_endpoint_sends(self) -> Self:
+        missing = self._missing_input()
+        if missing is not None:
+            raise ValueError(f"{self.endpoint.value} request {self.request_id!r} has {missing}")
+        return self
+
+    def _missing_input(self) -> str | None:
+        match self.endpoint:
+            case Endpoint.chat:
+                if self.messages is None and not isinstance(self.prompt, str):
+                    return "neither messages nor a text prompt"
+            case Endpoint.responses:
+                if self.messages is None and self.prompt is None:
+                    return "neither messages nor a prompt"
+            case Endpoint.completions | Endpoint.embeddings:
+                if self.prompt is None:
+                    return "no prompt"
+        return None
 
     def json_mode(self) -> bool:
         """Whether the body asks for JSON output (`response_format` of json_object/json_schema)."""

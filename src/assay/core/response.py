@@ -100,6 +100,9 @@ class GenerationResponse(BaseModel):
     streamed_token_source: TokenSource = TokenSource.none
     terminal_seen: bool = False
     events_after_terminal: int = 0
+    # The exchange's HTTP status, so a validator's verdict carries it as evidence (`None` in
+    # records written before it was kept, and for a response no status was seen for).
+    http_status: int | None = None
     timing: ResponseTiming
 
     @property

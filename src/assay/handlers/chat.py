@@ -130,7 +130,7 @@ class ChatAccumulator(StreamDraft):
     multi-byte character), except the role-announcing first chunk and a `""` delta that only
     closes the choice with a `finish_reason` (vLLM's EOS chunk, llama.cpp's last chunk).
 
-    >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.chat, model="m")
+    >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.chat, model="m", prompt="Hi")
     >>> stream = ChatAccumulator(request)
     >>> stream.feed(SseEvent('{"choices":[{"index":0,"delta":{"role":"assistant"}}]}'), 10)
     >>> stream.feed(SseEvent('{"choices":[{"index":0,"delta":{"content":"Hi"}}]}'), 20)

@@ -85,7 +85,8 @@ class CompletionsAccumulator(StreamDraft):
     chunk). Some servers count `choices[].index` up per chunk instead of keeping 0; the index is
     not used.
 
-    >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.completions, model="m")
+    >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.completions, model="m",
+    ...                            prompt="Once")
     >>> stream = CompletionsAccumulator(request)
     >>> stream.feed(SseEvent('{"choices":[{"index":0,"text":" upon"}]}'), 10)
     >>> stream.feed(SseEvent('{"choices":[{"index":1,"text":" a","finish_reason":"stop"}]}'), 25)

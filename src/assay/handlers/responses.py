@@ -160,7 +160,8 @@ class ResponsesAccumulator(StreamDraft):
     `response.incomplete` are terminal and carry the usage; `response.failed` is inband_error
     and an `error` event is sse_error_event. Other event types are ignored.
 
-    >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.responses, model="m")
+    >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.responses, model="m",
+    ...                            prompt="Hi")
     >>> stream = ResponsesAccumulator(request)
     >>> stream.feed(SseEvent('{"type":"response.output_text.delta","delta":"Hi"}',
     ...                      event="response.output_text.delta"), 15)

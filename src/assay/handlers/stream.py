@@ -42,10 +42,10 @@ class _ToolCallDraft:
 class StreamDraft:
     """The state every streaming accumulator keeps; subclasses add `feed` for their wire format.
 
-    Counting rule (see the wire notes): a chunk that carries content (text, reasoning or a
-    tool-call delta, `""` included mid-stream: a split multi-byte character) counts one token
-    unless it carries a running usage, in which case it counts the increase of
-    `completion_tokens`. A `""` delta that only closes the choice with a `finish_reason` is a
+    Counting rule (documented on `GenerationResponse.streamed_tokens`): a chunk that carries
+    content (text, reasoning or a tool-call delta, `""` included mid-stream: a split multi-byte
+    character) counts one token unless it carries a running usage, in which case it counts the
+    increase of `completion_tokens`. A `""` delta that only closes the choice with a `finish_reason` is a
     marker, not a token. After `[DONE]` or the terminal event nothing is part of the answer:
     later events are counted in `events_after_terminal` and otherwise ignored.
     """
@@ -295,6 +295,7 @@ class StreamDraft:
                 "streamed_token_source": source,
                 "terminal_seen": self._terminal,
                 "events_after_terminal": self._trailing,
+                "http_status": transfer.http_status or None,
                 "timing": timing,
             },
         )

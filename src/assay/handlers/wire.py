@@ -238,6 +238,7 @@ def body_answer(
             finish_reason=finish_reason,
             usage=parse_usage(obj.get("usage")),
             terminal_seen=True,
+            http_status=transfer.http_status or None,
             timing=body_timing(transfer),
         )
     )

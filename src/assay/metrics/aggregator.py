@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from assay.core.diagnostics import DiagnosticCode
+from assay.core.diagnostics import AnyCode, DiagnosticCode
 from assay.core.request import Endpoint
 from assay.core.response import GenerationResponse, TokenSource
 from assay.errors import ConfigError
@@ -157,7 +157,7 @@ class StepAggregator:
         self._cancelled = 0
         self._excluded = 0
         self._good = 0
-        self._errors: dict[DiagnosticCode, _ErrorTally] = {}
+        self._errors: dict[AnyCode, _ErrorTally] = {}
         self._ttft = QuantileSketch()
         self._itl = QuantileSketch()
         self._tpot = QuantileSketch()

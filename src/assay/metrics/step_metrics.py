@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from assay.core.diagnostics import DiagnosticCode
+from assay.core.diagnostics import AnyCode
 from assay.core.response import TokenSource
 from assay.metrics.sketch import Distribution
 from assay.metrics.slo import Slo
@@ -155,7 +155,7 @@ class StepMetrics(BaseModel):
     outcomes: Outcomes
     excluded: int = 0
     error_rate: float = 0.0
-    errors_by_code: dict[DiagnosticCode, ErrorSummary] = {}
+    errors_by_code: dict[AnyCode, ErrorSummary] = {}
     latency: Latency = Latency()
     tokens: Tokens = Tokens()
     throughput: Throughput = Throughput()

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from assay.core.diagnostics import Evidence, UnusableResponse
 from assay.core.response import GenerationResponse
 from assay.errors import DataError
-from assay.records.record import Cancelled, Completed, Errored, RequestRecord
+from assay.records.record import Cancelled, Completed, Errored, JudgedBy, RequestRecord
 
 _RESPONSE_ELSEWHERE = {"timing", "usage"}
 
@@ -25,10 +25,11 @@ _RESPONSE_ELSEWHERE = {"timing", "usage"}
 def record_line(record: RequestRecord[GenerationResponse]) -> dict[str, Any]:
     """The JSON object written for one record.
 
-    Keys: id, step, status, the three schedule times; for errored records code, stage, message
-    and the HTTP status, excerpt and traceback of the evidence; `timing`, `usage` and `response`
-    (the compiled answer, or the partial one of an errored request, without its timing and
-    usage, which sit at the top level) when there is a response.
+    Keys: id, step, status, the three schedule times; for errored records code, stage, message,
+    `judged_by` (transport, handler, validator or internal), `validator` (its name, for a
+    validator's verdict) and the HTTP status, excerpt and traceback of the evidence; `timing`,
+    `usage` and `response` (the compiled answer, or the partial one of an errored request,
+    without its timing and usage, which sit at the top level) when there is a response.
 
     >>> from assay.records import Cancelled
     >>> line = record_line(RequestRecord[GenerationResponse](request_id="r1",
@@ -48,11 +49,13 @@ def record_line(record: RequestRecord[GenerationResponse]) -> dict[str, Any]:
     match record.outcome:
         case Completed(response=completed):
             response = completed
-        case Errored(diagnostic=diagnostic):
+        case Errored(diagnostic=diagnostic, judged_by=judged_by, validator=validator):
             evidence = diagnostic.evidence
             line["code"] = diagnostic.code.value
             line["stage"] = diagnostic.stage.value
             line["message"] = diagnostic.message
+            line["judged_by"] = judged_by.value
+            line["validator"] = validator
             line["http_status"] = evidence.http_status
             line["excerpt"] = evidence.excerpt
             if evidence.traceback is not None:
@@ -158,7 +161,12 @@ def read_records(path: Path) -> Iterator[RequestRecord[GenerationResponse]]:
 
 
 def record_from_line(line: dict[str, Any]) -> RequestRecord[GenerationResponse]:
-    """One record from its JSON line (the inverse of `record_line`)."""
+    """One record from its JSON line (the inverse of `record_line`).
+
+    Lines written before `judged_by` was kept get it inferred conservatively from the code
+    (`JudgedBy.inferred`): only a code no transport or handler produces counts as a validator's,
+    so `assay revalidate` never judges an old transport or handler failure again.
+    """
     response = None
     if line.get("response") is not None:
         response = GenerationResponse.model_validate(
@@ -177,10 +185,20 @@ def record_from_line(line: dict[str, Any]) -> RequestRecord[GenerationResponse]:
                 partial=response,
                 traceback=line.get("traceback"),
             )
+            # The stored stage gives a custom code its stage; a built-in code's is checked.
+            diagnostic = UnusableResponse.model_validate(
+                {
+                    "code": line["code"],
+                    "stage": line.get("stage"),
+                    "message": line["message"],
+                    "evidence": evidence,
+                }
+            )
+            judged_by = line.get("judged_by")
             record_outcome = Errored(
-                diagnostic=UnusableResponse(
-                    code=line["code"], message=line["message"], evidence=evidence
-                )
+                diagnostic=diagnostic,
+                judged_by=JudgedBy.inferred(diagnostic) if judged_by is None else judged_by,
+                validator=line.get("validator"),
             )
         case "cancelled":
             record_outcome = Cancelled(reason=line.get("reason") or "cancelled")

@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, JsonValue, field_validator
 
 import assay
-from assay.core.diagnostics import DiagnosticCode
+from assay.core.diagnostics import AnyCode
 from assay.metrics.step_metrics import ErrorSummary, Outcomes, StepMetrics
 from assay.metrics.timeline import TimelineSnapshot
 from assay.reports.validity import Validity, judge
@@ -116,7 +116,7 @@ class Totals(BaseModel):
     outcomes: Outcomes
     excluded: int
     error_rate: float
-    errors_by_code: dict[DiagnosticCode, ErrorSummary]
+    errors_by_code: dict[AnyCode, ErrorSummary]
     usable_output_tokens: int
     attempted_output_tokens: int
 
@@ -125,7 +125,7 @@ class Totals(BaseModel):
         """The totals of `steps`; each code keeps the example message of its first step."""
         outcomes = Outcomes()
         excluded = usable = attempted = 0
-        errors: dict[DiagnosticCode, ErrorSummary] = {}
+        errors: dict[AnyCode, ErrorSummary] = {}
         for step in steps:
             metrics = step.metrics
             outcomes = outcomes.plus(metrics.outcomes)

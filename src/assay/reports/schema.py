@@ -17,8 +17,9 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
 
-from assay.core.diagnostics import DiagnosticCode, Stage
+from assay.core.diagnostics import Stage
 from assay.core.response import GenerationResponse, ResponseTiming, Usage
+from assay.records import JudgedBy
 from assay.reports.report import SCHEMA_VERSION, Report
 
 REPORT_SCHEMA_FILE: Final = "report.schema.json"
@@ -63,9 +64,11 @@ class ErroredLine(_Line):
     """A request with no usable answer; `code` says why, `response` holds any partial answer."""
 
     status: Literal["errored"]
-    code: DiagnosticCode
+    code: str = Field(description="a built-in diagnostic code, or a namespaced custom code")
     stage: Stage
     message: str
+    judged_by: JudgedBy
+    validator: str | None = Field(description="the validator's name when judged_by is validator")
     http_status: int | None
     excerpt: str | None
     traceback: str | None = Field(default=None, description="only for internal_error")

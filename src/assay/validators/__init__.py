@@ -12,7 +12,7 @@ chain, which a library user extends with `chain(default_chain(endpoint), my_vali
 <DiagnosticCode.empty_response: 'empty_response'>
 """
 
-from assay.validators.chain import Chain, Validator, chain
+from assay.validators.chain import Chain, Validator, chain, named_steps, validator_name
 from assay.validators.completeness import (
     empty_response,
     missing_finish_reason,
@@ -26,7 +26,7 @@ from assay.validators.defaults import (
     default_chain,
 )
 from assay.validators.embeddings import empty_embedding
-from assay.validators.loading import load_validator, resolve_validator
+from assay.validators.loading import custom_codes_of, load_validator, resolve_validator
 from assay.validators.reject import reject
 from assay.validators.structured_output import invalid_json_output, invalid_tool_call
 from assay.validators.token_counts import max_tokens_not_honoured, usage_mismatch
@@ -39,6 +39,7 @@ __all__ = [
     "Validator",
     "builtin_validator",
     "chain",
+    "custom_codes_of",
     "default_chain",
     "empty_embedding",
     "empty_response",
@@ -48,9 +49,11 @@ __all__ = [
     "load_validator",
     "max_tokens_not_honoured",
     "missing_finish_reason",
+    "named_steps",
     "reject",
     "resolve_validator",
     "stream_without_finish_reason",
     "truncated_stream",
     "usage_mismatch",
+    "validator_name",
 ]

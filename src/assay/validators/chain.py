@@ -25,10 +25,11 @@ def _accept(response: R) -> Result[R, UnusableResponse]:
 class Chain(Generic[R]):
     """Validators applied in order with `.bind`; itself a validator. Build it with `chain`."""
 
-    __slots__ = ("_first", "_rest", "steps")
+    __slots__ = ("_first", "_rest", "named", "steps")
 
     def __init__(self, steps: tuple[Validator[R], ...]) -> None:
         self.steps = steps
+        self.named = tuple((validator_name(step), step) for step in steps)
         # `Success(r).bind(first)` is `first(r)`: calling it directly saves one container, the
         # most expensive object here (~0.4 us), on every response.
         self._first: Validator[R] = steps[0] if steps else _accept
@@ -43,6 +44,35 @@ class Chain(Generic[R]):
     def __repr__(self) -> str:
         names = ", ".join(getattr(step, "__name__", repr(step)) for step in self.steps)
         return f"chain({names})"
+
+
+def validator_name(validator: Validator[R]) -> str:
+    """The name a verdict records: a built-in's own name, else `module:qualified_name`.
+
+    >>> from assay.validators import empty_response
+    >>> import fractions
+    >>> validator_name(empty_response), validator_name(fractions.Fraction)
+    ('empty_response', 'fractions:Fraction')
+    """
+    name = getattr(validator, "__name__", None)
+    module = getattr(validator, "__module__", None)
+    if name is not None and module is not None and module.startswith("assay.validators"):
+        return str(name)  # the name `--validator` and `assay validators` know it by
+    qualified = getattr(validator, "__qualname__", None) or name or type(validator).__qualname__
+    return f"{module}:{qualified}" if module else str(qualified)
+
+
+def named_steps(validate: Validator[R]) -> tuple[tuple[str, Validator[R]], ...]:
+    """The validators `validate` runs, in order, each with its name (a chain's steps, or itself).
+
+    >>> from assay.core import Endpoint
+    >>> from assay.validators import default_chain
+    >>> [name for name, _ in named_steps(default_chain(Endpoint.embeddings))]
+    ['empty_embedding']
+    """
+    if isinstance(validate, Chain):
+        return validate.named
+    return ((validator_name(validate), validate),)
 
 
 def chain(*validators: Validator[R]) -> Validator[R]:

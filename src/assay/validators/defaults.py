@@ -52,7 +52,7 @@ BUILTIN_VALIDATORS: tuple[BuiltinValidator, ...] = (
     BuiltinValidator(
         "empty_response",
         DiagnosticCode.empty_response,
-        "no text, no tool calls and no reasoning, whatever usage says (the PR #615 check)",
+        "no text, no tool calls and no reasoning, whatever usage says: nothing was served",
         empty_response,
     ),
     BuiltinValidator(

@@ -1,12 +1,15 @@
-"""User validators by name: a built-in name or a `package.module:name` import path."""
+"""User validators by name: a built-in name or a `package.module:name` import path, and the
+custom diagnostic codes a validator's module defines."""
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import sys
 from collections.abc import Callable
 from typing import cast
 
+from assay.core.diagnostics import CustomCode
 from assay.core.response import GenerationResponse
 from assay.errors import ValidatorLoadError
 from assay.validators.chain import Validator
@@ -83,6 +86,25 @@ def resolve_validator(spec: str) -> Validator[GenerationResponse]:
             "and not a 'package.module:name' path"
         )
     return load_validator(spec)
+
+
+def custom_codes_of(spec: str) -> tuple[CustomCode, ...]:
+    """The `CustomCode`s defined at the top level of the module a validator spec names.
+
+    A built-in name has none. Codes are found by looking at the module's attributes (no
+    registration step), in name order; the validator is loaded first, so a bad spec fails with
+    the same message as in `assay run`.
+
+    >>> custom_codes_of("empty_response")
+    ()
+    """
+    resolve_validator(spec)
+    module_name, colon, _ = spec.partition(":")
+    if not colon:
+        return ()
+    module = sys.modules[module_name]
+    found = {code.value: code for code in vars(module).values() if isinstance(code, CustomCode)}
+    return tuple(found[name] for name in sorted(found))
 
 
 def _check_takes_one_response(path: str, target: Callable[..., object]) -> None:

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from returns.result import Failure, Result
 
-from assay.core.diagnostics import DiagnosticCode, Evidence, UnusableResponse
+from assay.core.diagnostics import CustomCode, DiagnosticCode, Evidence, UnusableResponse
 from assay.core.response import GenerationResponse
 
 
 def reject(
     response: GenerationResponse,
-    code: DiagnosticCode,
+    code: DiagnosticCode | CustomCode,
     message: str,
     excerpt: str | None = None,
 ) -> Result[GenerationResponse, UnusableResponse]:
-    """A content-stage failure whose evidence is the response itself (with any usage it had).
+    """A validator's failure whose evidence is the response itself (with any usage it had) and
+    the HTTP status it came with; `code` may be a built-in code or a library user's `CustomCode`.
 
     >>> from assay.core import Endpoint, ResponseTiming
     >>> r = GenerationResponse(request_id="r1", endpoint=Endpoint.chat, streamed=False,
@@ -22,5 +23,5 @@ def reject(
     >>> reject(r, DiagnosticCode.empty_response, "nothing").failure().evidence.partial is r
     True
     """
-    evidence = Evidence(partial=response, excerpt=excerpt)
+    evidence = Evidence(http_status=response.http_status, partial=response, excerpt=excerpt)
     return Failure(UnusableResponse(code=code, message=message, evidence=evidence))

@@ -7,14 +7,14 @@ import traceback
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from returns.result import Failure, Result, Success
+from returns.result import Result
 
 from assay.core.clock import Clock
 from assay.core.diagnostics import DiagnosticCode, Evidence, UnusableResponse
-from assay.core.outcome import outcome
 from assay.core.trusted import trusted
-from assay.records.record import Cancelled, Completed, Errored, RequestRecord
+from assay.records.record import Cancelled, Completed, Errored, JudgedBy, RequestRecord
 from assay.validators.chain import Validator
+from assay.worker.judge import judge
 
 RequestT = TypeVar("RequestT")
 ResponseT = TypeVar("ResponseT")
@@ -31,11 +31,12 @@ async def execute(
     step: int = 0,
     sink: Callable[[RequestRecord[ResponseT]], None],
 ) -> RequestRecord[ResponseT]:
-    """Resolve `request`, validate the answer, and sink and return exactly one record.
+    """Resolve `request`, judge the answer, and sink and return exactly one record.
 
-    `Success` is completed, `Failure(u)` errored with `u`; cancellation sinks a cancelled record
-    and re-raises; any other exception is a bug in assay, recorded as `internal_error` with its
-    traceback so it is never lost. The worker knows nothing of what "usable" means.
+    `judge` decides (the same function `assay revalidate` uses): completed, or errored with the
+    part that decided. Cancellation sinks a cancelled record and re-raises; any other exception
+    is a bug in assay, recorded as `internal_error` with its traceback so it is never lost. The
+    worker knows nothing of what "usable" means.
 
     >>> import asyncio
     >>> from returns.result import Success
@@ -54,14 +55,7 @@ async def execute(
     try:
         answer = await resolve(request)
         stage = "validator"
-        result = answer.bind(validate)
-        terminal: Completed[ResponseT] | Errored | Cancelled
-        match outcome(result):
-            case Success(response):
-                # Built unvalidated: the response is the handler's typed model (see `_record`).
-                terminal = trusted(Completed, {"status": "completed", "response": response})
-            case Failure(unusable):
-                terminal = Errored(diagnostic=unusable)
+        terminal: Completed[ResponseT] | Errored | Cancelled = judge(answer, validate)
     except asyncio.CancelledError:
         reason = f"cancelled while the {stage} was running"
         sink(
@@ -71,7 +65,7 @@ async def execute(
         )
         raise
     except Exception as error:
-        terminal = Errored(diagnostic=_internal_error(stage, error))
+        terminal = Errored(diagnostic=_internal_error(stage, error), judged_by=JudgedBy.internal)
     record = _record(request_id, step, targeted_start_ns, dispatched_ns, clock, terminal)
     sink(record)
     return record
