@@ -71,7 +71,8 @@ async def test_echoed_credentials_reach_no_file_and_no_console(tmp_path: Path) -
     assert "**********" in records
     for name in ("records.jsonl", "report.json", "summary.csv"):
         assert leaks((run_dir / name).read_text(encoding="utf-8")) == [], name
-    assert leaks(result.stdout) == [] and leaks(result.stderr) == []
+    assert leaks(result.stdout) == []
+    assert leaks(result.stderr) == []
 
 
 async def test_url_password_stays_out_of_the_error_line(tmp_path: Path) -> None:
