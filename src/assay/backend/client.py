@@ -236,17 +236,18 @@ class Backend:
             while chunk := await content.readany():
                 received_ns = clock.now_ns()
                 watch.saw_bytes(loop.time())
-                size += len(chunk)
-                if size > limit:
-                    # An endless stream, or one line that never ends: the parser holds it all.
-                    response.close()
-                    return Failure(self._too_large_fault("the event stream", exchange))
                 events = parser.feed(chunk)
                 if clean is not None:
                     for event in events:
                         event.data = clean(event.data)
                 for event in events:
                     feed(event, received_ns)
+                size += len(chunk)
+                if size > limit:
+                    # An endless stream, or one line that never ends (the parser holds it):
+                    # memory stays within the limit plus one read.
+                    response.close()
+                    return Failure(self._too_large_fault("the event stream", exchange))
                 if accumulator.failed:
                     # A fatal fault is already recorded; the rest of the stream changes nothing.
                     response.close()
@@ -280,7 +281,8 @@ class Backend:
             if size > limit:
                 response.close()
                 # Keep only the head for the excerpt: the rest is what must not pile up.
-                del received[1:]
+                head = received[0] if received else chunk
+                received[:] = [head[:_ERROR_BODY_LIMIT]]
                 return None
             received.append(chunk)
         return b"".join(received)
