@@ -41,7 +41,7 @@ class _NotYet(Exception):
     """One attempt found the server not ready in a way that may pass; carries the reason."""
 
 
-class _Interrupted(Exception):
+class Interrupted(Exception):
     """Ctrl-C arrived while waiting."""
 
 
@@ -86,14 +86,14 @@ async def wait_until_ready(
         async with open_backend(settings, clock) as backend:
             for attempt in range(1, _MAX_ATTEMPTS + 1):
                 try:
-                    return await _until_interrupted(_attempt(backend, model), interrupted)
+                    return await until_interrupted(_attempt(backend, model), interrupted)
                 except _NotYet as not_yet:
                     now_ns = clock.now_ns()
                     if now_ns >= deadline_ns or attempt == _MAX_ATTEMPTS:
                         raise ServerNotReady(_gave_up(str(not_yet), wait_s, attempt)) from None
                     resume_ns = min(deadline_ns, now_ns + int(retry_interval_s * 1e9))
-                    await _until_interrupted(clock.sleep_until(resume_ns), interrupted)
-    except _Interrupted:
+                    await until_interrupted(clock.sleep_until(resume_ns), interrupted)
+    except Interrupted:
         return None
     raise AssertionError("unreachable: the last attempt returns or raises")
 
@@ -130,8 +130,8 @@ async def _attempt(backend: Backend, model: str | None) -> str:
     return models[0]
 
 
-async def _until_interrupted(work: Awaitable[_T], interrupted: Callable[[], bool]) -> _T:
-    """`work`'s result; raises `_Interrupted` (with `work` cancelled) once `interrupted()`.
+async def until_interrupted(work: Awaitable[_T], interrupted: Callable[[], bool]) -> _T:
+    """`work`'s result; raises `Interrupted` (with `work` cancelled) once `interrupted()`.
 
     Ctrl-C is a flag during start-up (see `sigint_as_flag`), so a wait must look at it: the
     request itself may take up to the first-token deadline.
@@ -142,7 +142,7 @@ async def _until_interrupted(work: Awaitable[_T], interrupted: Callable[[], bool
             done, _ = await asyncio.wait({task}, timeout=_INTERRUPT_POLL_S)
             if done:
                 return task.result()
-        raise _Interrupted
+        raise Interrupted
     finally:
         if not task.done():
             task.cancel()

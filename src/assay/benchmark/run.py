@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Final
 from pydantic import JsonValue
 
 from assay.backend import split_endpoint_path, wait_until_ready
+from assay.backend.probe import probe_endpoint
 from assay.backend.redaction import mask_url
 from assay.benchmark.plan import (
     backend_settings_of,
@@ -150,6 +151,11 @@ def run_from_config(
         model = ready
         note(f"model: {model}; validators: {chain.describe()}")
         source = source_of(config, model)
+        # A real target gets one probe first: a wrong endpoint stops here, not after the run.
+        if config.target is not None and not asyncio.run(
+            probe_endpoint(backend, source.request(0), interrupted=interrupted.is_set)
+        ):
+            raise KeyboardInterrupt
         plan = plan_of(config, source, backend, chain)
         shard_dir.mkdir(parents=True, exist_ok=True)
         sinks = ShardSinkFactory(
