@@ -4,7 +4,7 @@ request by path, for the probe and target-URL tests."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
@@ -32,7 +32,10 @@ async def serve_chat_only(models: bool = True, chat_status: int = 200) -> AsyncI
     served = ChatOnly(url="")
 
     @web.middleware
-    async def count(request: web.Request, handler: web.Handler) -> web.StreamResponse:
+    async def count(
+        request: web.Request,
+        handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
+    ) -> web.StreamResponse:
         served.hits[request.path] += 1
         return await handler(request)
 
