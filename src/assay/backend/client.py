@@ -34,7 +34,7 @@ from assay.backend.faults import (
 from assay.backend.redaction import Redactor
 from assay.backend.settings import BackendSettings
 from assay.core.clock import Clock
-from assay.core.diagnostics import DiagnosticCode, Evidence, UnusableResponse, cap_excerpt
+from assay.core.diagnostics import DiagnosticCode, UnusableResponse, cap_excerpt
 from assay.core.request import Endpoint, GenerationRequest
 from assay.core.response import GenerationResponse
 from assay.errors import ServerNotReady
@@ -510,9 +510,7 @@ def _cap_partial(unusable: UnusableResponse) -> UnusableResponse:
             "reasoning": cap_excerpt(partial.reasoning, PARTIAL_TEXT_LIMIT) or "",
         }
     )
-    return unusable.model_copy(
-        update={"evidence": Evidence.model_validate({**dict(evidence), "partial": capped})}
-    )
+    return unusable.model_copy(update={"evidence": evidence.model_copy(update={"partial": capped})})
 
 
 async def _read_at_most(content: aiohttp.StreamReader, limit: int) -> bytes:

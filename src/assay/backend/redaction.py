@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlsplit
 
 import orjson
 
-from assay.core.diagnostics import Evidence, UnusableResponse, cap_excerpt
+from assay.core.diagnostics import UnusableResponse, cap_excerpt
 from assay.core.response import GenerationResponse
 
 MASK = "**********"
@@ -161,11 +161,14 @@ class Redactor:
         return unusable.model_copy(
             update={
                 "message": clean(unusable.message),
-                "evidence": Evidence(
-                    http_status=evidence.http_status,
-                    excerpt=None if evidence.excerpt is None else clean(evidence.excerpt),
-                    partial=None if partial is None else self.scrub_response(partial),
-                    traceback=None if evidence.traceback is None else clean(evidence.traceback),
+                "evidence": evidence.model_copy(
+                    update={
+                        "excerpt": None if evidence.excerpt is None else clean(evidence.excerpt),
+                        "partial": None if partial is None else self.scrub_response(partial),
+                        "traceback": (
+                            None if evidence.traceback is None else clean(evidence.traceback)
+                        ),
+                    }
                 ),
             }
         )
