@@ -78,3 +78,12 @@ def test_scrub_cleans_message_excerpt_and_partial_answer() -> None:
     assert KEY not in scrubbed.model_dump_json()
     assert scrubbed.evidence.partial is not None
     assert scrubbed.evidence.partial.text == f"you sent {MASK}"
+
+
+def test_server_error_message_cut_at_its_limit_keeps_no_head_of_a_key() -> None:
+    from assay.backend.faults import http_status_fault
+
+    body = ('{"error": {"message": "' + "x" * 490 + f"Bearer {KEY}" + '"}}').encode()
+    unusable = http_status_fault(401, "Unauthorized", "/v1/chat/completions", body, Redactor([KEY]))
+    assert KEY[:6] not in unusable.message
+    assert KEY[:6] not in (unusable.evidence.excerpt or "")

@@ -55,6 +55,8 @@ def http_status_fault(
     status: int, reason: str | None, path: str, body: bytes, redactor: Redactor
 ) -> UnusableResponse:
     """A non-2xx answer, with the server's own error message when it sent one as JSON."""
+    # Cleaned before the server's message is cut to its limit: no head of a secret survives.
+    body = redactor.clean_bytes(body)
     server_message = server_error_message(body)
     head = f"HTTP {status} {reason or ''}".rstrip() + f" from {path}"
     if server_message is not None:
