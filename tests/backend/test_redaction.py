@@ -83,7 +83,7 @@ def test_scrub_cleans_message_excerpt_and_partial_answer() -> None:
 def test_server_error_message_cut_at_its_limit_keeps_no_head_of_a_key() -> None:
     from assay.backend.faults import http_status_fault
 
-    body = ('{"error": {"message": "' + "x" * 490 + f"Bearer {KEY}" + '"}}').encode()
+    body = ('{"error": {"message": "' + "x" * 480 + f"Bearer {KEY}" + '"}}').encode()
     unusable = http_status_fault(401, "Unauthorized", "/v1/chat/completions", body, Redactor([KEY]))
     assert KEY[:6] not in unusable.message
     assert KEY[:6] not in (unusable.evidence.excerpt or "")
