@@ -35,18 +35,20 @@ async def test_configured_model_is_kept() -> None:
 
 async def test_nothing_listening_is_no_server_connection_refused() -> None:
     url = unused_port_url()
-    with pytest.raises(ServerNotReady, match=rf"^no server at {url} \(connection refused\)$"):
+    with pytest.raises(
+        ServerNotReady, match=rf"^no server at {url} \(connection refused\) \(.*--wait-ready"
+    ):
         await check_ready(BackendSettings(base_url=url))
 
 
-async def test_models_404_names_the_status_and_path() -> None:
+async def test_models_404_names_the_status_and_path_and_asks_for_the_model() -> None:
     body = b'{"detail":"Not Found"}'
-    with pytest.raises(ServerNotReady, match=r"answered 404 for /v1/models$"):
+    with pytest.raises(ServerNotReady, match=r"answered 404 for /v1/models \(.*--model\)$"):
         await models_server_check(404, body)
 
 
 async def test_empty_model_list_is_no_models() -> None:
-    with pytest.raises(ServerNotReady, match=r"returned no models$"):
+    with pytest.raises(ServerNotReady, match=r"returned no models \(.*--wait-ready"):
         await models_server_check(200, b'{"object":"list","data":[]}')
 
 

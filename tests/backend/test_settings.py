@@ -62,9 +62,20 @@ def test_api_key_never_appears_in_repr_str_or_dumps() -> None:
     assert settings.api_key.get_secret_value() == KEY
 
 
-def test_authorization_header_must_go_through_api_key() -> None:
-    with pytest.raises(ValidationError, match="api_key"):
-        BackendSettings(base_url="http://127.0.0.1:8000", headers={"authorization": "Bearer x"})
+def test_authorization_header_is_accepted_and_masked() -> None:
+    settings = BackendSettings(
+        base_url="http://127.0.0.1:8000", headers={"Authorization": f"Bearer {KEY}"}
+    )
+    assert KEY not in repr(settings)
+    assert KEY not in settings.model_dump_json()
+    assert settings.redactor().clean(f"echo {KEY}") == "echo **********"
+
+
+@pytest.mark.parametrize("value", ["a\r\nX-Evil: 1", "a\nb", "a\rb"])
+def test_header_value_with_a_line_break_is_refused_without_quoting_it(value: str) -> None:
+    with pytest.raises(ValidationError, match="line break") as raised:
+        BackendSettings(base_url="http://127.0.0.1:8000", headers={"X-Api-Key": value})
+    assert "X-Evil" not in str(raised.value).split("input_value")[0]
 
 
 def test_sized_for_grows_the_pool_to_the_concurrency() -> None:

@@ -8,7 +8,7 @@ import pytest
 from pydantic import SecretStr
 from returns.result import Failure, Result, Success
 
-from assay.backend import BackendSettings, Timeouts, open_backend
+from assay.backend import BackendSettings, Timeouts, open_backend, wire_request_id
 from assay.core import DiagnosticCode, GenerationResponse, MonotonicClock, UnusableResponse, outcome
 from tests.backend.backend_loopback import (
     API_KEY,
@@ -185,7 +185,7 @@ async def test_request_carries_bearer_token_request_id_and_json_body() -> None:
         head = server.heads[0].lower()
         assert head.startswith("post /v1/chat/completions ")
         assert f"authorization: bearer {API_KEY}".lower() in head
-        assert "x-request-id: r1" in head
+        assert f"x-request-id: {wire_request_id('r1')}" in head
         assert "content-type: application/json" in head
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tests.cli.cli_harness import assert_every_request_accounted, read_record_lines, run_assay
 
+from assay.backend import wire_request_id
 from assay.mock import FAULTS, choose_fault
 
 
@@ -41,7 +42,8 @@ def injected(run_dir: Path, seed: int) -> dict[str, int]:
         Counter(
             FAULTS[fault].code.value
             for line in read_record_lines(run_dir)
-            if (fault := choose_fault(seed, {"http_503": 0.25}, line["id"])) is not None
+            if (fault := choose_fault(seed, {"http_503": 0.25}, wire_request_id(line["id"])))
+            is not None
         )
     )
 

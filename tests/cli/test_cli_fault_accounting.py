@@ -14,6 +14,7 @@ from tests.cli.cli_harness import (
     run_fast,
 )
 
+from assay.backend import wire_request_id
 from assay.mock import FAULTS, choose_fault
 from assay.reports import Report
 
@@ -48,7 +49,7 @@ def two_processes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, CliRe
 
 def expected_code(request_id: str) -> str | None:
     """The code the client must report for this request: the mock's own choice, redone."""
-    fault = choose_fault(SEED, RATES, request_id)
+    fault = choose_fault(SEED, RATES, wire_request_id(request_id))
     return None if fault is None else FAULTS[fault].code.value
 
 

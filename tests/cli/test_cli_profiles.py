@@ -59,9 +59,11 @@ def test_each_profile_runs_end_to_end_and_accounts_for_every_request(
 
 
 def test_rate_profiles_report_the_rate_they_were_asked_for(tmp_path: Path) -> None:
+    # The demo faults may hit a few of the ~40 requests; validity is not what this test is about.
     result = run_fast(
-        tmp_path, "--profile", "poisson", "--rate", "40", "--max-seconds", "1", "--processes", "2"
-    )
+        tmp_path, "--profile", "poisson", "--rate", "40", "--max-seconds", "1", "--processes", "2",
+        "--max-error-rate", "1",
+    )  # fmt: skip
     assert result.exit_code == 0, result.stdout + result.stderr
     report = assert_every_request_accounted(tmp_path)
     (step,) = report.steps

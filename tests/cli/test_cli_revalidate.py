@@ -16,6 +16,7 @@ from tests.cli.cli_harness import (
     run_fast,
 )
 
+from assay.backend import wire_request_id
 from assay.mock import choose_fault
 
 SEED = 11
@@ -48,7 +49,8 @@ def digests(run_dir: Path) -> dict[str, str]:
 
 def injected_among_completed(run_dir: Path) -> int:
     return sum(
-        line["status"] == "completed" and choose_fault(SEED, RATES, line["id"]) is not None
+        line["status"] == "completed"
+        and choose_fault(SEED, RATES, wire_request_id(line["id"])) is not None
         for line in read_record_lines(run_dir)
     )
 
@@ -75,7 +77,7 @@ def test_strict_revalidation_errors_every_answer_without_finish_reason(lenient_r
     assert new.totals.outcomes.completed == REQUESTS - expected
     assert "strict" in str(new.run_config["validator_chain"])
     for line in read_record_lines(new_dir):
-        faulted = choose_fault(SEED, RATES, line["id"]) is not None
+        faulted = choose_fault(SEED, RATES, wire_request_id(line["id"])) is not None
         assert line["status"] == ("errored" if faulted else "completed"), line
     assert digests(lenient_run) == before
     old = read_report(lenient_run)

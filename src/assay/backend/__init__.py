@@ -6,8 +6,19 @@
 60.0
 """
 
-from assay.backend.client import Backend, open_backend
-from assay.backend.readiness import check_ready
-from assay.backend.settings import BackendSettings, Timeouts
+from assay.backend.client import Backend, open_backend, wire_request_id
+from assay.backend.readiness import check_ready, wait_until_ready
+from assay.backend.redaction import Redactor
+from assay.backend.settings import BackendSettings, Timeouts, split_endpoint_path
 
-__all__ = ["Backend", "BackendSettings", "Timeouts", "check_ready", "open_backend"]
+__all__ = [
+    "Backend",
+    "BackendSettings",
+    "Redactor",
+    "Timeouts",
+    "check_ready",
+    "open_backend",
+    "split_endpoint_path",
+    "wait_until_ready",
+    "wire_request_id",
+]

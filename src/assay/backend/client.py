@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import ssl
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -21,16 +23,18 @@ from yarl import URL
 
 from assay.backend.deadlines import DeadlineWatch
 from assay.backend.faults import (
-    Redactor,
     bad_content_type_fault,
     connect_fault,
     deadline_fault,
     http_status_fault,
     interrupted_fault,
+    malformed_fault,
+    too_large_fault,
 )
+from assay.backend.redaction import Redactor
 from assay.backend.settings import BackendSettings
 from assay.core.clock import Clock
-from assay.core.diagnostics import DiagnosticCode, UnusableResponse
+from assay.core.diagnostics import DiagnosticCode, UnusableResponse, cap_excerpt
 from assay.core.request import Endpoint, GenerationRequest
 from assay.core.response import GenerationResponse
 from assay.errors import ServerNotReady
@@ -44,8 +48,26 @@ _ERROR_BODY_LIMIT = 64 * 1024
 # the body at once gives the connection back to the pool; one that holds it open is cut, and its
 # answer still ends at the terminal marker.
 _AFTER_TERMINAL_S = 0.25
+# What the evidence of a failed request keeps of a partial answer's text: enough to see what
+# went wrong, never the megabytes of an endless stream.
+PARTIAL_TEXT_LIMIT = 16 * 1024
 _MODELS_PATH = "/v1/models"
 _USER_AGENT = "assay"
+# The namespace of the UUIDs sent as request ids (see `wire_request_id`); fixed forever, so the
+# same run sends the same ids.
+_REQUEST_ID_NAMESPACE = uuid.UUID("5f0c8a52-4d1e-4b7a-9a57-2c3e6b1d8f40")
+
+
+def wire_request_id(request_id: str) -> str:
+    """The UUID sent in the request-id header for assay's `request_id` (a name-based UUID 5).
+
+    Servers such as llama-cpp-python's reject ids that are not UUIDs; a name-based UUID keeps
+    runs reproducible and lets a server log line be matched to its record.
+
+    >>> wire_request_id("req-00000042")
+    'f84aacf4-cebb-5a8b-949f-c956265a7d0f'
+    """
+    return str(uuid.uuid5(_REQUEST_ID_NAMESPACE, request_id))
 
 
 @dataclass(slots=True)
@@ -80,7 +102,8 @@ class Backend:
     """Sends generation requests to one OpenAI-compatible server over a shared session.
 
     Open it with `open_backend`; the session, its connection pool and its DNS cache live as long
-    as the `async with` block.
+    as the `async with` block. Every credential the settings hold is redacted from what a
+    request produces before anyone else sees it (see `assay.backend.redaction`).
     """
 
     def __init__(
@@ -90,15 +113,25 @@ class Backend:
         self._clock = clock
         self._session = session
         self._loop = asyncio.get_running_loop()
-        secret = settings.api_key.get_secret_value() if settings.api_key is not None else None
-        self._redactor = Redactor(secret)
+        self._redactor = settings.redactor()
         # Parsed once: yarl URLs are immutable, and parsing per request costs a few µs.
-        self._urls = {endpoint: URL(settings.base_url + endpoint.path) for endpoint in Endpoint}
+        root = settings.request_root
+        self._urls = {endpoint: URL(root + endpoint.path) for endpoint in Endpoint}
 
     async def resolve(
         self, request: GenerationRequest
     ) -> Result[GenerationResponse, UnusableResponse]:
         """Send `request` and compile the answer; every server or network fault is a `Failure`."""
+        result = await self._resolve(request)
+        match result:
+            case Failure(unusable):
+                return Failure(_cap_partial(self._redactor.scrub(unusable)))
+            case _:
+                return result
+
+    async def _resolve(
+        self, request: GenerationRequest
+    ) -> Result[GenerationResponse, UnusableResponse]:
         handler = handler_for(request.endpoint)
         payload = handler.build_body(request)
         if self.settings.continuous_usage_stats:
@@ -133,6 +166,10 @@ class Backend:
             code = watch.expired or DiagnosticCode.timeout_total
             return Failure(self._deadline_fault(code, exchange))
 
+    def _request_headers(self, request: GenerationRequest) -> dict[str, str] | None:
+        name = self.settings.request_id_header
+        return None if name is None else {name: wire_request_id(request.request_id)}
+
     async def _exchange(
         self,
         request: GenerationRequest,
@@ -147,9 +184,12 @@ class Backend:
             response = await self._session.post(
                 self._urls[request.endpoint],
                 data=body,
-                headers={"X-Request-Id": request.request_id},
+                headers=self._request_headers(request),
                 allow_redirects=False,
             )
+        except aiohttp.ClientResponseError as error:
+            # The answer arrived but its head or first body bytes cannot be read.
+            return Failure(self._unreadable_fault(error, exchange))
         except aiohttp.ClientError as error:
             return Failure(self._connect_fault(error))
         except OSError as error:
@@ -173,13 +213,18 @@ class Backend:
             if mime == "text/event-stream":
                 return await self._read_stream(request, handler, response, exchange, watch)
             try:
-                received = await self._read_all(response, exchange, watch)
+                whole = await self._read_all(response, exchange, watch)
             except (aiohttp.ClientError, OSError) as error:
-                return Failure(self._interrupted_fault(error, exchange))
+                return Failure(self._read_fault(error, exchange))
+            if whole is None:
+                return Failure(self._too_large_fault("the body", exchange))
             watch.token_seen = True
-            if _is_json(mime, content_type, received):
-                return handler.compile_body(request, received, exchange.transfer(clock.now_ns()))
-            return Failure(bad_content_type_fault(status, content_type, received, self._redactor))
+            if self._redactor.active:
+                # Before the handler reads it: no excerpt it caps can hold half a secret.
+                whole = self._redactor.clean_bytes(whole)
+            if _is_json(mime, content_type, whole):
+                return handler.compile_body(request, whole, exchange.transfer(clock.now_ns()))
+            return Failure(bad_content_type_fault(status, content_type, whole, self._redactor))
 
     async def _read_stream(
         self,
@@ -196,13 +241,27 @@ class Backend:
         parser = SseParser()
         content = response.content
         feed = accumulator.feed
+        # Secrets leave each event's data before the handler sees it (None: nothing to hide).
+        clean = self._redactor.clean if self._redactor.active else None
+        limit = self.settings.max_response_bytes
+        size = 0
         try:
             # The hot path: per chunk one read, two clock reads and the parser's own work.
             while chunk := await content.readany():
                 received_ns = clock.now_ns()
                 watch.saw_bytes(loop.time())
-                for event in parser.feed(chunk):
+                events = parser.feed(chunk)
+                if clean is not None:
+                    for event in events:
+                        event.data = clean(event.data)
+                for event in events:
                     feed(event, received_ns)
+                size += len(chunk)
+                if size > limit:
+                    # An endless stream, or one line that never ends (the parser holds it):
+                    # memory stays within the limit plus one read.
+                    response.close()
+                    return Failure(self._too_large_fault("the event stream", exchange))
                 if accumulator.failed:
                     # A fatal fault is already recorded; the rest of the stream changes nothing.
                     response.close()
@@ -213,21 +272,37 @@ class Backend:
                     await _drain_after_terminal(response, parser, accumulator, received_ns)
                     return accumulator.finish(exchange.transfer(received_ns))
         except (aiohttp.ClientError, OSError) as error:
-            return Failure(self._interrupted_fault(error, exchange))
+            return Failure(self._read_fault(error, exchange))
         end_ns = clock.now_ns()
-        for event in parser.close():
+        events = parser.close()
+        if clean is not None:
+            for event in events:
+                event.data = clean(event.data)
+        for event in events:
             feed(event, end_ns)
         return accumulator.finish(exchange.transfer(end_ns))
 
     async def _read_all(
         self, response: aiohttp.ClientResponse, exchange: _Exchange, watch: DeadlineWatch
-    ) -> bytes:
-        """The whole body, chunk by chunk so the idle deadline sees every arrival."""
+    ) -> bytes | None:
+        """The whole body, chunk by chunk so the idle deadline sees every arrival.
+
+        None when it passes `max_response_bytes` (the connection is closed, the rest unread).
+        """
         content = response.content
         received = exchange.received
         loop = self._loop
+        limit = self.settings.max_response_bytes
+        size = 0
         while chunk := await content.readany():
             watch.saw_bytes(loop.time())
+            size += len(chunk)
+            if size > limit:
+                response.close()
+                # Keep only the head for the excerpt: the rest is what must not pile up.
+                head = received[0] if received else chunk
+                received[:] = [head[:_ERROR_BODY_LIMIT]]
+                return None
             received.append(chunk)
         return b"".join(received)
 
@@ -250,7 +325,7 @@ class Backend:
         return b"".join(received)[:_ERROR_BODY_LIMIT]
 
     def _connect_fault(self, error: aiohttp.ClientError) -> UnusableResponse:
-        base_url = self.settings.base_url
+        base_url = self.settings.display_url
         if isinstance(error, aiohttp.ConnectionTimeoutError):
             limit = self.settings.timeouts.connect_s
             return connect_fault(
@@ -258,6 +333,8 @@ class Backend:
                 self._redactor,
                 code=DiagnosticCode.timeout_connect,
             )
+        if isinstance(error, aiohttp.ClientConnectorCertificateError):
+            return connect_fault(f"{base_url}: {tls_failure(error)}", self._redactor)
         if isinstance(error, aiohttp.ClientConnectorError):
             return connect_fault(
                 f"could not connect to {base_url}: {_connect_reason(error)}", self._redactor
@@ -268,13 +345,48 @@ class Backend:
             self._redactor,
         )
 
-    def _interrupted_fault(self, error: BaseException, exchange: _Exchange) -> UnusableResponse:
+    def _unreadable_fault(
+        self, error: aiohttp.ClientResponseError, exchange: _Exchange
+    ) -> UnusableResponse:
+        """aiohttp could not parse the head or the first bytes of the body (its "400")."""
+        return malformed_fault(
+            DiagnosticCode.malformed_http,
+            f"the response from {self.settings.display_url} cannot be read: "
+            f"{_parse_problem(error)}",
+            exchange.http_status,
+            exchange.received_bytes(),
+            exchange.partial(self._clock.now_ns()),
+            self._redactor,
+        )
+
+    def _read_fault(self, error: BaseException, exchange: _Exchange) -> UnusableResponse:
+        """Reading the body failed: a dropped connection, or a body that cannot be decoded."""
         end_ns = self._clock.now_ns()
-        return interrupted_fault(
-            error,
+        cause = error.__cause__
+        status = exchange.http_status or 0
+        received = exchange.received_bytes()
+        partial = exchange.partial(end_ns)
+        if isinstance(cause, aiohttp.http_exceptions.ContentEncodingError) or (
+            isinstance(cause, aiohttp.http_exceptions.TransferEncodingError)
+            and not _is_short_body(cause)
+        ):
+            return malformed_fault(
+                DiagnosticCode.malformed_http,
+                f"the body cannot be read: {_parse_problem(error)}",
+                status,
+                received,
+                partial,
+                self._redactor,
+            )
+        return interrupted_fault(_drop_detail(error), status, received, partial, self._redactor)
+
+    def _too_large_fault(self, what: str, exchange: _Exchange) -> UnusableResponse:
+        return too_large_fault(
+            self.settings.max_response_bytes,
+            what,
             exchange.http_status or 0,
             exchange.received_bytes(),
-            exchange.partial(end_ns),
+            exchange.partial(self._clock.now_ns()),
             self._redactor,
         )
 
@@ -297,28 +409,137 @@ class Backend:
     async def list_models(self) -> list[str]:
         """The model ids the server lists at `/v1/models`; raises `ServerNotReady` when it can't.
 
-        A setup step, not a benchmarked request, so faults are exceptions with a clear message.
+        A setup step, not a benchmarked request, so faults are exceptions with a clear message
+        (`ModelsStatus` when the server answered with an error status, so readiness can retry).
         """
-        base_url = self.settings.base_url
-        url = URL(base_url + _MODELS_PATH)
+        base_url = self.settings.display_url
+        url = URL(self.settings.request_root + _MODELS_PATH)
+        redactor = self._redactor
+        limit = self.settings.max_response_bytes
         try:
             async with asyncio.timeout(self.settings.timeouts.first_token_s):
                 async with self._session.get(url, allow_redirects=False) as response:
-                    body = await response.read()
                     status = response.status
+                    body = await _read_at_most(response.content, limit + 1)
+        except aiohttp.ClientConnectorCertificateError as error:
+            raise ServerNotReady(redactor.clean(f"{base_url}: {tls_failure(error)}")) from None
         except aiohttp.ClientConnectorError as error:
-            raise ServerNotReady(f"no server at {base_url} ({_connect_reason(error)})") from error
-        except TimeoutError as error:
+            raise ModelsUnreachable(
+                redactor.clean(f"no server at {base_url} ({_connect_reason(error)})")
+            ) from None
+        except TimeoutError:
+            raise ModelsUnreachable(
+                f"{base_url} did not answer {_MODELS_PATH} within "
+                f"{self.settings.timeouts.first_token_s:g} s"
+            ) from None
+        except aiohttp.ClientResponseError as error:
             raise ServerNotReady(
-                f"{base_url} did not answer {_MODELS_PATH} in time ({type(error).__name__})"
-            ) from error
+                redactor.clean(
+                    f"{base_url} answered {_MODELS_PATH} with a response that cannot be read: "
+                    f"{_parse_problem(error)}"
+                )
+            ) from None
         except (aiohttp.ClientError, OSError) as error:
-            raise ServerNotReady(
-                f"{base_url} failed on {_MODELS_PATH}: {type(error).__name__}: {error}"
-            ) from error
+            raise ModelsUnreachable(
+                redactor.clean(f"{base_url} failed on {_MODELS_PATH}: {_drop_detail(error)}")
+            ) from None
         if not 200 <= status < 300:
-            raise ServerNotReady(f"{base_url} answered {status} for {_MODELS_PATH}")
-        return _model_ids(base_url, body, self._redactor)
+            raise ModelsStatus(
+                status,
+                redactor.clean(f"{base_url} answered {status} for {_MODELS_PATH}"),
+            )
+        if len(body) > limit:
+            raise NotAModelList(
+                f"{base_url} answered {_MODELS_PATH} with more than {limit} bytes "
+                "(--max-response-bytes); that is not a model list"
+            )
+        return _model_ids(base_url, body, redactor)
+
+
+class ModelsUnreachable(ServerNotReady):
+    """Nothing answered `/v1/models`: refused, reset, or no answer within the deadline."""
+
+
+class NotAModelList(ServerNotReady):
+    """`/v1/models` answered 2xx with something that is not a model list."""
+
+
+class ModelsStatus(ServerNotReady):
+    """`/v1/models` answered with a non-2xx status; readiness decides whether to retry."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def tls_failure(error: aiohttp.ClientConnectorCertificateError) -> str:
+    """What failed in the TLS handshake, and the two ways out."""
+    reason = getattr(error.certificate_error, "verify_message", None) or str(
+        error.certificate_error
+    )
+    return (
+        f"certificate verify failed: {reason}; pass --ca-bundle PATH to trust the server's CA, "
+        "or --insecure to skip verification"
+    )
+
+
+def _parse_problem(error: BaseException) -> str:
+    """aiohttp's parser complaint in words, without the status 400 it wraps every one in."""
+    cause = error.__cause__ if error.__cause__ is not None else error
+    message = getattr(cause, "message", None) or str(cause) or type(cause).__name__
+    text = " ".join(str(message).split())
+    if "content-encoding" in text.lower():
+        return f"{text} (assay asks for an uncompressed body and does not decode this encoding)"
+    return text
+
+
+def _is_short_body(cause: BaseException) -> bool:
+    message = str(getattr(cause, "message", "")).lower()
+    return "not enough data" in message
+
+
+def _drop_detail(error: BaseException) -> str:
+    """How a body read failed, in words: never aiohttp's "TransferEncodingError: 400", which
+    reads like an HTTP status."""
+    cause = error.__cause__
+    if isinstance(cause, aiohttp.http_exceptions.ContentLengthError):
+        message = str(getattr(cause, "message", "")).strip(".")
+        return f"the server closed the connection before the end of the body ({message})"
+    if isinstance(cause, aiohttp.http_exceptions.TransferEncodingError):
+        return "the server closed the connection before the last chunk of the chunked body"
+    if isinstance(error, aiohttp.ServerDisconnectedError):
+        return "the server closed the connection"
+    if isinstance(error, (ConnectionResetError, aiohttp.ClientOSError)):
+        return f"the connection was reset ({error.strerror or error})"
+    detail = str(error) or type(error).__name__
+    return f"{type(error).__name__}: {detail}"
+
+
+def _cap_partial(unusable: UnusableResponse) -> UnusableResponse:
+    """The failure with its partial answer's text cut to `PARTIAL_TEXT_LIMIT` characters."""
+    evidence = unusable.evidence
+    partial = evidence.partial
+    if partial is None or (
+        len(partial.text) <= PARTIAL_TEXT_LIMIT and len(partial.reasoning) <= PARTIAL_TEXT_LIMIT
+    ):
+        return unusable
+    capped = partial.model_copy(
+        update={
+            "text": cap_excerpt(partial.text, PARTIAL_TEXT_LIMIT) or "",
+            "reasoning": cap_excerpt(partial.reasoning, PARTIAL_TEXT_LIMIT) or "",
+        }
+    )
+    return unusable.model_copy(update={"evidence": evidence.model_copy(update={"partial": capped})})
+
+
+async def _read_at_most(content: aiohttp.StreamReader, limit: int) -> bytes:
+    """The body up to `limit` bytes (stopping there, so a huge answer never fills memory)."""
+    parts: list[bytes] = []
+    size = 0
+    while size < limit and (chunk := await content.readany()):
+        parts.append(chunk)
+        size += len(chunk)
+    return b"".join(parts)
 
 
 async def _drain_after_terminal(
@@ -352,9 +573,9 @@ def _model_ids(base_url: str, body: bytes, redactor: Redactor) -> list[str]:
         parsed = None
     listed = parsed.get("data") if isinstance(parsed, dict) else None
     if not isinstance(listed, list):
-        raise ServerNotReady(
+        raise NotAModelList(
             f"{base_url} answered {_MODELS_PATH} with something that is not a model list: "
-            f"{redactor.excerpt(body[:200])!r}"
+            f"{redactor.excerpt(body, limit=200)!r}"
         )
     ids: list[str] = []
     for item in listed:
@@ -392,11 +613,29 @@ def _session_headers(settings: BackendSettings) -> dict[str, str]:
         # Ask for no compression: decompressing every chunk costs CPU on the hot path.
         "Accept-Encoding": "identity",
         "User-Agent": _USER_AGENT,
-        **settings.headers,
     }
-    if settings.api_key is not None:
-        headers["Authorization"] = f"Bearer {settings.api_key.get_secret_value()}"
+    authorization = settings.authorization()
+    if authorization is not None:
+        headers["Authorization"] = authorization
+    # Given headers win, an explicit Authorization header included.
+    headers.update(settings.headers)
     return headers
+
+
+def _ssl_setting(settings: BackendSettings) -> ssl.SSLContext | bool:
+    """No verification (`--insecure`), the system's CAs, or the system's plus a CA bundle."""
+    if not settings.verify_tls:
+        return False
+    if settings.ca_bundle is None:
+        return True
+    context = ssl.create_default_context()
+    try:
+        context.load_verify_locations(cafile=settings.ca_bundle)
+    except (OSError, ssl.SSLError) as error:
+        raise ServerNotReady(
+            f"--ca-bundle {settings.ca_bundle}: not a readable PEM certificate file ({error})"
+        ) from None
+    return context
 
 
 @asynccontextmanager
@@ -416,7 +655,7 @@ async def open_backend(settings: BackendSettings, clock: Clock) -> AsyncIterator
         limit=settings.max_connections,
         limit_per_host=0,
         ttl_dns_cache=300,
-        ssl=settings.verify_tls,
+        ssl=_ssl_setting(settings),
     )
     # Only the connect phase is aiohttp's to time (`sock_connect` covers new connections, not
     # waiting for a pooled one); the other deadlines are `DeadlineWatch`'s.

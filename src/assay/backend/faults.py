@@ -1,7 +1,7 @@
 """Transport and protocol faults as `UnusableResponse` values, with messages that say what happened.
 
-Every message and excerpt passes through `Redactor`, so a server that echoes the bearer token
-into an error page cannot leak it into records.
+Every message and excerpt passes through a `Redactor`, so a server that echoes a credential into
+an error page cannot leak it into records; excerpts are cleaned before they are capped.
 """
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from __future__ import annotations
 import orjson
 from pydantic import JsonValue
 
-from assay.core.diagnostics import DiagnosticCode, Evidence, UnusableResponse, cap_excerpt
+from assay.backend.redaction import Redactor
+from assay.core.diagnostics import DiagnosticCode, Evidence, UnusableResponse
 from assay.core.response import GenerationResponse
 
 _SERVER_MESSAGE_LIMIT = 500
-_MASK = "**********"
 
 _DEADLINE_NAMES = {
     DiagnosticCode.timeout_connect: "connect",
@@ -21,28 +21,6 @@ _DEADLINE_NAMES = {
     DiagnosticCode.timeout_idle: "idle",
     DiagnosticCode.timeout_total: "total",
 }
-
-
-class Redactor:
-    """Removes a secret from any text that may end up in evidence.
-
-    >>> Redactor("sk-123").clean("echo: Bearer sk-123")
-    'echo: Bearer **********'
-    """
-
-    __slots__ = ("_secret",)
-
-    def __init__(self, secret: str | None) -> None:
-        self._secret = secret or None
-
-    def clean(self, text: str) -> str:
-        secret = self._secret
-        return text.replace(secret, _MASK) if secret is not None and secret in text else text
-
-    def excerpt(self, raw: bytes | str | None) -> str | None:
-        """A capped excerpt of `raw` with the secret removed."""
-        excerpt = cap_excerpt(raw)
-        return None if excerpt is None else self.clean(excerpt)
 
 
 def server_error_message(body: bytes) -> str | None:
@@ -77,6 +55,8 @@ def http_status_fault(
     status: int, reason: str | None, path: str, body: bytes, redactor: Redactor
 ) -> UnusableResponse:
     """A non-2xx answer, with the server's own error message when it sent one as JSON."""
+    # Cleaned before the server's message is cut to its limit: no head of a secret survives.
+    body = redactor.clean_bytes(body)
     server_message = server_error_message(body)
     head = f"HTTP {status} {reason or ''}".rstrip() + f" from {path}"
     if server_message is not None:
@@ -139,21 +119,55 @@ def deadline_fault(
 
 
 def interrupted_fault(
-    error: BaseException,
+    detail: str,
     http_status: int,
     received: bytes | None,
     partial: GenerationResponse | None,
     redactor: Redactor,
 ) -> UnusableResponse:
-    """The connection dropped while the body was being read."""
-    detail = str(error) or type(error).__name__
+    """The connection dropped while the body was being read; `detail` says how, in words."""
     tokens = "" if partial is None else f" after {partial.streamed_tokens} streamed tokens"
     return UnusableResponse(
         code=DiagnosticCode.stream_interrupted,
         message=redactor.clean(
-            f"the connection dropped in the middle of the body{tokens}: "
-            f"{type(error).__name__}: {detail}"
+            f"the connection dropped in the middle of the body{tokens}: {detail}"
         ),
+        evidence=Evidence(
+            http_status=http_status, excerpt=redactor.excerpt(received), partial=partial
+        ),
+    )
+
+
+def malformed_fault(
+    code: DiagnosticCode,
+    detail: str,
+    http_status: int | None,
+    received: bytes | None,
+    partial: GenerationResponse | None,
+    redactor: Redactor,
+) -> UnusableResponse:
+    """The HTTP response itself could not be read: broken framing or an undecodable encoding."""
+    return UnusableResponse(
+        code=code,
+        message=redactor.clean(detail),
+        evidence=Evidence(
+            http_status=http_status, excerpt=redactor.excerpt(received), partial=partial
+        ),
+    )
+
+
+def too_large_fault(
+    limit: int,
+    what: str,
+    http_status: int,
+    received: bytes | None,
+    partial: GenerationResponse | None,
+    redactor: Redactor,
+) -> UnusableResponse:
+    """The response passed `--max-response-bytes`; reading stopped there."""
+    return UnusableResponse(
+        code=DiagnosticCode.response_too_large,
+        message=f"{what} passed the limit of {limit} bytes (--max-response-bytes); reading stopped",
         evidence=Evidence(
             http_status=http_status, excerpt=redactor.excerpt(received), partial=partial
         ),

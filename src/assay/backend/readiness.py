@@ -1,11 +1,48 @@
-"""Is the target there and serving a model? Checked once before a run, with a clear message."""
+"""Is the target there and serving a model? Checked before a run, with retries and a clear message.
+
+A server that is still loading its model refuses connections, answers 503 or 429, or lists no
+model yet; `--wait-ready SECONDS` retries those until the server is ready or the time is up.
+`/v1/models` is only needed to pick a model: with a model given, a server without that route
+(404, 405, or a body that is not a model list) is ready as soon as it answers.
+"""
 
 from __future__ import annotations
 
-from assay.backend.client import open_backend
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Final, TypeVar
+
+from assay.backend.client import (
+    Backend,
+    ModelsStatus,
+    ModelsUnreachable,
+    NotAModelList,
+    open_backend,
+)
 from assay.backend.settings import BackendSettings
-from assay.core.clock import MonotonicClock
+from assay.core.clock import Clock, MonotonicClock
 from assay.errors import ServerNotReady
+
+# Statuses of a server that is up but not ready yet (overloaded, loading, behind a proxy that
+# waits for it): retried while `--wait-ready` lasts.
+RETRY_STATUSES: Final = frozenset({429, 502, 503, 504})
+# Statuses of a server that has no `/v1/models` route: fine when the model is given.
+NO_MODELS_ROUTE: Final = frozenset({404, 405, 501})
+RETRY_INTERVAL_S: Final = 1.0
+# How often a wait checks for Ctrl-C, in loop time.
+_INTERRUPT_POLL_S: Final = 0.05
+# A bound on attempts whatever the clock does (a wait of days at one attempt per second fits).
+_MAX_ATTEMPTS: Final = 10_000_000
+
+_T = TypeVar("_T")
+
+
+class _NotYet(Exception):
+    """One attempt found the server not ready in a way that may pass; carries the reason."""
+
+
+class Interrupted(Exception):
+    """Ctrl-C arrived while waiting."""
 
 
 async def check_ready(settings: BackendSettings, model: str | None = None) -> str:
@@ -20,10 +57,94 @@ async def check_ready(settings: BackendSettings, model: str | None = None) -> st
     >>> asyncio.run(check_ready(settings))
     Traceback (most recent call last):
     ...
-    assay.errors.ServerNotReady: no server at http://127.0.0.1:9 (connection refused)
+    assay.errors.ServerNotReady: no server at http://127.0.0.1:9 (connection refused) (to wait...
     """
-    async with open_backend(settings, MonotonicClock()) as backend:
+    ready = await wait_until_ready(settings, model)
+    if ready is None:  # pragma: no cover - nothing interrupts without an `interrupted` check
+        raise ServerNotReady("interrupted while waiting for the server")
+    return ready
+
+
+async def wait_until_ready(
+    settings: BackendSettings,
+    model: str | None = None,
+    *,
+    wait_s: float = 0.0,
+    clock: Clock | None = None,
+    interrupted: Callable[[], bool] = lambda: False,
+    retry_interval_s: float = RETRY_INTERVAL_S,
+) -> str | None:
+    """Like `check_ready`, retrying a server that is not ready yet for up to `wait_s` seconds.
+
+    Returns None as soon as `interrupted()` is true (Ctrl-C), also in the middle of a request.
+    Retried: nothing listening, no answer in time, 429/502/503/504, an empty model list.
+    Never retried: any other error status (401, 403, 500, ...) and unreadable answers.
+    """
+    clock = clock or MonotonicClock()
+    deadline_ns = clock.now_ns() + int(wait_s * 1e9)
+    try:
+        async with open_backend(settings, clock) as backend:
+            for attempt in range(1, _MAX_ATTEMPTS + 1):
+                try:
+                    return await until_interrupted(_attempt(backend, model), interrupted)
+                except _NotYet as not_yet:
+                    now_ns = clock.now_ns()
+                    if now_ns >= deadline_ns or attempt == _MAX_ATTEMPTS:
+                        raise ServerNotReady(_gave_up(str(not_yet), wait_s, attempt)) from None
+                    resume_ns = min(deadline_ns, now_ns + int(retry_interval_s * 1e9))
+                    await until_interrupted(clock.sleep_until(resume_ns), interrupted)
+    except Interrupted:
+        return None
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _gave_up(reason: str, wait_s: float, attempts: int) -> str:
+    if wait_s <= 0:
+        return f"{reason} (to wait for a server that is still starting, use --wait-ready SECONDS)"
+    return f"{reason} (still not ready after {wait_s:g} s of --wait-ready, {attempts} attempts)"
+
+
+async def _attempt(backend: Backend, model: str | None) -> str:
+    try:
         models = await backend.list_models()
+    except ModelsStatus as error:
+        if error.status in NO_MODELS_ROUTE:
+            if model is not None:
+                return model  # the server answered: it is up, and the model is known
+            raise ServerNotReady(
+                f"{error} (the server lists no models there; name the model with --model)"
+            ) from None
+        if error.status in RETRY_STATUSES:
+            raise _NotYet(str(error)) from None
+        raise
+    except ModelsUnreachable as error:
+        raise _NotYet(str(error)) from None
+    except NotAModelList:
+        if model is not None:
+            return model
+        raise
+    if model is not None:
+        return model
     if not models:
-        raise ServerNotReady(f"{settings.base_url} returned no models")
-    return model if model is not None else models[0]
+        raise _NotYet(f"{backend.settings.display_url} returned no models")
+    return models[0]
+
+
+async def until_interrupted(work: Awaitable[_T], interrupted: Callable[[], bool]) -> _T:
+    """`work`'s result; raises `Interrupted` (with `work` cancelled) once `interrupted()`.
+
+    Ctrl-C is a flag during start-up (see `sigint_as_flag`), so a wait must look at it: the
+    request itself may take up to the first-token deadline.
+    """
+    task = asyncio.ensure_future(work)
+    try:
+        while not interrupted():
+            done, _ = await asyncio.wait({task}, timeout=_INTERRUPT_POLL_S)
+            if done:
+                return task.result()
+        raise Interrupted
+    finally:
+        if not task.done():
+            task.cancel()
+            # Waits for the cancellation to finish without raising its CancelledError.
+            await asyncio.wait({task})

@@ -1,10 +1,12 @@
-"""How to reach one server: its URL, credentials, TLS, deadlines and connection pool size."""
+"""How to reach one server: its URL, credentials, TLS, deadlines, limits and pool size."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
-from typing import Any
-from urllib.parse import urlsplit
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import unquote, urlsplit
 
 from pydantic import (
     BaseModel,
@@ -15,9 +17,31 @@ from pydantic import (
     field_validator,
 )
 
-# Header names whose values are credentials: masked in repr and in dumps.
-_SECRET_HEADER_WORDS = ("auth", "key", "token", "secret", "cookie", "session")
-_MASK = "**********"
+from assay.backend.redaction import (
+    Redactor,
+    header_secrets,
+    is_secret_header,
+    mask_headers,
+    mask_url,
+    url_secrets,
+)
+
+# Well above any real answer (a 128k-token answer is about 1 MB of SSE), low enough that an
+# endless or runaway response fails long before it can exhaust memory.
+DEFAULT_MAX_RESPONSE_BYTES: Final = 64 * 1024 * 1024
+DEFAULT_REQUEST_ID_HEADER: Final = "X-Request-Id"
+
+# Endpoint paths a user may paste with the server URL; the backend adds them itself.
+_ENDPOINT_PATHS: Final = (
+    "/v1/chat/completions",
+    "/v1/completions",
+    "/v1/responses",
+    "/v1/embeddings",
+    "/v1/models",
+)
+_TOKEN_CHARS: Final = frozenset(
+    "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+)
 
 
 class Timeouts(BaseModel):
@@ -39,13 +63,47 @@ class Timeouts(BaseModel):
     total_s: float = Field(default=600.0, gt=0)
 
 
-class BackendSettings(BaseModel):
-    """Where the server is and how to talk to it; never reveals the API key.
+def split_endpoint_path(url: str) -> tuple[str, str | None]:
+    """`url` without a trailing endpoint path (`/v1/chat/completions`, ...), and that path.
 
-    `base_url` is the server root (a trailing `/v1` is dropped, since endpoint paths carry it).
-    `max_connections` should be at least the run's concurrency: see `sized_for`.
-    `continuous_usage_stats` asks streamed chat/completions for a running usage on every chunk
-    (vLLM's `stream_options.continuous_usage_stats`), which lets usage be reconciled exactly.
+    >>> split_endpoint_path("http://127.0.0.1:8000/v1/chat/completions")
+    ('http://127.0.0.1:8000', '/v1/chat/completions')
+    >>> split_endpoint_path("http://127.0.0.1:8000/v1")
+    ('http://127.0.0.1:8000/v1', None)
+    """
+    stripped = url.strip().rstrip("/")
+    for path in _ENDPOINT_PATHS:
+        if stripped.endswith(path):
+            return stripped.removesuffix(path), path
+    return url, None
+
+
+def check_header(name: str, value: str) -> str | None:
+    """Why `name: value` cannot be sent as an HTTP header, or None when it can.
+
+    The value itself is never quoted: it may be a credential.
+
+    >>> check_header("X-Team", "a\\r\\nX-Evil: 1")
+    'header X-Team: the value holds a line break (CR or LF)'
+    """
+    if not name or not set(name) <= _TOKEN_CHARS:
+        return f"header name {name!r} is not a valid HTTP header name"
+    if "\r" in value or "\n" in value or "\0" in value:
+        return f"header {name}: the value holds a line break (CR or LF)"
+    return None
+
+
+class BackendSettings(BaseModel):
+    """Where the server is and how to talk to it; never reveals a credential.
+
+    `base_url` is the server root (a trailing `/v1`, or a pasted endpoint path such as
+    `/v1/chat/completions`, is dropped, since endpoint paths carry it). `max_connections`
+    should be at least the run's concurrency: see `sized_for`. Header values whose names look
+    like credentials (Authorization, *-Key, *-Token, Cookie, ...) or that `secret_headers` names
+    are masked in repr and dumps and redacted from every stored or printed text, as are the API
+    key and a password in the URL. `continuous_usage_stats` asks streamed chat/completions for a
+    running usage on every chunk (vLLM's `stream_options.continuous_usage_stats`), which lets
+    usage be reconciled exactly.
 
     >>> s = BackendSettings(base_url="http://127.0.0.1:8000/v1/", api_key=SecretStr("sk-secret"))
     >>> s.base_url
@@ -59,41 +117,111 @@ class BackendSettings(BaseModel):
     base_url: str
     api_key: SecretStr | None = None
     headers: dict[str, str] = {}
+    secret_headers: tuple[str, ...] = ()
+    # The header that carries each request's id, as a UUID; None sends no id header.
+    request_id_header: str | None = DEFAULT_REQUEST_ID_HEADER
     verify_tls: bool = True
+    ca_bundle: Path | None = None
     timeouts: Timeouts = Timeouts()
     max_connections: int = Field(default=512, gt=0)
     continuous_usage_stats: bool = False
+    max_response_bytes: int = Field(default=DEFAULT_MAX_RESPONSE_BYTES, gt=0)
 
     @field_validator("base_url")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        parts = urlsplit(value.strip())
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"base_url must be an http:// or https:// URL with a host: {value!r}")
+        try:
+            parts = urlsplit(split_endpoint_path(value)[0].strip())
+            hostname = parts.hostname
+            _ = parts.port  # raises for a port that is not a number in range
+        except ValueError:
+            raise ValueError(f"base_url is not a valid URL: {mask_url(value)!r}") from None
+        if parts.scheme not in ("http", "https") or not hostname:
+            raise ValueError(
+                f"base_url must be an http:// or https:// URL with a host: {mask_url(value)!r}"
+            )
         if parts.query or parts.fragment:
-            raise ValueError(f"base_url must not carry a query or fragment: {value!r}")
+            raise ValueError(f"base_url must not carry a query or fragment: {mask_url(value)!r}")
         path = parts.path.rstrip("/")
         path = path.removesuffix("/v1")
         return f"{parts.scheme}://{parts.netloc}{path}"
 
     @field_validator("headers")
     @classmethod
-    def _no_authorization_header(cls, value: dict[str, str]) -> dict[str, str]:
-        for name in value:
-            if name.lower() == "authorization":
-                raise ValueError("set the bearer token with api_key, not an Authorization header")
+    def _sendable_headers(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, text in value.items():
+            problem = check_header(name, text)
+            if problem is not None:
+                raise ValueError(problem)
+        return value
+
+    @field_validator("request_id_header")
+    @classmethod
+    def _request_id_header_name(cls, value: str | None) -> str | None:
+        if value is not None:
+            problem = check_header(value, "")
+            if problem is not None:
+                raise ValueError(problem)
         return value
 
     @field_serializer("headers")
     def _mask_secret_headers(self, value: dict[str, str]) -> dict[str, str]:
-        return {name: _masked(name, text) for name, text in value.items()}
+        return mask_headers(value, self.secret_headers)
+
+    @field_serializer("base_url")
+    def _mask_url_password(self, value: str) -> str:
+        return mask_url(value)
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         for name, value in super().__repr_args__():
             if name == "headers" and isinstance(value, dict):
-                yield name, {key: _masked(key, text) for key, text in value.items()}
+                yield name, mask_headers(value, self.secret_headers)
+            elif name == "base_url" and isinstance(value, str):
+                yield name, mask_url(value)
             else:
                 yield name, value
+
+    @property
+    def display_url(self) -> str:
+        """`base_url` as it may be printed: a password in it masked."""
+        return mask_url(self.base_url)
+
+    @property
+    def request_root(self) -> str:
+        """`base_url` without user info: credentials in the URL travel as a Basic header.
+
+        >>> BackendSettings(base_url="http://bob:pw-123@127.0.0.1:8000").request_root
+        'http://127.0.0.1:8000'
+        """
+        parts = urlsplit(self.base_url)
+        if "@" not in parts.netloc:
+            return self.base_url
+        return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+
+    def authorization(self) -> str | None:
+        """The Authorization value assay adds: the API key as a bearer token, else the URL's
+        user and password as Basic credentials, else none."""
+        if self.api_key is not None:
+            return f"Bearer {self.api_key.get_secret_value()}"
+        parts = urlsplit(self.base_url)
+        if parts.username is None:
+            return None
+        pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+        return "Basic " + base64.b64encode(pair.encode()).decode()
+
+    def redactor(self) -> Redactor:
+        """A redactor for every credential these settings hold."""
+        secrets: list[str] = []
+        if self.api_key is not None:
+            secrets.append(self.api_key.get_secret_value())
+        for name, value in self.headers.items():
+            if is_secret_header(name, self.secret_headers):
+                secrets.extend(header_secrets(name, value))
+        secrets.extend(url_secrets(self.base_url))
+        authorization = self.authorization()
+        if authorization is not None:
+            secrets.extend(header_secrets("Authorization", authorization))
+        return Redactor(secrets)
 
     def sized_for(self, concurrency: int) -> BackendSettings:
         """A copy whose pool holds at least `concurrency` connections (one per in-flight request).
@@ -105,8 +233,3 @@ class BackendSettings(BaseModel):
         if concurrency <= self.max_connections:
             return self
         return self.model_copy(update={"max_connections": concurrency})
-
-
-def _masked(name: str, value: str) -> str:
-    lowered = name.lower()
-    return _MASK if any(word in lowered for word in _SECRET_HEADER_WORDS) else value

@@ -5,13 +5,15 @@ from __future__ import annotations
 import os
 from typing import Final
 
-from pydantic import SecretStr
+from pydantic import SecretStr, ValidationError
 
 from assay.backend import BackendSettings, Timeouts
 from assay.benchmark.validation import ChainSpec
 from assay.config import RunConfig
+from assay.config.run_config import describe_validation_error
 from assay.data import FileSourceConfig, RequestSource, SyntheticSource, parse_token_count
 from assay.data.source_config import build_source
+from assay.errors import ConfigError
 from assay.metrics import Slo
 from assay.scheduler import BenchmarkPlan, Constraints
 from assay.scheduler.profiles import (
@@ -24,6 +26,7 @@ from assay.scheduler.profiles import (
     Throughput,
 )
 
+DEFAULT_API_KEY_ENV: Final = "OPENAI_API_KEY"
 DEFAULT_CONCURRENCY: Final = 64
 DEFAULT_MAX_SECONDS: Final = 10.0
 
@@ -70,21 +73,38 @@ def constraints_of(config: RunConfig) -> Constraints:
 
 
 def backend_settings_of(config: RunConfig, base_url: str) -> BackendSettings:
-    """Where and how to connect; the API key is read from the named environment variable."""
-    key = os.environ.get(config.api_key_env)
-    return BackendSettings(
-        base_url=base_url,
-        api_key=SecretStr(key) if key else None,
-        headers=config.headers,
-        verify_tls=not config.insecure,
-        continuous_usage_stats=config.continuous_usage_stats,
-        timeouts=Timeouts(
-            connect_s=config.timeout_connect,
-            first_token_s=config.timeout_first_token,
-            idle_s=config.timeout_idle,
-            total_s=config.timeout_total,
-        ),
-    )
+    """Where and how to connect; the API key is read from the named environment variable.
+
+    A variable named with `--api-key-env` must be set and not empty (a run that silently goes
+    without its key would only show 401s); the default `OPENAI_API_KEY` is used when set.
+    """
+    name = config.api_key_env or DEFAULT_API_KEY_ENV
+    key = os.environ.get(name)
+    if config.api_key_env is not None and not key:
+        state = "is empty" if key is not None else "is not set"
+        raise ConfigError(f"--api-key-env {name}: the environment variable {state}")
+    id_header = config.request_id_header
+    try:
+        return BackendSettings(
+            base_url=base_url,
+            api_key=SecretStr(key) if key else None,
+            headers=config.headers,
+            secret_headers=config.secret_headers,
+            request_id_header=None if id_header.lower() == "none" else id_header,
+            verify_tls=not config.insecure,
+            ca_bundle=config.ca_bundle,
+            continuous_usage_stats=config.continuous_usage_stats,
+            timeouts=Timeouts(
+                connect_s=config.timeout_connect,
+                first_token_s=config.timeout_first_token,
+                idle_s=config.timeout_idle,
+                total_s=config.timeout_total,
+            ),
+            max_response_bytes=config.max_response_bytes,
+        )
+    except ValidationError as error:
+        # One line per problem and never the input values, which may hold credentials.
+        raise ConfigError(describe_validation_error(error)) from None
 
 
 def source_of(config: RunConfig, model: str) -> RequestSource:

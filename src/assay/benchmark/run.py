@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Final
 
 from pydantic import JsonValue
 
-from assay.backend import check_ready
+from assay.backend import split_endpoint_path, wait_until_ready
+from assay.backend.probe import probe_endpoint
+from assay.backend.redaction import mask_url
 from assay.benchmark.plan import (
     DEFAULT_CONCURRENCY,
     backend_settings_of,
@@ -123,7 +125,13 @@ def effective_settings(config: RunConfig) -> dict[str, JsonValue]:
 def open_target(config: RunConfig, note: Callable[[str], None]) -> Iterator[str]:
     """The base URL to benchmark: `--target`, or an embedded mock started for the run."""
     if config.target is not None:
-        yield config.target.rstrip("/")
+        base, dropped = split_endpoint_path(config.target)
+        if dropped is not None:
+            note(
+                f"target: dropped {dropped} from the URL; assay adds each endpoint's path "
+                "itself (choose it with --endpoint)"
+            )
+        yield base.rstrip("/")
         return
     from assay.mock import start_mock_processes
 
@@ -165,9 +173,22 @@ def run_from_config(
             started = stack.enter_context(start_load_processes(config.load_processes))
         url = stack.enter_context(open_target(config, note))
         backend = backend_settings_of(config, url)
-        model = asyncio.run(check_ready(backend, config.model))
+        ready = asyncio.run(
+            wait_until_ready(
+                backend, config.model, wait_s=config.wait_ready, interrupted=interrupted.is_set
+            )
+        )
+        if ready is None:
+            # Ctrl-C while waiting for the server: nothing was sent, nothing to report.
+            raise KeyboardInterrupt
+        model = ready
         note(f"model: {model}; validators: {chain.describe()}")
         source = source_of(config, model)
+        # A real target gets one probe first: a wrong endpoint stops here, not after the run.
+        if config.target is not None and not asyncio.run(
+            probe_endpoint(backend, source.request(0), interrupted=interrupted.is_set)
+        ):
+            raise KeyboardInterrupt
         plan = plan_of(config, source, backend, chain)
         shard_dir.mkdir(parents=True, exist_ok=True)
         sinks = ShardSinkFactory(
@@ -193,7 +214,7 @@ def run_from_config(
     run_config: dict[str, JsonValue] = {
         **config.model_dump(mode="json"),
         **effective_settings(config),
-        "resolved_target": url if config.target is None else config.target,
+        "resolved_target": mask_url(url),
         "resolved_model": model,
         "validator_chain": chain.describe(),
         "processes": plan.processes,

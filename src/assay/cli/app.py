@@ -83,7 +83,8 @@ def run(
     api_key_env: Annotated[
         str | None,
         typer.Option(
-            help="Environment variable holding the API key [OPENAI_API_KEY].",
+            help="Environment variable holding the API key; one named here must be set "
+            "[OPENAI_API_KEY, when set].",
             rich_help_panel=_TARGET,
         ),
     ] = None,
@@ -95,9 +96,42 @@ def run(
             rich_help_panel=_TARGET,
         ),
     ] = None,
+    secret_header: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="NAME",
+            help="A header whose value is a secret, masked and redacted everywhere (repeatable; "
+            "Authorization, *-Key, *-Token, Cookie and the like already are).",
+            rich_help_panel=_TARGET,
+        ),
+    ] = None,
+    request_id_header: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME|none",
+            help="Header carrying each request's UUID, or none [X-Request-Id].",
+            rich_help_panel=_TARGET,
+        ),
+    ] = None,
     insecure: Annotated[
         bool | None,
         typer.Option("--insecure", help="Do not verify TLS certificates.", rich_help_panel=_TARGET),
+    ] = None,
+    ca_bundle: Annotated[
+        Path | None,
+        typer.Option(
+            help="A PEM file of CA certificates to trust besides the system's.",
+            rich_help_panel=_TARGET,
+        ),
+    ] = None,
+    wait_ready: Annotated[
+        float | None,
+        typer.Option(
+            metavar="SECONDS",
+            help="Retry a server that is still starting (refused, 429/503, no model yet) "
+            "this long [0].",
+            rich_help_panel=_TARGET,
+        ),
     ] = None,
     profile: Annotated[
         str | None,
@@ -268,6 +302,13 @@ def run(
     timeout_total: Annotated[
         float | None, typer.Option(help="Seconds [600].", rich_help_panel=_NET)
     ] = None,
+    max_response_bytes: Annotated[
+        int | None,
+        typer.Option(
+            help="Fail a response larger than this as response_too_large [67108864 = 64 MiB].",
+            rich_help_panel=_NET,
+        ),
+    ] = None,
     output_dir: Annotated[
         Path | None,
         typer.Option(
@@ -330,6 +371,9 @@ def run(
         overrides: dict[str, Any] = {
             "target": target, "endpoint": endpoint, "model": model, "api_key_env": api_key_env,
             "headers": parse_headers(header), "insecure": insecure, "profile": profile,
+            "secret_headers": tuple(secret_header) if secret_header else None,
+            "request_id_header": request_id_header, "ca_bundle": ca_bundle,
+            "wait_ready": wait_ready, "max_response_bytes": max_response_bytes,
             "rate": rate, "concurrency": concurrency, "sweep_rates": sweep_rates,
             "processes": processes, "max_seconds": max_seconds, "max_requests": max_requests,
             "max_errors": max_errors, "stop_error_rate": stop_error_rate,

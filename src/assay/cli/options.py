@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from assay.backend.settings import check_header
 from assay.errors import ConfigError
 
 
@@ -37,6 +38,11 @@ def parse_headers(values: list[str] | None) -> dict[str, str] | None:
     for value in values:
         name, sep, text = value.partition(":")
         if not sep or not name.strip():
-            raise ConfigError(f"--header {value!r}: expected 'Name: value'")
-        headers[name.strip()] = text.strip()
+            # The value is not quoted: it may be a credential.
+            raise ConfigError("--header: expected 'Name: value' (no colon after a name)")
+        text = text.strip()
+        problem = check_header(name.strip(), text)
+        if problem is not None:
+            raise ConfigError(f"--header: {problem}")
+        headers[name.strip()] = text
     return headers

@@ -12,8 +12,18 @@ import tomllib
 from pathlib import Path
 from typing import Any, Final, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
+from assay.backend.redaction import mask_headers, mask_url
+from assay.backend.settings import check_header
 from assay.core import Endpoint
 from assay.errors import ConfigError
 
@@ -31,9 +41,17 @@ class RunConfig(BaseModel):
     target: str | None = None
     endpoint: Endpoint = Endpoint.chat
     model: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
+    # None reads OPENAI_API_KEY when set; a variable named here must be set (and not empty).
+    api_key_env: str | None = None
     headers: dict[str, str] = {}
+    # Header names whose values are secrets besides the auth-like ones (masked and redacted).
+    secret_headers: tuple[str, ...] = ()
+    # The header carrying each request's UUID; "none" sends no id.
+    request_id_header: str = "X-Request-Id"
     insecure: bool = False
+    ca_bundle: Path | None = None
+    # Retry a target that is still starting (refused, 429/503, no model yet) this long.
+    wait_ready: float = Field(default=0.0, ge=0, allow_inf_nan=False)
     # Load
     profile: ProfileKind = "throughput"
     rate: float | None = Field(default=None, gt=0)
@@ -68,6 +86,7 @@ class RunConfig(BaseModel):
     timeout_first_token: float = Field(default=60.0, gt=0)
     timeout_idle: float = Field(default=30.0, gt=0)
     timeout_total: float = Field(default=600.0, gt=0)
+    max_response_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
     # Output
     output_dir: Path | None = None
     # The embedded mock (used when no target is given)
@@ -78,6 +97,32 @@ class RunConfig(BaseModel):
     # The server's own metrics: a URL, "off", or None for the target's /metrics if it answers
     server_metrics: str | None = None
     server_metrics_interval: float = Field(default=1.0, gt=0, le=3600)
+
+    @field_validator("headers")
+    @classmethod
+    def _sendable_headers(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, text in value.items():
+            problem = check_header(name, text)
+            if problem is not None:
+                raise ValueError(problem)
+        return value
+
+    @field_validator("request_id_header")
+    @classmethod
+    def _request_id_header_name(cls, value: str) -> str:
+        if value.lower() != "none":
+            problem = check_header(value, "")
+            if problem is not None:
+                raise ValueError(f"{problem} (or 'none' to send no request id)")
+        return value
+
+    @field_serializer("headers")
+    def _mask_secret_headers(self, value: dict[str, str]) -> dict[str, str]:
+        return mask_headers(value, self.secret_headers)
+
+    @field_serializer("target")
+    def _mask_url_password(self, value: str | None) -> str | None:
+        return None if value is None else mask_url(value)
 
     @model_validator(mode="after")
     def _profile_has_its_parameters(self) -> Self:

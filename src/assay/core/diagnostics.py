@@ -42,11 +42,13 @@ class DiagnosticCode(StrEnum):
     timeout_total = "timeout_total"
     http_status = "http_status"
     stream_interrupted = "stream_interrupted"
+    response_too_large = "response_too_large"
     bad_content_type = "bad_content_type"
     invalid_json = "invalid_json"
     inband_error = "inband_error"
     sse_error_event = "sse_error_event"
     unexpected_shape = "unexpected_shape"
+    malformed_http = "malformed_http"
     no_terminal_response = "no_terminal_response"
     empty_response = "empty_response"
     impossible_usage = "impossible_usage"
@@ -72,6 +74,7 @@ _STAGES: dict[DiagnosticCode, Stage] = {
             _C.timeout_total,
             _C.http_status,
             _C.stream_interrupted,
+            _C.response_too_large,
         ),
         Stage.transport,
     ),
@@ -82,6 +85,7 @@ _STAGES: dict[DiagnosticCode, Stage] = {
             _C.inband_error,
             _C.sse_error_event,
             _C.unexpected_shape,
+            _C.malformed_http,
         ),
         Stage.protocol,
     ),
@@ -112,11 +116,14 @@ CODE_MEANINGS: dict[DiagnosticCode, str] = {
     _C.timeout_total: "the total deadline for the request passed",
     _C.http_status: "non-2xx HTTP status",
     _C.stream_interrupted: "the connection dropped in the middle of the body",
+    _C.response_too_large: "the response passed --max-response-bytes (an endless or runaway body)",
     _C.bad_content_type: "2xx body that is neither JSON nor SSE",
     _C.invalid_json: "a body or SSE data line that is not valid JSON",
     _C.inband_error: "a 2xx body or stream event that is an error object",
     _C.sse_error_event: "an SSE `event: error` frame",
     _C.unexpected_shape: "valid JSON that is not the endpoint's schema",
+    _C.malformed_http: "the HTTP response cannot be read: bad chunk framing or head, or an "
+    "encoding assay does not decode (Brotli, zstd)",
     _C.no_terminal_response: "the backend resolved with nothing at all",
     _C.empty_response: "no text, no tool calls and no reasoning, whatever usage the server reports",
     _C.impossible_usage: "server usage that cannot be true: negative, or above max_tokens",

@@ -45,9 +45,10 @@ class StreamDraft:
     Counting rule (documented on `GenerationResponse.streamed_tokens`): a chunk that carries
     content (text, reasoning or a tool-call delta, `""` included mid-stream: a split multi-byte
     character) counts one token unless it carries a running usage, in which case it counts the
-    increase of `completion_tokens`. A `""` delta that only closes the choice with a `finish_reason` is a
-    marker, not a token. After `[DONE]` or the terminal event nothing is part of the answer:
-    later events are counted in `events_after_terminal` and otherwise ignored.
+    increase of `completion_tokens`. A `""` delta that only closes the choice with a
+    `finish_reason` is a marker, not a token. After `[DONE]` or the terminal event nothing is
+    part of the answer: later events are counted in `events_after_terminal` and otherwise
+    ignored.
     """
 
     __slots__ = (

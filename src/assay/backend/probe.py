@@ -1,0 +1,107 @@
+"""One request before the load, so a wrong endpoint stops the run at once instead of after
+thousands of identical 404s, with the endpoint the server does answer.
+
+The probe is the run's first request cut to one output token; it is not part of the results.
+A run stops only for statuses every request of the run would get as well: 404/405 (no such
+route), 400/422 (the server refuses the request's shape). Any other outcome, an injected fault
+or a slow answer included, is left for the run to measure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+from returns.result import Failure
+
+from assay.backend.client import open_backend
+from assay.backend.readiness import Interrupted, until_interrupted
+from assay.backend.settings import BackendSettings
+from assay.core.clock import MonotonicClock
+from assay.core.diagnostics import DiagnosticCode, UnusableResponse
+from assay.core.request import Endpoint, GenerationRequest
+from assay.errors import ServerNotReady
+
+NO_ROUTE: Final = frozenset({404, 405})
+REFUSED_SHAPE: Final = frozenset({400, 422})
+
+
+class WrongEndpoint(ServerNotReady):
+    """The probe got an answer every request of the run would get: the run would measure
+    nothing."""
+
+
+async def probe_endpoint(
+    settings: BackendSettings,
+    request: GenerationRequest,
+    *,
+    interrupted: Callable[[], bool] = lambda: False,
+) -> bool:
+    """Send `request` (cut to one output token) once; True when the run may go ahead, False
+    when `interrupted()` turned true. Raises `WrongEndpoint` for a 404/405/400/422."""
+    probe = request.model_copy(update={"max_output_tokens": 1})
+    try:
+        async with open_backend(settings, MonotonicClock()) as backend:
+            result = await until_interrupted(backend.resolve(probe), interrupted)
+            status = _status_of(result)
+            if status is None or status not in NO_ROUTE | REFUSED_SHAPE:
+                return True
+            unusable = _failure_of(result)
+            head = f"the probe request got {unusable.message}"
+            if status in REFUSED_SHAPE:
+                raise WrongEndpoint(
+                    f"{head}; every request of the run would get the same answer, so none "
+                    "was sent (check the model name, --extra options and the server's limits)"
+                )
+            answered: list[Endpoint] = []
+            for other in Endpoint:
+                if other is request.endpoint:
+                    continue
+                other_result = await until_interrupted(
+                    backend.resolve(_tiny_request(other, probe.model)), interrupted
+                )
+                other_status = _status_of(other_result)
+                if other_status is None or other_status not in NO_ROUTE:
+                    answered.append(other)
+    except Interrupted:
+        return False
+    if answered:
+        choices = ", ".join(f"--endpoint {other.value} ({other.path})" for other in answered)
+        hint = f"the server does answer: {choices}"
+    else:
+        hint = "no other endpoint answered either: check the target URL's path prefix"
+    raise WrongEndpoint(f"{head}; nothing was sent; {hint}")
+
+
+def _status_of(result: object) -> int | None:
+    """The HTTP status of an `http_status` failure, else None."""
+    match result:
+        case Failure(UnusableResponse(code=DiagnosticCode.http_status, evidence=evidence)):
+            return evidence.http_status
+        case _:
+            return None
+
+
+def _failure_of(result: object) -> UnusableResponse:
+    match result:
+        case Failure(UnusableResponse() as unusable):
+            return unusable
+        case _:  # pragma: no cover - only called after _status_of found a failure
+            raise AssertionError("not a failure")
+
+
+def _tiny_request(endpoint: Endpoint, model: str) -> GenerationRequest:
+    """A one-token, non-streamed question for `endpoint`, to see whether the route exists."""
+    text = "Say hi."
+    return GenerationRequest(
+        request_id="probe",
+        endpoint=endpoint,
+        model=model,
+        prompt=None if endpoint is Endpoint.chat else text,
+        messages=({"role": "user", "content": text},) if endpoint is Endpoint.chat else None,
+        max_output_tokens=None if endpoint is Endpoint.embeddings else 1,
+        stream=False,
+    )
+
+
+__all__ = ["WrongEndpoint", "probe_endpoint"]

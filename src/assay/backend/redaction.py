@@ -1,0 +1,200 @@
+"""Secrets out of everything assay stores or prints: the API key, auth-like headers, URL passwords.
+
+A server may echo request headers anywhere: an error page, an in-band error, an `event: error`,
+an invalid data line, a partial answer. The backend therefore cleans the raw bytes (and each SSE
+event's data) *before* a handler reads them, so no later cap can cut a secret in half and leave
+its head behind, and cleans every fault it builds once more on the way out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from urllib.parse import unquote, urlsplit
+
+import orjson
+
+from assay.core.diagnostics import UnusableResponse, cap_excerpt
+from assay.core.response import GenerationResponse
+
+MASK = "**********"
+_MASK_BYTES = MASK.encode()
+
+# Shorter values are not treated as secrets: masking every "1" or "on" in a text would destroy
+# the evidence and protect nothing.
+MIN_SECRET_LENGTH = 4
+
+# Header names whose values are credentials (matched as parts of the lower-cased name).
+_SECRET_NAME_WORDS = ("auth", "key", "token", "secret", "cookie", "session", "password")
+
+
+def is_secret_header(name: str, marked: Iterable[str] = ()) -> bool:
+    """Whether a header's value is a credential: auth-like by name, or marked by the user.
+
+    >>> is_secret_header("X-Api-Key"), is_secret_header("Cookie"), is_secret_header("X-Team")
+    (True, True, False)
+    >>> is_secret_header("X-Tenant", marked=["x-tenant"])
+    True
+    """
+    lowered = name.lower()
+    if any(lowered == other.lower() for other in marked):
+        return True
+    return any(word in lowered for word in _SECRET_NAME_WORDS)
+
+
+def mask_headers(headers: dict[str, str], marked: Iterable[str] = ()) -> dict[str, str]:
+    """`headers` with every secret value replaced by the mask, for reports and repr.
+
+    >>> mask_headers({"X-Api-Key": "k-123456", "X-Team": "infra"})
+    {'X-Api-Key': '**********', 'X-Team': 'infra'}
+    """
+    marked = tuple(marked)
+    return {
+        name: MASK if is_secret_header(name, marked) else value for name, value in headers.items()
+    }
+
+
+def mask_url(url: str) -> str:
+    """`url` with the password of its user info masked; other URLs unchanged.
+
+    >>> mask_url("http://bob:hunter22@127.0.0.1:8000/v1")
+    'http://bob:**********@127.0.0.1:8000/v1'
+    >>> mask_url("http://127.0.0.1:8000")
+    'http://127.0.0.1:8000'
+    """
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return url
+    if password is None or "@" not in parts.netloc:
+        return url
+    user_info, _, host = parts.netloc.rpartition("@")
+    user = user_info.partition(":")[0]
+    return parts._replace(netloc=f"{user}:{MASK}@{host}").geturl()
+
+
+def header_secrets(name: str, value: str) -> list[str]:
+    """The strings to hide for one secret header: the value, its token after an auth scheme
+    (`Bearer sk-...`), and each cookie's value.
+
+    >>> header_secrets("Authorization", "Bearer sk-abc123")
+    ['Bearer sk-abc123', 'sk-abc123']
+    """
+    found = [value]
+    scheme, sep, token = value.partition(" ")
+    if sep and scheme.isalpha() and token.strip():
+        found.append(token.strip())
+    if name.lower() in ("cookie", "set-cookie"):
+        for pair in value.split(";"):
+            found.append(pair.partition("=")[2].strip())
+    return found
+
+
+def url_secrets(url: str) -> list[str]:
+    """The password of `url`'s user info, as written and percent-decoded.
+
+    >>> url_secrets("http://bob:p%40ss-99@host")
+    ['p%40ss-99', 'p@ss-99']
+    """
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return []
+    return [] if password is None else [password, unquote(password)]
+
+
+class Redactor:
+    """Replaces every known secret by a mask in text and bytes, longest secret first.
+
+    Each secret is also hidden in its JSON-escaped spelling, since servers echo headers as JSON.
+
+    >>> Redactor(["sk-123"]).clean("echo: Bearer sk-123")
+    'echo: Bearer **********'
+    >>> Redactor(["sk-123"]).excerpt(b"x" * 5 + b"sk-123", limit=7)
+    'xxxxx**…[8 more]'
+    """
+
+    __slots__ = ("_bytes", "_text")
+
+    def __init__(self, secrets: Iterable[str | None]) -> None:
+        variants: set[str] = set()
+        for secret in secrets:
+            if secret is None or len(secret) < MIN_SECRET_LENGTH:
+                continue
+            variants.add(secret)
+            variants.add(orjson.dumps(secret).decode()[1:-1])
+        self._text = tuple(sorted(variants, key=len, reverse=True))
+        self._bytes = tuple(variant.encode() for variant in self._text)
+
+    @property
+    def active(self) -> bool:
+        """Whether there is anything to hide (the hot path skips the redactor when not)."""
+        return bool(self._text)
+
+    def clean(self, text: str) -> str:
+        for secret in self._text:
+            if secret in text:
+                text = text.replace(secret, MASK)
+        return text
+
+    def clean_bytes(self, raw: bytes) -> bytes:
+        for secret in self._bytes:
+            if secret in raw:
+                raw = raw.replace(secret, _MASK_BYTES)
+        return raw
+
+    def excerpt(self, raw: bytes | str | None, limit: int | None = None) -> str | None:
+        """A capped excerpt of `raw`, cleaned before it is capped so no cut secret survives."""
+        if raw is None:
+            return None
+        cleaned = self.clean_bytes(raw) if isinstance(raw, bytes) else self.clean(raw)
+        return cap_excerpt(cleaned) if limit is None else cap_excerpt(cleaned, limit)
+
+    def scrub(self, unusable: UnusableResponse) -> UnusableResponse:
+        """`unusable` with no secret left in its message, excerpt, traceback or partial answer."""
+        if not self._text:
+            return unusable
+        evidence = unusable.evidence
+        partial = evidence.partial
+        clean = self.clean
+        return unusable.model_copy(
+            update={
+                "message": clean(unusable.message),
+                "evidence": evidence.model_copy(
+                    update={
+                        "excerpt": None if evidence.excerpt is None else clean(evidence.excerpt),
+                        "partial": None if partial is None else self.scrub_response(partial),
+                        "traceback": (
+                            None if evidence.traceback is None else clean(evidence.traceback)
+                        ),
+                    }
+                ),
+            }
+        )
+
+    def scrub_response(self, response: GenerationResponse) -> GenerationResponse:
+        """`response` with no secret in its text, reasoning, tool calls or model name."""
+        if not self._text:
+            return response
+        clean = self.clean
+        update: dict[str, object] = {}
+        for name in ("text", "reasoning", "model", "finish_reason"):
+            value = getattr(response, name)
+            if isinstance(value, str) and clean(value) != value:
+                update[name] = clean(value)
+        calls = response.tool_calls
+        if calls:
+            cleaned_calls = tuple(
+                call.model_copy(
+                    update={
+                        "id": None if call.id is None else clean(call.id),
+                        "name": None if call.name is None else clean(call.name),
+                        "arguments": clean(call.arguments),
+                    }
+                )
+                for call in calls
+            )
+            if cleaned_calls != calls:
+                update["tool_calls"] = cleaned_calls
+        return response.model_copy(update=update) if update else response
