@@ -73,8 +73,13 @@ def run_assay(*args: str | Path, timeout_s: float = RUN_TIMEOUT_S) -> CliResult:
 
 
 def run_fast(output_dir: Path, *args: str | Path) -> CliResult:
-    """`assay run` against an instant embedded mock, writing into `output_dir`."""
-    return run_assay("run", *FAST, "--output-dir", output_dir, *args)
+    """`assay run` against an instant embedded mock, writing into `output_dir`.
+
+    With `--data` the prompt file gives the prompts, so no `--prompt-tokens` is added (assay
+    refuses a flag it would ignore).
+    """
+    fast = FAST if "--data" not in args else FAST[: FAST.index("--prompt-tokens")]
+    return run_assay("run", *fast, "--output-dir", output_dir, *args)
 
 
 def read_report(run_dir: Path) -> Report:

@@ -21,6 +21,7 @@ from assay.metrics import Slo, StepAggregator, TimeWindow
 from assay.records import Cancelled, Completed, Errored, RequestRecord
 from assay.records.jsonl import RecordWriter, read_records
 from assay.reports import Report, StepReport, build_report, write_report
+from assay.reports.run_folder import fresh_folder
 from assay.validators import Validator
 
 REVALIDATED_DIR = "revalidated"
@@ -71,7 +72,8 @@ def revalidate(
     max_error_rate: float | None = None,
 ) -> RevalidationOutcome:
     """Judge a run's records again and write report.json, summary.csv and records.jsonl into
-    `run_dir/revalidated/`; the original files are left untouched."""
+    `run_dir/revalidated/` (or `revalidated-2/`, ... when taken); the run's files stay as they
+    were."""
     old = _read_report(run_dir / "report.json")
     endpoint = Endpoint(str(old.run_config.get("endpoint", Endpoint.chat.value)))
     spec = ChainSpec(endpoint, strict=strict, extra=extra, use_defaults=use_defaults)
@@ -79,7 +81,8 @@ def revalidate(
     slo_keys = old.run_config.get("slo")
     slo = Slo.model_validate(slo_keys) if isinstance(slo_keys, dict) and slo_keys else None
     aggregators = {step.index: StepAggregator(slo=slo, window=_window(step)) for step in old.steps}
-    out_dir = run_dir / REVALIDATED_DIR
+    # A fresh folder each time (revalidated-2, ...): an earlier revalidation is never overwritten.
+    out_dir = fresh_folder(run_dir / REVALIDATED_DIR)
     newly_errored = newly_completed = 0
     with RecordWriter(out_dir / "records.jsonl") as writer:
         for record in read_records(run_dir / "records.jsonl"):

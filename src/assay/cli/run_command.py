@@ -10,20 +10,23 @@ from assay.cli.progress import ProgressDisplay
 from assay.config import RunConfig
 from assay.launch import LoadProcesses
 from assay.reports import render_summary
+from assay.reports.run_folder import RunFolder
 
 EXIT_VALID = 0
 EXIT_INVALID = 1
 EXIT_INTERRUPTED = 130
 
 
-def run_and_report(config: RunConfig, started: LoadProcesses | None = None) -> int:
+def run_and_report(
+    config: RunConfig, started: LoadProcesses | None = None, folder: RunFolder | None = None
+) -> int:
     """Run, print the summary and where the files are; the exit code for the outcome."""
     console = Console(highlight=False)
     steps = None if config.profile == "sweep" else 1
     max_seconds = constraints_of(config).max_seconds
     with ProgressDisplay(console, steps=steps, max_seconds=max_seconds) as display:
         outcome = run_from_config(
-            config, note=display.note, on_progress=display.update, started=started
+            config, note=display.note, on_progress=display.update, started=started, folder=folder
         )
     render_summary(outcome.report, console)
     console.print(f"files: {outcome.output_dir}/ (report.json, records.jsonl, summary.csv)")
