@@ -50,9 +50,18 @@ def assay_env() -> dict[str, str]:
     return {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb"}
 
 
-def run_assay(*args: str | Path, timeout_s: float = RUN_TIMEOUT_S) -> CliResult:
-    """Run `assay ARGS...` to its end; a run still going after `timeout_s` is killed and fails."""
-    process = subprocess.Popen(
+def run_assay(
+    *args: str | Path, timeout_s: float = RUN_TIMEOUT_S, cwd: Path | None = None
+) -> CliResult:
+    """Run `assay ARGS...` (in `cwd` when given) to its end; a run still going after
+    `timeout_s` is killed and fails."""
+    process = start_assay(*args, cwd=cwd)
+    return finish_assay(process, args, timeout_s)
+
+
+def start_assay(*args: str | Path, cwd: Path | None = None) -> subprocess.Popen[str]:
+    """Start `assay ARGS...` in its own session, its output piped; see `finish_assay`."""
+    return subprocess.Popen(
         [str(ASSAY), *map(str, args)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -60,7 +69,14 @@ def run_assay(*args: str | Path, timeout_s: float = RUN_TIMEOUT_S) -> CliResult:
         text=True,
         env=assay_env(),
         start_new_session=True,
+        cwd=cwd,
     )
+
+
+def finish_assay(
+    process: subprocess.Popen[str], args: tuple[str | Path, ...], timeout_s: float = RUN_TIMEOUT_S
+) -> CliResult:
+    """Wait for a started `assay` to end; one still going after `timeout_s` is killed."""
     try:
         stdout, stderr = process.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:

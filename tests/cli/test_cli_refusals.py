@@ -8,8 +8,10 @@ import socket
 from pathlib import Path
 
 import pytest
-from tests.cli.cli_harness import CliResult, run_assay
+from tests.cli.cli_harness import CliResult, assert_every_request_accounted, run_assay, run_fast
 from tests.cli.test_cli_bad_input import assert_one_error_line
+
+from assay.config import usable_cpus
 
 # The words `{tmp}` stands for the test's own folder; a `.json` or `.toml` word with `{tmp}` is
 # written from CONFIG_FILES first, `{data}` is a valid one-line prompt file.
@@ -162,3 +164,14 @@ def test_mock_on_an_address_not_of_this_machine_is_one_error_line() -> None:
 
 def test_mock_with_100000_workers_is_refused() -> None:
     assert_mock_refused(run_assay("mock", "--port", "0", "--workers", "100000"), "--workers")
+
+
+def test_more_processes_than_cpus_is_a_warning_and_the_run_goes_on(tmp_path: Path) -> None:
+    # Issue 10.11: more load processes than CPUs only compete for them; said, not refused.
+    processes = usable_cpus() + 1
+    result = run_fast(tmp_path, "--max-requests", "6", "--processes", str(processes))
+    assert result.exit_code == 0, result.stdout + result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"warning: --processes {processes} is more than the"), line
+    assert "CPUs" in line
+    assert_every_request_accounted(tmp_path)

@@ -457,7 +457,7 @@ def _guarded(body: Callable[[], int], site: CrashSite | None = None) -> int:
         typer.echo("interrupted", err=True)
         return EXIT_INTERRUPTED
     except Exception as error:
-        from assay.cli.crash import crash_line, save_crash
+        from assay.cli.crash import CrashSite, crash_line, save_crash
 
         typer.echo(crash_line(error, save_crash(error, site or CrashSite())), err=True)
         return EXIT_CRASH
