@@ -175,3 +175,17 @@ def test_more_processes_than_cpus_is_a_warning_and_the_run_goes_on(tmp_path: Pat
     assert line.startswith(f"warning: --processes {processes} is more than the"), line
     assert "CPUs" in line
     assert_every_request_accounted(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("run", "--shared-prefix-tokens", "1e8"), ("--shared-prefix-tokens", "assay run --help")),
+        (("run", "--max-request", "5"), ("--max-request", "--max-requests")),
+        (("mock", "--port", "http"), ("--port", "assay mock --help")),
+        (("revalidate",), ("Missing argument",)),
+    ],
+)
+def test_a_usage_error_is_one_error_line_too(args: tuple[str, ...], words: tuple[str, ...]) -> None:
+    # Flags of the wrong type were a usage box of four lines; now one line like any bad input.
+    assert_one_error_line(run_assay(*args), *words)

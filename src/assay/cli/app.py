@@ -469,8 +469,19 @@ def _exit(code: int) -> NoReturn:
 
 
 def main() -> None:
-    """Console entry point."""
+    """Console entry point; a usage error (an unknown flag, a value of the wrong type) is one
+    `error:` line and exit code 2, like every other bad input."""
+    from typer._click.exceptions import NoArgsIsHelpError, UsageError
+
     try:
-        app()
+        code = app(standalone_mode=False)
+    except NoArgsIsHelpError as error:
+        typer.echo(error.format_message(), err=True)
+        code = EXIT_USAGE
+    except UsageError as error:
+        command = error.ctx.command_path if error.ctx is not None else "assay"
+        typer.echo(f"error: {error.format_message()} (see `{command} --help`)", err=True)
+        code = EXIT_USAGE
     except KeyboardInterrupt:
-        sys.exit(EXIT_INTERRUPTED)
+        code = EXIT_INTERRUPTED
+    sys.exit(code if isinstance(code, int) else EXIT_VALID)
