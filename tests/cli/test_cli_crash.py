@@ -37,6 +37,18 @@ def test_a_crash_exits_3_and_saves_its_traceback_in_the_run_folder(
     assert "RuntimeError: an invariant of assay broke" in text
 
 
+def test_a_crash_mid_run_points_at_the_records_it_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shard = tmp_path / "shards" / "records.step000.p000.jsonl"
+    shard.parent.mkdir()
+    shard.write_text('{"id": "req-00000000"}\n', encoding="utf-8")
+    assert _guarded(crashing_body, CrashSite(folder=tmp_path)) == EXIT_CRASH
+    text = saved_path(capsys.readouterr().err).read_text(encoding="utf-8")
+    assert f"kept in {shard.parent}" in text
+    assert shard.read_text(encoding="utf-8") == '{"id": "req-00000000"}\n'
+
+
 def test_a_second_crash_never_overwrites_the_first_traceback(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

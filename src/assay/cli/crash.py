@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Final
 
 from assay import __version__
-from assay.reports.run_folder import CRASH_FILE
+from assay.reports.run_folder import CRASH_FILE, SHARDS_DIR
 
 EXIT_CRASH: Final = 3
 
@@ -36,6 +36,9 @@ def save_crash(error: BaseException, site: CrashSite) -> Path:
         f"command: {' '.join(sys.argv)}\n\n" + "".join(traceback.format_exception(error))
     )
     if site.folder is not None and site.folder.is_dir():
+        shards = site.folder / SHARDS_DIR
+        if shards.is_dir() and any(shards.iterdir()):
+            text += f"\nThe records written before the crash are kept in {shards}.\n"
         path = site.folder / CRASH_FILE
         try:
             with path.open("x", encoding="utf-8") as handle:  # never over an earlier file

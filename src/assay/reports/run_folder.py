@@ -26,6 +26,7 @@ SHARDS_DIR: Final = "shards"
 CRASH_FILE: Final = "crash-traceback.txt"
 RUN_ENTRIES: Final = (
     "report.json",
+    "report.html",
     "records.jsonl",
     "summary.csv",
     SHARDS_DIR,
