@@ -19,7 +19,7 @@ from tests.cli.cli_harness import (
 )
 from tests.cli.test_cli_bad_input import assert_one_error_line
 
-from assay.reports.run_folder import claim_run_folder
+from assay.run_folder import claim_run_folder
 
 SHORT = ("--max-requests", "6", "--processes", "1")
 

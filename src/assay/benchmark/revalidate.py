@@ -21,7 +21,7 @@ from assay.metrics import Slo, StepAggregator, TimeWindow
 from assay.records import Cancelled, Completed, Errored, RequestRecord
 from assay.records.jsonl import RecordWriter, read_records
 from assay.reports import Report, StepReport, build_report, write_report
-from assay.reports.run_folder import fresh_folder
+from assay.run_folder import fresh_folder
 from assay.validators import Validator
 
 REVALIDATED_DIR = "revalidated"

@@ -32,7 +32,7 @@ from assay.benchmark.validation import ChainSpec
 from assay.config import RunConfig, check_machine_limits
 from assay.launch import LoadProcesses
 from assay.reports import Report, StepReport, build_report, write_report
-from assay.reports.run_folder import RunFolder, claim_run_folder
+from assay.run_folder import RunFolder, claim_run_folder
 from assay.scheduler import (
     BenchmarkResult,
     ProgressSnapshot,

@@ -306,7 +306,7 @@ def run(
     from assay.cli.crash import CrashSite
     from assay.cli.options import parse_headers, parse_pairs
     from assay.config import build_config, check_machine_limits, load_config_file
-    from assay.reports.run_folder import claim_run_folder
+    from assay.run_folder import claim_run_folder
 
     def body() -> int:
         overrides: dict[str, Any] = {

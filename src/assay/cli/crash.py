@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Final
 
 from assay import __version__
-from assay.reports.run_folder import CRASH_FILE, SHARDS_DIR
+from assay.run_folder import CRASH_FILE, SHARDS_DIR
 
 EXIT_CRASH: Final = 3
 

@@ -10,7 +10,7 @@ from assay.cli.progress import ProgressDisplay
 from assay.config import RunConfig
 from assay.launch import LoadProcesses
 from assay.reports import render_summary
-from assay.reports.run_folder import RunFolder
+from assay.run_folder import RunFolder
 
 EXIT_VALID = 0
 EXIT_INVALID = 1
