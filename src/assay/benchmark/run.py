@@ -116,7 +116,8 @@ def run_from_config(
         chain = chain_of(config)
         chain()  # build once here so a bad --validator fails before any load is sent
         check_machine_limits(config)
-        check_before_start(config, None if config.target else lambda: mock_config_of(config))
+        mock_check = None if config.target is not None else lambda: mock_config_of(config)
+        check_before_start(config, mock_check)
         if folder is None:
             folder = claim_run_folder(config.output_dir, started_at)
         return _run(config, folder, chain, started_at, note, on_progress, started)
