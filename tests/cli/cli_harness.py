@@ -51,16 +51,26 @@ def assay_env() -> dict[str, str]:
 
 
 def run_assay(
-    *args: str | Path, timeout_s: float = RUN_TIMEOUT_S, python_path: Path | None = None
+    *args: str | Path,
+    timeout_s: float = RUN_TIMEOUT_S,
+    cwd: Path | None = None,
+    python_path: Path | None = None,
 ) -> CliResult:
-    """Run `assay ARGS...` to its end; a run still going after `timeout_s` is killed and fails.
+    """Run `assay ARGS...` (in `cwd` when given) to its end; a run still going after
+    `timeout_s` is killed and fails. `python_path` is put on PYTHONPATH, so
+    `--validator module:name` can load a test's module."""
+    process = start_assay(*args, cwd=cwd, python_path=python_path)
+    return finish_assay(process, args, timeout_s)
 
-    `python_path` is put on PYTHONPATH, so `--validator module:name` can load a test's module.
-    """
+
+def start_assay(
+    *args: str | Path, cwd: Path | None = None, python_path: Path | None = None
+) -> subprocess.Popen[str]:
+    """Start `assay ARGS...` in its own session, its output piped; see `finish_assay`."""
     env = assay_env()
     if python_path is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(python_path), env.get("PYTHONPATH"))))
-    process = subprocess.Popen(
+    return subprocess.Popen(
         [str(ASSAY), *map(str, args)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -68,7 +78,14 @@ def run_assay(
         text=True,
         env=env,
         start_new_session=True,
+        cwd=cwd,
     )
+
+
+def finish_assay(
+    process: subprocess.Popen[str], args: tuple[str | Path, ...], timeout_s: float = RUN_TIMEOUT_S
+) -> CliResult:
+    """Wait for a started `assay` to end; one still going after `timeout_s` is killed."""
     try:
         stdout, stderr = process.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -81,8 +98,13 @@ def run_assay(
 
 
 def run_fast(output_dir: Path, *args: str | Path) -> CliResult:
-    """`assay run` against an instant embedded mock, writing into `output_dir`."""
-    return run_assay("run", *FAST, "--output-dir", output_dir, *args)
+    """`assay run` against an instant embedded mock, writing into `output_dir`.
+
+    With `--data` the prompt file gives the prompts, so no `--prompt-tokens` is added (assay
+    refuses a flag it would ignore).
+    """
+    fast = FAST if "--data" not in args else FAST[: FAST.index("--prompt-tokens")]
+    return run_assay("run", *fast, "--output-dir", output_dir, *args)
 
 
 def read_report(run_dir: Path) -> Report:

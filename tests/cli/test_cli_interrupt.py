@@ -68,6 +68,9 @@ def test_sigint_mid_run_exits_130_with_every_dispatched_request_recorded(
     stdout = (before + rest).decode()
     assert process.returncode == 130, stdout + stderr.decode()
     assert "interrupted" in stdout
+    # Issue 10.7: a partial run gets no verdict, never "VALID RUN".
+    assert "INTERRUPTED: partial results" in stdout
+    assert "VALID RUN" not in stdout
     report = assert_every_request_accounted(tmp_path)
     assert report.run_config["interrupted"] is True
     (step,) = report.steps

@@ -120,7 +120,7 @@ def test_raising_validator_in_run_is_validator_error_not_internal_error(tmp_path
     result = assay(
         "run", "--mock-ttft-ms", "0", "--mock-itl-ms", "0", "--output-tokens", "8",
         "--max-requests", "8", "--processes", "1", "--output-dir", tmp_path,
-        "--validator", f"{CHECKS}:explodes",
+        "--mock-fault", "http_500=0", "--validator", f"{CHECKS}:explodes",
     )  # fmt: skip
     assert "Traceback" not in result.stdout + result.stderr
     assert result.exit_code == 1, result.stdout + result.stderr
@@ -132,7 +132,7 @@ def test_custom_code_flows_through_records_report_and_revalidate(tmp_path: Path)
     result = assay(
         "run", "--mock-ttft-ms", "0", "--mock-itl-ms", "0", "--output-tokens", "8",
         "--max-requests", "6", "--processes", "1", "--output-dir", run_dir,
-        "--validator", f"{CHECKS}:not_polite",
+        "--mock-fault", "http_500=0", "--validator", f"{CHECKS}:not_polite",
     )  # fmt: skip
     assert result.exit_code == 1, result.stdout + result.stderr
     assert "judgetest.not_polite" in result.stdout

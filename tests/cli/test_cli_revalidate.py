@@ -47,6 +47,11 @@ def digests(run_dir: Path) -> dict[str, str]:
     return {name: hashlib.sha256((run_dir / name).read_bytes()).hexdigest() for name in names}
 
 
+def written_to(result: CliResult) -> Path:
+    """The folder a revalidation says it wrote (each one gets its own: revalidated, -2, ...)."""
+    return Path(result.stdout.rpartition("files: ")[2].strip().removesuffix("/"))
+
+
 def injected_among_completed(run_dir: Path) -> int:
     return sum(
         line["status"] == "completed"
@@ -69,7 +74,7 @@ def test_strict_revalidation_errors_every_answer_without_finish_reason(lenient_r
     assert "INVALID RUN" in result.stdout
     expected = injected_among_completed(lenient_run)
     assert f"revalidated: {expected} completed -> errored, 0 errored -> completed" in result.stdout
-    new_dir = lenient_run / "revalidated"
+    new_dir = written_to(result)
     new = assert_every_request_accounted(new_dir)
     counts = {code.value: summary.count for code, summary in new.totals.errors_by_code.items()}
     assert counts == {"missing_finish_reason": expected}
@@ -89,5 +94,5 @@ def test_revalidate_without_strict_changes_no_verdict(lenient_run: Path) -> None
     result = run_assay("revalidate", lenient_run, "--max-error-rate", "0.5")
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "revalidated: 0 completed -> errored, 0 errored -> completed" in result.stdout
-    report = read_report(lenient_run / "revalidated")
+    report = read_report(written_to(result))
     assert report.totals.outcomes.completed == REQUESTS

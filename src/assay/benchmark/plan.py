@@ -109,32 +109,33 @@ def backend_settings_of(config: RunConfig, base_url: str) -> BackendSettings:
 
 def source_of(config: RunConfig, model: str) -> RequestSource:
     """Synthetic prompts, or the prompt file of `--data` (read and checked here)."""
+    return build_source(source_config_of(config, model))
+
+
+def source_config_of(config: RunConfig, model: str) -> SyntheticSource | FileSourceConfig:
+    """What `source_of` builds, not built yet: checking it costs no file read."""
     output_tokens = parse_token_count(config.output_tokens)
     if config.data is not None:
-        return build_source(
-            FileSourceConfig(
-                path=config.data,
-                endpoint=config.endpoint,
-                model=model,
-                output_tokens=output_tokens,
-                ignore_eos=config.ignore_eos,
-                stream=config.stream,
-                seed=config.seed,
-                tokenizer=config.tokenizer,
-            )
-        )
-    return build_source(
-        SyntheticSource(
+        return FileSourceConfig(
+            path=config.data,
             endpoint=config.endpoint,
             model=model,
-            prompt_tokens=parse_token_count(config.prompt_tokens),
             output_tokens=output_tokens,
-            shared_prefix_tokens=config.shared_prefix_tokens,
             ignore_eos=config.ignore_eos,
             stream=config.stream,
             seed=config.seed,
             tokenizer=config.tokenizer,
         )
+    return SyntheticSource(
+        endpoint=config.endpoint,
+        model=model,
+        prompt_tokens=parse_token_count(config.prompt_tokens),
+        output_tokens=output_tokens,
+        shared_prefix_tokens=config.shared_prefix_tokens,
+        ignore_eos=config.ignore_eos,
+        stream=config.stream,
+        seed=config.seed,
+        tokenizer=config.tokenizer,
     )
 
 

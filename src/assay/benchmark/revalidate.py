@@ -24,6 +24,7 @@ from assay.records.jsonl import RecordWriter, read_records
 from assay.reports import Report, StepReport, build_report, write_report
 from assay.reports.html import write_html
 from assay.reports.loader import load_report
+from assay.run_folder import fresh_folder
 from assay.validators import Validator
 from assay.worker import judge
 
@@ -87,7 +88,8 @@ def revalidate(
     max_error_rate: float | None = None,
 ) -> RevalidationOutcome:
     """Judge a run's records again and write report.json, summary.csv and records.jsonl into
-    `run_dir/revalidated/`; the original files are left untouched."""
+    `run_dir/revalidated/` (or `revalidated-2/`, ... when taken); the run's files stay as they
+    were."""
     old = load_report(run_dir)
     endpoint = Endpoint(str(old.run_config.get("endpoint", Endpoint.chat.value)))
     spec = ChainSpec(endpoint, strict=strict, extra=extra, use_defaults=use_defaults)
@@ -100,7 +102,8 @@ def revalidate(
         for step in old.steps
         if step.timeline is not None
     }
-    out_dir = run_dir / REVALIDATED_DIR
+    # A fresh folder each time (revalidated-2, ...): an earlier revalidation is never overwritten.
+    out_dir = fresh_folder(run_dir / REVALIDATED_DIR)
     newly_errored = newly_completed = recoded = 0
     with RecordWriter(out_dir / "records.jsonl") as writer:
         for record in read_records(run_dir / "records.jsonl"):

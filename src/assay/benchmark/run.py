@@ -29,13 +29,15 @@ from assay.benchmark.plan import (
     slo_of,
     source_of,
 )
+from assay.benchmark.preflight import check_before_start
 from assay.benchmark.server_observation import observe_server, server_metrics_report
 from assay.benchmark.sink import ShardSinkFactory, ShardSummary
-from assay.config import RunConfig
-from assay.errors import DataError
+from assay.benchmark.validation import ChainSpec
+from assay.config import RunConfig, check_machine_limits
 from assay.launch import LoadProcesses
 from assay.reports import Report, StepReport, build_report, write_report
 from assay.reports.html import write_html
+from assay.run_folder import RunFolder, claim_run_folder
 from assay.scheduler import (
     BenchmarkResult,
     ProgressSnapshot,
@@ -63,15 +65,6 @@ class RunOutcome:
     output_dir: Path
     interrupted: bool
     target: str
-
-
-def default_output_dir(now: datetime) -> Path:
-    """`assay-results/run-YYYYmmdd-HHMMSS` (UTC).
-
-    >>> default_output_dir(datetime(2026, 12, 2, 9, 5, 1, tzinfo=UTC)).as_posix()
-    'assay-results/run-20261202-090501'
-    """
-    return Path("assay-results") / f"run-{now:%Y%m%d-%H%M%S}"
 
 
 def mock_config_of(config: RunConfig) -> MockConfig:
@@ -148,22 +141,44 @@ def run_from_config(
     note: Callable[[str], None] = lambda _: None,
     on_progress: Callable[[ProgressSnapshot], None] | None = None,
     started: LoadProcesses | None = None,
+    folder: RunFolder | None = None,
 ) -> RunOutcome:
     """Run the benchmark `config` describes and write its files; see `RunOutcome`.
 
     `started` are its load processes when the caller started them ahead (the CLI does, before
     it imports this module, so the imports overlap); otherwise they start here, first.
+    `folder` is the run folder when the caller claimed it ahead (see `claim_run_folder`).
 
     Raises `AssayError` subclasses for bad input (data files, validators, an unreachable
-    target) before any load is sent.
+    target) before any load is sent; the run folder is then removed again if still empty.
     """
     started_at = datetime.now(UTC)
-    output_dir = config.output_dir or default_output_dir(started_at)
-    shard_dir = output_dir / "shards"
-    chain = chain_of(config)
-    chain()  # build once here so a bad --validator fails before any load is sent
-    if config.data is not None and not config.data.is_file():
-        raise DataError(f"{config.data}: no such prompt file")
+    try:
+        chain = chain_of(config)
+        chain()  # build once here so a bad --validator fails before any load is sent
+        check_machine_limits(config)
+        mock_check = None if config.target is not None else lambda: mock_config_of(config)
+        check_before_start(config, mock_check)
+        if folder is None:
+            folder = claim_run_folder(config.output_dir, started_at)
+        return _run(config, folder, chain, started_at, note, on_progress, started)
+    except BaseException:
+        # A start that failed leaves no empty run folder; one with records keeps them.
+        if folder is not None:
+            folder.remove_if_empty()
+        raise
+
+
+def _run(
+    config: RunConfig,
+    folder: RunFolder,
+    chain: ChainSpec,
+    started_at: datetime,
+    note: Callable[[str], None],
+    on_progress: Callable[[ProgressSnapshot], None] | None,
+    started: LoadProcesses | None,
+) -> RunOutcome:
+    output_dir = folder.path
     # From here on Ctrl-C is a flag, never a KeyboardInterrupt raised mid-start-up: the run
     # then ends cleanly with what it has (the scheduler handles it while the load runs).
     with contextlib.ExitStack() as stack:
@@ -184,15 +199,16 @@ def run_from_config(
         model = ready
         note(f"model: {model}; validators: {chain.describe()}")
         source = source_of(config, model)
+        if source.size() != 0:
+            source.request(0)  # loads the tokenizer here: a bad one fails before any load
         # A real target gets one probe first: a wrong endpoint stops here, not after the run.
         if config.target is not None and not asyncio.run(
             probe_endpoint(backend, source.request(0), interrupted=interrupted.is_set)
         ):
             raise KeyboardInterrupt
         plan = plan_of(config, source, backend, chain)
-        shard_dir.mkdir(parents=True, exist_ok=True)
         sinks = ShardSinkFactory(
-            shard_dir,
+            folder.shards,
             slo=slo_of(config),
             windowed=bool(config.warmup_seconds or config.cooldown_seconds),
         )
@@ -210,7 +226,7 @@ def run_from_config(
         )
     finished_at = datetime.now(UTC)
     _merge_shards(result, output_dir / RECORDS_FILE)
-    shutil.rmtree(shard_dir, ignore_errors=True)
+    folder.drop_shards(summary.shard for step in result.steps for summary in step.sink_results)
     run_config: dict[str, JsonValue] = {
         **config.model_dump(mode="json"),
         **effective_settings(config),

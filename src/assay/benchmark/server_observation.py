@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 from assay.backend import BackendSettings
+from assay.backend.redaction import mask_url
 from assay.config import RunConfig
 from assay.core.diagnostics import DiagnosticCode, Stage, stage_of
 from assay.errors import ConfigError
@@ -50,6 +52,15 @@ def metrics_url_of(config: RunConfig, target: str) -> tuple[str, bool] | None:
     return f"{target.rstrip('/')}/metrics", False
 
 
+def _tls_of(backend: BackendSettings) -> bool | ssl.SSLContext:
+    """How the scrapes verify TLS: as the backend does (its CA bundle, or not at all)."""
+    if not backend.verify_tls:
+        return False
+    if backend.ca_bundle is not None:
+        return ssl.create_default_context(cafile=str(backend.ca_bundle))
+    return True
+
+
 def _same_origin(a: str, b: str) -> bool:
     left, right = urlsplit(a), urlsplit(b)
     return (left.scheme, left.hostname, left.port) == (right.scheme, right.hostname, right.port)
@@ -64,31 +75,35 @@ def observe_server(
     The API key and headers go with the scrapes only when the metrics URL has the target's
     origin: no credential is sent to another host.
     """
-    found = metrics_url_of(config, backend.base_url)
+    found = metrics_url_of(config, backend.request_root)
     if found is None:
         yield None
         return
     url, named = found
     headers: dict[str, str] = {}
-    if _same_origin(url, backend.base_url):
+    if _same_origin(url, backend.request_root):
         headers.update(backend.headers)
-        if backend.api_key is not None:
-            headers["Authorization"] = f"Bearer {backend.api_key.get_secret_value()}"
+        authorization = backend.authorization()
+        if authorization is not None and not any(
+            name.lower() == "authorization" for name in headers
+        ):
+            headers["Authorization"] = authorization
     with ServerMetricsObserver(
         url,
         headers=headers,
         interval_s=config.server_metrics_interval,
         timeout_s=min(5.0, config.timeout_connect),
-        verify_tls=not config.insecure,
+        verify_tls=_tls_of(backend),
+        shown_url=mask_url(url),
     ) as observer:
         first = observer.scrape_now()
         if first.problem is not None:
             if named:
                 raise ConfigError(f"--server-metrics: {first.problem}")
-            note(f"server metrics: none at {url} ({first.problem})")
+            note(f"server metrics: none at {mask_url(url)} ({first.problem})")
             yield None
             return
-        note(f"server metrics: {url}, every {config.server_metrics_interval:g} s")
+        note(f"server metrics: {mask_url(url)}, every {config.server_metrics_interval:g} s")
         yield observer
 
 

@@ -1,7 +1,8 @@
 """The `assay` command line: `run`, `mock`, `validators`, `revalidate`, `compare`.
 
 Heavy modules are imported inside the commands so `assay --help` stays fast. Every error meant
-for the user (`AssayError`) is one line on stderr and exit code 2; Ctrl-C is exit code 130.
+for the user (`AssayError`) is one line on stderr and exit code 2; Ctrl-C is exit code 130; a
+crash of assay itself is one line saying where its traceback was saved, and exit code 3.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from typer._click.core import Context as _ClickContext
@@ -19,9 +20,13 @@ from typer.core import TyperCommand
 from assay import __version__
 from assay.errors import AssayError, DataError
 
+if TYPE_CHECKING:
+    from assay.cli.crash import CrashSite
+
 EXIT_VALID = 0
 EXIT_INVALID = 1
 EXIT_USAGE = 2
+EXIT_CRASH = 3
 EXIT_INTERRUPTED = 130
 
 app = typer.Typer(
@@ -362,10 +367,15 @@ def run(
     """Run a benchmark and write report.json, records.jsonl and summary.csv.
 
     Exit code 0: a valid run; 1: an INVALID run (error rate above --max-error-rate, or nothing
-    completed); 2: bad usage or input; 130: interrupted (the partial report is still written).
+    completed); 2: bad usage or input; 3: assay crashed (a bug; the traceback is saved);
+    130: interrupted (the partial report is still written).
     """
+    from datetime import UTC, datetime
+
+    from assay.cli.crash import CrashSite
     from assay.cli.options import parse_headers, parse_pairs
-    from assay.config import build_config, load_config_file
+    from assay.config import build_config, check_machine_limits, load_config_file
+    from assay.run_folder import claim_run_folder
 
     def body() -> int:
         overrides: dict[str, Any] = {
@@ -395,15 +405,25 @@ def run(
         }  # fmt: skip
         file_keys = load_config_file(config) if config is not None else {}
         run_config = build_config(file_keys, overrides)
+        # Before any process starts: what this machine cannot do is refused, and the run
+        # folder is claimed (a folder that cannot be written, or holds a run, is refused).
+        for warning in check_machine_limits(run_config):
+            typer.echo(f"warning: {warning}", err=True)
+        folder = claim_run_folder(run_config.output_dir, datetime.now(UTC))
+        site.folder = folder.path
         from assay.launch import start_load_processes
 
-        # The load processes import the run path while this process does the same.
-        with start_load_processes(run_config.load_processes) as started:
-            from assay.cli.run_command import run_and_report
+        try:
+            # The load processes import the run path while this process does the same.
+            with start_load_processes(run_config.load_processes) as started:
+                from assay.cli.run_command import run_and_report
 
-            return run_and_report(run_config, started)
+                return run_and_report(run_config, started, folder)
+        finally:
+            folder.remove_if_empty()
 
-    _exit(_guarded(body))
+    site = CrashSite()
+    _exit(_guarded(body, site))
 
 
 class _MockCommand(TyperCommand):
@@ -562,7 +582,9 @@ def compare(
     _exit(_guarded(body))
 
 
-def _guarded(body: Callable[[], int]) -> int:
+def _guarded(body: Callable[[], int], site: CrashSite | None = None) -> int:
+    """Run a command's body: bad input is one `error:` line and exit 2, Ctrl-C exit 130, and
+    anything else a crash (exit 3) whose traceback is saved, not printed."""
     try:
         code = body()
     except AssayError as error:
@@ -571,6 +593,11 @@ def _guarded(body: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         return EXIT_INTERRUPTED
+    except Exception as error:
+        from assay.cli.crash import CrashSite, crash_line, save_crash
+
+        typer.echo(crash_line(error, save_crash(error, site or CrashSite())), err=True)
+        return EXIT_CRASH
     return code
 
 
@@ -579,8 +606,19 @@ def _exit(code: int) -> NoReturn:
 
 
 def main() -> None:
-    """Console entry point."""
+    """Console entry point; a usage error (an unknown flag, a value of the wrong type) is one
+    `error:` line and exit code 2, like every other bad input."""
+    from typer._click.exceptions import NoArgsIsHelpError, UsageError
+
     try:
-        app()
+        code = app(standalone_mode=False)
+    except NoArgsIsHelpError as error:
+        typer.echo(error.format_message(), err=True)
+        code = EXIT_USAGE
+    except UsageError as error:
+        command = error.ctx.command_path if error.ctx is not None else "assay"
+        typer.echo(f"error: {error.format_message()} (see `{command} --help`)", err=True)
+        code = EXIT_USAGE
     except KeyboardInterrupt:
-        sys.exit(EXIT_INTERRUPTED)
+        code = EXIT_INTERRUPTED
+    sys.exit(code if isinstance(code, int) else EXIT_VALID)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from assay.benchmark.revalidate import revalidate
+from assay.benchmark.revalidate import REVALIDATED_DIR, revalidate
 from assay.reports import render_summary
 
 EXIT_VALID = 0
@@ -31,6 +31,11 @@ def revalidate_run(
         max_error_rate=max_error_rate,
     )
     render_summary(result.report, console)
+    if result.output_dir.name != REVALIDATED_DIR:
+        console.print(
+            f"{REVALIDATED_DIR}/ already exists: this revalidation went to "
+            f"{result.output_dir.name}/ (none is ever overwritten)"
+        )
     console.print(
         f"revalidated: {result.newly_errored} completed -> errored, "
         f"{result.newly_completed} errored -> completed, {result.recoded} errored under "

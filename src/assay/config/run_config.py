@@ -7,10 +7,11 @@ command line override the file. Validation errors become one `ConfigError` line 
 from __future__ import annotations
 
 import json
-import os
 import tomllib
+import unicodedata
 from pathlib import Path
-from typing import Any, Final, Literal, Self
+from typing import Any, Final, Literal, Self, get_args
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -24,12 +25,27 @@ from pydantic import (
 
 from assay.backend.redaction import mask_headers, mask_url
 from assay.backend.settings import check_header
+from assay.config.limits import usable_cpus
 from assay.core import Endpoint
 from assay.errors import ConfigError
 
 ProfileKind = Literal["synchronous", "concurrent", "throughput", "constant", "poisson", "sweep"]
 
 SLO_KEYS: Final = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
+
+MAX_DURATION_S: Final = 30 * 24 * 3600.0
+"""The longest any duration (a step, a deadline, a warmup) may be: 30 days."""
+MIN_RATE: Final = 0.001
+"""The slowest rate, one request every 1,000 s: below it a step sends nothing in its time."""
+MAX_RATE: Final = 1_000_000.0
+"""The fastest rate, far above what one client machine can send."""
+
+_RATE_PROFILES: Final = ("constant", "poisson")
+_CONCURRENCY_PROFILES: Final = ("concurrent", "throughput", "sweep")
+_MOCK_FIELDS: Final = ("mock_workers", "mock_ttft_ms", "mock_itl_ms", "mock_faults")
+_HEADER_NAME_CHARS: Final = frozenset(
+    "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+)
 
 
 class RunConfig(BaseModel):
@@ -54,17 +70,17 @@ class RunConfig(BaseModel):
     wait_ready: float = Field(default=0.0, ge=0, allow_inf_nan=False)
     # Load
     profile: ProfileKind = "throughput"
-    rate: float | None = Field(default=None, gt=0)
+    rate: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     concurrency: int | None = Field(default=None, gt=0)
     sweep_rates: int = Field(default=5, gt=0)
     processes: int | None = Field(default=None, gt=0)
     # Constraints
-    max_seconds: float | None = Field(default=None, gt=0)
+    max_seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False, le=MAX_DURATION_S)
     max_requests: int | None = Field(default=None, gt=0)
     max_errors: int | None = Field(default=None, gt=0)
-    stop_error_rate: float | None = Field(default=None, gt=0, le=1)
-    warmup_seconds: float = Field(default=0.0, ge=0)
-    cooldown_seconds: float = Field(default=0.0, ge=0)
+    stop_error_rate: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
+    warmup_seconds: float = Field(default=0.0, ge=0, allow_inf_nan=False, le=MAX_DURATION_S)
+    cooldown_seconds: float = Field(default=0.0, ge=0, allow_inf_nan=False, le=MAX_DURATION_S)
     # Data
     data: Path | None = None
     prompt_tokens: str = "256"
@@ -79,20 +95,21 @@ class RunConfig(BaseModel):
     validators: tuple[str, ...] = ()
     default_validators: bool = True
     strict: bool = False
-    max_error_rate: float = Field(default=0.05, ge=0, le=1)
+    max_error_rate: float = Field(default=0.05, ge=0, le=1, allow_inf_nan=False)
     slo: dict[str, float] = {}
-    # Transport deadlines (seconds)
-    timeout_connect: float = Field(default=10.0, gt=0)
-    timeout_first_token: float = Field(default=60.0, gt=0)
-    timeout_idle: float = Field(default=30.0, gt=0)
-    timeout_total: float = Field(default=600.0, gt=0)
+    # Transport deadlines (seconds); every duration is finite (JSON's `Infinity` or `inf` on
+    # the command line would overflow the deadlines) and at most MAX_DURATION_S
+    timeout_connect: float = Field(default=10.0, gt=0, allow_inf_nan=False, le=MAX_DURATION_S)
+    timeout_first_token: float = Field(default=60.0, gt=0, allow_inf_nan=False, le=MAX_DURATION_S)
+    timeout_idle: float = Field(default=30.0, gt=0, allow_inf_nan=False, le=MAX_DURATION_S)
+    timeout_total: float = Field(default=600.0, gt=0, allow_inf_nan=False, le=MAX_DURATION_S)
     max_response_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
     # Output
     output_dir: Path | None = None
     # The embedded mock (used when no target is given)
     mock_workers: int = Field(default=1, gt=0)
-    mock_ttft_ms: float = Field(default=40.0, ge=0)
-    mock_itl_ms: float = Field(default=8.0, ge=0)
+    mock_ttft_ms: float = Field(default=40.0, ge=0, allow_inf_nan=False, le=MAX_DURATION_S * 1000)
+    mock_itl_ms: float = Field(default=8.0, ge=0, allow_inf_nan=False, le=MAX_DURATION_S * 1000)
     mock_faults: dict[str, float] = {}
     # The server's own metrics: a URL, "off", or None for the target's /metrics if it answers
     server_metrics: str | None = None
@@ -124,6 +141,82 @@ class RunConfig(BaseModel):
     def _mask_url_password(self, value: str | None) -> str | None:
         return None if value is None else mask_url(value)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _plain_values(cls, data: Any) -> Any:
+        """Refuse booleans where a number belongs (`max_requests: true` is not 1) and text with
+        control characters or bytes that are not UTF-8 (a header with CR/LF, a binary value)."""
+        if isinstance(data, dict):
+            for key, value in data.items():
+                if key in _NUMERIC_FIELDS and _holds_bool(value):
+                    raise ValueError(f"{_flag(key)}: expected a number, not {value!r}")
+                problem = _bad_text(value)
+                if problem is not None:
+                    raise ValueError(f"{_flag(key)}: {problem}")
+        return data
+
+    @field_validator("target")
+    @classmethod
+    def _target_is_a_base_url(cls, target: str | None) -> str | None:
+        return None if target is None else check_target(target)
+
+    @field_validator("headers")
+    @classmethod
+    def _header_names_are_tokens(cls, headers: dict[str, str]) -> dict[str, str]:
+        for name in headers:
+            if not name or not set(name) <= _HEADER_NAME_CHARS:
+                raise ValueError(f"{name!r} is not a valid header name")
+        return headers
+
+    @field_validator("rate")
+    @classmethod
+    def _rate_is_sane(cls, rate: float | None) -> float | None:
+        if rate is not None and not MIN_RATE <= rate <= MAX_RATE:
+            raise ValueError(
+                f"{rate:g} requests/s is outside {MIN_RATE:g} to {MAX_RATE:,.0f} requests/s"
+            )
+        return rate
+
+    @model_validator(mode="after")
+    def _no_flag_is_ignored(self) -> Self:
+        """A flag the run would not use is refused: it says the user expected something else."""
+        given = self.model_fields_set
+        if "rate" in given and self.profile not in _RATE_PROFILES:
+            raise ValueError(
+                f"--rate applies to the constant and poisson profiles, not {self.profile}"
+                + (" (a sweep measures its rates; --sweep-rates sets how many)"
+                   if self.profile == "sweep" else "")
+            )  # fmt: skip
+        if "concurrency" in given and self.profile not in _CONCURRENCY_PROFILES:
+            why = "one request at a time" if self.profile == "synchronous" else "an open loop"
+            raise ValueError(f"--concurrency does not apply to profile {self.profile} ({why})")
+        if "sweep_rates" in given and self.profile != "sweep":
+            raise ValueError(f"--sweep-rates applies to profile sweep, not {self.profile}")
+        if self.data is not None:
+            for key in ("prompt_tokens", "shared_prefix_tokens"):
+                if key in given:
+                    raise ValueError(
+                        f"{_flag(key)} does not apply with --data (the file's prompts are sent)"
+                    )
+        if self.endpoint is Endpoint.embeddings:
+            ignored: list[str] = ["output_tokens"] if "output_tokens" in given else []
+            ignored += [
+                key for key in ("ignore_eos", "stream") if key in given and getattr(self, key)
+            ]
+            if ignored:
+                raise ValueError(
+                    f"{', '.join(map(_flag, ignored))} does not apply to the embeddings endpoint "
+                    "(an embedding has no output tokens and is never streamed)"
+                )
+        if self.target is not None:
+            mock = [_flag(key) for key in _MOCK_FIELDS if key in given]
+            if mock:
+                raise ValueError(
+                    f"{', '.join(mock)}: only for the embedded mock, "
+                    "which does not run with --target"
+                )
+        return self
+
     @model_validator(mode="after")
     def _profile_has_its_parameters(self) -> Self:
         if self.profile in ("constant", "poisson") and self.rate is None:
@@ -148,11 +241,106 @@ class RunConfig(BaseModel):
 
     @property
     def load_processes(self) -> int:
-        """Load-generating processes: `processes`, else one per CPU."""
-        return self.processes or os.cpu_count() or 1
+        """Load-generating processes: `processes`, else one per usable CPU."""
+        return self.processes or usable_cpus()
 
 
 FIELD_NAMES: Final = frozenset(RunConfig.model_fields)
+
+
+def check_target(target: str) -> str:
+    """`target` if it is an http(s) base URL with a host and a valid port, else a ValueError
+    saying what is wrong (the most common first mistake, a missing scheme, gets a suggestion).
+
+    >>> check_target("http://127.0.0.1:8000")
+    'http://127.0.0.1:8000'
+    >>> check_target("127.0.0.1:8000")
+    Traceback (most recent call last):
+    ValueError: '127.0.0.1:8000' has no scheme; did you mean http://127.0.0.1:8000 ?
+    """
+    if target.startswith(("/", ".")):
+        raise ValueError(f"{target!r}: a socket path is not supported; give an http(s):// URL")
+    if "://" not in target:
+        raise ValueError(f"{target!r} has no scheme; did you mean http://{target} ?")
+    parts = urlsplit(target)
+    if parts.scheme not in ("http", "https"):
+        raise ValueError(
+            f"{target!r}: the scheme must be http:// or https://, not {parts.scheme}://"
+        )
+    if not parts.hostname:
+        raise ValueError(f"{target!r} has no host")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError(f"{target!r}: the port must be a number from 1 to 65535") from None
+    if port == 0:
+        raise ValueError(f"{target!r}: the port must be a number from 1 to 65535")
+    if parts.query or parts.fragment or target.endswith(("?", "#")):
+        raise ValueError(f"{target!r}: a base URL has no query string or fragment")
+    return target
+
+
+def _numeric(annotation: object) -> bool:
+    kinds = get_args(annotation) or (annotation,)
+    return any(kind in (int, float) or _numeric_dict(kind) for kind in kinds)
+
+
+def _numeric_dict(annotation: object) -> bool:
+    args = get_args(annotation)
+    return len(args) == 2 and args[1] in (int, float)
+
+
+_NUMERIC_FIELDS: Final = frozenset(
+    name for name, info in RunConfig.model_fields.items() if _numeric(info.annotation)
+)
+
+
+def _holds_bool(value: object) -> bool:
+    if isinstance(value, dict):
+        return any(isinstance(item, bool) for item in value.values())
+    return isinstance(value, bool)
+
+
+def _bad_text(value: object) -> str | None:
+    """What is wrong with the text in `value` (a string, a path, or a map or list of them).
+
+    The text itself is not quoted back: it may be a secret (a header's value).
+
+    >>> _bad_text({"X-Team": "infra\\r\\nInjected: 1"})
+    "'X-Team': holds the control character U+000D"
+    """
+    match value:
+        case str() | Path():
+            for char in str(value):
+                category = unicodedata.category(char)
+                if category == "Cs":
+                    return "holds bytes that are not UTF-8 text"
+                if category == "Cc" and char != "\t":
+                    return f"holds the control character U+{ord(char):04X}"
+            return None
+        case dict():
+            for key, item in value.items():
+                problem = _bad_text(key) or _bad_text(item)
+                if problem is not None:
+                    return f"{(_bad_text(key) and 'a name') or repr(key)}: {problem}"
+            return None
+        case list() | tuple():
+            return next(filter(None, map(_bad_text, value)), None)
+        case _:
+            return None
+
+
+# The keys whose flag is not simply the key with dashes.
+_FLAGS: Final = {
+    "headers": "--header",
+    "validators": "--validator",
+    "default_validators": "--no-default-validators",
+    "mock_faults": "--mock-fault",
+}
+
+
+def _flag(key: str) -> str:
+    return _FLAGS.get(key, f"--{key.replace('_', '-')}")
 
 
 def load_config_file(path: Path) -> dict[str, Any]:
@@ -164,6 +352,10 @@ def load_config_file(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise ConfigError(f"cannot read config file {path}: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"config file {path} is not UTF-8 text (byte {error.start}); is it a binary file?"
+        ) from None
     try:
         match path.suffix.lower():
             case ".toml":

@@ -259,7 +259,10 @@ def _render_verdict(report: Report, console: Console) -> None:
         f"{outcomes.cancelled} cancelled"
     )
     console.print(f"Totals: {counts}", highlight=False)
-    if report.validity.valid:
+    if report.run_config.get("interrupted") is True:
+        # A partial run has no verdict: its figures cover only the part that ran.
+        console.print(Text("INTERRUPTED: partial results, no verdict", style="bold yellow"))
+    elif report.validity.valid:
         console.print(Text("VALID RUN", style="bold green"))
     else:
         reasons = "; ".join(report.validity.reasons)

@@ -188,15 +188,20 @@ class _StepRunner(Generic[S]):
                     self._track(
                         group.create_task(self._closed_loop(stream_indices(0, 1, self.budget)))
                     )
+            # Closed loops start only as many as can send something: `--concurrency 10**9`
+            # with a budget of 2 requests starts 2 tasks, not a billion idle ones.
             case Concurrent(streams=streams):
                 for stream in owned_streams(streams, work.process, work.processes):
+                    if self.budget is not None and stream >= self.budget:
+                        break  # this stream and every later one has no index to send
                     indices = stream_indices(stream, streams, self.budget)
                     self._track(group.create_task(self._closed_loop(indices)))
             case Throughput(max_concurrency=limit):
                 active = min(work.processes, limit)
                 shared = throughput_indices(limit, work.process, work.processes, self.budget)
                 if work.process < active:
-                    for _ in range(throughput_share(limit, work.process, active)):
+                    share = throughput_share(limit, work.process, active)
+                    for _ in range(share if self.budget is None else min(share, self.budget)):
                         self._track(group.create_task(self._closed_loop(shared)))
 
     def _track(self, task: asyncio.Task[None]) -> None:

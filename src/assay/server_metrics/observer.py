@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import ssl
 import threading
 import time
 from collections.abc import Mapping
@@ -47,9 +48,12 @@ class ServerMetricsObserver:
         headers: Mapping[str, str] | None = None,
         interval_s: float = 1.0,
         timeout_s: float = 5.0,
-        verify_tls: bool = True,
+        verify_tls: bool | ssl.SSLContext = True,
+        shown_url: str | None = None,
     ) -> None:
-        self.url = url
+        self._url = url
+        # What reports and messages show: the URL with any credentials masked.
+        self.url = url if shown_url is None else shown_url
         self._verify_tls = verify_tls
         self.interval_s = interval_s
         self._headers = dict(headers or {})
@@ -127,7 +131,7 @@ class ServerMetricsObserver:
         session = self._session
         if session is None:
             return Scraped({}, "the metrics observer is not running")
-        result = await scrape(session, self.url, self._headers, self._timeout_s)
+        result = await scrape(session, self._url, self._headers, self._timeout_s, self.url)
         now = time.perf_counter_ns()
         with self._lock:
             if result.problem is None:

@@ -40,9 +40,17 @@ def parse_exposition(text: str) -> dict[str, float]:
 
 
 async def scrape(
-    session: aiohttp.ClientSession, url: str, headers: Mapping[str, str], timeout_s: float
+    session: aiohttp.ClientSession,
+    url: str,
+    headers: Mapping[str, str],
+    timeout_s: float,
+    shown_url: str | None = None,
 ) -> Scraped:
-    """GET `url` and parse it; any failure is a `Scraped` with a `problem`, never an exception."""
+    """GET `url` and parse it; any failure is a `Scraped` with a `problem`, never an exception.
+
+    Problems name the URL as `shown_url` (credentials masked) when given.
+    """
+    shown = url if shown_url is None else shown_url
     try:
         async with session.get(
             url,
@@ -51,13 +59,15 @@ async def scrape(
             allow_redirects=False,
         ) as response:
             if response.status != 200:
-                return Scraped({}, f"GET {url} answered HTTP {response.status}")
+                return Scraped({}, f"GET {shown} answered HTTP {response.status}")
             body = await response.content.read(MAX_METRICS_BYTES + 1)
     except (aiohttp.ClientError, TimeoutError, OSError) as error:
-        return Scraped({}, f"GET {url} failed: {type(error).__name__} {error}".strip())
+        return Scraped({}, f"GET {shown} failed: {type(error).__name__}")
+    except ValueError as error:  # aiohttp refuses a URL or headers it cannot send
+        return Scraped({}, f"GET {shown} cannot be sent: {type(error).__name__}")
     if len(body) > MAX_METRICS_BYTES:
-        return Scraped({}, f"GET {url}: metrics page larger than {MAX_METRICS_BYTES} bytes")
+        return Scraped({}, f"GET {shown}: metrics page larger than {MAX_METRICS_BYTES} bytes")
     try:
         return Scraped(parse_exposition(body.decode("utf-8", errors="replace")))
     except ValueError as error:
-        return Scraped({}, f"GET {url}: not Prometheus metrics ({error})")
+        return Scraped({}, f"GET {shown}: not Prometheus metrics ({error})")

@@ -1,0 +1,86 @@
+"""Limits that depend on the machine: how many processes and connections a run may ask for.
+
+A config can be valid anywhere and still impossible here (`--processes 100000` would start
+interpreters until the machine gives out); these checks run before anything starts.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import TYPE_CHECKING, Final
+
+from assay.errors import ConfigError
+
+if TYPE_CHECKING:
+    from assay.config.run_config import RunConfig
+
+PROCESSES_PER_CPU: Final = 4
+"""Load (or mock) processes allowed per usable CPU; more only compete for the same cores."""
+RESERVED_FILES: Final = 64
+"""Open files a load process keeps for itself (its shard, sockets to the parent, imports)."""
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, which containers narrow), at least 1.
+
+    >>> usable_cpus() >= 1
+    True
+    """
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on every platform (macOS)
+        return os.cpu_count() or 1
+
+
+def open_file_limit() -> int | None:
+    """The soft limit on open files (`ulimit -n`), None where it is unknown or unlimited."""
+    try:
+        import resource  # Unix only
+    except ImportError:
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def check_machine_limits(config: RunConfig) -> tuple[str, ...]:
+    """Raise `ConfigError` for what this machine cannot do; return warnings for what it can
+    do only poorly (more load processes than CPUs)."""
+    cpus = usable_cpus()
+    most = PROCESSES_PER_CPU * cpus
+    for flag, count in (
+        ("--processes", config.load_processes),
+        ("--mock-workers", config.mock_workers),
+    ):
+        if count > most:
+            raise ConfigError(
+                f"{flag} {count}: at most {most} on this machine "
+                f"({PROCESSES_PER_CPU} per CPU, {cpus} usable CPUs)"
+            )
+    warnings: list[str] = []
+    if config.load_processes > cpus:
+        warnings.append(
+            f"--processes {config.load_processes} is more than the {cpus} usable CPUs: the load "
+            "processes compete for them and the client, not the server, may set the pace"
+        )
+    files = open_file_limit()
+    if config.concurrency is not None and files is not None:
+        # Every stream in flight holds one connection, so one socket, in its process.
+        per_process = math.ceil(config.concurrency / config.load_processes)
+        allowed = files - RESERVED_FILES
+        if per_process > allowed:
+            raise ConfigError(
+                f"--concurrency {config.concurrency}: {per_process} connections per load process "
+                f"is above what the open-file limit of {files} (ulimit -n) allows ({allowed}); "
+                "lower --concurrency, add --processes or raise the limit"
+            )
+    return tuple(warnings)
+
+
+__all__ = [
+    "PROCESSES_PER_CPU",
+    "RESERVED_FILES",
+    "check_machine_limits",
+    "open_file_limit",
+    "usable_cpus",
+]
