@@ -132,6 +132,37 @@ async def run_step(
     )
 
 
+def slice_owed(work: StepWork, budget: int | None, end_ns: int | None) -> int | None:
+    """What process `work.process`'s slice of an open-loop step owed when dispatching stopped
+    at `end_ns` (None: the step ran its whole finite budget); None for a closed loop.
+
+    The parent uses it for a process that was lost, whose own count never came back.
+
+    >>> work = StepWork(0, Constant(rate=10), Constraints(), 0, 1, 2, start_ns=0)
+    >>> slice_owed(work, budget=None, end_ns=1_000_000_000)  # due at 100, 300, 500, 700, 900 ms
+    5
+    """
+    load = work.load
+    if not isinstance(load, (Constant, Poisson)):
+        return None
+    schedule = rate_slice(load, work.seed, work.process, work.processes, budget)
+    if end_ns is None:
+        if budget is None:
+            raise ValueError("an unbounded schedule owes nothing countable without an end")
+        return sum(1 for _ in schedule)
+    return _count_due(schedule, work.start_ns, end_ns - OWED_GRACE_NS)
+
+
+def _count_due(schedule: Iterator[tuple[int, int]], start_ns: int, cutoff_ns: int) -> int:
+    count = 0
+    # Offsets never decrease, so the first one past the cutoff ends the count.
+    for _, offset_ns in schedule:
+        if start_ns + offset_ns >= cutoff_ns:
+            break
+        count += 1
+    return count
+
+
 class _StepRunner(Generic[S]):
     """The live state of one step in one process."""
 
@@ -284,13 +315,7 @@ class _StepRunner(Generic[S]):
         cutoff_ns = min(ends) - OWED_GRACE_NS
         if self.pending_target_ns is not None and self.pending_target_ns < cutoff_ns:
             owed += 1
-        start_ns = self.work.start_ns
-        # Offsets never decrease, so the first one past the cutoff ends the count.
-        for _, offset_ns in self.schedule:
-            if start_ns + offset_ns >= cutoff_ns:
-                break
-            owed += 1
-        return owed
+        return owed + _count_due(self.schedule, self.work.start_ns, cutoff_ns)
 
     async def _wait_until(self, target_ns: int) -> None:
         # Event loops round timers (uvloop to the millisecond) and may wake a little early;
@@ -373,4 +398,11 @@ class _StepRunner(Generic[S]):
             self.report(self.tally.message())
 
 
-__all__ = ["ProcessStepResult", "Resolve", "StepWork", "run_step"]
+__all__ = [
+    "OWED_GRACE_NS",
+    "ProcessStepResult",
+    "Resolve",
+    "StepWork",
+    "run_step",
+    "slice_owed",
+]
