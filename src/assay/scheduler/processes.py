@@ -432,6 +432,8 @@ class _Follow:
                 if child.conn.poll():
                     continue  # its words are waiting to be read: it is alive
                 child.popen.kill()  # SIGKILL ends a stopped process too
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    child.popen.wait(timeout=1.0)
                 self.inbox.forget(child)
                 seconds = self.heartbeats.timeout_ns / NS_PER_S
                 self._lose(child, waiting, f"stopped answering for {seconds:g} s and was killed")
