@@ -4,7 +4,8 @@ AssayError
 ├── ConfigError          a bad flag, option or config file
 ├── DataError            a bad prompt file or tokenizer file (with the line where it applies)
 ├── ValidatorLoadError   a `module:name` that does not name a usable validator
-└── ServerNotReady       the target cannot be benchmarked (nothing listening, no models)
+├── ServerNotReady       the target cannot be benchmarked (nothing listening, no models)
+└── OutputError          the run's files cannot be written (a full disk, a read-only file system)
 """
 
 from __future__ import annotations
@@ -30,4 +31,15 @@ class ServerNotReady(AssayError):
     """The target is not there or cannot serve the benchmark."""
 
 
-__all__ = ["AssayError", "ConfigError", "DataError", "ServerNotReady", "ValidatorLoadError"]
+class OutputError(AssayError):
+    """The run's records or report cannot be written (a full disk, a read-only file system)."""
+
+
+__all__ = [
+    "AssayError",
+    "ConfigError",
+    "DataError",
+    "OutputError",
+    "ServerNotReady",
+    "ValidatorLoadError",
+]

@@ -21,6 +21,7 @@ from assay.metrics import Slo, StepAggregator, TimeWindow
 from assay.records import Cancelled, Completed, Errored, RequestRecord
 from assay.records.jsonl import RecordWriter, read_records
 from assay.reports import Report, StepReport, build_report, write_report
+from assay.reports.validity import DEFAULT_MAX_NOT_SENT_RATE
 from assay.validators import Validator
 
 REVALIDATED_DIR = "revalidated"
@@ -100,6 +101,11 @@ def revalidate(
             requested_rate=step.requested_rate,
             requested_concurrency=step.requested_concurrency,
             stopped_by=step.stopped_by,
+            # What never became a record is not the validators' to change.
+            scheduled=step.scheduled,
+            not_sent=step.not_sent,
+            lost=step.lost,
+            lost_processes=step.lost_processes,
         )
         for step in old.steps
     ]
@@ -118,10 +124,16 @@ def revalidate(
         started_at=old.started_at,
         finished_at=old.finished_at,
         max_error_rate=threshold,
+        max_not_sent_rate=_stored_rate(old, "max_not_sent_rate", DEFAULT_MAX_NOT_SENT_RATE),
         environment=old.environment,
     )
     write_report(report, out_dir)
     return RevalidationOutcome(report, out_dir, newly_errored, newly_completed)
+
+
+def _stored_rate(report: Report, key: str, default: float) -> float:
+    stored = report.run_config.get(key)
+    return float(stored) if isinstance(stored, int | float) else default
 
 
 def _read_report(path: Path) -> Report:

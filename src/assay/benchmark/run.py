@@ -28,12 +28,14 @@ from assay.benchmark.plan import (
 )
 from assay.benchmark.sink import ShardSinkFactory, ShardSummary
 from assay.config import RunConfig
-from assay.errors import DataError
+from assay.errors import DataError, OutputError
 from assay.launch import LoadProcesses
 from assay.reports import Report, StepReport, build_report, write_report
 from assay.scheduler import (
+    BenchmarkPlan,
     BenchmarkResult,
     ProgressSnapshot,
+    StepContext,
     StepResult,
     run_benchmark,
     start_load_processes,
@@ -147,7 +149,14 @@ def run_from_config(
             result = run_benchmark(plan, sinks, on_progress=on_progress, started=started)
         was_interrupted = result.interrupted or interrupted.is_set()
     finished_at = datetime.now(UTC)
-    _merge_shards(result, output_dir / RECORDS_FILE)
+    recovered = recover_lost_shards(result, sinks, plan)
+    try:
+        _merge_shards(result, recovered, output_dir / RECORDS_FILE)
+    except OSError as error:
+        raise OutputError(
+            f"cannot write {output_dir / RECORDS_FILE}: {error.strerror or error}; "
+            f"the records are in {shard_dir}"
+        ) from None
     shutil.rmtree(shard_dir, ignore_errors=True)
     run_config: dict[str, JsonValue] = {
         **config.model_dump(mode="json"),
@@ -157,23 +166,64 @@ def run_from_config(
         "processes": plan.processes,
         "constraints": plan.constraints.model_dump(mode="json"),
         "interrupted": was_interrupted,
+        "degraded": result.degraded,
     }
     report = build_report(
         run_config=run_config,
-        steps=[step_report(step) for step in result.steps],
+        steps=[step_report(step, recovered.get(step.index, [])) for step in result.steps],
         started_at=started_at,
         finished_at=finished_at,
         max_error_rate=config.max_error_rate,
+        max_not_sent_rate=config.max_not_sent_rate,
     )
-    write_report(report, output_dir)
+    try:
+        write_report(report, output_dir)
+    except OSError as error:
+        raise OutputError(
+            f"cannot write the report into {output_dir}: {error.strerror or error}"
+        ) from None
     return RunOutcome(report, output_dir, was_interrupted, url)
 
 
-def step_report(step: StepResult[ShardSummary]) -> StepReport:
-    """One step's report entry from the aggregators of every process."""
-    aggregator = step.sink_results[0].aggregator
-    for summary in step.sink_results[1:]:
+def recover_lost_shards(
+    result: BenchmarkResult[ShardSummary], sinks: ShardSinkFactory, plan: BenchmarkPlan
+) -> dict[int, list[ShardSummary]]:
+    """Per step, the records each lost load process left in its shard (see `recover`)."""
+    recovered: dict[int, list[ShardSummary]] = {}
+    for step in result.steps:
+        for lost in step.lost_processes:
+            context = StepContext(
+                step=step.index,
+                process=lost.process,
+                processes=plan.processes,
+                start_ns=step.started_ns,
+                measured_window=plan.constraints.measured_window(step.started_ns),
+            )
+            recovered.setdefault(step.index, []).append(sinks.recover(context))
+    return recovered
+
+
+def step_report(
+    step: StepResult[ShardSummary], recovered: list[ShardSummary] | None = None
+) -> StepReport:
+    """One step's report entry from the aggregators of every process.
+
+    A lost process counts with the records its shard kept; what it had dispatched beyond them
+    (by its last progress report) is `lost`, and what its slice owed beyond that, `not_sent`.
+    """
+    recovered = recovered or []
+    summaries = [*step.sink_results, *recovered]
+    aggregator = summaries[0].aggregator
+    for summary in summaries[1:]:
         aggregator.merge(summary.aggregator)
+    scheduled, not_sent, lost = step.scheduled, step.not_sent, 0
+    kept = {summary.process: summary.records for summary in recovered}
+    for process in step.lost_processes:
+        sent = max(process.reported.dispatched, kept.get(process.process, 0))
+        lost += sent - kept.get(process.process, 0)
+        if process.scheduled is not None:
+            scheduled = (scheduled or 0) + process.scheduled
+            not_sent += max(0, process.scheduled - sent)
     return StepReport.of(
         step.index,
         step.kind,
@@ -181,13 +231,22 @@ def step_report(step: StepResult[ShardSummary]) -> StepReport:
         requested_rate=step.rate,
         requested_concurrency=step.concurrency,
         stopped_by=None if step.stopped_by is None else step.stopped_by.value,
+        scheduled=scheduled,
+        not_sent=not_sent,
+        lost=lost,
+        lost_processes=tuple(process.reason for process in step.lost_processes),
     )
 
 
-def _merge_shards(result: BenchmarkResult[ShardSummary], target: Path) -> None:
-    """Concatenate every shard, step by step, into one records.jsonl."""
+def _merge_shards(
+    result: BenchmarkResult[ShardSummary],
+    recovered: dict[int, list[ShardSummary]],
+    target: Path,
+) -> None:
+    """Concatenate every shard, step by step and in process order, into one records.jsonl."""
     with target.open("wb") as out:
         for step in result.steps:
-            for summary in step.sink_results:
+            summaries = [*step.sink_results, *recovered.get(step.index, [])]
+            for summary in sorted(summaries, key=lambda summary: summary.process):
                 with summary.shard.open("rb") as shard:
                     shutil.copyfileobj(shard, out, 1 << 20)

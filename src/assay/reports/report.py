@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 import assay
 from assay.core.diagnostics import DiagnosticCode
 from assay.metrics.step_metrics import ErrorSummary, Outcomes, StepMetrics
-from assay.reports.validity import Validity, judge
+from assay.reports.validity import DEFAULT_MAX_NOT_SENT_RATE, Validity, judge
 
 SCHEMA_VERSION: Literal["assay.report/1"] = "assay.report/1"
 
@@ -55,6 +55,14 @@ class StepReport(BaseModel):
     """One profile step: what was asked (kind, rate or concurrency), what was achieved, the figures.
 
     `achieved_rate` is dispatched requests per second over the step's duration.
+
+    Beside the outcomes of the dispatched requests (`metrics.outcomes`, where `dispatched ==
+    completed + errored + cancelled`), what never became a record: `scheduled` is how many
+    requests an open-loop schedule (constant, poisson) owed by the time the step stopped
+    dispatching (None for closed loops, which owe no send times); `not_sent` those the client
+    never dispatched, because it fell behind or lost a load process; `lost` those a lost load
+    process had dispatched whose records did not survive it; `lost_processes` why each was
+    lost. For an open loop, `scheduled == dispatched + not_sent + lost`.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -65,6 +73,10 @@ class StepReport(BaseModel):
     requested_concurrency: int | None = None
     achieved_rate: float
     stopped_by: str | None = None
+    scheduled: int | None = None
+    not_sent: int = 0
+    lost: int = 0
+    lost_processes: tuple[str, ...] = ()
     metrics: StepMetrics
 
     @classmethod
@@ -77,6 +89,10 @@ class StepReport(BaseModel):
         requested_rate: float | None = None,
         requested_concurrency: int | None = None,
         stopped_by: str | None = None,
+        scheduled: int | None = None,
+        not_sent: int = 0,
+        lost: int = 0,
+        lost_processes: tuple[str, ...] = (),
     ) -> StepReport:
         """A step entry whose achieved rate is read from its metrics."""
         return cls(
@@ -86,16 +102,23 @@ class StepReport(BaseModel):
             requested_concurrency=requested_concurrency,
             achieved_rate=metrics.throughput.attempted_requests_per_s,
             stopped_by=stopped_by,
+            scheduled=scheduled,
+            not_sent=not_sent,
+            lost=lost,
+            lost_processes=lost_processes,
             metrics=metrics,
         )
 
 
 class Totals(BaseModel):
-    """Counts summed over every step."""
+    """Counts summed over every step (`scheduled` over the open-loop steps; None if none)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     outcomes: Outcomes
+    scheduled: int | None = None
+    not_sent: int = 0
+    lost: int = 0
     excluded: int
     error_rate: float
     errors_by_code: dict[DiagnosticCode, ErrorSummary]
@@ -106,9 +129,14 @@ class Totals(BaseModel):
     def of(cls, steps: Iterable[StepReport]) -> Totals:
         """The totals of `steps`; each code keeps the example message of its first step."""
         outcomes = Outcomes()
-        excluded = usable = attempted = 0
+        excluded = usable = attempted = not_sent = lost = 0
+        scheduled: int | None = None
         errors: dict[DiagnosticCode, ErrorSummary] = {}
         for step in steps:
+            if step.scheduled is not None:
+                scheduled = (scheduled or 0) + step.scheduled
+            not_sent += step.not_sent
+            lost += step.lost
             metrics = step.metrics
             outcomes = outcomes.plus(metrics.outcomes)
             excluded += metrics.excluded
@@ -123,6 +151,9 @@ class Totals(BaseModel):
                 )
         return cls(
             outcomes=outcomes,
+            scheduled=scheduled,
+            not_sent=not_sent,
+            lost=lost,
             excluded=excluded,
             error_rate=outcomes.error_rate,
             errors_by_code=dict(sorted(errors.items())),
@@ -153,6 +184,7 @@ def build_report(
     started_at: datetime,
     finished_at: datetime,
     max_error_rate: float,
+    max_not_sent_rate: float = DEFAULT_MAX_NOT_SENT_RATE,
     environment: Environment | None = None,
 ) -> Report:
     """Assemble a report: totals over the steps and the verdict of `judge` on them.
@@ -175,5 +207,16 @@ def build_report(
         finished_at=finished_at,
         steps=steps,
         totals=totals,
-        validity=judge(totals.outcomes, max_error_rate),
+        validity=judge(
+            totals.outcomes,
+            max_error_rate,
+            scheduled=totals.scheduled,
+            not_sent=totals.not_sent,
+            max_not_sent_rate=max_not_sent_rate,
+            lost_processes=tuple(
+                f"step {step.index + 1}: {reason}"
+                for step in steps
+                for reason in step.lost_processes
+            ),
+        ),
     )

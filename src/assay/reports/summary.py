@@ -16,6 +16,9 @@ from assay.metrics.sketch import Distribution
 from assay.metrics.step_metrics import Outcomes, StepMetrics
 from assay.reports.report import Report, StepReport
 
+DISPATCH_LAG_WARNING_MS = 25.0
+"""A dispatch lag p99 from which a step warns that the client could not keep its schedule."""
+
 _LATENCY_ROWS: tuple[tuple[str, str], ...] = (
     ("TTFT", "ttft_ms"),
     ("ITL", "itl_ms"),
@@ -50,7 +53,9 @@ def render_summary(report: Report, console: Console) -> None:
 def _render_step(step: StepReport, console: Console) -> None:
     m = step.metrics
     console.rule(Text(_step_title(step), style="bold"), align="left")
-    console.print(_outcomes_line(m.outcomes, m.excluded))
+    console.print(_outcomes_line(m.outcomes, m.excluded, step))
+    for warning in client_warnings(step):
+        console.print(Text(warning, style="yellow"))
     if m.errors_by_code:
         console.print(_errors_table(m))
     console.print(_latency_table(m))
@@ -92,17 +97,57 @@ def _step_title(step: StepReport) -> str:
     )
 
 
-def _outcomes_line(outcomes: Outcomes, excluded: int) -> Text:
+def _outcomes_line(outcomes: Outcomes, excluded: int, step: StepReport | None = None) -> Text:
     line = Text("Outcomes: ")
+    if step is not None and step.scheduled is not None:
+        line.append(f"{step.scheduled} scheduled, ")
     line.append(f"{outcomes.dispatched} dispatched, ")
     line.append(f"{outcomes.completed} completed", style="green")
     line.append(", ")
     line.append(f"{outcomes.errored} errored", style="red" if outcomes.errored else "")
     line.append(f", {outcomes.cancelled} cancelled")
+    if step is not None and step.not_sent:
+        line.append(f", {step.not_sent} not sent", style="yellow")
+    if step is not None and step.lost:
+        line.append(f", {step.lost} lost", style="yellow")
     if excluded:
         line.append(f", {excluded} outside the window (excluded)")
     line.append(f"; error rate {outcomes.error_rate * 100:.2f} %")
     return line
+
+
+def client_warnings(step: StepReport) -> list[str]:
+    """The lines that say the client, not the server, set the pace or lost part of the load.
+
+    A step warns when its schedule owed requests it never sent, when its dispatch lag p99
+    reached `DISPATCH_LAG_WARNING_MS`, and for each load process it lost.
+    """
+    warnings: list[str] = []
+    lag = step.metrics.latency.dispatch_lag_ms
+    lag_note = (
+        ""
+        if lag is None
+        else f"dispatch lag p50 {_ms(lag.p50)} ms, p99 {_ms(lag.p99)} ms, max {_ms(lag.max)} ms"
+    )
+    if step.not_sent and step.scheduled:
+        share = step.not_sent / step.scheduled * 100
+        warnings.append(
+            f"Warning: the client was the bottleneck: {step.not_sent} of {step.scheduled} "
+            f"scheduled requests ({share:.1f} %) were never sent"
+            + (f"; {lag_note}" if lag_note else "")
+            + ". Add --processes or lower the rate."
+        )
+    elif lag is not None and lag.p99 >= DISPATCH_LAG_WARNING_MS:
+        warnings.append(
+            f"Warning: the client fell behind its schedule: {lag_note}. "
+            "Latency from targeted start includes that wait."
+        )
+    for reason in step.lost_processes:
+        warnings.append(
+            f"Warning: degraded step: {reason}; the step finished without it "
+            f"({step.lost} of its requests lost with their records)."
+        )
+    return warnings
 
 
 def _errors_table(m: StepMetrics) -> Table:
@@ -173,6 +218,12 @@ def _render_verdict(report: Report, console: Console) -> None:
         f"{outcomes.completed} completed, {outcomes.errored} errored, "
         f"{outcomes.cancelled} cancelled"
     )
+    if totals.scheduled is not None:
+        counts = f"{totals.scheduled} scheduled, {counts}"
+    if totals.not_sent:
+        counts += f", {totals.not_sent} not sent"
+    if totals.lost:
+        counts += f", {totals.lost} lost"
     console.print(f"Totals: {counts}", highlight=False)
     if report.validity.valid:
         console.print(Text("VALID RUN", style="bold green"))
