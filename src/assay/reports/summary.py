@@ -213,13 +213,12 @@ def _resolution(ns: int) -> str:
 def _render_verdict(report: Report, console: Console) -> None:
     totals = report.totals
     outcomes = totals.outcomes
+    scheduled = "" if totals.scheduled is None else f"{totals.scheduled} scheduled, "
     counts = (
-        f"{len(report.steps)} step(s), {outcomes.dispatched} dispatched, "
+        f"{len(report.steps)} step(s), {scheduled}{outcomes.dispatched} dispatched, "
         f"{outcomes.completed} completed, {outcomes.errored} errored, "
         f"{outcomes.cancelled} cancelled"
     )
-    if totals.scheduled is not None:
-        counts = f"{totals.scheduled} scheduled, {counts}"
     if totals.not_sent:
         counts += f", {totals.not_sent} not sent"
     if totals.lost:
