@@ -35,6 +35,23 @@ class OutputError(AssayError):
     """The run's records or report cannot be written (a full disk, a read-only file system)."""
 
 
+def first_assay_error(error: BaseException) -> AssayError | None:
+    """The `AssayError` behind `error`, also when task groups wrapped it in exception groups
+    (a full disk met inside a request's task), so it can still be told as one line.
+
+    >>> first_assay_error(ExceptionGroup("tasks", [ValueError(), OutputError("disk full")]))
+    OutputError('disk full')
+    """
+    if isinstance(error, AssayError):
+        return error
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            found = first_assay_error(inner)
+            if found is not None:
+                return found
+    return None
+
+
 __all__ = [
     "AssayError",
     "ConfigError",
@@ -42,4 +59,5 @@ __all__ = [
     "OutputError",
     "ServerNotReady",
     "ValidatorLoadError",
+    "first_assay_error",
 ]

@@ -19,7 +19,6 @@ import psutil  # type: ignore[import-untyped]  # no stubs installed; only childr
 import pytest
 from tests.cli.cli_harness import (
     ASSAY,
-    FAST,
     assay_env,
     assert_every_request_accounted,
     read_report,

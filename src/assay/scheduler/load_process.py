@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from assay.backend import open_backend
 from assay.core import MonotonicClock
-from assay.errors import AssayError
+from assay.errors import first_assay_error
 from assay.scheduler.plan import BenchmarkPlan
 from assay.scheduler.processes import (
     Crashed,
@@ -54,13 +54,11 @@ def child_main(conn: Connection) -> None:
         sys.path[:] = path
         plan, sink_factory = pickle.loads(conn.recv_bytes())
         run_event_loop(_child(plan, sink_factory, process, conn))
-    except AssayError as error:
-        # Meant for the user (a full disk, say): the parent reports it as one line.
+    except BaseException as error:
+        # One meant for the user (a full disk, say) goes along, for the parent to tell it as
+        # one line; anything else is a bug, told with its traceback.
         with contextlib.suppress(OSError):
-            conn.send(Crashed(process, traceback.format_exc(), error))
-    except BaseException:
-        with contextlib.suppress(OSError):
-            conn.send(Crashed(process, traceback.format_exc()))
+            conn.send(Crashed(process, traceback.format_exc(), first_assay_error(error)))
     finally:
         conn.close()
 

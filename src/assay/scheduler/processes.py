@@ -320,6 +320,8 @@ async def _coordinate(
                     if not own.done():
                         own.cancel()
                         await asyncio.wait([own])
+                    if not own.cancelled():
+                        own.exception()  # retrieved: a child's failure is the one raised
                 done = [own.result(), *parts]
                 lost = tuple(
                     LostProcess(

@@ -17,6 +17,7 @@ from returns.result import Result
 
 from assay.core import Clock, GenerationRequest, GenerationResponse, UnusableResponse
 from assay.data.source import RequestSource
+from assay.errors import first_assay_error
 from assay.records import Cancelled, Completed, Errored, RequestRecord
 from assay.scheduler.constraints import Constraints, ErrorWatch, StopReason
 from assay.scheduler.profiles import (
@@ -118,8 +119,13 @@ async def run_step(
     runner = _StepRunner(work, source, resolve, validate, sink, clock)
     try:
         await runner.run(stop, report)
-    except BaseException:
+    except BaseException as error:
         sink.close()
+        # An error meant for the user (the sink's disk is full) leaves its task groups bare,
+        # so whoever runs the step can tell it in one line.
+        user_error = first_assay_error(error)
+        if user_error is not None:
+            raise user_error from None
         raise
     return ProcessStepResult(
         process=work.process,
