@@ -54,7 +54,7 @@ def started_run(*args: str | Path) -> Iterator[subprocess.Popen[bytes]]:
 def test_sigterm_mid_run_exits_130_with_the_partial_report_and_every_record(
     tmp_path: Path,
 ) -> None:
-    command = [
+    command: list[str | Path] = [
         "--output-dir", tmp_path, *SLOW_ANSWERS, "--profile", "concurrent",
         "--concurrency", "8", "--processes", "2", "--max-seconds", "30",
     ]  # fmt: skip
@@ -78,7 +78,7 @@ def test_sigterm_mid_run_exits_130_with_the_partial_report_and_every_record(
 def test_a_killed_load_process_ends_the_run_degraded_with_its_records_kept(
     tmp_path: Path,
 ) -> None:
-    command = [
+    command: list[str | Path] = [
         "--output-dir", tmp_path, *SLOW_ANSWERS, "--profile", "constant", "--rate", "40",
         "--processes", "2", "--max-seconds", "3",
     ]  # fmt: skip
