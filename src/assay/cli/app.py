@@ -250,7 +250,7 @@ def run(
         float | None,
         typer.Option(
             help="A run whose client left more than this share of its scheduled requests "
-            "unsent (it fell behind) is INVALID [0.01].",
+            "unsent (it fell behind) is INVALID [0.05].",
             rich_help_panel=_VALID,
         ),
     ] = None,

@@ -61,7 +61,7 @@ class RunConfig(BaseModel):
     default_validators: bool = True
     strict: bool = False
     max_error_rate: float = Field(default=0.05, ge=0, le=1)
-    max_not_sent_rate: float = Field(default=0.01, ge=0, le=1)
+    max_not_sent_rate: float = Field(default=0.05, ge=0, le=1)
     slo: dict[str, float] = {}
     # Transport deadlines (seconds)
     timeout_connect: float = Field(default=10.0, gt=0)

@@ -9,8 +9,10 @@ from pydantic import BaseModel, ConfigDict
 
 from assay.metrics.step_metrics import Outcomes
 
-DEFAULT_MAX_NOT_SENT_RATE: Final = 0.01
-"""The share of scheduled requests a valid run may have left unsent (1 %)."""
+DEFAULT_MAX_NOT_SENT_RATE: Final = 0.05
+"""The share of scheduled requests a valid run may have left unsent (5 %): a loaded machine
+can leave a request or two due just before a deadline unsent; a client that cannot keep its
+rate leaves far more."""
 
 
 class Validity(BaseModel):
@@ -41,7 +43,7 @@ def judge(
     ('error rate 50.0 % exceeds the allowed 5.0 % (5 errored of 10 finished)',)
     >>> behind = judge(Outcomes(dispatched=90, completed=90), 0.05, scheduled=100, not_sent=10)
     >>> behind.reasons[0].split(": ")[1]
-    '10 of 100 scheduled requests (10.0 %) were never sent, above the allowed 1.0 %'
+    '10 of 100 scheduled requests (10.0 %) were never sent, above the allowed 5.0 %'
 
     """
     reasons: list[str] = []

@@ -164,12 +164,15 @@ def _pickle_for_children(payload: object) -> bytes:
 
 
 class _Inbox:
-    """The children's messages, read by the event loop as they arrive; a crash or a closed
-    socket is raised from `get` as `LoadProcessError`."""
+    """The children's messages, read by the event loop as they arrive; a crash is raised from
+    `get`. `last_read_ns` says when each child's latest message came off its socket (what the
+    heartbeat deadline is judged by, whether or not `get` has handed it out yet)."""
 
-    def __init__(self, children: list[LoadChild]) -> None:
+    def __init__(self, children: list[LoadChild], clock: MonotonicClock) -> None:
         self._children = children
+        self._clock = clock
         self._queue: asyncio.Queue[tuple[LoadChild, object]] = asyncio.Queue()
+        self.last_read_ns: dict[LoadChild, int] = {}
 
     def __enter__(self) -> _Inbox:
         loop = asyncio.get_running_loop()
@@ -184,6 +187,7 @@ class _Inbox:
                 loop.remove_reader(child.conn.fileno())
 
     def _read(self, child: LoadChild) -> None:
+        self.last_read_ns[child] = self._clock.now_ns()
         try:
             while child.conn.poll():
                 self._queue.put_nowait((child, child.conn.recv()))
@@ -288,8 +292,10 @@ async def _coordinate(
     validate = plan.validator_factory()
     steps: list[StepResult[S]] = []
     live = {child: process for process, child in enumerate(children, start=1)}
+    # Children that died between steps: their slice of the next step is lost from its start.
+    departed: list[tuple[int, str]] = []
     heartbeats = Heartbeats[LoadChild](round(plan.unresponsive_after_s * NS_PER_S))
-    with _Inbox(children) as inbox:
+    with _Inbox(children, clock) as inbox:
         async with open_backend(plan.backend_for_process(), clock) as backend:
             await _children_ready(inbox, len(children), clock, interrupted)
             benchmark_start_ns = clock.now_ns()
@@ -313,7 +319,7 @@ async def _coordinate(
                         report=control.take,
                     )
                 )
-                follow = _Follow(inbox, control, live, heartbeats, clock)
+                follow = _Follow(inbox, control, live, departed, heartbeats, clock)
                 try:
                     parts = await follow.step(own, interrupted, on_progress, benchmark_start_ns)
                 finally:
@@ -389,15 +395,18 @@ class _Follow:
         inbox: _Inbox,
         control: _StepControl,
         live: dict[LoadChild, int],
+        departed: list[tuple[int, str]],
         heartbeats: Heartbeats[LoadChild],
         clock: MonotonicClock,
     ) -> None:
         self.inbox = inbox
         self.control = control
         self.live = live
+        self.departed = departed
         self.heartbeats = heartbeats
         self.clock = clock
-        self.lost: list[tuple[int, str]] = []
+        self.lost: list[tuple[int, str]] = [*departed]
+        departed.clear()
 
     async def step(
         self,
@@ -419,9 +428,9 @@ class _Follow:
                 own.result()  # this process's part failed: raise it here, the children stop
             received = await self.inbox.get(_POLL_S)
             now_ns = clock.now_ns()
-            if received is not None:
+            if received is not None and received[0] in self.live:
+                # (What a killed child had still sent is void: its part is lost.)
                 child, message = received
-                self.heartbeats.heard(child, now_ns)
                 if message is GONE:
                     self._lose(child, waiting, describe_exit(child))
                 elif isinstance(message, Done):
@@ -430,6 +439,8 @@ class _Follow:
                     self.heartbeats.forget(child)
                 elif isinstance(message, ProgressMessage):
                     control.take(message)
+            for child, read_ns in self.inbox.last_read_ns.items():
+                self.heartbeats.heard(child, read_ns)
             for child in self.heartbeats.silent(now_ns):
                 if child.conn.poll():
                     continue  # its words are waiting to be read: it is alive
@@ -450,8 +461,13 @@ class _Follow:
     def _lose(self, child: LoadChild, waiting: dict[LoadChild, int], reason: str) -> None:
         process = self.live.pop(child, None)
         self.heartbeats.forget(child)
-        if waiting.pop(child, None) is not None and process is not None:
-            self.lost.append((process, f"load process {process} {reason}"))
+        if process is None:
+            return
+        loss = (process, f"load process {process} {reason}")
+        if waiting.pop(child, None) is not None:
+            self.lost.append(loss)
+        else:
+            self.departed.append(loss)  # its part of this step is in: the next one lacks it
 
 
 __all__ = ["LoadProcessError", "run_event_loop", "run_in_processes"]
