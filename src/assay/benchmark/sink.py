@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +15,8 @@ from assay.metrics import Slo, StepAggregator, TimeWindow
 from assay.records import RequestRecord
 from assay.records.jsonl import RecordWriter, record_from_line
 from assay.scheduler.sink import StepContext
+
+FLUSH_EVERY_NS = 1_000_000_000
 
 
 @dataclass(slots=True)
@@ -32,10 +35,12 @@ class ShardSink:
 
     The aggregator counts records outside the warmup/cooldown window as `excluded`; the shard
     keeps every record, so nothing dispatched is missing from records.jsonl. A shard that
-    cannot be written (a full disk) raises `OutputError`, which stops the run.
+    cannot be written (a full disk) raises `OutputError`, which stops the run. The shard is
+    flushed at least every `FLUSH_EVERY_NS`, so a process killed mid-step leaves its records
+    of all but the last second behind.
     """
 
-    __slots__ = ("_aggregator", "_context", "_writer")
+    __slots__ = ("_aggregator", "_context", "_flushed_ns", "_writer")
 
     def __init__(self, context: StepContext, factory: ShardSinkFactory) -> None:
         self._context = context
@@ -45,10 +50,15 @@ class ShardSink:
             self._writer.open()
         except OSError as error:
             raise _output_error(self._writer.path, error) from None
+        self._flushed_ns = time.monotonic_ns()
 
     def add(self, record: RequestRecord[GenerationResponse]) -> None:
         try:
             self._writer.write(record)
+            now_ns = time.monotonic_ns()
+            if now_ns - self._flushed_ns >= FLUSH_EVERY_NS:
+                self._flushed_ns = now_ns
+                self._writer.flush()
         except OSError as error:
             raise _output_error(self._writer.path, error) from None
         self._aggregator.add(record)

@@ -131,12 +131,16 @@ def client_warnings(step: StepReport) -> list[str]:
     )
     if step.not_sent and step.scheduled:
         share = step.not_sent / step.scheduled * 100
-        warnings.append(
-            f"Warning: the client was the bottleneck: {step.not_sent} of {step.scheduled} "
-            f"scheduled requests ({share:.1f} %) were never sent"
-            + (f"; {lag_note}" if lag_note else "")
-            + ". Add --processes or lower the rate."
-        )
+        unsent = f"{step.not_sent} of {step.scheduled} scheduled requests ({share:.1f} %)"
+        if step.lost_processes:
+            # Most of them were the lost process's slice, not a client too slow for its rate.
+            warnings.append(f"Warning: {unsent} were never sent (a load process was lost).")
+        else:
+            warnings.append(
+                f"Warning: the client was the bottleneck: {unsent} were never sent"
+                + (f"; {lag_note}" if lag_note else "")
+                + ". Add --processes or lower the rate."
+            )
     elif lag is not None and lag.p99 >= DISPATCH_LAG_WARNING_MS:
         warnings.append(
             f"Warning: the client fell behind its schedule: {lag_note}. "
