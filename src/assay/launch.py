@@ -22,11 +22,13 @@ from pathlib import Path
 from typing import Any
 
 _SHUTDOWN_TIMEOUT_S = 10.0
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class LoadChild:
-    """One running load process and the parent's end of its socket pair."""
+    """One running load process and the parent's end of its socket pair (compared, and
+    hashed, by identity: it stands for one process)."""
 
     name: str
     popen: subprocess.Popen[bytes]
@@ -98,15 +100,17 @@ def _child_environment() -> dict[str, str]:
 
 
 def _popen_ignoring_sigint(command: list[str], **options: Any) -> subprocess.Popen[bytes]:
-    """Start `command` with SIGINT ignored from its first instruction (an ignored signal survives
-    exec and Python keeps it ignored), so a Ctrl-C during its start-up cannot kill it."""
+    """Start `command` with SIGINT and SIGTERM ignored from its first instruction (an ignored
+    signal survives exec and Python keeps it ignored), so a Ctrl-C or a SIGTERM sent to the
+    whole group during its start-up cannot kill it: the parent stops it when the run ends."""
     if threading.current_thread() is not threading.main_thread():
         return subprocess.Popen(command, **options)
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    previous = {number: signal.signal(number, signal.SIG_IGN) for number in _STOP_SIGNALS}
     try:
         return subprocess.Popen(command, **options)
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def send_all(children: list[LoadChild], message: object) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from assay.benchmark.run import DEMO_FAULTS
-from tests.cli.cli_harness import assert_every_request_accounted, read_report, run_fast
+from tests.cli.cli_harness import assert_every_request_accounted, read_report, run_assay, run_fast
 
 # A fault at rate 0: no demo faults, so a small run's validity does not depend on chance.
 NO_FAULTS = ("--mock-fault", "empty_stream=0")
@@ -86,9 +86,11 @@ def test_non_streamed_run_shows_token_timing_as_not_measured(tmp_path: Path) -> 
 def test_embeddings_run_shows_no_token_rows_and_no_output_count(tmp_path: Path) -> None:
     # Issue 10 item 13 / issue 8 item 8: a TTFT row equal to E2E and "output token counts from:
     # no count".
-    result = run_fast(
-        tmp_path, "--endpoint", "embeddings", "--profile", "concurrent", "--concurrency", "4",
-        "--max-requests", "20", "--processes", "1", *NO_FAULTS,
+    # Not run_fast: its --output-tokens is refused for embeddings (an embedding has none).
+    result = run_assay(
+        "run", "--mock-ttft-ms", "0", "--mock-itl-ms", "0", "--prompt-tokens", "32",
+        "--output-dir", tmp_path, "--endpoint", "embeddings", "--profile", "concurrent",
+        "--concurrency", "4", "--max-requests", "20", "--processes", "1", *NO_FAULTS,
     )  # fmt: skip
     assert result.exit_code == 0, result.stdout + result.stderr
     for label in ("TTFT", "ITL", "TPOT", "output tokens/s"):

@@ -108,9 +108,15 @@ def test_a_failing_sink_factory_raises_load_process_error_with_the_childs_traceb
     assert "is not writable" in message
 
 
-def test_a_load_process_that_exits_without_a_word_raises_load_process_error() -> None:
-    with pytest.raises(LoadProcessError, match="exited with code 3"):
-        run_benchmark(two_process_plan(Constraints(max_requests=4)), vanishing_sink)
+def test_a_load_process_that_exits_without_a_word_is_a_lost_slice_of_a_finished_step() -> None:
+    result = run_benchmark(two_process_plan(Constraints(max_requests=4)), vanishing_sink)
+    assert result.degraded
+    [step] = result.steps
+    [lost] = step.lost_processes
+    assert lost.process == 1
+    assert lost.reason == "load process 1 exited with code 3"
+    assert lost.scheduled == 2  # indices 1 and 3 of the 4 were its slice
+    assert step.totals.dispatched == 2  # process 0 ran its own slice to the end
 
 
 def test_a_sink_factory_of_the_running_script_is_refused_before_any_load() -> None:

@@ -24,6 +24,7 @@ from assay.records.jsonl import RecordWriter, read_records
 from assay.reports import Report, StepReport, build_report, write_report
 from assay.reports.html import write_html
 from assay.reports.loader import load_report
+from assay.reports.validity import DEFAULT_MAX_NOT_SENT_RATE
 from assay.run_folder import fresh_folder
 from assay.validators import Validator
 from assay.worker import judge
@@ -133,6 +134,11 @@ def revalidate(
             requested_concurrency=step.requested_concurrency,
             stopped_by=step.stopped_by,
             timeline=timelines[step.index].snapshot() if step.index in timelines else None,
+            # What never became a record is not the validators' to change.
+            scheduled=step.scheduled,
+            not_sent=step.not_sent,
+            lost=step.lost,
+            lost_processes=step.lost_processes,
         )
         for step in old.steps
     ]
@@ -151,11 +157,17 @@ def revalidate(
         started_at=old.started_at,
         finished_at=old.finished_at,
         max_error_rate=threshold,
+        max_not_sent_rate=_stored_rate(old, "max_not_sent_rate", DEFAULT_MAX_NOT_SENT_RATE),
         environment=old.environment,
     )
     write_report(report, out_dir)
     write_html(out_dir, report)
     return RevalidationOutcome(report, out_dir, newly_errored, newly_completed, recoded)
+
+
+def _stored_rate(report: Report, key: str, default: float) -> float:
+    stored = report.run_config.get(key)
+    return float(stored) if isinstance(stored, int | float) else default
 
 
 def _window(step: StepReport) -> TimeWindow | None:

@@ -34,13 +34,16 @@ from assay.benchmark.server_observation import observe_server, server_metrics_re
 from assay.benchmark.sink import ShardSinkFactory, ShardSummary
 from assay.benchmark.validation import ChainSpec
 from assay.config import RunConfig, check_machine_limits
+from assay.errors import OutputError
 from assay.launch import LoadProcesses
 from assay.reports import Report, StepReport, build_report, write_report
 from assay.reports.html import write_html
 from assay.run_folder import RunFolder, claim_run_folder
 from assay.scheduler import (
+    BenchmarkPlan,
     BenchmarkResult,
     ProgressSnapshot,
+    StepContext,
     StepResult,
     run_benchmark,
     start_load_processes,
@@ -218,15 +221,26 @@ def _run(
         if not interrupted.is_set():
             result = run_benchmark(plan, sinks, on_progress=on_progress, started=started)
         was_interrupted = result.interrupted or interrupted.is_set()
-        steps = [step_report(step) for step in result.steps]
+        recovered = recover_lost_shards(result, sinks, plan)
+        steps = [step_report(step, recovered.get(step.index, [])) for step in result.steps]
         server = (
             None
             if observer is None or first is None
             else server_metrics_report(observer, first, steps)
         )
     finished_at = datetime.now(UTC)
-    _merge_shards(result, output_dir / RECORDS_FILE)
-    folder.drop_shards(summary.shard for step in result.steps for summary in step.sink_results)
+    try:
+        _merge_shards(result, recovered, output_dir / RECORDS_FILE)
+    except OSError as error:
+        raise OutputError(
+            f"cannot write {output_dir / RECORDS_FILE}: {error.strerror or error}; "
+            f"the records are in {folder.shards}"
+        ) from None
+    folder.drop_shards(
+        summary.shard
+        for step in result.steps
+        for summary in (*step.sink_results, *recovered.get(step.index, []))
+    )
     run_config: dict[str, JsonValue] = {
         **config.model_dump(mode="json"),
         **effective_settings(config),
@@ -236,6 +250,7 @@ def _run(
         "processes": plan.processes,
         "constraints": plan.constraints.model_dump(mode="json"),
         "interrupted": was_interrupted,
+        "degraded": result.degraded,
     }
     report = build_report(
         run_config=run_config,
@@ -244,19 +259,59 @@ def _run(
         started_at=started_at,
         finished_at=finished_at,
         max_error_rate=config.max_error_rate,
+        max_not_sent_rate=config.max_not_sent_rate,
     )
-    write_report(report, output_dir)
+    try:
+        write_report(report, output_dir)
+    except OSError as error:
+        raise OutputError(
+            f"cannot write the report into {output_dir}: {error.strerror or error}"
+        ) from None
     write_html(output_dir, report)
     return RunOutcome(report, output_dir, was_interrupted, url)
 
 
-def step_report(step: StepResult[ShardSummary]) -> StepReport:
-    """One step's report entry from the aggregators of every process."""
-    aggregator = step.sink_results[0].aggregator
-    timeline = step.sink_results[0].timeline
-    for summary in step.sink_results[1:]:
+def recover_lost_shards(
+    result: BenchmarkResult[ShardSummary], sinks: ShardSinkFactory, plan: BenchmarkPlan
+) -> dict[int, list[ShardSummary]]:
+    """Per step, the records each lost load process left in its shard (see `recover`)."""
+    recovered: dict[int, list[ShardSummary]] = {}
+    for step in result.steps:
+        for lost in step.lost_processes:
+            context = StepContext(
+                step=step.index,
+                process=lost.process,
+                processes=plan.processes,
+                start_ns=step.started_ns,
+                measured_window=plan.constraints.measured_window(step.started_ns),
+            )
+            recovered.setdefault(step.index, []).append(sinks.recover(context))
+    return recovered
+
+
+def step_report(
+    step: StepResult[ShardSummary], recovered: list[ShardSummary] | None = None
+) -> StepReport:
+    """One step's report entry from the aggregators of every process.
+
+    A lost process counts with the records its shard kept; what it had dispatched beyond them
+    (by its last progress report) is `lost`, and what its slice owed beyond that, `not_sent`.
+    """
+    recovered = recovered or []
+    summaries = [*step.sink_results, *recovered]
+    aggregator = summaries[0].aggregator
+    timeline = summaries[0].timeline
+    for summary in summaries[1:]:
         aggregator.merge(summary.aggregator)
         timeline.merge(summary.timeline)
+    scheduled, not_sent, lost = step.scheduled, step.not_sent, 0
+    kept = {summary.process: summary.records for summary in recovered}
+    for process in step.lost_processes:
+        sent = max(process.reported.dispatched, kept.get(process.process, 0))
+        lost += sent - kept.get(process.process, 0)
+        if process.scheduled is not None:
+            scheduled = (scheduled or 0) + process.scheduled
+            not_sent += max(0, process.scheduled - sent)
     return StepReport.of(
         step.index,
         step.kind,
@@ -265,13 +320,22 @@ def step_report(step: StepResult[ShardSummary]) -> StepReport:
         requested_concurrency=step.concurrency,
         stopped_by=step.stopped_by,
         timeline=timeline.snapshot(),
+        scheduled=scheduled,
+        not_sent=not_sent,
+        lost=lost,
+        lost_processes=tuple(process.reason for process in step.lost_processes),
     )
 
 
-def _merge_shards(result: BenchmarkResult[ShardSummary], target: Path) -> None:
-    """Concatenate every shard, step by step, into one records.jsonl."""
+def _merge_shards(
+    result: BenchmarkResult[ShardSummary],
+    recovered: dict[int, list[ShardSummary]],
+    target: Path,
+) -> None:
+    """Concatenate every shard, step by step and in process order, into one records.jsonl."""
     with target.open("wb") as out:
         for step in result.steps:
-            for summary in step.sink_results:
+            summaries = [*step.sink_results, *recovered.get(step.index, [])]
+            for summary in sorted(summaries, key=lambda summary: summary.process):
                 with summary.shard.open("rb") as shard:
                     shutil.copyfileobj(shard, out, 1 << 20)

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
+from pydantic import ValidationError
+
 from assay.core import GenerationResponse
+from assay.errors import OutputError
 from assay.metrics import Slo, StepAggregator, Timeline, TimeWindow
 from assay.records import RequestRecord
-from assay.records.jsonl import RecordWriter
+from assay.records.jsonl import RecordWriter, record_from_line
 from assay.scheduler.sink import StepContext
+
+FLUSH_EVERY_NS = 1_000_000_000
 
 
 @dataclass(slots=True)
@@ -28,33 +35,42 @@ class ShardSink:
     """Writes every record to a shard and aggregates those in the measured window.
 
     The aggregator counts records outside the warmup/cooldown window as `excluded`; the shard
-    keeps every record, so nothing dispatched is missing from records.jsonl.
+    keeps every record, so nothing dispatched is missing from records.jsonl. A shard that
+    cannot be written (a full disk) raises `OutputError`, which stops the run. The shard is
+    flushed at least every `FLUSH_EVERY_NS`, so a process killed mid-step leaves its records
+    of all but the last second behind.
     """
 
-    __slots__ = ("_aggregator", "_context", "_timeline", "_writer")
+    __slots__ = ("_aggregator", "_context", "_flushed_ns", "_timeline", "_writer")
 
-    def __init__(
-        self, context: StepContext, directory: Path, slo: Slo | None, windowed: bool
-    ) -> None:
+    def __init__(self, context: StepContext, factory: ShardSinkFactory) -> None:
         self._context = context
-        begin, end = context.measured_window
-        # Warmup and cooldown need max_seconds (the config checks it), so their window has an
-        # end. Without them no window is set: the step's duration is then first dispatch to
-        # last finish, right also for a step that ends early (max_requests, errors).
-        window = TimeWindow(start_ns=begin, end_ns=end) if windowed and end is not None else None
-        self._aggregator = StepAggregator(slo=slo, window=window)
+        self._aggregator = factory.aggregator_for(context)
         self._timeline = Timeline(origin_ns=context.start_ns)
-        path = directory / f"records.step{context.step:03d}.p{context.process:03d}.jsonl"
-        self._writer = RecordWriter(path)
-        self._writer.open()
+        self._writer = RecordWriter(factory.shard_path(context.step, context.process))
+        try:
+            self._writer.open()
+        except OSError as error:
+            raise _output_error(self._writer.path, error) from None
+        self._flushed_ns = time.monotonic_ns()
 
     def add(self, record: RequestRecord[GenerationResponse]) -> None:
-        self._writer.write(record)
+        try:
+            self._writer.write(record)
+            now_ns = time.monotonic_ns()
+            if now_ns - self._flushed_ns >= FLUSH_EVERY_NS:
+                self._flushed_ns = now_ns
+                self._writer.flush()
+        except OSError as error:
+            raise _output_error(self._writer.path, error) from None
         self._aggregator.add(record)
         self._timeline.add(record)
 
     def close(self) -> ShardSummary:
-        self._writer.close()
+        try:
+            self._writer.close()
+        except OSError as error:
+            raise _output_error(self._writer.path, error) from None
         return ShardSummary(
             self._context.step,
             self._context.process,
@@ -63,6 +79,13 @@ class ShardSink:
             self._writer.written,
             self._timeline,
         )
+
+
+def _output_error(path: Path, error: OSError) -> OutputError:
+    return OutputError(
+        f"cannot write records to {path}: {error.strerror or error}; the run stopped "
+        f"(the records written so far are in {path.parent})"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,4 +97,47 @@ class ShardSinkFactory:
     windowed: bool = False
 
     def __call__(self, context: StepContext) -> ShardSink:
-        return ShardSink(context, self.directory, self.slo, self.windowed)
+        return ShardSink(context, self)
+
+    def shard_path(self, step: int, process: int) -> Path:
+        """Where process `process` writes the records of step `step`."""
+        return self.directory / f"records.step{step:03d}.p{process:03d}.jsonl"
+
+    def aggregator_for(self, context: StepContext) -> StepAggregator:
+        """An empty aggregator for one step and process, with the step's measured window."""
+        begin, end = context.measured_window
+        # Warmup and cooldown need max_seconds (the config checks it), so their window has an
+        # end. Without them no window is set: the step's duration is then first dispatch to
+        # last finish, right also for a step that ends early (max_requests, errors).
+        use_window = self.windowed and end is not None
+        window = TimeWindow(start_ns=begin, end_ns=end) if use_window and end else None
+        return StepAggregator(slo=self.slo, window=window)
+
+    def recover(self, context: StepContext) -> ShardSummary:
+        """The summary a lost process's sink never returned, rebuilt from its shard.
+
+        Every whole record the process wrote before it was lost is kept; a line it was cut off
+        in the middle of is dropped, and the shard is truncated to the records kept.
+        """
+        path = self.shard_path(context.step, context.process)
+        aggregator = self.aggregator_for(context)
+        timeline = Timeline(origin_ns=context.start_ns)
+        kept = whole_bytes = 0
+        if path.is_file():
+            with path.open("rb") as shard:
+                for raw in shard:
+                    if not raw.endswith(b"\n"):
+                        break
+                    try:
+                        record = record_from_line(orjson.loads(raw))
+                    except (orjson.JSONDecodeError, ValidationError, KeyError, TypeError):
+                        break
+                    aggregator.add(record)
+                    timeline.add(record)
+                    kept += 1
+                    whole_bytes += len(raw)
+            with path.open("r+b") as shard:
+                shard.truncate(whole_bytes)
+        else:
+            path.touch()
+        return ShardSummary(context.step, context.process, aggregator, path, kept, timeline)

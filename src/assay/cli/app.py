@@ -295,6 +295,14 @@ def run(
             help="A run above this error rate is INVALID (exit 1) [0.05].", rich_help_panel=_VALID
         ),
     ] = None,
+    max_not_sent_rate: Annotated[
+        float | None,
+        typer.Option(
+            help="A run whose client left more than this share of its scheduled requests "
+            "unsent (it fell behind) is INVALID [0.05].",
+            rich_help_panel=_VALID,
+        ),
+    ] = None,
     timeout_connect: Annotated[
         float | None, typer.Option(help="Seconds [10].", rich_help_panel=_NET)
     ] = None,
@@ -366,9 +374,11 @@ def run(
 ) -> None:
     """Run a benchmark and write report.json, records.jsonl and summary.csv.
 
-    Exit code 0: a valid run; 1: an INVALID run (error rate above --max-error-rate, or nothing
-    completed); 2: bad usage or input; 3: assay crashed (a bug; the traceback is saved);
-    130: interrupted (the partial report is still written).
+    Exit code 0: a valid run; 1: an INVALID run (error rate above --max-error-rate, nothing
+    completed, the client fell behind past --max-not-sent-rate, or a load process was lost);
+    2: bad usage or input, or files that cannot be written; 3: assay crashed (a bug; the
+    traceback is saved); 130: interrupted by Ctrl-C or SIGTERM (the partial report is still
+    written).
     """
     from datetime import UTC, datetime
 
@@ -395,7 +405,8 @@ def run(
             "validators": tuple(validator) if validator else None,
             "default_validators": False if no_default_validators else None,
             "strict": strict, "slo": parse_pairs(slo, "--slo"),
-            "max_error_rate": max_error_rate, "timeout_connect": timeout_connect,
+            "max_error_rate": max_error_rate, "max_not_sent_rate": max_not_sent_rate,
+            "timeout_connect": timeout_connect,
             "timeout_first_token": timeout_first_token, "timeout_idle": timeout_idle,
             "timeout_total": timeout_total, "output_dir": output_dir,
             "mock_workers": mock_workers, "mock_ttft_ms": mock_ttft_ms,

@@ -96,6 +96,7 @@ class RunConfig(BaseModel):
     default_validators: bool = True
     strict: bool = False
     max_error_rate: float = Field(default=0.05, ge=0, le=1, allow_inf_nan=False)
+    max_not_sent_rate: float = Field(default=0.05, ge=0, le=1, allow_inf_nan=False)
     slo: dict[str, float] = {}
     # Transport deadlines (seconds); every duration is finite (JSON's `Infinity` or `inf` on
     # the command line would overflow the deadlines) and at most MAX_DURATION_S

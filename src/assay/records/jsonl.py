@@ -6,6 +6,7 @@ Writing is buffered and flushed on close; reading rebuilds each `RequestRecord` 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
@@ -127,20 +128,29 @@ class RecordWriter:
 
     def flush(self) -> None:
         """Write the buffered lines and push them to the operating system."""
-        if self._file is None:
-            return
+        if self._file is not None:
+            self._flush_to(self._file)
+
+    def _flush_to(self, file: IO[bytes]) -> None:
+        """Write the buffered lines to `file` and flush it."""
         if self._buffer:
-            self._file.write(b"".join(self._buffer))
+            lines = b"".join(self._buffer)
             self._buffer.clear()
-        self._file.flush()
+            file.write(lines)
+        file.flush()
 
     def close(self) -> None:
         """Flush and close; closing twice is harmless."""
         if self._file is None:
             return
-        self.flush()
-        self._file.close()
-        self._file = None
+        file, self._file = self._file, None
+        try:
+            self._flush_to(file)
+        finally:
+            # Closed even when the flush failed (a full disk): the error is the caller's to
+            # report, the open file would only leak.
+            with contextlib.suppress(OSError):
+                file.close()
 
 
 def read_records(path: Path) -> Iterator[RequestRecord[GenerationResponse]]:

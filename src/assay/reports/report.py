@@ -17,7 +17,7 @@ import assay
 from assay.core.diagnostics import AnyCode
 from assay.metrics.step_metrics import ErrorSummary, Outcomes, StepMetrics
 from assay.metrics.timeline import TimelineSnapshot
-from assay.reports.validity import Validity, judge
+from assay.reports.validity import DEFAULT_MAX_NOT_SENT_RATE, Validity, judge
 from assay.scheduler.constraints import StopReason
 from assay.server_metrics import ServerMetricsReport
 
@@ -65,6 +65,14 @@ class StepReport(BaseModel):
     `achieved_rate` is *dispatched* requests per second over the step's duration (the same figure
     as `metrics.throughput.attempted_requests_per_s`), not what was served. `stopped_by` names
     the constraint that ended the step early; None when its schedule or data ran out.
+
+    Beside the outcomes of the dispatched requests (`metrics.outcomes`, where `dispatched ==
+    completed + errored + cancelled`), what never became a record: `scheduled` is how many
+    requests an open-loop schedule (constant, poisson) owed by the time the step stopped
+    dispatching (None for closed loops, which owe no send times); `not_sent` those the client
+    never dispatched, because it fell behind or lost a load process; `lost` those a lost load
+    process had dispatched whose records did not survive it; `lost_processes` why each was
+    lost. For an open loop, `scheduled == dispatched + not_sent + lost`.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -75,6 +83,10 @@ class StepReport(BaseModel):
     requested_concurrency: int | None = None
     achieved_rate: float
     stopped_by: StopReason | None = None
+    scheduled: int | None = None
+    not_sent: int = 0
+    lost: int = 0
+    lost_processes: tuple[str, ...] = ()
     metrics: StepMetrics
     timeline: TimelineSnapshot | None = None
 
@@ -94,6 +106,10 @@ class StepReport(BaseModel):
         requested_concurrency: int | None = None,
         stopped_by: StopReason | None = None,
         timeline: TimelineSnapshot | None = None,
+        scheduled: int | None = None,
+        not_sent: int = 0,
+        lost: int = 0,
+        lost_processes: tuple[str, ...] = (),
     ) -> StepReport:
         """A step entry whose achieved rate is read from its metrics."""
         return cls(
@@ -103,17 +119,24 @@ class StepReport(BaseModel):
             requested_concurrency=requested_concurrency,
             achieved_rate=metrics.throughput.attempted_requests_per_s,
             stopped_by=stopped_by,
+            scheduled=scheduled,
+            not_sent=not_sent,
+            lost=lost,
+            lost_processes=lost_processes,
             metrics=metrics,
             timeline=timeline,
         )
 
 
 class Totals(BaseModel):
-    """Counts summed over every step."""
+    """Counts summed over every step (`scheduled` over the open-loop steps; None if none)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     outcomes: Outcomes
+    scheduled: int | None = None
+    not_sent: int = 0
+    lost: int = 0
     excluded: int
     error_rate: float
     errors_by_code: dict[AnyCode, ErrorSummary]
@@ -124,9 +147,14 @@ class Totals(BaseModel):
     def of(cls, steps: Iterable[StepReport]) -> Totals:
         """The totals of `steps`; each code keeps the example message of its first step."""
         outcomes = Outcomes()
-        excluded = usable = attempted = 0
+        excluded = usable = attempted = not_sent = lost = 0
+        scheduled: int | None = None
         errors: dict[AnyCode, ErrorSummary] = {}
         for step in steps:
+            if step.scheduled is not None:
+                scheduled = (scheduled or 0) + step.scheduled
+            not_sent += step.not_sent
+            lost += step.lost
             metrics = step.metrics
             outcomes = outcomes.plus(metrics.outcomes)
             excluded += metrics.excluded
@@ -141,6 +169,9 @@ class Totals(BaseModel):
                 )
         return cls(
             outcomes=outcomes,
+            scheduled=scheduled,
+            not_sent=not_sent,
+            lost=lost,
             excluded=excluded,
             error_rate=outcomes.error_rate,
             errors_by_code=dict(sorted(errors.items())),
@@ -172,6 +203,7 @@ def build_report(
     started_at: datetime,
     finished_at: datetime,
     max_error_rate: float,
+    max_not_sent_rate: float = DEFAULT_MAX_NOT_SENT_RATE,
     environment: Environment | None = None,
     server_metrics: ServerMetricsReport | None = None,
 ) -> Report:
@@ -195,6 +227,17 @@ def build_report(
         finished_at=finished_at,
         steps=steps,
         totals=totals,
-        validity=judge(totals.outcomes, max_error_rate),
+        validity=judge(
+            totals.outcomes,
+            max_error_rate,
+            scheduled=totals.scheduled,
+            not_sent=totals.not_sent,
+            max_not_sent_rate=max_not_sent_rate,
+            lost_processes=tuple(
+                f"step {step.index + 1}: {reason}"
+                for step in steps
+                for reason in step.lost_processes
+            ),
+        ),
         server_metrics=server_metrics,
     )

@@ -27,6 +27,9 @@ from assay.reports.step_words import (
 )
 from assay.reports.steps_table import steps_table
 
+DISPATCH_LAG_WARNING_MS = 25.0
+"""A dispatch lag p99 from which a step warns that the client could not keep its schedule."""
+
 _LATENCY_ROWS: tuple[tuple[str, str], ...] = (
     ("TTFT", "ttft_ms"),
     ("ITL", "itl_ms"),
@@ -68,7 +71,9 @@ def _render_step(step: StepReport, report: Report, console: Console) -> None:
     console.rule(Text(step_title(step), style="bold"), align="left")
     for line in _ran_lines(step, report):
         console.print(line, highlight=False)
-    console.print(_outcomes_line(m.outcomes, m.excluded))
+    console.print(_outcomes_line(m.outcomes, m.excluded, step))
+    for warning in client_warnings(step):
+        console.print(Text(warning, style="yellow"))
     cancelled = cancelled_phrase(step, report)
     if cancelled is not None:
         console.print(f"  ({cancelled})", highlight=False)
@@ -148,17 +153,62 @@ def _ran_lines(step: StepReport, report: Report) -> tuple[str, str]:
     return f"Ran {t.duration_s:.2f} s: {rates}", f"{stop[0].upper()}{stop[1:]}."
 
 
-def _outcomes_line(outcomes: Outcomes, excluded: int) -> Text:
+def _outcomes_line(outcomes: Outcomes, excluded: int, step: StepReport | None = None) -> Text:
     line = Text("Outcomes: ")
+    if step is not None and step.scheduled is not None:
+        line.append(f"{step.scheduled} scheduled, ")
     line.append(f"{outcomes.dispatched} dispatched, ")
     line.append(f"{outcomes.completed} completed", style="green")
     line.append(", ")
     line.append(f"{outcomes.errored} errored", style="red" if outcomes.errored else "")
     line.append(f", {outcomes.cancelled} cancelled")
+    if step is not None and step.not_sent:
+        line.append(f", {step.not_sent} not sent", style="yellow")
+    if step is not None and step.lost:
+        line.append(f", {step.lost} lost", style="yellow")
     if excluded:
         line.append(f", {excluded} outside the window (excluded)")
     line.append(f"; error rate {outcomes.error_rate * 100:.2f} %")
     return line
+
+
+def client_warnings(step: StepReport) -> list[str]:
+    """The lines that say the client, not the server, set the pace or lost part of the load.
+
+    A step warns when its schedule owed requests it never sent, when its dispatch lag p99
+    reached `DISPATCH_LAG_WARNING_MS`, and for each load process it lost.
+    """
+    warnings: list[str] = []
+    lag = step.metrics.latency.dispatch_lag_ms
+    lag_note = (
+        ""
+        if lag is None
+        else f"dispatch lag p50 {format_ms(lag.p50)} ms, p99 {format_ms(lag.p99)} ms, "
+        f"max {format_ms(lag.max)} ms"
+    )
+    if step.not_sent and step.scheduled:
+        share = step.not_sent / step.scheduled * 100
+        unsent = f"{step.not_sent} of {step.scheduled} scheduled requests ({share:.1f} %)"
+        if step.lost_processes:
+            # Most of them were the lost process's slice, not a client too slow for its rate.
+            warnings.append(f"Warning: {unsent} were never sent (a load process was lost).")
+        else:
+            warnings.append(
+                f"Warning: the client was the bottleneck: {unsent} were never sent"
+                + (f"; {lag_note}" if lag_note else "")
+                + ". Add --processes or lower the rate."
+            )
+    elif lag is not None and lag.p99 >= DISPATCH_LAG_WARNING_MS:
+        warnings.append(
+            f"Warning: the client fell behind its schedule: {lag_note}. "
+            "Latency from targeted start includes that wait."
+        )
+    for reason in step.lost_processes:
+        warnings.append(
+            f"Warning: degraded step: {reason}; the step finished without it "
+            f"({step.lost} of its requests lost with their records)."
+        )
+    return warnings
 
 
 def _errors_table(m: StepMetrics) -> Table:
@@ -253,11 +303,16 @@ def _resolution(ns: int) -> str:
 def _render_verdict(report: Report, console: Console) -> None:
     totals = report.totals
     outcomes = totals.outcomes
+    scheduled = "" if totals.scheduled is None else f"{totals.scheduled} scheduled, "
     counts = (
-        f"{len(report.steps)} step(s), {outcomes.dispatched} dispatched, "
+        f"{len(report.steps)} step(s), {scheduled}{outcomes.dispatched} dispatched, "
         f"{outcomes.completed} completed, {outcomes.errored} errored, "
         f"{outcomes.cancelled} cancelled"
     )
+    if totals.not_sent:
+        counts += f", {totals.not_sent} not sent"
+    if totals.lost:
+        counts += f", {totals.lost} lost"
     console.print(f"Totals: {counts}", highlight=False)
     if report.run_config.get("interrupted") is True:
         # A partial run has no verdict: its figures cover only the part that ran.

@@ -1,10 +1,18 @@
-"""Whether a run's figures can be trusted: too many errors or nothing served makes it invalid."""
+"""Whether a run's figures can be trusted: too many errors, nothing served, a client that fell
+behind its schedule or a lost load process makes it invalid."""
 
 from __future__ import annotations
+
+from typing import Final
 
 from pydantic import BaseModel, ConfigDict
 
 from assay.metrics.step_metrics import Outcomes
+
+DEFAULT_MAX_NOT_SENT_RATE: Final = 0.05
+"""The share of scheduled requests a valid run may have left unsent (5 %): a loaded machine
+can leave a request or two due just before a deadline unsent; a client that cannot keep its
+rate leaves far more."""
 
 
 class Validity(BaseModel):
@@ -16,13 +24,27 @@ class Validity(BaseModel):
     reasons: tuple[str, ...] = ()
 
 
-def judge(outcomes: Outcomes, max_error_rate: float) -> Validity:
-    """Invalid when errored / (completed + errored) exceeds `max_error_rate` or nothing completed.
+def judge(
+    outcomes: Outcomes,
+    max_error_rate: float,
+    *,
+    scheduled: int | None = None,
+    not_sent: int = 0,
+    max_not_sent_rate: float = DEFAULT_MAX_NOT_SENT_RATE,
+    lost_processes: tuple[str, ...] = (),
+) -> Validity:
+    """Invalid when errored / (completed + errored) exceeds `max_error_rate`, nothing completed,
+    more than `max_not_sent_rate` of the `scheduled` requests were never sent (the client, not
+    the server, set the pace), or a load process was lost (its slice of the load is missing).
 
     >>> judge(Outcomes(dispatched=10, completed=10), max_error_rate=0.05).valid
     True
     >>> judge(Outcomes(dispatched=10, completed=5, errored=5), max_error_rate=0.05).reasons
     ('error rate 50.0 % exceeds the allowed 5.0 % (5 errored of 10 finished)',)
+    >>> behind = judge(Outcomes(dispatched=90, completed=90), 0.05, scheduled=100, not_sent=10)
+    >>> behind.reasons[0].split(": ")[1]
+    '10 of 100 scheduled requests (10.0 %) were never sent, above the allowed 5.0 %'
+
     """
     reasons: list[str] = []
     if outcomes.completed == 0:
@@ -34,4 +56,13 @@ def judge(outcomes: Outcomes, max_error_rate: float) -> Validity:
             f"error rate {rate * 100:.1f} % exceeds the allowed {max_error_rate * 100:.1f} % "
             f"({outcomes.errored} errored of {finished} finished)"
         )
+    if scheduled and not_sent / scheduled > max_not_sent_rate:
+        # With a load process lost, its slice is most of what went unsent.
+        cause = "" if lost_processes else "the client fell behind its schedule: "
+        reasons.append(
+            f"{cause}{not_sent} of {scheduled} scheduled requests "
+            f"({not_sent / scheduled * 100:.1f} %) were never sent, above the allowed "
+            f"{max_not_sent_rate * 100:.1f} %"
+        )
+    reasons.extend(f"degraded run, {reason}" for reason in lost_processes)
     return Validity(valid=not reasons, reasons=tuple(reasons))

@@ -1,4 +1,6 @@
-"""Ctrl-C as a flag: the parent polls it instead of a `KeyboardInterrupt` raised anywhere."""
+"""Ctrl-C and SIGTERM as a flag: the parent polls it instead of a `KeyboardInterrupt` raised
+anywhere, so a run stopped by `timeout`, systemd, Kubernetes or CI ends like one stopped by
+Ctrl-C: in-flight requests cancelled and recorded, the partial report written."""
 
 from __future__ import annotations
 
@@ -6,10 +8,14 @@ import contextlib
 import signal
 import threading
 from collections.abc import Iterator
+from typing import Final
+
+STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
+"""The signals that stop a run cleanly."""
 
 
 class SigintFlag:
-    """Set by SIGINT; read with `is_set()`.
+    """Set by SIGINT or SIGTERM; read with `is_set()`.
 
     >>> flag = SigintFlag()
     >>> flag.set()
@@ -32,7 +38,8 @@ class SigintFlag:
 
 @contextlib.contextmanager
 def sigint_as_flag() -> Iterator[SigintFlag]:
-    """While inside, Ctrl-C sets the flag instead of raising (mid-`recv`, mid-finalizer, ...).
+    """While inside, Ctrl-C or SIGTERM sets the flag instead of raising or ending the process
+    (mid-`recv`, mid-finalizer, ...).
 
     Outside the main thread signals cannot be handled; the flag then just stays unset.
     """
@@ -40,11 +47,12 @@ def sigint_as_flag() -> Iterator[SigintFlag]:
     if threading.current_thread() is not threading.main_thread():
         yield flag
         return
-    previous = signal.signal(signal.SIGINT, flag.set)
+    previous = {number: signal.signal(number, flag.set) for number in STOP_SIGNALS}
     try:
         yield flag
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
-__all__ = ["SigintFlag", "sigint_as_flag"]
+__all__ = ["STOP_SIGNALS", "SigintFlag", "sigint_as_flag"]

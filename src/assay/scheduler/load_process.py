@@ -2,7 +2,7 @@
 
 FD is this process's end of a socket pair with the parent (see `assay.scheduler.processes`). A
 fresh interpreter started here imports only the run path, not the parent's `__main__` script,
-and starts no helper process; it inherits SIGINT ignored from the parent.
+and starts no helper process; it inherits SIGINT and SIGTERM ignored from the parent.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import TypeVar
 
 from assay.backend import open_backend
 from assay.core import MonotonicClock
+from assay.errors import first_assay_error
 from assay.scheduler.plan import BenchmarkPlan
 from assay.scheduler.processes import (
     Crashed,
@@ -38,8 +39,10 @@ S = TypeVar("S")
 def child_main(conn: Connection) -> None:
     """The body of a load process: set up from the parent's messages on `conn`, then run the
     steps it sends until it says stop."""
-    # The parent decides what Ctrl-C means; a child must finish its step and report.
+    # The parent decides what Ctrl-C and SIGTERM mean (systemd sends SIGTERM to the whole
+    # group); a child must finish its step and report, and it exits when the parent goes away.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     process = -1
     try:
         received: object = conn.recv()
@@ -51,9 +54,11 @@ def child_main(conn: Connection) -> None:
         sys.path[:] = path
         plan, sink_factory = pickle.loads(conn.recv_bytes())
         run_event_loop(_child(plan, sink_factory, process, conn))
-    except BaseException:
+    except BaseException as error:
+        # One meant for the user (a full disk, say) goes along, for the parent to tell it as
+        # one line; anything else is a bug, told with its traceback.
         with contextlib.suppress(OSError):
-            conn.send(Crashed(process, traceback.format_exc()))
+            conn.send(Crashed(process, traceback.format_exc(), first_assay_error(error)))
     finally:
         conn.close()
 

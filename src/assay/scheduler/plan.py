@@ -56,6 +56,9 @@ class BenchmarkPlan(BaseModel):
     backend: BackendSettings
     validator_factory: Callable[[], Validator[GenerationResponse]]
     seed: int = 0
+    # A load process that sends nothing for this long during a step is taken as frozen: it is
+    # killed and the step finishes without it. It reports every 250 ms while a step runs.
+    unresponsive_after_s: float = Field(default=10.0, gt=0)
 
     def backend_for_process(self) -> BackendSettings:
         """The backend settings with a pool large enough for one process's share of the load."""
@@ -74,10 +77,28 @@ def _concurrency_limit(profile: Profile) -> int | None:
 
 
 @dataclass(frozen=True, slots=True)
+class LostProcess:
+    """A load process that died or stopped answering during a step: its part never came back.
+
+    `reported` is what its last progress message said it had dispatched and finished;
+    `scheduled` what its slice of an open-loop schedule owed by the end of the step (None for
+    a closed loop). Records it wrote before it was lost may survive wherever its sink put them.
+    """
+
+    process: int
+    reason: str
+    reported: OutcomeTotals
+    scheduled: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class StepResult(Generic[S]):
     """One step: what it asked for, when it ran, how its requests ended, what stopped it.
 
-    `sink_results` holds what each process's sink returned, in process order.
+    `sink_results` holds what each process's sink returned, in process order, for the
+    processes that finished the step; `lost_processes` the ones that did not (their counts are
+    not in `totals`). `scheduled` is what an open-loop schedule owed the finished processes by
+    the time dispatching stopped (None for closed loops); `not_sent` the part never dispatched.
     """
 
     index: int
@@ -90,6 +111,15 @@ class StepResult(Generic[S]):
     errors_by_code: dict[str, int]
     stopped_by: StopReason | None
     sink_results: list[S]
+    scheduled: int | None = None
+    lost_processes: tuple[LostProcess, ...] = ()
+
+    @property
+    def not_sent(self) -> int:
+        """Requests the finished processes' schedules owed and never dispatched."""
+        if self.scheduled is None:
+            return 0
+        return max(0, self.scheduled - self.totals.dispatched)
 
     @property
     def duration_s(self) -> float:
@@ -105,10 +135,16 @@ class StepResult(Generic[S]):
 
 @dataclass(frozen=True, slots=True)
 class BenchmarkResult(Generic[S]):
-    """Every step that ran; `interrupted` when a stop signal (Ctrl-C) cut the run short."""
+    """Every step that ran; `interrupted` when a stop signal (Ctrl-C, SIGTERM) cut the run
+    short. A run that lost a load process ends after that step, `degraded`."""
 
     steps: list[StepResult[S]]
     interrupted: bool
+
+    @property
+    def degraded(self) -> bool:
+        """Whether a load process was lost in some step (its part of the load is missing)."""
+        return any(step.lost_processes for step in self.steps)
 
 
 def merge_step(
@@ -117,6 +153,7 @@ def merge_step(
     started_ns: int,
     parts: list[ProcessStepResult[S]],
     parent_stop: StopReason | None,
+    lost: tuple[LostProcess, ...] = (),
 ) -> StepResult[S]:
     """One step's result from every process's part, in process order.
 
@@ -133,6 +170,7 @@ def merge_step(
     reasons = [part.stopped_by for part in ordered if part.stopped_by is not None]
     constraint = next((r for r in reasons if r is not StopReason.max_requests), None)
     stopped_by = parent_stop or constraint or (reasons[0] if reasons else None)
+    owed = [part.scheduled for part in ordered if part.scheduled is not None]
     return StepResult(
         index=index,
         kind=load.kind,
@@ -144,6 +182,8 @@ def merge_step(
         errors_by_code=dict(sorted(errors.items(), key=lambda item: (-item[1], item[0]))),
         stopped_by=stopped_by,
         sink_results=[part.summary for part in ordered],
+        scheduled=sum(owed) if owed else None,
+        lost_processes=tuple(sorted(lost, key=lambda loss: loss.process)),
     )
 
 
@@ -171,4 +211,11 @@ def next_load(profile: Profile, done: list[StepResult[S]]) -> StepLoad | None:
             return None if done else profile
 
 
-__all__ = ["BenchmarkPlan", "BenchmarkResult", "StepResult", "merge_step", "next_load"]
+__all__ = [
+    "BenchmarkPlan",
+    "BenchmarkResult",
+    "LostProcess",
+    "StepResult",
+    "merge_step",
+    "next_load",
+]

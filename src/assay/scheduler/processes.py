@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import io
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import types
@@ -32,7 +34,15 @@ from assay.errors import AssayError, ConfigError
 from assay.launch import LoadChild, LoadProcesses, send_all, start_load_processes
 from assay.scheduler.constraints import StopReason
 from assay.scheduler.interrupt import SigintFlag, sigint_as_flag
-from assay.scheduler.plan import BenchmarkPlan, BenchmarkResult, StepResult, merge_step, next_load
+from assay.scheduler.liveness import Heartbeats
+from assay.scheduler.plan import (
+    BenchmarkPlan,
+    BenchmarkResult,
+    LostProcess,
+    StepResult,
+    merge_step,
+    next_load,
+)
 from assay.scheduler.profiles import StepLoad
 from assay.scheduler.progress import (
     PROGRESS_INTERVAL_NS,
@@ -40,7 +50,8 @@ from assay.scheduler.progress import (
     ProgressSnapshot,
     StepProgress,
 )
-from assay.scheduler.runner import ProcessStepResult, StepWork, run_step
+from assay.scheduler.runner import ProcessStepResult, StepWork, run_step, slice_owed
+from assay.scheduler.schedule import NS_PER_S
 from assay.scheduler.sink import SinkFactory
 
 S = TypeVar("S")
@@ -86,10 +97,12 @@ class Done(Generic[S]):
 
 @dataclass(frozen=True, slots=True)
 class Crashed:
-    """A child failed; its last word before it exits."""
+    """A child failed; its last word before it exits. `error` is set when the failure is one
+    meant for the user (an `AssayError`, e.g. a full disk), to be reported as one line."""
 
     process: int
     traceback: str
+    error: AssayError | None = None
 
 
 class LoadProcessError(AssayError):
@@ -151,12 +164,15 @@ def _pickle_for_children(payload: object) -> bytes:
 
 
 class _Inbox:
-    """The children's messages, read by the event loop as they arrive; a crash or a closed
-    socket is raised from `get` as `LoadProcessError`."""
+    """The children's messages, read by the event loop as they arrive; a crash is raised from
+    `get`. `last_read_ns` says when each child's latest message came off its socket (what the
+    heartbeat deadline is judged by, whether or not `get` has handed it out yet)."""
 
-    def __init__(self, children: list[LoadChild]) -> None:
+    def __init__(self, children: list[LoadChild], clock: MonotonicClock) -> None:
         self._children = children
+        self._clock = clock
         self._queue: asyncio.Queue[tuple[LoadChild, object]] = asyncio.Queue()
+        self.last_read_ns: dict[LoadChild, int] = {}
 
     def __enter__(self) -> _Inbox:
         loop = asyncio.get_running_loop()
@@ -171,31 +187,51 @@ class _Inbox:
                 loop.remove_reader(child.conn.fileno())
 
     def _read(self, child: LoadChild) -> None:
+        self.last_read_ns[child] = self._clock.now_ns()
         try:
             while child.conn.poll():
                 self._queue.put_nowait((child, child.conn.recv()))
         except (EOFError, OSError):
             asyncio.get_running_loop().remove_reader(child.conn.fileno())
-            self._queue.put_nowait((child, _GONE))
+            self._queue.put_nowait((child, GONE))
+
+    def forget(self, child: LoadChild) -> None:
+        """Stop reading `child` (it was killed: whatever it still had to say is void)."""
+        if not child.conn.closed:
+            asyncio.get_running_loop().remove_reader(child.conn.fileno())
 
     async def get(self, timeout_s: float) -> tuple[LoadChild, object] | None:
-        """The next message and its sender, or None after `timeout_s` without one."""
+        """The next message and its sender, or None after `timeout_s` without one; a child
+        whose socket closed without a word comes as `(child, GONE)`."""
         try:
             async with asyncio.timeout(timeout_s):
                 child, message = await self._queue.get()
         except TimeoutError:
             return None
         if isinstance(message, Crashed):
+            if message.error is not None:
+                raise message.error
             raise LoadProcessError(f"{child.name} failed:\n{message.traceback}")
-        if message is _GONE:
-            # Its socket closed without a word: the exit code is due at once (or it is hung).
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                child.popen.wait(timeout=1.0)
-            raise LoadProcessError(f"{child.name} exited with code {child.popen.returncode}")
         return child, message
 
 
-_GONE = object()
+def describe_exit(child: LoadChild) -> str:
+    """How a child that closed its socket ended: its exit code or the signal that killed it."""
+    # Its socket closed: the exit status is due at once (or it is hung, and says so).
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        child.popen.wait(timeout=1.0)
+    code = child.popen.returncode
+    if code is None:
+        return "closed its connection and did not exit"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-code).name}"
+        return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+GONE = object()
+"""What the inbox gives for a child whose socket closed without a word."""
 
 
 def watch_readable(
@@ -211,12 +247,21 @@ def watch_readable(
 class _StepControl:
     """The parent's view of one step: merged progress, and the stop it may send everyone."""
 
-    def __init__(self, index: int, plan: BenchmarkPlan, start_ns: int, children: list[LoadChild]):
+    def __init__(
+        self,
+        index: int,
+        plan: BenchmarkPlan,
+        start_ns: int,
+        children: list[LoadChild],
+        clock: MonotonicClock,
+    ):
         self.index = index
         self.progress = StepProgress(index, plan.constraints, start_ns=start_ns)
         self.stop = asyncio.Event()
         self.reason: StopReason | None = None
+        self.halted_ns: int | None = None
         self._children = children
+        self._clock = clock
 
     def take(self, message: ProgressMessage) -> None:
         reason = self.progress.take(message)
@@ -226,6 +271,7 @@ class _StepControl:
     def halt(self, reason: StopReason) -> None:
         if self.reason is None:
             self.reason = reason
+            self.halted_ns = self._clock.now_ns()
             self.stop.set()
             send_all(self._children, StopStep(self.index))
 
@@ -237,19 +283,27 @@ async def _coordinate(
     interrupted: SigintFlag,
     on_progress: Callable[[ProgressSnapshot], None] | None,
 ) -> BenchmarkResult[S]:
-    """Run process 0's slice of every step here while following the children's."""
+    """Run process 0's slice of every step here while following the children's.
+
+    A child lost during a step (dead, or killed for not answering) is left out of the rest of
+    it; the step ends with the others and the run ends after it.
+    """
     clock = MonotonicClock()
     validate = plan.validator_factory()
     steps: list[StepResult[S]] = []
-    with _Inbox(children) as inbox:
+    live = {child: process for process, child in enumerate(children, start=1)}
+    # Children that died between steps: their slice of the next step is lost from its start.
+    departed: list[tuple[int, str]] = []
+    heartbeats = Heartbeats[LoadChild](round(plan.unresponsive_after_s * NS_PER_S))
+    with _Inbox(children, clock) as inbox:
         async with open_backend(plan.backend_for_process(), clock) as backend:
-            await _children_ready(inbox, len(children), clock)
+            await _children_ready(inbox, len(children), clock, interrupted)
             benchmark_start_ns = clock.now_ns()
             while not interrupted.is_set() and (load := next_load(plan.profile, steps)) is not None:
                 index = len(steps)
                 start_ns = clock.now_ns() + _START_LEAD_NS
-                send_all(children, StepCommand(index, load, start_ns))
-                control = _StepControl(index, plan, start_ns, children)
+                send_all(list(live), StepCommand(index, load, start_ns))
+                control = _StepControl(index, plan, start_ns, list(live), clock)
                 work = StepWork(
                     index, load, plan.constraints, plan.seed, 0, plan.processes, start_ns
                 )
@@ -265,71 +319,155 @@ async def _coordinate(
                         report=control.take,
                     )
                 )
+                follow = _Follow(inbox, control, live, departed, heartbeats, clock)
                 try:
-                    parts = await _follow_step(
-                        inbox,
-                        control,
-                        own,
-                        len(children),
-                        interrupted,
-                        clock,
-                        on_progress,
-                        benchmark_start_ns,
-                    )
+                    parts = await follow.step(own, interrupted, on_progress, benchmark_start_ns)
                 finally:
                     if not own.done():
                         own.cancel()
                         await asyncio.wait([own])
-                steps.append(
-                    merge_step(index, load, start_ns, [own.result(), *parts], control.reason)
+                    if not own.cancelled():
+                        own.exception()  # retrieved: a child's failure is the one raised
+                done = [own.result(), *parts]
+                lost = tuple(
+                    LostProcess(
+                        process,
+                        reason,
+                        control.progress.reported(process),
+                        _owed(plan, work, process, control, done),
+                    )
+                    for process, reason in follow.lost
                 )
+                steps.append(merge_step(index, load, start_ns, done, control.reason, lost))
+                if lost:
+                    break  # the rest of the run would be missing a slice of every step
     return BenchmarkResult(steps=steps, interrupted=interrupted.is_set())
 
 
-async def _children_ready(inbox: _Inbox, count: int, clock: MonotonicClock) -> None:
+def _owed(
+    plan: BenchmarkPlan,
+    work: StepWork,
+    process: int,
+    control: _StepControl,
+    done: list[ProcessStepResult[S]],
+) -> int | None:
+    """What a lost process's slice of the step owed by the time the step stopped dispatching."""
+    slice_work = dataclasses.replace(work, process=process)
+    budget = plan.constraints.budget(plan.source.size())
+    ends = [
+        end
+        for end in (plan.constraints.deadline_ns(work.start_ns), control.halted_ns)
+        if end is not None
+    ]
+    if ends:
+        end_ns: int | None = min(ends)
+    elif budget is not None:
+        end_ns = None  # the others ran their whole slices, so would it have
+    else:
+        end_ns = max(part.finished_ns for part in done)
+    return slice_owed(slice_work, budget, end_ns)
+
+
+async def _children_ready(
+    inbox: _Inbox, count: int, clock: MonotonicClock, interrupted: SigintFlag
+) -> None:
     deadline_ns = clock.now_ns() + round(_STARTUP_TIMEOUT_S * 1e9)
-    while count:
+    while count and not interrupted.is_set():
         remaining_ns = deadline_ns - clock.now_ns()
         if remaining_ns <= 0:
             raise LoadProcessError(f"{count} load processes did not start in time")
-        received = await inbox.get(remaining_ns / 1e9)
-        if received is not None and isinstance(received[1], Ready):
+        received = await inbox.get(min(remaining_ns / 1e9, _POLL_S))
+        if received is None:
+            continue
+        child, message = received
+        if message is GONE:
+            raise LoadProcessError(f"{child.name} {describe_exit(child)} while starting")
+        if isinstance(message, Ready):
             count -= 1
 
 
-async def _follow_step(
-    inbox: _Inbox,
-    control: _StepControl,
-    own: asyncio.Task[ProcessStepResult[S]],
-    children: int,
-    interrupted: SigintFlag,
-    clock: MonotonicClock,
-    on_progress: Callable[[ProgressSnapshot], None] | None,
-    benchmark_start_ns: int,
-) -> list[ProcessStepResult[S]]:
-    """The children's parts of the step, once they and this process's own part are done."""
-    parts: list[ProcessStepResult[S]] = []
-    next_report_ns = clock.now_ns() + PROGRESS_INTERVAL_NS
-    while len(parts) < children or not own.done():
-        if interrupted.is_set():
-            control.halt(StopReason.stop_signal)
-        if own.done():
-            own.result()  # this process's part failed: raise it here, the children stop
-        received = await inbox.get(_POLL_S)
-        if received is not None:
-            message = received[1]
-            if isinstance(message, Done):
-                parts.append(message.result)
-            elif isinstance(message, ProgressMessage):
-                control.take(message)
-        now_ns = clock.now_ns()
-        if on_progress is not None and now_ns >= next_report_ns:
-            next_report_ns = now_ns + PROGRESS_INTERVAL_NS
-            snapshot = control.progress.snapshot(
-                now_ns=now_ns, benchmark_start_ns=benchmark_start_ns
-            )
-            on_progress(snapshot)
-    return parts
+class _Follow:
+    """The parent's watch over the children during one step: their parts as they come, and
+    the ones lost (dead, or killed after `unresponsive_after_s` of silence)."""
+
+    def __init__(
+        self,
+        inbox: _Inbox,
+        control: _StepControl,
+        live: dict[LoadChild, int],
+        departed: list[tuple[int, str]],
+        heartbeats: Heartbeats[LoadChild],
+        clock: MonotonicClock,
+    ) -> None:
+        self.inbox = inbox
+        self.control = control
+        self.live = live
+        self.departed = departed
+        self.heartbeats = heartbeats
+        self.clock = clock
+        self.lost: list[tuple[int, str]] = [*departed]
+        departed.clear()
+
+    async def step(
+        self,
+        own: asyncio.Task[ProcessStepResult[S]],
+        interrupted: SigintFlag,
+        on_progress: Callable[[ProgressSnapshot], None] | None,
+        benchmark_start_ns: int,
+    ) -> list[ProcessStepResult[S]]:
+        """The children's parts of the step, once they and this process's own part are done."""
+        control, clock = self.control, self.clock
+        parts: list[ProcessStepResult[S]] = []
+        waiting = dict(self.live)
+        self.heartbeats.expect(waiting, clock.now_ns())
+        next_report_ns = clock.now_ns() + PROGRESS_INTERVAL_NS
+        while waiting or not own.done():
+            if interrupted.is_set():
+                control.halt(StopReason.stop_signal)
+            if own.done():
+                own.result()  # this process's part failed: raise it here, the children stop
+            received = await self.inbox.get(_POLL_S)
+            now_ns = clock.now_ns()
+            if received is not None and received[0] in self.live:
+                # (What a killed child had still sent is void: its part is lost.)
+                child, message = received
+                if message is GONE:
+                    self._lose(child, waiting, describe_exit(child))
+                elif isinstance(message, Done):
+                    parts.append(message.result)
+                    waiting.pop(child, None)
+                    self.heartbeats.forget(child)
+                elif isinstance(message, ProgressMessage):
+                    control.take(message)
+            for child, read_ns in self.inbox.last_read_ns.items():
+                self.heartbeats.heard(child, read_ns)
+            for child in self.heartbeats.silent(now_ns):
+                if child.conn.poll():
+                    continue  # its words are waiting to be read: it is alive
+                child.popen.kill()  # SIGKILL ends a stopped process too
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    child.popen.wait(timeout=1.0)
+                self.inbox.forget(child)
+                seconds = self.heartbeats.timeout_ns / NS_PER_S
+                self._lose(child, waiting, f"stopped answering for {seconds:g} s and was killed")
+            if on_progress is not None and now_ns >= next_report_ns:
+                next_report_ns = now_ns + PROGRESS_INTERVAL_NS
+                snapshot = control.progress.snapshot(
+                    now_ns=now_ns, benchmark_start_ns=benchmark_start_ns
+                )
+                on_progress(snapshot)
+        return parts
+
+    def _lose(self, child: LoadChild, waiting: dict[LoadChild, int], reason: str) -> None:
+        process = self.live.pop(child, None)
+        self.heartbeats.forget(child)
+        if process is None:
+            return
+        loss = (process, f"load process {process} {reason}")
+        if waiting.pop(child, None) is not None:
+            self.lost.append(loss)
+        else:
+            self.departed.append(loss)  # its part of this step is in: the next one lacks it
 
 
 __all__ = ["LoadProcessError", "run_event_loop", "run_in_processes"]

@@ -119,6 +119,11 @@ class StepProgress:
             reason = reason or found
         return reason
 
+    def reported(self, process: int) -> OutcomeTotals:
+        """What process `process` last reported (zeros before its first message)."""
+        message = self._latest.get(process)
+        return OutcomeTotals() if message is None else message.totals
+
     def totals(self) -> OutcomeTotals:
         """The merged counts of the latest message of every process."""
         total = OutcomeTotals()

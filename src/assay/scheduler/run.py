@@ -15,6 +15,7 @@ from assay.backend import open_backend
 from assay.core import Clock, MonotonicClock
 from assay.errors import ConfigError
 from assay.launch import LoadProcesses
+from assay.scheduler.interrupt import STOP_SIGNALS
 from assay.scheduler.plan import BenchmarkPlan, BenchmarkResult, StepResult, merge_step, next_load
 from assay.scheduler.processes import run_event_loop, run_in_processes
 from assay.scheduler.progress import ProgressMessage, ProgressSnapshot, StepProgress
@@ -35,9 +36,12 @@ def run_benchmark(
 
     With `processes > 1` each process runs its slice on its own event loop and HTTP session, and
     `plan` and `sink_factory` must pickle, with their functions and classes in importable modules
-    (not the script being run: the load processes do not run it). Ctrl-C stops dispatching,
-    cancels what is in flight (recorded as cancelled), closes every sink and returns the partial
-    result with `interrupted=True`. `on_progress` is called in this process about every 250 ms.
+    (not the script being run: the load processes do not run it). Ctrl-C (or SIGTERM) stops
+    dispatching, cancels what is in flight (recorded as cancelled), closes every sink and
+    returns the partial result with `interrupted=True`. A load process that dies or stops
+    answering mid-step is left out of that step, which the others finish; the run then ends
+    (`degraded`), its part listed in `StepResult.lost_processes`. `on_progress` is called in
+    this process about every 250 ms.
     `started` are load processes from `start_load_processes(plan.processes)`, started while the
     caller prepared the run, so their start-up overlaps it.
 
@@ -132,20 +136,24 @@ async def _run_interruptible(
 ) -> BenchmarkResult[S]:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    previous = signal.getsignal(signal.SIGINT)
+    previous = {number: signal.getsignal(number) for number in STOP_SIGNALS}
+    handled: list[signal.Signals] = []
     try:
-        loop.add_signal_handler(signal.SIGINT, stop.set)
-        handled = True
+        for number in STOP_SIGNALS:
+            loop.add_signal_handler(number, stop.set)
+            handled.append(number)
     except (NotImplementedError, RuntimeError, ValueError):
-        # Not the main thread, or a platform without loop signal handlers: Ctrl-C stays default.
-        handled = False
+        # Not the main thread, or a platform without loop signal handlers: signals stay default.
+        pass
     try:
         return await run_benchmark_async(plan, sink_factory, on_progress=on_progress, stop=stop)
     finally:
-        if handled:
-            loop.remove_signal_handler(signal.SIGINT)
-            # The loop resets SIGINT to Python's default; the caller's handler comes back.
-            signal.signal(signal.SIGINT, previous)
+        for number in handled:
+            loop.remove_signal_handler(number)
+            # The loop resets the signal to Python's default; the caller's handler comes back.
+            handler = previous[number]
+            if handler is not None:
+                signal.signal(number, handler)
 
 
 __all__ = ["run_benchmark", "run_benchmark_async"]

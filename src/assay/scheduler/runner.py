@@ -17,6 +17,7 @@ from returns.result import Result
 
 from assay.core import Clock, GenerationRequest, GenerationResponse, UnusableResponse
 from assay.data.source import RequestSource
+from assay.errors import first_assay_error
 from assay.records import Cancelled, Completed, Errored, RequestRecord
 from assay.scheduler.constraints import Constraints, ErrorWatch, StopReason
 from assay.scheduler.profiles import (
@@ -47,8 +48,10 @@ Resolve = Callable[[GenerationRequest], Awaitable[Result[GenerationResponse, Unu
 # When the schedule is behind, dispatch without sleeping but yield to the loop this often so
 # requests in flight keep being served while a backlog is flushed.
 _YIELD_EVERY = 64
-_URGENT_INTERVAL_NS = 10_000_000
 _MAX_EARLY_WAKEUPS = 10_000
+# A request due this little before its step stopped is not owed: event loops round timers to
+# the millisecond, so its wake-up and the stop can land in either order.
+OWED_GRACE_NS = 2_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +69,12 @@ class StepWork:
 
 @dataclass(frozen=True, slots=True)
 class ProcessStepResult(Generic[S]):
-    """How one step ended in one process, with the summary its sink returned."""
+    """How one step ended in one process, with the summary its sink returned.
+
+    `scheduled` is how many requests an open-loop load (constant, poisson) owed by the time the
+    step stopped dispatching; those not dispatched were never sent (`not_sent`) because this
+    process fell behind its schedule. Closed loops owe no send times: `scheduled` is None.
+    """
 
     process: int
     totals: OutcomeTotals
@@ -74,6 +82,14 @@ class ProcessStepResult(Generic[S]):
     stopped_by: StopReason | None
     finished_ns: int
     summary: S
+    scheduled: int | None = None
+
+    @property
+    def not_sent(self) -> int:
+        """Requests the schedule owed that never went out (0 for a closed loop)."""
+        if self.scheduled is None:
+            return 0
+        return max(0, self.scheduled - self.totals.dispatched)
 
 
 async def run_step(
@@ -103,8 +119,13 @@ async def run_step(
     runner = _StepRunner(work, source, resolve, validate, sink, clock)
     try:
         await runner.run(stop, report)
-    except BaseException:
+    except BaseException as error:
         sink.close()
+        # An error meant for the user (the sink's disk is full) leaves its task groups bare,
+        # so whoever runs the step can tell it in one line.
+        user_error = first_assay_error(error)
+        if user_error is not None:
+            raise user_error from None
         raise
     return ProcessStepResult(
         process=work.process,
@@ -113,7 +134,39 @@ async def run_step(
         stopped_by=runner.stopped_by,
         finished_ns=clock.now_ns(),
         summary=sink.close(),
+        scheduled=runner.scheduled(),
     )
+
+
+def slice_owed(work: StepWork, budget: int | None, end_ns: int | None) -> int | None:
+    """What process `work.process`'s slice of an open-loop step owed when dispatching stopped
+    at `end_ns` (None: the step ran its whole finite budget); None for a closed loop.
+
+    The parent uses it for a process that was lost, whose own count never came back.
+
+    >>> work = StepWork(0, Constant(rate=10), Constraints(), 0, 1, 2, start_ns=0)
+    >>> slice_owed(work, budget=None, end_ns=1_000_000_000)  # due at 100, 300, 500, 700, 900 ms
+    5
+    """
+    load = work.load
+    if not isinstance(load, (Constant, Poisson)):
+        return None
+    schedule = rate_slice(load, work.seed, work.process, work.processes, budget)
+    if end_ns is None:
+        if budget is None:
+            raise ValueError("an unbounded schedule owes nothing countable without an end")
+        return sum(1 for _ in schedule)
+    return _count_due(schedule, work.start_ns, end_ns - OWED_GRACE_NS)
+
+
+def _count_due(schedule: Iterator[tuple[int, int]], start_ns: int, cutoff_ns: int) -> int:
+    count = 0
+    # Offsets never decrease, so the first one past the cutoff ends the count.
+    for _, offset_ns in schedule:
+        if start_ns + offset_ns >= cutoff_ns:
+            break
+        count += 1
+    return count
 
 
 class _StepRunner(Generic[S]):
@@ -141,12 +194,18 @@ class _StepRunner(Generic[S]):
         self.budget = work.constraints.budget(source.size())
         self.deadline_ns = work.constraints.deadline_ns(work.start_ns)
         self.stopped_by: StopReason | None = None
+        self.stopped_ns: int | None = None
+        # The open loop's schedule, the entry it holds and how many it handed to tasks: what
+        # the schedule owed is counted from them when the step ends.
+        self.schedule: Iterator[tuple[int, int]] | None = None
+        self.pending_target_ns: int | None = None
+        self.handed_out = 0
         self.active: set[asyncio.Task[None]] = set()
         self.report: Callable[[ProgressMessage], None] | None = None
         self.reported_ns = clock.now_ns()
-        self.urgent_reported_ns = -_URGENT_INTERVAL_NS
+        self.urgent_pending = False
         # With several processes the parent evaluates the error constraints over all of them,
-        # so an error is reported within ~10 ms rather than at the next 250 ms tick.
+        # so an error is reported at once rather than at the next 250 ms tick.
         constraints = work.constraints
         self.errors_are_urgent = work.processes > 1 and (
             constraints.max_errors is not None or constraints.stop_error_rate is not None
@@ -157,7 +216,10 @@ class _StepRunner(Generic[S]):
     ) -> None:
         if stop.is_set():
             self.stopped_by = StopReason.stop_signal
+            self.stopped_ns = self.clock.now_ns()
             return
+        # The errors-are-urgent path reports through it between the 250 ms ticks.
+        self.report = report
         async with asyncio.TaskGroup() as helpers:
             watchers = [helpers.create_task(self._watch_stop(stop))]
             if self.deadline_ns is not None:
@@ -182,6 +244,7 @@ class _StepRunner(Generic[S]):
         match work.load:
             case Constant() | Poisson() as load:
                 schedule = rate_slice(load, work.seed, work.process, work.processes, self.budget)
+                self.schedule = schedule
                 self._track(group.create_task(self._open_loop(group, schedule)))
             case Synchronous():
                 if work.process == 0:
@@ -213,6 +276,7 @@ class _StepRunner(Generic[S]):
         if self.stopped_by is not None:
             return
         self.stopped_by = reason
+        self.stopped_ns = self.clock.now_ns()
         current = asyncio.current_task()
         for task in list(self.active):
             if task is not current:
@@ -229,6 +293,7 @@ class _StepRunner(Generic[S]):
         behind = 0
         for index, offset_ns in schedule:
             target_ns = self.work.start_ns + offset_ns
+            self.pending_target_ns = target_ns
             if not self._due(target_ns):
                 return
             request = self.source.request(index)
@@ -240,7 +305,28 @@ class _StepRunner(Generic[S]):
                     await asyncio.sleep(0)
             if self.stopped_by is not None:
                 return
+            self.pending_target_ns = None
+            self.handed_out += 1
             self._track(group.create_task(self._send(request, index, target_ns)))
+
+    def scheduled(self) -> int | None:
+        """How many requests an open-loop schedule owed when dispatching stopped (None for a
+        closed loop): those handed to a task, and those due before the stop that never were.
+
+        Due means targeted before the earlier of the deadline and the stop, less
+        `OWED_GRACE_NS`. A task cancelled before its first run sent nothing: it is owed and
+        not dispatched, so it counts as not sent.
+        """
+        if not isinstance(self.work.load, (Constant, Poisson)):
+            return None
+        owed = self.handed_out
+        ends = [end for end in (self.deadline_ns, self.stopped_ns) if end is not None]
+        if not ends or self.schedule is None:
+            return owed  # the schedule ran out (or never started): nothing else was due
+        cutoff_ns = min(ends) - OWED_GRACE_NS
+        if self.pending_target_ns is not None and self.pending_target_ns < cutoff_ns:
+            owed += 1
+        return owed + _count_due(self.schedule, self.work.start_ns, cutoff_ns)
 
     async def _wait_until(self, target_ns: int) -> None:
         # Event loops round timers (uvloop to the millisecond) and may wake a little early;
@@ -310,10 +396,24 @@ class _StepRunner(Generic[S]):
             report(self.tally.message())
 
     def _report_soon(self) -> None:
-        now_ns = self.clock.now_ns()
-        if self.report is not None and now_ns - self.urgent_reported_ns >= _URGENT_INTERVAL_NS:
-            self.urgent_reported_ns = now_ns
+        # Errors finished in one turn of the event loop go out in one message, right after it:
+        # the parent sees them within milliseconds, and a burst costs one message, not many.
+        if self.report is None or self.urgent_pending:
+            return
+        self.urgent_pending = True
+        asyncio.get_running_loop().call_soon(self._report_now)
+
+    def _report_now(self) -> None:
+        self.urgent_pending = False
+        if self.report is not None:
             self.report(self.tally.message())
 
 
-__all__ = ["ProcessStepResult", "Resolve", "StepWork", "run_step"]
+__all__ = [
+    "OWED_GRACE_NS",
+    "ProcessStepResult",
+    "Resolve",
+    "StepWork",
+    "run_step",
+    "slice_owed",
+]
