@@ -100,6 +100,7 @@ def source_of(config: RunConfig, model: str) -> RequestSource:
                 stream=config.stream,
                 seed=config.seed,
                 tokenizer=config.tokenizer,
+                extra_body=config.request_fields(),
             )
         )
     return build_source(
@@ -113,6 +114,7 @@ def source_of(config: RunConfig, model: str) -> RequestSource:
             stream=config.stream,
             seed=config.seed,
             tokenizer=config.tokenizer,
+            extra_body=config.request_fields(),
         )
     )
 

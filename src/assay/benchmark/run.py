@@ -28,6 +28,7 @@ from assay.benchmark.plan import (
 )
 from assay.benchmark.sink import ShardSinkFactory, ShardSummary
 from assay.config import RunConfig
+from assay.data.describe import describe_source
 from assay.errors import DataError
 from assay.launch import LoadProcesses
 from assay.reports import Report, StepReport, build_report, write_report
@@ -83,6 +84,7 @@ def mock_config_of(config: RunConfig) -> MockConfig:
         ),
         fault_rates=config.mock_faults if config.mock_faults else DEMO_FAULTS,
         seed=config.seed,
+        record_requests=config.mock_record_requests,
     )
 
 
@@ -135,6 +137,8 @@ def run_from_config(
         model = asyncio.run(check_ready(backend, config.model))
         note(f"model: {model}; validators: {chain.describe()}")
         source = source_of(config, model)
+        for line in describe_source(source):
+            note(line)
         plan = plan_of(config, source, backend, chain)
         shard_dir.mkdir(parents=True, exist_ok=True)
         sinks = ShardSinkFactory(

@@ -37,6 +37,7 @@ _TARGET = "Target"
 _LOAD = "Load"
 _LIMITS = "Constraints"
 _DATA = "Data"
+_FIELDS = "Request fields"
 _VALID = "Validation"
 _NET = "Transport"
 _OUT = "Output"
@@ -207,6 +208,32 @@ def run(
     seed: Annotated[
         int | None, typer.Option(help="Seed for data and arrivals [42].", rich_help_panel=_DATA)
     ] = None,
+    temperature: Annotated[
+        float | None, typer.Option(help="Sampling temperature.", rich_help_panel=_FIELDS)
+    ] = None,
+    top_p: Annotated[
+        float | None, typer.Option(help="Nucleus sampling top_p.", rich_help_panel=_FIELDS)
+    ] = None,
+    stop: Annotated[
+        list[str] | None,
+        typer.Option(metavar="TEXT", help="A stop sequence (repeatable).", rich_help_panel=_FIELDS),
+    ] = None,
+    request_seed: Annotated[
+        int | None,
+        typer.Option(
+            help="The `seed` field of every request (--seed seeds assay's own data).",
+            rich_help_panel=_FIELDS,
+        ),
+    ] = None,
+    extra_body: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="JSON",
+            help="A JSON object merged into every request body, last (repeatable; merged left "
+            'to right), e.g. \'{"response_format": {"type": "json_object"}}\'.',
+            rich_help_panel=_FIELDS,
+        ),
+    ] = None,
     validator: Annotated[
         list[str] | None,
         typer.Option(
@@ -289,13 +316,20 @@ def run(
             rich_help_panel=_MOCK,
         ),
     ] = None,
+    mock_record_requests: Annotated[
+        Path | None,
+        typer.Option(
+            help="Append every request the mock receives to this JSONL file.",
+            rich_help_panel=_MOCK,
+        ),
+    ] = None,
 ) -> None:
     """Run a benchmark and write report.json, records.jsonl and summary.csv.
 
     Exit code 0: a valid run; 1: an INVALID run (error rate above --max-error-rate, or nothing
     completed); 2: bad usage or input; 130: interrupted (the partial report is still written).
     """
-    from assay.cli.options import parse_headers, parse_pairs
+    from assay.cli.options import parse_headers, parse_json_objects, parse_pairs
     from assay.config import build_config, load_config_file
 
     def body() -> int:
@@ -309,6 +343,9 @@ def run(
             "data": data, "prompt_tokens": prompt_tokens, "output_tokens": output_tokens,
             "shared_prefix_tokens": shared_prefix_tokens, "tokenizer": tokenizer,
             "stream": stream, "ignore_eos": ignore_eos, "seed": seed,
+            "temperature": temperature, "top_p": top_p,
+            "stop": tuple(stop) if stop else None, "request_seed": request_seed,
+            "extra_body": parse_json_objects(extra_body, "--extra-body"),
             "validators": tuple(validator) if validator else None,
             "default_validators": False if no_default_validators else None,
             "strict": strict, "slo": parse_pairs(slo, "--slo"),
@@ -317,6 +354,7 @@ def run(
             "timeout_total": timeout_total, "output_dir": output_dir,
             "mock_workers": mock_workers, "mock_ttft_ms": mock_ttft_ms,
             "mock_itl_ms": mock_itl_ms, "mock_faults": parse_pairs(mock_fault, "--mock-fault"),
+            "mock_record_requests": mock_record_requests,
         }  # fmt: skip
         file_keys = load_config_file(config) if config is not None else {}
         run_config = build_config(file_keys, overrides)
@@ -363,6 +401,10 @@ def mock(
     fault_after: Annotated[int, typer.Option(help="Tokens before a mid-stream fault.")] = 2,
     seed: Annotated[int, typer.Option(help="Seed of latencies and fault choices.")] = 0,
     model_name: Annotated[str, typer.Option(help="The model /v1/models lists.")] = "assay-mock",
+    record_requests: Annotated[
+        Path | None,
+        typer.Option(help="Append every request received (path, id, body) to this JSONL file."),
+    ] = None,
 ) -> None:
     """Serve an OpenAI-compatible mock LLM with fault injection (per request with the header
     `X-Assay-Fault: NAME; after=N`, or per run with --fault NAME=RATE).
@@ -375,6 +417,7 @@ def mock(
             host=host, port=port, workers=workers, ttft_ms=ttft_ms, itl_ms=itl_ms,
             output_tokens=output_tokens, faults=parse_pairs(fault, "--fault") or {},
             fault_after=fault_after, seed=seed, model_name=model_name,
+            record_requests=record_requests,
         )  # fmt: skip
         return EXIT_VALID
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from assay.mock import Fixed, LatencyModel, MockConfig, serve
@@ -19,6 +21,7 @@ def serve_mock(
     fault_after: int,
     seed: int,
     model_name: str,
+    record_requests: Path | None = None,
 ) -> None:
     """Build the mock's config from the flags and serve until interrupted."""
     from pydantic import ValidationError
@@ -37,6 +40,7 @@ def serve_mock(
             fault_after_tokens=fault_after,
             seed=seed,
             model_name=model_name,
+            record_requests=record_requests,
         )
     except ValidationError as error:
         raise ConfigError(describe_validation_error(error)) from None

@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Final, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, model_validator
 
 from assay.core import Endpoint
 from assay.errors import ConfigError
@@ -56,6 +56,12 @@ class RunConfig(BaseModel):
     stream: bool = True
     ignore_eos: bool = False
     seed: int = 42
+    # Request fields: the typed ones first, then `extra_body`, merged into every request body
+    temperature: float | None = Field(default=None, ge=0)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    stop: tuple[str, ...] = ()
+    request_seed: int | None = None
+    extra_body: dict[str, JsonValue] = {}
     # Validation and validity
     validators: tuple[str, ...] = ()
     default_validators: bool = True
@@ -74,6 +80,7 @@ class RunConfig(BaseModel):
     mock_ttft_ms: float = Field(default=40.0, ge=0)
     mock_itl_ms: float = Field(default=8.0, ge=0)
     mock_faults: dict[str, float] = {}
+    mock_record_requests: Path | None = None
 
     @model_validator(mode="after")
     def _profile_has_its_parameters(self) -> Self:
@@ -89,6 +96,23 @@ class RunConfig(BaseModel):
         if any(value <= 0 for value in self.slo.values()):
             raise ValueError("SLO thresholds must be positive milliseconds")
         return self
+
+    def request_fields(self) -> dict[str, JsonValue]:
+        """What goes into every request body: the typed fields, then `extra_body` over them.
+
+        >>> RunConfig(temperature=0.0, extra_body={"temperature": 0.5, "top_k": 4}).request_fields()
+        {'temperature': 0.5, 'top_k': 4}
+        """
+        fields: dict[str, JsonValue] = {}
+        if self.temperature is not None:
+            fields["temperature"] = self.temperature
+        if self.top_p is not None:
+            fields["top_p"] = self.top_p
+        if self.stop:
+            fields["stop"] = list(self.stop)
+        if self.request_seed is not None:
+            fields["seed"] = self.request_seed
+        return {**fields, **self.extra_body}
 
     @property
     def load_processes(self) -> int:
@@ -143,8 +167,14 @@ def build_config(file_keys: dict[str, Any], overrides: dict[str, Any]) -> RunCon
 
     >>> build_config({"profile": "constant", "rate": 5}, {"rate": 10}).rate
     10.0
+    >>> build_config({"extra_body": {"a": 1, "b": 2}}, {"extra_body": {"b": 3}}).extra_body
+    {'a': 1, 'b': 3}
     """
     merged = {**file_keys, **{key: value for key, value in overrides.items() if value is not None}}
+    file_extra, flag_extra = file_keys.get("extra_body"), overrides.get("extra_body")
+    if isinstance(file_extra, dict) and isinstance(flag_extra, dict):
+        # Request fields add up: the flags' objects are merged over the file's, key by key.
+        merged["extra_body"] = {**file_extra, **flag_extra}
     try:
         return RunConfig.model_validate(merged)
     except ValidationError as error:

@@ -1,7 +1,9 @@
 """Requests from a prompt file: JSONL or CSV rows, loaded and checked once, served by index.
 
 Every bad row stops the load with a `DataError` naming the file, the line and what was wrong;
-no row is skipped silently (blank lines are not rows).
+no row is skipped silently (blank lines are not rows). No field is dropped either: a row's keys
+other than the prompt, messages and output-length columns go into that request's body (as does
+the object of an `extra_body` key, over them), overriding the run's own request fields.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from assay.core import Endpoint, GenerationRequest
+from assay.data.request_fields import asked_limits, merge_fields
 from assay.data.source import index_rng, request_id
 from assay.data.token_count import FixedCount, TokenCount, sample_token_count
 from assay.data.tokenizer import Tokenizer
@@ -26,6 +29,9 @@ from assay.errors import DataError
 FileFormat = Literal["jsonl", "csv"]
 
 _FORMATS: Final[dict[str, FileFormat]] = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
+
+EXTRA_BODY_COLUMN: Final = "extra_body"
+"""A row key whose JSON object is merged into that request's body."""
 
 
 class PromptColumns(BaseModel):
@@ -70,6 +76,7 @@ class PromptRow:
     messages: tuple[dict[str, JsonValue], ...] | None
     output_tokens: int | None
     prompt_tokens: int | None
+    extra_body: dict[str, JsonValue]
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +112,13 @@ class FileSource:
         """The number of rows."""
         return len(self.rows)
 
+    def body_fields(self) -> list[str]:
+        """The row fields sent in request bodies, in first-seen order (for the run's notes)."""
+        seen: dict[str, None] = {}
+        for row in self.rows:
+            seen.update(dict.fromkeys(row.extra_body))
+        return list(seen)
+
     def request(self, index: int) -> GenerationRequest:
         """The request at `index`: row `index % size()`, with the index's own request id."""
         row = self.rows[index % len(self.rows)]
@@ -121,6 +135,12 @@ class FileSource:
         if config.endpoint is Endpoint.chat and messages is None:
             messages = ({"role": "user", "content": prompt},)
             prompt = None
+        extra = merge_fields(config.extra_body, row.extra_body) if row.extra_body else None
+        ignore_eos = config.ignore_eos
+        if extra is not None:
+            output_tokens, ignore_eos = asked_limits(
+                config.endpoint, extra, output_tokens, ignore_eos
+            )
         return GenerationRequest(
             request_id=request_id(index),
             endpoint=config.endpoint,
@@ -128,10 +148,10 @@ class FileSource:
             prompt=prompt,
             messages=messages,
             max_output_tokens=output_tokens,
-            ignore_eos=config.ignore_eos,
+            ignore_eos=ignore_eos,
             stream=config.stream and config.endpoint is not Endpoint.embeddings,
             prompt_tokens=row.prompt_tokens,
-            extra_body=config.extra_body,
+            extra_body=config.extra_body if extra is None else extra,
         )
 
 
@@ -251,7 +271,56 @@ def _check_row(
         messages=messages,
         output_tokens=output_tokens,
         prompt_tokens=prompt_tokens,
+        extra_body=row_fields(values, where, names, from_csv=from_csv),
     )
+
+
+def row_fields(
+    values: Mapping[str, object], where: str, names: PromptColumns, *, from_csv: bool
+) -> dict[str, JsonValue]:
+    """The fields of a row that go into its request body: every key assay does not interpret
+    (a CSV cell is read as JSON when it parses as JSON, else as text; an empty cell is not
+    given), then the object of an `extra_body` key over them."""
+    interpreted = {names.prompt, names.messages, names.output_tokens, EXTRA_BODY_COLUMN}
+    fields: dict[str, JsonValue] = {}
+    for key, value in values.items():
+        if key in interpreted:
+            continue
+        present = _present(value, from_csv)
+        if present is None:
+            continue
+        fields[key] = _csv_cell(present) if from_csv else _json_value(present)
+    extra = _present(values.get(EXTRA_BODY_COLUMN), from_csv)
+    if extra is not None:
+        if from_csv and isinstance(extra, str):
+            try:
+                extra = orjson.loads(extra)
+            except orjson.JSONDecodeError as error:
+                raise DataError(
+                    f"{where}: {EXTRA_BODY_COLUMN!r} is not valid JSON: {error}"
+                ) from None
+        if not isinstance(extra, dict):
+            raise DataError(
+                f"{where}: {EXTRA_BODY_COLUMN!r} must be a JSON object, got {_json_kind(extra)}"
+            )
+        fields.update({str(key): _json_value(value) for key, value in extra.items()})
+    return fields
+
+
+def _csv_cell(value: object) -> JsonValue:
+    # "0.2" is the number 0.2, "true" a boolean, '{"type": "json_object"}' an object; a cell
+    # that is not JSON ("stop here") is text.
+    assert isinstance(value, str), "csv cells are text"
+    try:
+        parsed: JsonValue = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return value
+    return parsed
+
+
+def _json_value(value: object) -> JsonValue:
+    # Everything here came out of orjson.loads (or is a CSV cell, text): JSON by construction.
+    return value  # type: ignore[return-value]  # orjson.loads returns Any-typed JSON values
 
 
 def _present(value: object, from_csv: bool) -> object:
