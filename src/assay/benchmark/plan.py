@@ -10,7 +10,13 @@ from pydantic import SecretStr
 from assay.backend import BackendSettings, Timeouts
 from assay.benchmark.validation import ChainSpec
 from assay.config import RunConfig
-from assay.data import FileSourceConfig, RequestSource, SyntheticSource, parse_token_count
+from assay.data import (
+    FileSourceConfig,
+    PromptColumns,
+    RequestSource,
+    SyntheticSource,
+    parse_token_count,
+)
 from assay.data.source_config import build_source
 from assay.metrics import Slo
 from assay.scheduler import BenchmarkPlan, Constraints
@@ -93,6 +99,7 @@ def source_of(config: RunConfig, model: str) -> RequestSource:
         return build_source(
             FileSourceConfig(
                 path=config.data,
+                columns=PromptColumns.model_validate(config.data_columns),
                 endpoint=config.endpoint,
                 model=model,
                 output_tokens=output_tokens,

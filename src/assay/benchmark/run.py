@@ -28,6 +28,7 @@ from assay.benchmark.plan import (
 )
 from assay.benchmark.sink import ShardSinkFactory, ShardSummary
 from assay.config import RunConfig
+from assay.data.dataset_files import is_hf_spec
 from assay.data.describe import describe_source
 from assay.errors import DataError
 from assay.launch import LoadProcesses
@@ -123,7 +124,7 @@ def run_from_config(
     shard_dir = output_dir / "shards"
     chain = chain_of(config)
     chain()  # build once here so a bad --validator fails before any load is sent
-    if config.data is not None and not config.data.is_file():
+    if config.data is not None and not is_hf_spec(config.data) and not config.data.is_file():
         raise DataError(f"{config.data}: no such prompt file")
     # From here on Ctrl-C is a flag, never a KeyboardInterrupt raised mid-start-up: the run
     # then ends cleanly with what it has (the scheduler handles it while the load runs).

@@ -163,7 +163,18 @@ def run(
     data: Annotated[
         Path | None,
         typer.Option(
-            help="JSONL or CSV prompt file; default: synthetic prompts.", rich_help_panel=_DATA
+            help="Prompt data: a JSONL, CSV, JSON (ShareGPT), parquet or arrow file, or "
+            "hf:NAME_OR_PATH[:SPLIT]; default: synthetic prompts.",
+            rich_help_panel=_DATA,
+        ),
+    ] = None,
+    data_column: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="ROLE=COLUMN",
+            help="The column holding a role: prompt, messages, output_tokens, conversations, "
+            "turns or extra_body (repeatable).",
+            rich_help_panel=_DATA,
         ),
     ] = None,
     prompt_tokens: Annotated[
@@ -329,7 +340,7 @@ def run(
     Exit code 0: a valid run; 1: an INVALID run (error rate above --max-error-rate, or nothing
     completed); 2: bad usage or input; 130: interrupted (the partial report is still written).
     """
-    from assay.cli.options import parse_headers, parse_json_objects, parse_pairs
+    from assay.cli.options import parse_headers, parse_json_objects, parse_mapping, parse_pairs
     from assay.config import build_config, load_config_file
 
     def body() -> int:
@@ -340,7 +351,8 @@ def run(
             "processes": processes, "max_seconds": max_seconds, "max_requests": max_requests,
             "max_errors": max_errors, "stop_error_rate": stop_error_rate,
             "warmup_seconds": warmup_seconds, "cooldown_seconds": cooldown_seconds,
-            "data": data, "prompt_tokens": prompt_tokens, "output_tokens": output_tokens,
+            "data": data, "data_columns": parse_mapping(data_column, "--data-column"),
+            "prompt_tokens": prompt_tokens, "output_tokens": output_tokens,
             "shared_prefix_tokens": shared_prefix_tokens, "tokenizer": tokenizer,
             "stream": stream, "ignore_eos": ignore_eos, "seed": seed,
             "temperature": temperature, "top_p": top_p,

@@ -64,3 +64,20 @@ def parse_json_objects(values: list[str] | None, flag: str) -> dict[str, Any] | 
             raise ConfigError(f"{flag} {value!r}: expected a JSON object {{...}}")
         merged.update(parsed)
     return merged
+
+
+def parse_mapping(values: list[str] | None, flag: str) -> dict[str, str] | None:
+    """`["prompt=question"]` -> `{"prompt": "question"}`; None when the flag was not given.
+
+    >>> parse_mapping(["prompt=question", "output_tokens=answer_len"], "--data-column")
+    {'prompt': 'question', 'output_tokens': 'answer_len'}
+    """
+    if not values:
+        return None
+    mapping: dict[str, str] = {}
+    for value in values:
+        key, sep, name = value.partition("=")
+        if not sep or not key.strip() or not name.strip():
+            raise ConfigError(f"{flag} {value!r}: expected ROLE=COLUMN")
+        mapping[key.strip()] = name.strip()
+    return mapping

@@ -15,6 +15,7 @@ from typing import Any, Final, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, model_validator
 
 from assay.core import Endpoint
+from assay.data.file_source import PromptColumns
 from assay.errors import ConfigError
 
 ProfileKind = Literal["synchronous", "concurrent", "throughput", "constant", "poisson", "sweep"]
@@ -49,6 +50,7 @@ class RunConfig(BaseModel):
     cooldown_seconds: float = Field(default=0.0, ge=0)
     # Data
     data: Path | None = None
+    data_columns: dict[str, str] = {}
     prompt_tokens: str = "256"
     output_tokens: str = "128"
     shared_prefix_tokens: int = Field(default=0, ge=0)
@@ -90,6 +92,12 @@ class RunConfig(BaseModel):
             raise ValueError("profile concurrent needs --concurrency N")
         if (self.warmup_seconds or self.cooldown_seconds) and self.max_seconds is None:
             raise ValueError("--warmup-seconds and --cooldown-seconds need --max-seconds")
+        columns = sorted(set(self.data_columns) - set(PromptColumns.model_fields))
+        if columns:
+            raise ValueError(
+                f"unknown data column role {', '.join(columns)} "
+                f"(known: {', '.join(PromptColumns.model_fields)})"
+            )
         unknown = sorted(set(self.slo) - set(SLO_KEYS))
         if unknown:
             raise ValueError(f"unknown SLO {', '.join(unknown)} (known: {', '.join(SLO_KEYS)})")

@@ -11,6 +11,7 @@ from assay.data.source import RequestSource
 def describe_source(source: RequestSource) -> Iterator[str]:
     """One line per fact worth showing, e.g. the row fields that go into request bodies."""
     if isinstance(source, FileSource):
+        yield from source.notes
         fields = source.body_fields()
         if fields:
             yield f"data: row fields sent in request bodies: {', '.join(fields)}"
