@@ -19,11 +19,11 @@ ANSWER = "Each process owns a deterministic slice of the schedule, so none waits
 def test_sharegpt_json_sends_first_turns_with_recorded_answer_lengths(tmp_path: Path) -> None:
     data = tmp_path / "sharegpt.json"
     conversations = [
-        {"conversations": [{"from": "human", "value": "How do load processes split work?"},
-                           {"from": "gpt", "value": ANSWER}]},
-        {"conversations": [{"from": "human", "value": "Say yes."}, {"from": "gpt", "value": "Yes."}]},
-    ]  # fmt: skip
-    data.write_bytes(orjson.dumps(conversations))
+        [("human", "How do load processes split work?"), ("gpt", ANSWER)],
+        [("human", "Say yes."), ("gpt", "Yes.")],
+    ]
+    rows = [{"conversations": [{"from": f, "value": v} for f, v in c]} for c in conversations]
+    data.write_bytes(orjson.dumps(rows))
     wire = tmp_path / "wire.jsonl"
     result = run_fast(
         tmp_path / "run", *ONE_PROCESS, "--data", data, "--mock-fault", "http_500=0",

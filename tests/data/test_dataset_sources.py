@@ -3,6 +3,7 @@ on disk. Each is built here on disk; nothing is fetched."""
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 
@@ -84,14 +85,13 @@ def test_sharegpt_turn_with_unknown_speaker_names_item_and_position(tmp_path: Pa
 def test_json_file_that_is_not_a_list_says_to_use_jsonl(tmp_path: Path) -> None:
     path = tmp_path / "one.json"
     path.write_text('{"prompt": "hi"}', encoding="utf-8")
-    with pytest.raises(DataError, match="must hold a list of objects"):
+    with pytest.raises(DataError, match=r"must hold a list of objects"):
         _load(path)
 
 
 def test_parquet_rows_use_the_column_mapping_and_name_unused_columns(tmp_path: Path) -> None:
     pyarrow = pytest.importorskip("pyarrow")
-    import pyarrow.parquet as pq
-
+    pq = importlib.import_module("pyarrow.parquet")  # no type information: imported by name
     path = tmp_path / "rows.parquet"
     pq.write_table(pyarrow.Table.from_pylist(ROWS), path)
     columns = {"prompt": "question", "output_tokens": "answer_tokens"}
@@ -104,8 +104,7 @@ def test_parquet_rows_use_the_column_mapping_and_name_unused_columns(tmp_path: P
 
 def test_parquet_row_without_the_mapped_prompt_names_the_row(tmp_path: Path) -> None:
     pyarrow = pytest.importorskip("pyarrow")
-    import pyarrow.parquet as pq
-
+    pq = importlib.import_module("pyarrow.parquet")  # no type information: imported by name
     path = tmp_path / "rows.parquet"
     pq.write_table(pyarrow.Table.from_pylist(ROWS), path)
     with pytest.raises(DataError, match=r"rows.parquet, row 1: no 'prompt'"):
@@ -142,7 +141,7 @@ def test_arrow_file_of_a_saved_dataset_is_readable(tmp_path: Path) -> None:
 
 def test_hf_dataset_that_cannot_be_loaded_is_one_data_error(tmp_path: Path) -> None:
     pytest.importorskip("datasets")
-    with pytest.raises(DataError, match="hf:.*cannot load the dataset"):
+    with pytest.raises(DataError, match=r"hf:.*cannot load the dataset"):
         _load(f"hf:{tmp_path / 'nothing-here'}")
 
 
