@@ -18,6 +18,7 @@ from assay.data import (
     parse_token_count,
 )
 from assay.data.source_config import build_source
+from assay.data.trace import TraceConfig, load_trace
 from assay.metrics import Slo
 from assay.scheduler import BenchmarkPlan, Constraints
 from assay.scheduler.profiles import (
@@ -25,6 +26,7 @@ from assay.scheduler.profiles import (
     Constant,
     Poisson,
     Profile,
+    Replay,
     Sweep,
     Synchronous,
     Throughput,
@@ -54,6 +56,8 @@ def profile_of(config: RunConfig) -> Profile:
             return Poisson(rate=config.rate or 1.0, seed=config.seed)
         case "sweep":
             return Sweep(rates=config.sweep_rates, max_concurrency=concurrency)
+        case "replay":
+            return Replay(speed=config.replay_speed)
 
 
 def constraints_of(config: RunConfig) -> Constraints:
@@ -63,7 +67,7 @@ def constraints_of(config: RunConfig) -> Constraints:
     10.0
     """
     max_seconds = config.max_seconds
-    if max_seconds is None and config.max_requests is None and config.data is None:
+    if max_seconds is None and not config.bounded and config.data is None:
         max_seconds = DEFAULT_MAX_SECONDS
     return Constraints(
         max_requests=config.max_requests,
@@ -95,6 +99,20 @@ def backend_settings_of(config: RunConfig, base_url: str) -> BackendSettings:
 def source_of(config: RunConfig, model: str) -> RequestSource:
     """Synthetic prompts, or the prompt file of `--data` (read and checked here)."""
     output_tokens = parse_token_count(config.output_tokens)
+    if config.trace is not None:
+        return load_trace(
+            TraceConfig(
+                path=config.trace,
+                endpoint=config.endpoint,
+                model=model,
+                block_tokens=config.trace_block_tokens,
+                ignore_eos=config.ignore_eos,
+                stream=config.stream,
+                seed=config.seed,
+                tokenizer=config.tokenizer,
+                extra_body=config.request_fields(),
+            )
+        )
     if config.data is not None:
         return build_source(
             FileSourceConfig(

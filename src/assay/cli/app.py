@@ -103,7 +103,8 @@ def run(
     profile: Annotated[
         str | None,
         typer.Option(
-            help="synchronous | concurrent | throughput | constant | poisson | sweep [throughput]",
+            help="synchronous | concurrent | throughput | constant | poisson | sweep | replay "
+            "[throughput]",
             rich_help_panel=_LOAD,
         ),
     ] = None,
@@ -121,6 +122,23 @@ def run(
     sweep_rates: Annotated[
         int | None,
         typer.Option(help="Constant-rate steps of a sweep [5].", rich_help_panel=_LOAD),
+    ] = None,
+    trace: Annotated[
+        Path | None,
+        typer.Option(
+            help="A timestamped JSONL trace for --profile replay (Mooncake or prompt rows).",
+            rich_help_panel=_LOAD,
+        ),
+    ] = None,
+    replay_speed: Annotated[
+        float | None,
+        typer.Option(help="Replay N times as fast as the trace [1].", rich_help_panel=_LOAD),
+    ] = None,
+    trace_block_tokens: Annotated[
+        int | None,
+        typer.Option(
+            help="Tokens per Mooncake hash block [512, as Mooncake].", rich_help_panel=_LOAD
+        ),
     ] = None,
     processes: Annotated[
         int | None,
@@ -348,6 +366,8 @@ def run(
             "target": target, "endpoint": endpoint, "model": model, "api_key_env": api_key_env,
             "headers": parse_headers(header), "insecure": insecure, "profile": profile,
             "rate": rate, "concurrency": concurrency, "sweep_rates": sweep_rates,
+            "trace": trace, "replay_speed": replay_speed,
+            "trace_block_tokens": trace_block_tokens,
             "processes": processes, "max_seconds": max_seconds, "max_requests": max_requests,
             "max_errors": max_errors, "stop_error_rate": stop_error_rate,
             "warmup_seconds": warmup_seconds, "cooldown_seconds": cooldown_seconds,

@@ -18,7 +18,9 @@ from assay.core import Endpoint
 from assay.data.file_source import PromptColumns
 from assay.errors import ConfigError
 
-ProfileKind = Literal["synchronous", "concurrent", "throughput", "constant", "poisson", "sweep"]
+ProfileKind = Literal[
+    "synchronous", "concurrent", "throughput", "constant", "poisson", "sweep", "replay"
+]
 
 SLO_KEYS: Final = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
 
@@ -40,6 +42,9 @@ class RunConfig(BaseModel):
     rate: float | None = Field(default=None, gt=0)
     concurrency: int | None = Field(default=None, gt=0)
     sweep_rates: int = Field(default=5, gt=0)
+    trace: Path | None = None
+    replay_speed: float = Field(default=1.0, gt=0)
+    trace_block_tokens: int = Field(default=512, gt=0)
     processes: int | None = Field(default=None, gt=0)
     # Constraints
     max_seconds: float | None = Field(default=None, gt=0)
@@ -88,6 +93,12 @@ class RunConfig(BaseModel):
     def _profile_has_its_parameters(self) -> Self:
         if self.profile in ("constant", "poisson") and self.rate is None:
             raise ValueError(f"profile {self.profile} needs a rate (--rate R requests/s)")
+        if self.profile == "replay" and self.trace is None:
+            raise ValueError("profile replay needs a trace (--trace FILE)")
+        if self.trace is not None and self.profile != "replay":
+            raise ValueError("--trace is replayed by --profile replay")
+        if self.trace is not None and self.data is not None:
+            raise ValueError("--trace holds the requests; it cannot be combined with --data")
         if self.profile == "concurrent" and self.concurrency is None:
             raise ValueError("profile concurrent needs --concurrency N")
         if (self.warmup_seconds or self.cooldown_seconds) and self.max_seconds is None:
@@ -130,7 +141,9 @@ class RunConfig(BaseModel):
     @property
     def bounded(self) -> bool:
         """Whether a constraint or a finite data file ends the run."""
-        return self.max_seconds is not None or self.max_requests is not None
+        return (
+            self.max_seconds is not None or self.max_requests is not None or self.trace is not None
+        )
 
 
 FIELD_NAMES: Final = frozenset(RunConfig.model_fields)

@@ -150,7 +150,16 @@ class FileSource:
     def load(cls, config: FileSourceConfig) -> FileSource:
         """Read and check the whole file now, so a bad row fails before the run starts."""
         file_format = config.format or _format_of(config.path)
-        records = _records(config, file_format)
+        return cls.from_records(config, _records(config, file_format), file_format)
+
+    @classmethod
+    def from_records(
+        cls,
+        config: FileSourceConfig,
+        records: list[tuple[int, Mapping[str, object]]],
+        file_format: FileFormat = "jsonl",
+    ) -> FileSource:
+        """Check rows already read (numbered by line, item or row) as a prompt file's rows."""
         tokenizer = load_tokenizer(config.tokenizer) if config.tokenizer is not None else None
         check = _RowCheck(config, file_format, tokenizer)
         rows = tuple(

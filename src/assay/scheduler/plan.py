@@ -18,6 +18,7 @@ from assay.scheduler.profiles import (
     Constant,
     Poisson,
     Profile,
+    Replay,
     StepLoad,
     Sweep,
     Synchronous,
@@ -69,7 +70,7 @@ def _concurrency_limit(profile: Profile) -> int | None:
     match profile:
         case Sweep(max_concurrency=limit):
             return limit
-        case Synchronous() | Concurrent() | Throughput() | Constant() | Poisson():
+        case Synchronous() | Concurrent() | Throughput() | Constant() | Poisson() | Replay():
             return requested_concurrency(profile)
 
 
@@ -167,7 +168,7 @@ def next_load(profile: Profile, done: list[StepResult[S]]) -> StepLoad | None:
             if position >= count or max(low, high) <= 0:
                 return None
             return Constant(rate=sweep_rates(low, high, count)[position])
-        case Synchronous() | Concurrent() | Throughput() | Constant() | Poisson():
+        case Synchronous() | Concurrent() | Throughput() | Constant() | Poisson() | Replay():
             return None if done else profile
 
 

@@ -23,11 +23,13 @@ from assay.scheduler.profiles import (
     Concurrent,
     Constant,
     Poisson,
+    Replay,
     StepLoad,
     Synchronous,
     Throughput,
 )
 from assay.scheduler.progress import PROGRESS_INTERVAL_NS, OutcomeTotals, ProgressMessage, StepTally
+from assay.scheduler.replay import replay_slice, timed
 from assay.scheduler.schedule import (
     owned_streams,
     rate_slice,
@@ -192,6 +194,11 @@ class _StepRunner(Generic[S]):
                 for stream in owned_streams(streams, work.process, work.processes):
                     indices = stream_indices(stream, streams, self.budget)
                     self._track(group.create_task(self._closed_loop(indices)))
+            case Replay(speed=speed):
+                schedule = replay_slice(
+                    timed(self.source), speed, work.process, work.processes, self.budget
+                )
+                self._track(group.create_task(self._open_loop(group, schedule)))
             case Throughput(max_concurrency=limit):
                 active = min(work.processes, limit)
                 shared = throughput_indices(limit, work.process, work.processes, self.budget)
