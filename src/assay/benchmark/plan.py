@@ -11,12 +11,14 @@ from assay.backend import BackendSettings, Timeouts
 from assay.benchmark.validation import ChainSpec
 from assay.config import RunConfig
 from assay.data import (
+    FileSource,
     FileSourceConfig,
     PromptColumns,
     RequestSource,
     SyntheticSource,
     parse_token_count,
 )
+from assay.data.session import FileSessions, SyntheticSessions
 from assay.data.source_config import build_source
 from assay.data.trace import TraceConfig, load_trace
 from assay.metrics import Slo
@@ -97,7 +99,8 @@ def backend_settings_of(config: RunConfig, base_url: str) -> BackendSettings:
 
 
 def source_of(config: RunConfig, model: str) -> RequestSource:
-    """Synthetic prompts, or the prompt file of `--data` (read and checked here)."""
+    """Synthetic prompts or sessions, the data of `--data` (read and checked here, as sessions
+    with `--multi-turn`), or the trace of `--trace`."""
     output_tokens = parse_token_count(config.output_tokens)
     if config.trace is not None:
         return load_trace(
@@ -113,8 +116,9 @@ def source_of(config: RunConfig, model: str) -> RequestSource:
                 extra_body=config.request_fields(),
             )
         )
+    think_time_ns = round(config.think_time_ms * 1_000_000)
     if config.data is not None:
-        return build_source(
+        rows = FileSource.load(
             FileSourceConfig(
                 path=config.data,
                 columns=PromptColumns.model_validate(config.data_columns),
@@ -128,20 +132,22 @@ def source_of(config: RunConfig, model: str) -> RequestSource:
                 extra_body=config.request_fields(),
             )
         )
-    return build_source(
-        SyntheticSource(
-            endpoint=config.endpoint,
-            model=model,
-            prompt_tokens=parse_token_count(config.prompt_tokens),
-            output_tokens=output_tokens,
-            shared_prefix_tokens=config.shared_prefix_tokens,
-            ignore_eos=config.ignore_eos,
-            stream=config.stream,
-            seed=config.seed,
-            tokenizer=config.tokenizer,
-            extra_body=config.request_fields(),
-        )
+        return FileSessions.of(rows, think_time_ns) if config.multi_turn else rows
+    synthetic = SyntheticSource(
+        endpoint=config.endpoint,
+        model=model,
+        prompt_tokens=parse_token_count(config.prompt_tokens),
+        output_tokens=output_tokens,
+        shared_prefix_tokens=config.shared_prefix_tokens,
+        ignore_eos=config.ignore_eos,
+        stream=config.stream,
+        seed=config.seed,
+        tokenizer=config.tokenizer,
+        extra_body=config.request_fields(),
     )
+    if config.turns > 1:
+        return SyntheticSessions(synthetic, config.turns, think_time_ns)
+    return build_source(synthetic)
 
 
 def chain_of(config: RunConfig) -> ChainSpec:

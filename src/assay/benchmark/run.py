@@ -11,7 +11,7 @@ import contextlib
 import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -32,7 +32,9 @@ from assay.data.dataset_files import is_hf_spec
 from assay.data.describe import describe_source
 from assay.errors import DataError
 from assay.launch import LoadProcesses
+from assay.metrics import StepAggregator
 from assay.reports import Report, StepReport, build_report, write_report
+from assay.reports.report import SessionSummary
 from assay.scheduler import (
     BenchmarkResult,
     ProgressSnapshot,
@@ -179,6 +181,14 @@ def step_report(step: StepResult[ShardSummary]) -> StepReport:
     aggregator = step.sink_results[0].aggregator
     for summary in step.sink_results[1:]:
         aggregator.merge(summary.aggregator)
+    turns: dict[int, StepAggregator] = {}
+    for summary in step.sink_results:
+        for turn, part in (summary.turns or {}).items():
+            if turn in turns:
+                turns[turn].merge(part)
+            else:
+                turns[turn] = part
+    sessions = step.sessions
     return StepReport.of(
         step.index,
         step.kind,
@@ -186,6 +196,8 @@ def step_report(step: StepResult[ShardSummary]) -> StepReport:
         requested_rate=step.rate,
         requested_concurrency=step.concurrency,
         stopped_by=None if step.stopped_by is None else step.stopped_by.value,
+        sessions=None if sessions is None else SessionSummary.model_validate(asdict(sessions)),
+        turns={turn: turns[turn].snapshot() for turn in sorted(turns)} if turns else None,
     )
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.core import GenerationResponse
+from assay.data.session import turn_of
 from assay.metrics import Slo, StepAggregator, TimeWindow
 from assay.records import RequestRecord
 from assay.records.jsonl import RecordWriter
@@ -21,6 +22,8 @@ class ShardSummary:
     aggregator: StepAggregator
     shard: Path
     records: int
+    # Session turns aggregated by turn index (1 = first), when the step ran sessions.
+    turns: dict[int, StepAggregator] | None = None
 
 
 class ShardSink:
@@ -30,7 +33,7 @@ class ShardSink:
     keeps every record, so nothing dispatched is missing from records.jsonl.
     """
 
-    __slots__ = ("_aggregator", "_context", "_writer")
+    __slots__ = ("_aggregator", "_context", "_slo", "_turns", "_window", "_writer")
 
     def __init__(
         self, context: StepContext, directory: Path, slo: Slo | None, windowed: bool
@@ -42,6 +45,8 @@ class ShardSink:
         # last finish, right also for a step that ends early (max_requests, errors).
         window = TimeWindow(start_ns=begin, end_ns=end) if windowed and end is not None else None
         self._aggregator = StepAggregator(slo=slo, window=window)
+        self._slo, self._window = slo, window
+        self._turns: dict[int, StepAggregator] | None = None
         path = directory / f"records.step{context.step:03d}.p{context.process:03d}.jsonl"
         self._writer = RecordWriter(path)
         self._writer.open()
@@ -49,6 +54,15 @@ class ShardSink:
     def add(self, record: RequestRecord[GenerationResponse]) -> None:
         self._writer.write(record)
         self._aggregator.add(record)
+        turn = turn_of(record.request_id)
+        if turn is not None:
+            turns = self._turns
+            if turns is None:
+                turns = self._turns = {}
+            aggregator = turns.get(turn)
+            if aggregator is None:
+                aggregator = turns[turn] = StepAggregator(slo=self._slo, window=self._window)
+            aggregator.add(record)
 
     def close(self) -> ShardSummary:
         self._writer.close()
@@ -58,6 +72,7 @@ class ShardSink:
             self._aggregator,
             self._writer.path,
             self._writer.written,
+            self._turns,
         )
 
 

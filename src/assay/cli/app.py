@@ -195,6 +195,26 @@ def run(
             rich_help_panel=_DATA,
         ),
     ] = None,
+    multi_turn: Annotated[
+        bool | None,
+        typer.Option(
+            "--multi-turn",
+            help="Run each conversation of --data (ShareGPT, or a `turns` list) as a session: "
+            "turn k+1 carries the answers really received.",
+            rich_help_panel=_DATA,
+        ),
+    ] = None,
+    turns: Annotated[
+        int | None,
+        typer.Option(
+            help="Synthetic sessions of this many turns of --prompt-tokens each [1].",
+            rich_help_panel=_DATA,
+        ),
+    ] = None,
+    think_time_ms: Annotated[
+        float | None,
+        typer.Option(help="Pause between a session's turns [0].", rich_help_panel=_DATA),
+    ] = None,
     prompt_tokens: Annotated[
         str | None,
         typer.Option(
@@ -372,6 +392,7 @@ def run(
             "max_errors": max_errors, "stop_error_rate": stop_error_rate,
             "warmup_seconds": warmup_seconds, "cooldown_seconds": cooldown_seconds,
             "data": data, "data_columns": parse_mapping(data_column, "--data-column"),
+            "multi_turn": multi_turn, "turns": turns, "think_time_ms": think_time_ms,
             "prompt_tokens": prompt_tokens, "output_tokens": output_tokens,
             "shared_prefix_tokens": shared_prefix_tokens, "tokenizer": tokenizer,
             "stream": stream, "ignore_eos": ignore_eos, "seed": seed,

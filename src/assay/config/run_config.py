@@ -56,6 +56,9 @@ class RunConfig(BaseModel):
     # Data
     data: Path | None = None
     data_columns: dict[str, str] = {}
+    multi_turn: bool = False
+    turns: int = Field(default=1, ge=1)
+    think_time_ms: float = Field(default=0.0, ge=0)
     prompt_tokens: str = "256"
     output_tokens: str = "128"
     shared_prefix_tokens: int = Field(default=0, ge=0)
@@ -99,6 +102,14 @@ class RunConfig(BaseModel):
             raise ValueError("--trace is replayed by --profile replay")
         if self.trace is not None and self.data is not None:
             raise ValueError("--trace holds the requests; it cannot be combined with --data")
+        if self.multi_turn and self.data is None:
+            raise ValueError("--multi-turn runs the conversations of --data FILE as sessions")
+        if self.turns > 1 and self.data is not None:
+            raise ValueError("--turns makes synthetic sessions; with --data use --multi-turn")
+        if self.sessions and (self.trace is not None or self.endpoint is Endpoint.embeddings):
+            raise ValueError("multi-turn sessions need a chat, completions or responses load")
+        if self.think_time_ms and not self.sessions:
+            raise ValueError("--think-time-ms is the pause between the turns of a session")
         if self.profile == "concurrent" and self.concurrency is None:
             raise ValueError("profile concurrent needs --concurrency N")
         if (self.warmup_seconds or self.cooldown_seconds) and self.max_seconds is None:
@@ -132,6 +143,11 @@ class RunConfig(BaseModel):
         if self.request_seed is not None:
             fields["seed"] = self.request_seed
         return {**fields, **self.extra_body}
+
+    @property
+    def sessions(self) -> bool:
+        """Whether the load is multi-turn sessions (from data, or synthetic)."""
+        return self.multi_turn or self.turns > 1
 
     @property
     def load_processes(self) -> int:

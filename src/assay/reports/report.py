@@ -51,6 +51,20 @@ def collect_environment(*, include_hostname: bool = True) -> Environment:
     )
 
 
+class SessionSummary(BaseModel):
+    """A step's multi-turn sessions: `turns_sent + turns_not_sent` is every turn the started
+    sessions owed; a turn not sent follows an errored or cancelled turn of its session, or the
+    step's end. Turns sent are records like any request; turns not sent have no record."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    started: int
+    completed: int
+    ended_early: int
+    turns_sent: int
+    turns_not_sent: int
+
+
 class StepReport(BaseModel):
     """One profile step: what was asked (kind, rate or concurrency), what was achieved, the figures.
 
@@ -66,6 +80,9 @@ class StepReport(BaseModel):
     achieved_rate: float
     stopped_by: str | None = None
     metrics: StepMetrics
+    sessions: SessionSummary | None = None
+    # The metrics of each turn index (1 = a session's first turn) when the step ran sessions.
+    turns: dict[int, StepMetrics] | None = None
 
     @classmethod
     def of(
@@ -77,6 +94,8 @@ class StepReport(BaseModel):
         requested_rate: float | None = None,
         requested_concurrency: int | None = None,
         stopped_by: str | None = None,
+        sessions: SessionSummary | None = None,
+        turns: dict[int, StepMetrics] | None = None,
     ) -> StepReport:
         """A step entry whose achieved rate is read from its metrics."""
         return cls(
@@ -87,6 +106,8 @@ class StepReport(BaseModel):
             achieved_rate=metrics.throughput.attempted_requests_per_s,
             stopped_by=stopped_by,
             metrics=metrics,
+            sessions=sessions,
+            turns=turns,
         )
 
 

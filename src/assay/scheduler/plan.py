@@ -30,6 +30,7 @@ from assay.scheduler.profiles import (
 from assay.scheduler.progress import OutcomeTotals
 from assay.scheduler.runner import ProcessStepResult
 from assay.scheduler.schedule import NS_PER_S
+from assay.scheduler.sessions import SessionCounts
 from assay.validators.chain import Validator
 
 S = TypeVar("S")
@@ -91,6 +92,8 @@ class StepResult(Generic[S]):
     errors_by_code: dict[str, int]
     stopped_by: StopReason | None
     sink_results: list[S]
+    # How the step's sessions went when it ran sessions (turns not sent among them).
+    sessions: SessionCounts | None = None
 
     @property
     def duration_s(self) -> float:
@@ -145,7 +148,18 @@ def merge_step(
         errors_by_code=dict(sorted(errors.items(), key=lambda item: (-item[1], item[0]))),
         stopped_by=stopped_by,
         sink_results=[part.summary for part in ordered],
+        sessions=_merged_sessions(ordered),
     )
+
+
+def _merged_sessions(parts: list[ProcessStepResult[S]]) -> SessionCounts | None:
+    counts = [part.sessions for part in parts if part.sessions is not None]
+    if not counts:
+        return None
+    total = SessionCounts()
+    for count in counts:
+        total = total + count
+    return total
 
 
 def next_load(profile: Profile, done: list[StepResult[S]]) -> StepLoad | None:

@@ -16,6 +16,7 @@ from typing import Generic, TypeVar
 from returns.result import Result
 
 from assay.core import Clock, GenerationRequest, GenerationResponse, UnusableResponse
+from assay.data.session import SessionSource
 from assay.data.source import RequestSource
 from assay.records import Cancelled, Completed, Errored, RequestRecord
 from assay.scheduler.constraints import Constraints, ErrorWatch, StopReason
@@ -37,11 +38,14 @@ from assay.scheduler.schedule import (
     throughput_indices,
     throughput_share,
 )
+from assay.scheduler.sessions import SessionCounts, SessionTally, run_session
 from assay.scheduler.sink import RecordSink, SinkFactory, StepContext
 from assay.validators.chain import Validator
 from assay.worker import execute
 
 S = TypeVar("S")
+
+Record = RequestRecord[GenerationResponse]
 
 Resolve = Callable[[GenerationRequest], Awaitable[Result[GenerationResponse, UnusableResponse]]]
 """Sends one request and compiles the answer: `backend.resolve`."""
@@ -76,6 +80,8 @@ class ProcessStepResult(Generic[S]):
     stopped_by: StopReason | None
     finished_ns: int
     summary: S
+    # Set when the source runs sessions: how they went, and the turns never sent.
+    sessions: SessionCounts | None = None
 
 
 async def run_step(
@@ -115,6 +121,7 @@ async def run_step(
         stopped_by=runner.stopped_by,
         finished_ns=clock.now_ns(),
         summary=sink.close(),
+        sessions=None if runner.sessions is None else runner.session_tally.counts(),
     )
 
 
@@ -143,6 +150,8 @@ class _StepRunner(Generic[S]):
         self.budget = work.constraints.budget(source.size())
         self.deadline_ns = work.constraints.deadline_ns(work.start_ns)
         self.stopped_by: StopReason | None = None
+        self.sessions = source if isinstance(source, SessionSource) else None
+        self.session_tally = SessionTally()
         self.active: set[asyncio.Task[None]] = set()
         self.report: Callable[[ProgressMessage], None] | None = None
         self.reported_ns = clock.now_ns()
@@ -233,7 +242,8 @@ class _StepRunner(Generic[S]):
             target_ns = self.work.start_ns + offset_ns
             if not self._due(target_ns):
                 return
-            request = self.source.request(index)
+            sessions = self.sessions
+            request = self.source.request(index) if sessions is None else None
             if self.clock.now_ns() < target_ns:
                 await self._wait_until(target_ns)
             else:
@@ -242,7 +252,12 @@ class _StepRunner(Generic[S]):
                     await asyncio.sleep(0)
             if self.stopped_by is not None:
                 return
-            self._track(group.create_task(self._send(request, index, target_ns)))
+            if request is not None:
+                self._track(group.create_task(self._send(request, index, target_ns)))
+            else:
+                assert sessions is not None  # no request built: a session source
+                # Rate profiles start sessions at the rate; each runs its turns on its own.
+                self._track(group.create_task(self._session(sessions, index, target_ns)))
 
     async def _wait_until(self, target_ns: int) -> None:
         # Event loops round timers (uvloop to the millisecond) and may wake a little early;
@@ -259,7 +274,35 @@ class _StepRunner(Generic[S]):
             now_ns = self.clock.now_ns()
             if not self._due(now_ns):
                 return
-            await self._send(self.source.request(index), index, now_ns)
+            if self.sessions is not None:
+                # A closed loop runs one session at a time: N streams are N sessions at once.
+                await self._session(self.sessions, index, now_ns)
+            else:
+                await self._send(self.source.request(index), index, now_ns)
+
+    async def _session(self, sessions: SessionSource, index: int, target_ns: int) -> None:
+        async def send(request: GenerationRequest, turn_target_ns: int) -> Record:
+            # As `_send`, but the record comes back: the next turn is built from its answer.
+            self.tally.dispatched += 1
+            return await execute(
+                request,
+                request_id=request.request_id,
+                resolve=self.resolve,
+                validate=self.validate,
+                clock=self.clock,
+                targeted_start_ns=turn_target_ns,
+                step=self.work.step,
+                sink=self._take,
+            )
+
+        await run_session(
+            sessions.session(index),
+            first_target_ns=target_ns,
+            send=send,
+            clock=self.clock,
+            may_continue=self._due,
+            tally=self.session_tally,
+        )
 
     async def _send(self, request: GenerationRequest, index: int, target_ns: int) -> None:
         # Counted here, on the task's first run: a task cancelled before it ever ran sent nothing.
