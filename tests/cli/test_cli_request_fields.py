@@ -56,6 +56,18 @@ def test_extra_body_objects_merge_left_to_right_over_the_typed_flags(tmp_path: P
     }
 
 
+def test_ignore_eos_is_judged_against_the_max_tokens_extra_body_sets(tmp_path: Path) -> None:
+    # The body asks for exactly 9 tokens (ignore_eos); the mock gives 9; assay's own
+    # --output-tokens 16 is overridden, so max_tokens_not_honoured must not fire.
+    result = run_fast(
+        tmp_path / "run", *ONE_PROCESS, "--max-requests", "4", "--ignore-eos",
+        "--extra-body", '{"max_tokens": 9}', "--mock-fault", "http_500=0",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stdout + result.stderr
+    report = assert_every_request_accounted(tmp_path / "run")
+    assert report.totals.outcomes.completed == 4
+
+
 def test_config_file_extra_body_is_sent_and_flags_merge_over_it(tmp_path: Path) -> None:
     wire = tmp_path / "wire.jsonl"
     config = tmp_path / "bench.toml"

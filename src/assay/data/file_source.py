@@ -198,9 +198,10 @@ class FileSource:
             prompt = None
         extra = merge_fields(config.extra_body, row.extra_body) if row.extra_body else None
         ignore_eos = config.ignore_eos
-        if extra is not None:
+        fields = config.extra_body if extra is None else extra
+        if fields:
             output_tokens, ignore_eos = asked_limits(
-                config.endpoint, extra, output_tokens, ignore_eos
+                config.endpoint, fields, output_tokens, ignore_eos
             )
         return GenerationRequest(
             request_id=request_id(index),
