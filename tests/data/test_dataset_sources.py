@@ -12,6 +12,9 @@ import pytest
 
 from assay.core import Endpoint
 from assay.data import BuiltinTokenizer, FileSource, FileSourceConfig
+from assay.data.describe import describe_source
+from assay.data.session import FileSessions
+from assay.data.trace import TraceConfig, load_trace
 from assay.errors import DataError
 
 TOKENIZER = BuiltinTokenizer()
@@ -153,3 +156,15 @@ def test_without_the_datasets_extra_the_error_says_how_to_install(
     monkeypatch.setitem(sys.modules, "datasets", None)  # as if it were not installed
     with pytest.raises(DataError, match=r"pip install 'assay\[datasets\]'"):
         _load(path)
+
+
+def test_multi_turn_and_trace_sources_still_report_their_rows_notes(tmp_path: Path) -> None:
+    sessions = FileSessions.of(_load(_sharegpt(tmp_path)))
+    assert list(describe_source(sessions)) == [
+        "data: 1 conversations without a user turn were not used",
+        "data: columns not used: id",
+    ]
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text('{"timestamp": 0, "prompt": "hi", "top_k": 3}\n', encoding="utf-8")
+    plain = load_trace(TraceConfig(path=trace, model="m"))
+    assert list(describe_source(plain)) == ["data: row fields sent in request bodies: top_k"]

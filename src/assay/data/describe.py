@@ -5,14 +5,22 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from assay.data.file_source import FileSource
+from assay.data.session import FileSessions
 from assay.data.source import RequestSource
+from assay.data.trace import PlainTrace
 
 
 def describe_source(source: RequestSource) -> Iterator[str]:
-    """One line per fact worth showing, e.g. the row fields that go into request bodies."""
+    """One line per fact worth showing: rows not used, columns not used, the row fields that go
+    into request bodies."""
+    rows: FileSource | None = None
     if isinstance(source, FileSource):
-        yield from source.notes
-        fields = source.body_fields()
+        rows = source
+    elif isinstance(source, FileSessions | PlainTrace):
+        rows = source.rows
+    if rows is not None:
+        yield from rows.notes
+        fields = rows.body_fields()
         if fields:
             yield f"data: row fields sent in request bodies: {', '.join(fields)}"
 
