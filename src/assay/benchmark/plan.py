@@ -11,8 +11,17 @@ from assay.backend import BackendSettings, Timeouts
 from assay.benchmark.validation import ChainSpec
 from assay.config import RunConfig
 from assay.config.run_config import describe_validation_error
-from assay.data import FileSourceConfig, RequestSource, SyntheticSource, parse_token_count
+from assay.data import (
+    FileSource,
+    FileSourceConfig,
+    PromptColumns,
+    RequestSource,
+    SyntheticSource,
+    parse_token_count,
+)
+from assay.data.session import FileSessions, SyntheticSessions
 from assay.data.source_config import build_source
+from assay.data.trace import TraceConfig, load_trace
 from assay.errors import ConfigError
 from assay.metrics import Slo
 from assay.scheduler import BenchmarkPlan, Constraints
@@ -21,6 +30,7 @@ from assay.scheduler.profiles import (
     Constant,
     Poisson,
     Profile,
+    Replay,
     Sweep,
     Synchronous,
     Throughput,
@@ -51,6 +61,8 @@ def profile_of(config: RunConfig) -> Profile:
             return Poisson(rate=config.rate or 1.0, seed=config.seed)
         case "sweep":
             return Sweep(rates=config.sweep_rates, max_concurrency=concurrency)
+        case "replay":
+            return Replay(speed=config.replay_speed)
 
 
 def constraints_of(config: RunConfig) -> Constraints:
@@ -60,7 +72,7 @@ def constraints_of(config: RunConfig) -> Constraints:
     10.0
     """
     max_seconds = config.max_seconds
-    if max_seconds is None and config.max_requests is None and config.data is None:
+    if max_seconds is None and not config.bounded and config.data is None:
         max_seconds = DEFAULT_MAX_SECONDS
     return Constraints(
         max_requests=config.max_requests,
@@ -108,16 +120,42 @@ def backend_settings_of(config: RunConfig, base_url: str) -> BackendSettings:
 
 
 def source_of(config: RunConfig, model: str) -> RequestSource:
-    """Synthetic prompts, or the prompt file of `--data` (read and checked here)."""
-    return build_source(source_config_of(config, model))
+    """Synthetic prompts or sessions, the data of `--data` (read and checked here, as sessions
+    with `--multi-turn`), or the trace of `--trace`."""
+    think_time_ns = round(config.think_time_ms * 1_000_000)
+    match source_config_of(config, model):
+        case TraceConfig() as trace:
+            return load_trace(trace)
+        case FileSourceConfig() as file_config:
+            rows = FileSource.load(file_config)
+            return FileSessions.of(rows, think_time_ns) if config.multi_turn else rows
+        case SyntheticSource() as synthetic:
+            if config.turns > 1:
+                return SyntheticSessions(synthetic, config.turns, think_time_ns)
+            return build_source(synthetic)
 
 
-def source_config_of(config: RunConfig, model: str) -> SyntheticSource | FileSourceConfig:
+def source_config_of(
+    config: RunConfig, model: str
+) -> SyntheticSource | FileSourceConfig | TraceConfig:
     """What `source_of` builds, not built yet: checking it costs no file read."""
     output_tokens = parse_token_count(config.output_tokens)
+    if config.trace is not None:
+        return TraceConfig(
+            path=config.trace,
+            endpoint=config.endpoint,
+            model=model,
+            block_tokens=config.trace_block_tokens,
+            ignore_eos=config.ignore_eos,
+            stream=config.stream,
+            seed=config.seed,
+            tokenizer=config.tokenizer,
+            extra_body=config.request_fields(),
+        )
     if config.data is not None:
         return FileSourceConfig(
             path=config.data,
+            columns=PromptColumns.model_validate(config.data_columns),
             endpoint=config.endpoint,
             model=model,
             output_tokens=output_tokens,
@@ -125,6 +163,7 @@ def source_config_of(config: RunConfig, model: str) -> SyntheticSource | FileSou
             stream=config.stream,
             seed=config.seed,
             tokenizer=config.tokenizer,
+            extra_body=config.request_fields(),
         )
     return SyntheticSource(
         endpoint=config.endpoint,
@@ -136,6 +175,7 @@ def source_config_of(config: RunConfig, model: str) -> SyntheticSource | FileSou
         stream=config.stream,
         seed=config.seed,
         tokenizer=config.tokenizer,
+        extra_body=config.request_fields(),
     )
 
 

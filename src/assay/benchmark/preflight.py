@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from assay.benchmark.plan import backend_settings_of, source_config_of
 from assay.config import RunConfig, describe_validation_error
+from assay.data.dataset_files import is_hf_spec
 from assay.data.tokenizer_spec import BUILTIN
 from assay.errors import ConfigError, DataError
 
@@ -25,8 +26,10 @@ def check_before_start(config: RunConfig, mock_check: Callable[[], object] | Non
     `mock_check` builds the embedded mock's config (when the run starts one), so a bad
     `--mock-fault` is refused with the rest.
     """
-    if config.data is not None and not config.data.is_file():
+    if config.data is not None and not is_hf_spec(config.data) and not config.data.exists():
         raise DataError(f"{config.data}: no such prompt file")
+    if config.trace is not None and not config.trace.is_file():
+        raise DataError(f"{config.trace}: no such trace file")
     _checked("", lambda: backend_settings_of(config, config.target or _PLACEHOLDER_URL))
     _checked("", lambda: source_config_of(config, _PLACEHOLDER_MODEL))
     spec = config.tokenizer

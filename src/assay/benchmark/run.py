@@ -11,7 +11,7 @@ import contextlib
 import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -34,10 +34,13 @@ from assay.benchmark.server_observation import observe_server, server_metrics_re
 from assay.benchmark.sink import ShardSinkFactory, ShardSummary
 from assay.benchmark.validation import ChainSpec
 from assay.config import RunConfig, check_machine_limits
+from assay.data.describe import describe_source
 from assay.errors import OutputError
 from assay.launch import LoadProcesses
+from assay.metrics import StepAggregator
 from assay.reports import Report, StepReport, build_report, write_report
 from assay.reports.html import write_html
+from assay.reports.report import SessionSummary
 from assay.run_folder import RunFolder, claim_run_folder
 from assay.scheduler import (
     BenchmarkPlan,
@@ -84,6 +87,7 @@ def mock_config_of(config: RunConfig) -> MockConfig:
         ),
         fault_rates=injected_faults(config),
         seed=config.seed,
+        record_requests=config.mock_record_requests,
     )
 
 
@@ -202,6 +206,8 @@ def _run(
         model = ready
         note(f"model: {model}; validators: {chain.describe()}")
         source = source_of(config, model)
+        for line in describe_source(source):
+            note(line)
         if source.size() != 0:
             source.request(0)  # loads the tokenizer here: a bad one fails before any load
         # A real target gets one probe first: a wrong endpoint stops here, not after the run.
@@ -312,6 +318,14 @@ def step_report(
         if process.scheduled is not None:
             scheduled = (scheduled or 0) + process.scheduled
             not_sent += max(0, process.scheduled - sent)
+    turns: dict[int, StepAggregator] = {}
+    for summary in summaries:
+        for turn, part in (summary.turns or {}).items():
+            if turn in turns:
+                turns[turn].merge(part)
+            else:
+                turns[turn] = part
+    sessions = step.sessions
     return StepReport.of(
         step.index,
         step.kind,
@@ -324,6 +338,8 @@ def step_report(
         not_sent=not_sent,
         lost=lost,
         lost_processes=tuple(process.reason for process in step.lost_processes),
+        sessions=None if sessions is None else SessionSummary.model_validate(asdict(sessions)),
+        turns={turn: turns[turn].snapshot() for turn in sorted(turns)} if turns else None,
     )
 
 

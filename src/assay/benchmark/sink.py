@@ -10,6 +10,7 @@ import orjson
 from pydantic import ValidationError
 
 from assay.core import GenerationResponse
+from assay.data.session import turn_of
 from assay.errors import OutputError
 from assay.metrics import Slo, StepAggregator, Timeline, TimeWindow
 from assay.records import RequestRecord
@@ -29,6 +30,8 @@ class ShardSummary:
     shard: Path
     records: int
     timeline: Timeline
+    # Session turns aggregated by turn index (1 = first), when the step ran sessions.
+    turns: dict[int, StepAggregator] | None = None
 
 
 class ShardSink:
@@ -41,12 +44,23 @@ class ShardSink:
     of all but the last second behind.
     """
 
-    __slots__ = ("_aggregator", "_context", "_flushed_ns", "_timeline", "_writer")
+    __slots__ = (
+        "_aggregator",
+        "_context",
+        "_flushed_ns",
+        "_slo",
+        "_timeline",
+        "_turns",
+        "_window",
+        "_writer",
+    )
 
     def __init__(self, context: StepContext, factory: ShardSinkFactory) -> None:
         self._context = context
         self._aggregator = factory.aggregator_for(context)
         self._timeline = Timeline(origin_ns=context.start_ns)
+        self._slo, self._window = factory.slo, factory.window_for(context)
+        self._turns: dict[int, StepAggregator] | None = None
         self._writer = RecordWriter(factory.shard_path(context.step, context.process))
         try:
             self._writer.open()
@@ -65,6 +79,15 @@ class ShardSink:
             raise _output_error(self._writer.path, error) from None
         self._aggregator.add(record)
         self._timeline.add(record)
+        turn = turn_of(record.request_id)
+        if turn is not None:
+            turns = self._turns
+            if turns is None:
+                turns = self._turns = {}
+            aggregator = turns.get(turn)
+            if aggregator is None:
+                aggregator = turns[turn] = StepAggregator(slo=self._slo, window=self._window)
+            aggregator.add(record)
 
     def close(self) -> ShardSummary:
         try:
@@ -78,6 +101,7 @@ class ShardSink:
             self._writer.path,
             self._writer.written,
             self._timeline,
+            self._turns,
         )
 
 
@@ -103,15 +127,18 @@ class ShardSinkFactory:
         """Where process `process` writes the records of step `step`."""
         return self.directory / f"records.step{step:03d}.p{process:03d}.jsonl"
 
-    def aggregator_for(self, context: StepContext) -> StepAggregator:
-        """An empty aggregator for one step and process, with the step's measured window."""
+    def window_for(self, context: StepContext) -> TimeWindow | None:
+        """The step's measured window, when warmup or cooldown set one."""
         begin, end = context.measured_window
         # Warmup and cooldown need max_seconds (the config checks it), so their window has an
         # end. Without them no window is set: the step's duration is then first dispatch to
         # last finish, right also for a step that ends early (max_requests, errors).
         use_window = self.windowed and end is not None
-        window = TimeWindow(start_ns=begin, end_ns=end) if use_window and end else None
-        return StepAggregator(slo=self.slo, window=window)
+        return TimeWindow(start_ns=begin, end_ns=end) if use_window and end else None
+
+    def aggregator_for(self, context: StepContext) -> StepAggregator:
+        """An empty aggregator for one step and process, with the step's measured window."""
+        return StepAggregator(slo=self.slo, window=self.window_for(context))
 
     def recover(self, context: StepContext) -> ShardSummary:
         """The summary a lost process's sink never returned, rebuilt from its shard.

@@ -42,6 +42,7 @@ _TARGET = "Target"
 _LOAD = "Load"
 _LIMITS = "Constraints"
 _DATA = "Data"
+_FIELDS = "Request fields"
 _VALID = "Validation"
 _NET = "Transport"
 _OUT = "Output"
@@ -141,7 +142,8 @@ def run(
     profile: Annotated[
         str | None,
         typer.Option(
-            help="synchronous | concurrent | throughput | constant | poisson | sweep [throughput]",
+            help="synchronous | concurrent | throughput | constant | poisson | sweep | replay "
+            "[throughput]",
             rich_help_panel=_LOAD,
         ),
     ] = None,
@@ -159,6 +161,23 @@ def run(
     sweep_rates: Annotated[
         int | None,
         typer.Option(help="Constant-rate steps of a sweep [5].", rich_help_panel=_LOAD),
+    ] = None,
+    trace: Annotated[
+        Path | None,
+        typer.Option(
+            help="A timestamped JSONL trace for --profile replay (Mooncake or prompt rows).",
+            rich_help_panel=_LOAD,
+        ),
+    ] = None,
+    replay_speed: Annotated[
+        float | None,
+        typer.Option(help="Replay N times as fast as the trace [1].", rich_help_panel=_LOAD),
+    ] = None,
+    trace_block_tokens: Annotated[
+        int | None,
+        typer.Option(
+            help="Tokens per Mooncake hash block [512, as Mooncake].", rich_help_panel=_LOAD
+        ),
     ] = None,
     processes: Annotated[
         int | None,
@@ -201,8 +220,39 @@ def run(
     data: Annotated[
         Path | None,
         typer.Option(
-            help="JSONL or CSV prompt file; default: synthetic prompts.", rich_help_panel=_DATA
+            help="Prompt data: a JSONL, CSV, JSON (ShareGPT), parquet or arrow file, or "
+            "hf:NAME_OR_PATH[:SPLIT]; default: synthetic prompts.",
+            rich_help_panel=_DATA,
         ),
+    ] = None,
+    data_column: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="ROLE=COLUMN",
+            help="The column holding a role: prompt, messages, output_tokens, conversations, "
+            "turns or extra_body (repeatable).",
+            rich_help_panel=_DATA,
+        ),
+    ] = None,
+    multi_turn: Annotated[
+        bool | None,
+        typer.Option(
+            "--multi-turn",
+            help="Run each conversation of --data (ShareGPT, or a `turns` list) as a session: "
+            "turn k+1 carries the answers really received.",
+            rich_help_panel=_DATA,
+        ),
+    ] = None,
+    turns: Annotated[
+        int | None,
+        typer.Option(
+            help="Synthetic sessions of this many turns of --prompt-tokens each [1].",
+            rich_help_panel=_DATA,
+        ),
+    ] = None,
+    think_time_ms: Annotated[
+        float | None,
+        typer.Option(help="Pause between a session's turns [0].", rich_help_panel=_DATA),
     ] = None,
     prompt_tokens: Annotated[
         str | None,
@@ -254,6 +304,32 @@ def run(
     ] = None,
     seed: Annotated[
         int | None, typer.Option(help="Seed for data and arrivals [42].", rich_help_panel=_DATA)
+    ] = None,
+    temperature: Annotated[
+        float | None, typer.Option(help="Sampling temperature.", rich_help_panel=_FIELDS)
+    ] = None,
+    top_p: Annotated[
+        float | None, typer.Option(help="Nucleus sampling top_p.", rich_help_panel=_FIELDS)
+    ] = None,
+    stop: Annotated[
+        list[str] | None,
+        typer.Option(metavar="TEXT", help="A stop sequence (repeatable).", rich_help_panel=_FIELDS),
+    ] = None,
+    request_seed: Annotated[
+        int | None,
+        typer.Option(
+            help="The `seed` field of every request (--seed seeds assay's own data).",
+            rich_help_panel=_FIELDS,
+        ),
+    ] = None,
+    extra_body: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="JSON",
+            help="A JSON object merged into every request body, last (repeatable; merged left "
+            'to right), e.g. \'{"response_format": {"type": "json_object"}}\'.',
+            rich_help_panel=_FIELDS,
+        ),
     ] = None,
     validator: Annotated[
         list[str] | None,
@@ -371,6 +447,13 @@ def run(
         float | None,
         typer.Option(help="Seconds between metric scrapes [1].", rich_help_panel=_OUT),
     ] = None,
+    mock_record_requests: Annotated[
+        Path | None,
+        typer.Option(
+            help="Append every request the mock receives to this JSONL file.",
+            rich_help_panel=_MOCK,
+        ),
+    ] = None,
 ) -> None:
     """Run a benchmark and write report.json, records.jsonl and summary.csv.
 
@@ -383,7 +466,7 @@ def run(
     from datetime import UTC, datetime
 
     from assay.cli.crash import CrashSite
-    from assay.cli.options import parse_headers, parse_pairs
+    from assay.cli.options import parse_headers, parse_json_objects, parse_mapping, parse_pairs
     from assay.config import build_config, check_machine_limits, load_config_file
     from assay.run_folder import claim_run_folder
 
@@ -395,13 +478,20 @@ def run(
             "request_id_header": request_id_header, "ca_bundle": ca_bundle,
             "wait_ready": wait_ready, "max_response_bytes": max_response_bytes,
             "rate": rate, "concurrency": concurrency, "sweep_rates": sweep_rates,
+            "trace": trace, "replay_speed": replay_speed,
+            "trace_block_tokens": trace_block_tokens,
             "processes": processes, "max_seconds": max_seconds, "max_requests": max_requests,
             "max_errors": max_errors, "stop_error_rate": stop_error_rate,
             "warmup_seconds": warmup_seconds, "cooldown_seconds": cooldown_seconds,
-            "data": data, "prompt_tokens": prompt_tokens, "output_tokens": output_tokens,
+            "data": data, "data_columns": parse_mapping(data_column, "--data-column"),
+            "multi_turn": multi_turn, "turns": turns, "think_time_ms": think_time_ms,
+            "prompt_tokens": prompt_tokens, "output_tokens": output_tokens,
             "shared_prefix_tokens": shared_prefix_tokens, "tokenizer": tokenizer,
             "stream": stream, "ignore_eos": ignore_eos, "seed": seed,
             "continuous_usage_stats": continuous_usage_stats,
+            "temperature": temperature, "top_p": top_p,
+            "stop": tuple(stop) if stop else None, "request_seed": request_seed,
+            "extra_body": parse_json_objects(extra_body, "--extra-body"),
             "validators": tuple(validator) if validator else None,
             "default_validators": False if no_default_validators else None,
             "strict": strict, "slo": parse_pairs(slo, "--slo"),
@@ -413,6 +503,7 @@ def run(
             "mock_itl_ms": mock_itl_ms, "mock_faults": parse_pairs(mock_fault, "--mock-fault"),
             "server_metrics": "off" if no_server_metrics else server_metrics,
             "server_metrics_interval": server_metrics_interval,
+            "mock_record_requests": mock_record_requests,
         }  # fmt: skip
         file_keys = load_config_file(config) if config is not None else {}
         run_config = build_config(file_keys, overrides)
@@ -473,6 +564,10 @@ def mock(
         float,
         typer.Option(help="Report /metrics counters times this (1 = truthfully; for testing)."),
     ] = 1.0,
+    record_requests: Annotated[
+        Path | None,
+        typer.Option(help="Append every request received (path, id, body) to this JSONL file."),
+    ] = None,
 ) -> None:
     """Serve an OpenAI-compatible mock LLM with fault injection (per request with the header
     `X-Assay-Fault: NAME; after=N`, or per run with --fault NAME=RATE).
@@ -486,6 +581,7 @@ def mock(
             output_tokens=output_tokens, faults=parse_pairs(fault, "--fault") or {},
             fault_after=fault_after, seed=seed, model_name=model_name,
             metrics_scale=metrics_scale,
+            record_requests=record_requests,
         )  # fmt: skip
         return EXIT_VALID
 

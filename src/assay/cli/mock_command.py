@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 import typer
 
@@ -22,6 +23,7 @@ def serve_mock(
     seed: int,
     model_name: str,
     metrics_scale: float = 1.0,
+    record_requests: Path | None = None,
 ) -> None:
     """Build the mock's config from the flags and serve until interrupted."""
     from pydantic import ValidationError
@@ -41,6 +43,7 @@ def serve_mock(
             seed=seed,
             model_name=model_name,
             metrics_scale=metrics_scale,
+            record_requests=record_requests,
         )
     except ValidationError as error:
         raise ConfigError(describe_validation_error(error)) from None

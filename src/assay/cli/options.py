@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import orjson
+
 from assay.backend.settings import check_header
 from assay.errors import ConfigError
 
@@ -46,3 +50,40 @@ def parse_headers(values: list[str] | None) -> dict[str, str] | None:
             raise ConfigError(f"--header: {problem}")
         headers[name.strip()] = text
     return headers
+
+
+def parse_json_objects(values: list[str] | None, flag: str) -> dict[str, Any] | None:
+    """Repeated JSON objects merged left to right (a later key wins); None when not given.
+
+    >>> parse_json_objects(['{"temperature": 0.2, "top_k": 5}', '{"temperature": 0}'], "--x")
+    {'temperature': 0, 'top_k': 5}
+    """
+    if not values:
+        return None
+    merged: dict[str, Any] = {}
+    for value in values:
+        try:
+            parsed = orjson.loads(value)
+        except orjson.JSONDecodeError as error:
+            raise ConfigError(f"{flag} {value!r}: not valid JSON ({error})") from None
+        if not isinstance(parsed, dict):
+            raise ConfigError(f"{flag} {value!r}: expected a JSON object {{...}}")
+        merged.update(parsed)
+    return merged
+
+
+def parse_mapping(values: list[str] | None, flag: str) -> dict[str, str] | None:
+    """`["prompt=question"]` -> `{"prompt": "question"}`; None when the flag was not given.
+
+    >>> parse_mapping(["prompt=question", "output_tokens=answer_len"], "--data-column")
+    {'prompt': 'question', 'output_tokens': 'answer_len'}
+    """
+    if not values:
+        return None
+    mapping: dict[str, str] = {}
+    for value in values:
+        key, sep, name = value.partition("=")
+        if not sep or not key.strip() or not name.strip():
+            raise ConfigError(f"{flag} {value!r}: expected ROLE=COLUMN")
+        mapping[key.strip()] = name.strip()
+    return mapping

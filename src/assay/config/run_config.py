@@ -17,6 +17,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    JsonValue,
     ValidationError,
     field_serializer,
     field_validator,
@@ -27,9 +28,12 @@ from assay.backend.redaction import mask_headers, mask_url
 from assay.backend.settings import check_header
 from assay.config.limits import usable_cpus
 from assay.core import Endpoint
+from assay.data.file_source import PromptColumns
 from assay.errors import ConfigError
 
-ProfileKind = Literal["synchronous", "concurrent", "throughput", "constant", "poisson", "sweep"]
+ProfileKind = Literal[
+    "synchronous", "concurrent", "throughput", "constant", "poisson", "sweep", "replay"
+]
 
 SLO_KEYS: Final = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
 
@@ -42,7 +46,13 @@ MAX_RATE: Final = 1_000_000.0
 
 _RATE_PROFILES: Final = ("constant", "poisson")
 _CONCURRENCY_PROFILES: Final = ("concurrent", "throughput", "sweep")
-_MOCK_FIELDS: Final = ("mock_workers", "mock_ttft_ms", "mock_itl_ms", "mock_faults")
+_MOCK_FIELDS: Final = (
+    "mock_workers",
+    "mock_ttft_ms",
+    "mock_itl_ms",
+    "mock_faults",
+    "mock_record_requests",
+)
 _HEADER_NAME_CHARS: Final = frozenset(
     "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 )
@@ -73,6 +83,9 @@ class RunConfig(BaseModel):
     rate: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     concurrency: int | None = Field(default=None, gt=0)
     sweep_rates: int = Field(default=5, gt=0)
+    trace: Path | None = None
+    replay_speed: float = Field(default=1.0, gt=0)
+    trace_block_tokens: int = Field(default=512, gt=0)
     processes: int | None = Field(default=None, gt=0)
     # Constraints
     max_seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False, le=MAX_DURATION_S)
@@ -83,6 +96,10 @@ class RunConfig(BaseModel):
     cooldown_seconds: float = Field(default=0.0, ge=0, allow_inf_nan=False, le=MAX_DURATION_S)
     # Data
     data: Path | None = None
+    data_columns: dict[str, str] = {}
+    multi_turn: bool = False
+    turns: int = Field(default=1, ge=1)
+    think_time_ms: float = Field(default=0.0, ge=0)
     prompt_tokens: str = "256"
     output_tokens: str = "128"
     shared_prefix_tokens: int = Field(default=0, ge=0)
@@ -91,6 +108,12 @@ class RunConfig(BaseModel):
     ignore_eos: bool = False
     continuous_usage_stats: bool = False
     seed: int = 42
+    # Request fields: the typed ones first, then `extra_body`, merged into every request body
+    temperature: float | None = Field(default=None, ge=0)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    stop: tuple[str, ...] = ()
+    request_seed: int | None = None
+    extra_body: dict[str, JsonValue] = {}
     # Validation and validity
     validators: tuple[str, ...] = ()
     default_validators: bool = True
@@ -112,6 +135,8 @@ class RunConfig(BaseModel):
     mock_ttft_ms: float = Field(default=40.0, ge=0, allow_inf_nan=False, le=MAX_DURATION_S * 1000)
     mock_itl_ms: float = Field(default=8.0, ge=0, allow_inf_nan=False, le=MAX_DURATION_S * 1000)
     mock_faults: dict[str, float] = {}
+    # A JSONL file that receives every request the embedded mock receives (see `assay mock`)
+    mock_record_requests: Path | None = None
     # The server's own metrics: a URL, "off", or None for the target's /metrics if it answers
     server_metrics: str | None = None
     server_metrics_interval: float = Field(default=1.0, gt=0, le=3600)
@@ -222,10 +247,30 @@ class RunConfig(BaseModel):
     def _profile_has_its_parameters(self) -> Self:
         if self.profile in ("constant", "poisson") and self.rate is None:
             raise ValueError(f"profile {self.profile} needs a rate (--rate R requests/s)")
+        if self.profile == "replay" and self.trace is None:
+            raise ValueError("profile replay needs a trace (--trace FILE)")
+        if self.trace is not None and self.profile != "replay":
+            raise ValueError("--trace is replayed by --profile replay")
+        if self.trace is not None and self.data is not None:
+            raise ValueError("--trace holds the requests; it cannot be combined with --data")
+        if self.multi_turn and self.data is None:
+            raise ValueError("--multi-turn runs the conversations of --data FILE as sessions")
+        if self.turns > 1 and self.data is not None:
+            raise ValueError("--turns makes synthetic sessions; with --data use --multi-turn")
+        if self.sessions and (self.trace is not None or self.endpoint is Endpoint.embeddings):
+            raise ValueError("multi-turn sessions need a chat, completions or responses load")
+        if self.think_time_ms and not self.sessions:
+            raise ValueError("--think-time-ms is the pause between the turns of a session")
         if self.profile == "concurrent" and self.concurrency is None:
             raise ValueError("profile concurrent needs --concurrency N")
         if (self.warmup_seconds or self.cooldown_seconds) and self.max_seconds is None:
             raise ValueError("--warmup-seconds and --cooldown-seconds need --max-seconds")
+        columns = sorted(set(self.data_columns) - set(PromptColumns.model_fields))
+        if columns:
+            raise ValueError(
+                f"unknown data column role {', '.join(columns)} "
+                f"(known: {', '.join(PromptColumns.model_fields)})"
+            )
         unknown = sorted(set(self.slo) - set(SLO_KEYS))
         if unknown:
             raise ValueError(f"unknown SLO {', '.join(unknown)} (known: {', '.join(SLO_KEYS)})")
@@ -240,10 +285,39 @@ class RunConfig(BaseModel):
             raise ValueError(f"--server-metrics takes an http(s) URL or off, not {metrics!r}")
         return self
 
+    def request_fields(self) -> dict[str, JsonValue]:
+        """What goes into every request body: the typed fields, then `extra_body` over them.
+
+        >>> RunConfig(temperature=0.0, extra_body={"temperature": 0.5, "top_k": 4}).request_fields()
+        {'temperature': 0.5, 'top_k': 4}
+        """
+        fields: dict[str, JsonValue] = {}
+        if self.temperature is not None:
+            fields["temperature"] = self.temperature
+        if self.top_p is not None:
+            fields["top_p"] = self.top_p
+        if self.stop:
+            fields["stop"] = list(self.stop)
+        if self.request_seed is not None:
+            fields["seed"] = self.request_seed
+        return {**fields, **self.extra_body}
+
+    @property
+    def sessions(self) -> bool:
+        """Whether the load is multi-turn sessions (from data, or synthetic)."""
+        return self.multi_turn or self.turns > 1
+
     @property
     def load_processes(self) -> int:
         """Load-generating processes: `processes`, else one per usable CPU."""
         return self.processes or usable_cpus()
+
+    @property
+    def bounded(self) -> bool:
+        """Whether a constraint or a finite trace ends the run."""
+        return (
+            self.max_seconds is not None or self.max_requests is not None or self.trace is not None
+        )
 
 
 FIELD_NAMES: Final = frozenset(RunConfig.model_fields)
@@ -387,8 +461,14 @@ def build_config(file_keys: dict[str, Any], overrides: dict[str, Any]) -> RunCon
 
     >>> build_config({"profile": "constant", "rate": 5}, {"rate": 10}).rate
     10.0
+    >>> build_config({"extra_body": {"a": 1, "b": 2}}, {"extra_body": {"b": 3}}).extra_body
+    {'a': 1, 'b': 3}
     """
     merged = {**file_keys, **{key: value for key, value in overrides.items() if value is not None}}
+    file_extra, flag_extra = file_keys.get("extra_body"), overrides.get("extra_body")
+    if isinstance(file_extra, dict) and isinstance(flag_extra, dict):
+        # Request fields add up: the flags' objects are merged over the file's, key by key.
+        merged["extra_body"] = {**file_extra, **flag_extra}
     try:
         return RunConfig.model_validate(merged)
     except ValidationError as error:

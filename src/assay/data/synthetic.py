@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, model
 
 from assay.core import Endpoint, GenerationRequest
 from assay.core.trusted import trusted
+from assay.data.request_fields import asked_limits
 from assay.data.source import index_rng, request_id, shared_rng
 from assay.data.token_count import (
     FixedCount,
@@ -151,6 +152,12 @@ class SyntheticSource(BaseModel):
         # from the sampler, text from the tokenizer), so the request is built unvalidated: the
         # keys follow `GenerationRequest`'s field order. `extra_body` is this source's own
         # frozen-config dict, shared read-only by its requests.
+        ignore_eos = self.ignore_eos
+        if self.extra_body:
+            # Body fields that set the limit or ignore_eos are what the server is asked for.
+            max_output_tokens, ignore_eos = asked_limits(
+                self.endpoint, self.extra_body, max_output_tokens, ignore_eos
+            )
         return trusted(
             GenerationRequest,
             {
@@ -160,7 +167,7 @@ class SyntheticSource(BaseModel):
                 "prompt": prompt,
                 "messages": messages,
                 "max_output_tokens": max_output_tokens,
-                "ignore_eos": self.ignore_eos,
+                "ignore_eos": ignore_eos,
                 # Embeddings answer in one body; there is nothing to stream.
                 "stream": self.stream and self.endpoint is not Endpoint.embeddings,
                 "prompt_tokens": prompt_tokens,

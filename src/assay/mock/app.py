@@ -133,6 +133,12 @@ class MockService:
         self._started = int(time.time())
         self._closing = asyncio.Event()
         self._tool_pieces = self._tokenizer.pieces(BAD_TOOL_ARGUMENTS)
+        self._recording: int | None = None
+        if config.record_requests is not None:
+            # O_APPEND: each line is one write, whole, even with several workers on one file.
+            self._recording = os.open(
+                config.record_requests, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
+            )
 
     def application(self) -> web.Application:
         """The aiohttp application serving every route of the mock."""
@@ -154,6 +160,23 @@ class MockService:
 
     async def _on_shutdown(self, app: web.Application) -> None:
         self._closing.set()
+        if self._recording is not None:
+            os.close(self._recording)
+            self._recording = None
+
+    def _record(self, request: web.Request, raw: bytes) -> None:
+        assert self._recording is not None
+        try:
+            body: Any = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            body = raw.decode("utf-8", "replace")
+        line = {
+            "path": request.path,
+            "request_id": request.headers.get(REQUEST_ID_HEADER),
+            "received_ns": time.monotonic_ns(),
+            "body": body,
+        }
+        os.write(self._recording, orjson.dumps(line) + b"\n")
 
     async def _health(self, request: web.Request) -> web.Response:
         return web.Response(status=200)
@@ -178,7 +201,10 @@ class MockService:
 
     async def _serve(self, request: web.Request, api: Api) -> web.StreamResponse:
         try:
-            body = load_body(await request.read())
+            raw = await request.read()
+            if self._recording is not None:
+                self._record(request, raw)
+            body = load_body(raw)
             ask: GenerationAsk | EmbeddingAsk = (
                 read_embedding(body, self._tokenizer, self.config.model_name)
                 if api is Api.embeddings
@@ -275,6 +301,14 @@ class MockService:
             tokens, finish_reason = tokens // 2, "stop"
         json_mode = ask.json_mode and name != "invalid_json_output"
         pieces = output_pieces(tokens, self._sampler.rng, self._tokenizer, json_mode)
+        tool_pieces = None
+        if ask.tool_arguments is not None:
+            # The model calls the tool: its arguments are the output, the limit still applies.
+            tool_pieces = self._tokenizer.pieces(ask.tool_arguments)
+            if ask.max_tokens is not None and len(tool_pieces) > ask.max_tokens:
+                tool_pieces, finish_reason = tool_pieces[: ask.max_tokens], "length"
+            else:
+                finish_reason = "tool_calls"
         return Answer(
             response_id=f"{self._id_prefix}{next(self._ids):08x}",
             created=int(time.time()),
@@ -285,6 +319,7 @@ class MockService:
             include_usage=ask.include_usage,
             continuous_usage=ask.continuous_usage,
             tool_name=ask.tool_name,
+            tool_pieces=tool_pieces,
         )
 
     async def _play_stream(self, request: web.Request, script: StreamScript) -> web.StreamResponse:

@@ -42,6 +42,7 @@ class GenerationAsk:
     json_mode: bool
     tool_name: str | None
     prompt_tokens: int
+    tool_arguments: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +105,7 @@ def read_generation(
         json_mode=json_mode,
         tool_name=_first_tool_name(body.get("tools")),
         prompt_tokens=prompt_tokens,
+        tool_arguments=_tool_arguments(body) if api is Api.chat else None,
     )
 
 
@@ -169,6 +171,36 @@ def _first_tool_name(tools: object) -> str | None:
     function = tools[0].get("function")
     name = function.get("name") if isinstance(function, dict) else tools[0].get("name")
     return name if isinstance(name, str) else None
+
+
+def _tool_arguments(body: dict[str, Any]) -> str | None:
+    """The JSON arguments the mock calls the first tool with; None when it answers in text
+    (no tools, or `tool_choice: "none"`). One value per declared parameter, of its type."""
+    tools = body.get("tools")
+    if _first_tool_name(tools) is None or body.get("tool_choice") == "none":
+        return None
+    assert isinstance(tools, list)  # _first_tool_name checked it
+    function = tools[0].get("function")
+    spec = function if isinstance(function, dict) else tools[0]
+    parameters = spec.get("parameters")
+    properties = parameters.get("properties") if isinstance(parameters, dict) else None
+    arguments: dict[str, Any] = {}
+    if isinstance(properties, dict):
+        for name, schema in properties.items():
+            kind = schema.get("type") if isinstance(schema, dict) else None
+            arguments[str(name)] = _ARGUMENT_VALUES.get(kind if isinstance(kind, str) else "", "x")
+    return orjson.dumps(arguments).decode()
+
+
+_ARGUMENT_VALUES: dict[str, Any] = {
+    "string": "Paris",
+    "integer": 3,
+    "number": 2.5,
+    "boolean": True,
+    "array": [],
+    "object": {},
+    "null": None,
+}
 
 
 def _count_message(message: object, tokenizer: BuiltinTokenizer) -> int:

@@ -124,13 +124,9 @@ def choices_stream(
             ]
             return StreamScript(head=[], tokens=frames, tail=[DONE_FRAME])
         case "invalid_tool_call" if api is Api.chat:
-            frames = [
-                writer.tool_call(i, piece, first=i == 0) for i, piece in enumerate(tool_pieces)
-            ]
-            closing = [writer.finish_only("tool_calls", len(tool_pieces))]
-            if answer.include_usage:
-                closing.append(writer.usage(len(tool_pieces)))
-            return StreamScript(head=head, tokens=frames, tail=[*closing, DONE_FRAME])
+            return _tool_call_stream(writer, head, answer, tool_pieces, "tool_calls")
+        case None if api is Api.chat and answer.tool_pieces is not None:
+            return _tool_call_stream(writer, head, answer, answer.tool_pieces, answer.finish_reason)
         case "inband_error" | "sse_error_event" | "truncated_stream" | "drop" | "invalid_json":
             cut = min(after, n)
             tokens = [writer.token(i, pieces[i], None) for i in range(cut)]
@@ -155,6 +151,16 @@ def choices_stream(
 
 
 _ENDINGS = {"drop": Ending.drop, "stall": Ending.stall}
+
+
+def _tool_call_stream(
+    writer: _ChunkWriter, head: list[bytes], answer: Answer, pieces: list[str], finish_reason: str
+) -> StreamScript:
+    frames = [writer.tool_call(i, piece, first=i == 0) for i, piece in enumerate(pieces)]
+    closing = [writer.finish_only(finish_reason, len(pieces))]
+    if answer.include_usage:
+        closing.append(writer.usage(len(pieces)))
+    return StreamScript(head=head, tokens=frames, tail=[*closing, DONE_FRAME])
 
 
 def _fault_tail(name: str, answer: Answer) -> list[bytes]:
@@ -196,7 +202,10 @@ def choices_body(
     choice: dict[str, Any] = {"index": 0, "logprobs": None, "finish_reason": finish_reason}
     if api is Api.chat:
         message: dict[str, Any] = {"role": "assistant", "content": text, "tool_calls": []}
-        if name == "invalid_tool_call":
+        called = tool_pieces if name == "invalid_tool_call" else None
+        if name is None and answer.tool_pieces is not None:
+            called = answer.tool_pieces
+        if called is not None:
             message["content"] = None
             message["tool_calls"] = [
                 {
@@ -204,12 +213,14 @@ def choices_body(
                     "type": "function",
                     "function": {
                         "name": answer.tool_name or "get_weather",
-                        "arguments": BAD_TOOL_ARGUMENTS,
+                        "arguments": "".join(called),
                     },
                 }
             ]
-            choice["finish_reason"] = "tool_calls"
-            completion_tokens = len(tool_pieces)
+            choice["finish_reason"] = (
+                "tool_calls" if name == "invalid_tool_call" else answer.finish_reason
+            )
+            completion_tokens = len(called)
         choice["message"] = message
     else:
         choice["text"] = text

@@ -7,6 +7,7 @@ value from it, so a test checks the model's draws instead of timing sleeps.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -140,6 +141,9 @@ class MockConfig(BaseModel):
     # /metrics reports its counters times this (1 = truthfully); tests of a client's
     # cross-check make the mock misreport with it.
     metrics_scale: float = Field(default=1.0, ge=0)
+    # A JSONL file that receives every request as it arrives (path, request id, body): the
+    # bytes on the wire, for checking what a client really sent.
+    record_requests: Path | None = None
 
     @model_validator(mode="after")
     def _fault_rates_are_known_probabilities(self) -> Self:

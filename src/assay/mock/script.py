@@ -38,6 +38,8 @@ class Answer:
     include_usage: bool = False
     continuous_usage: bool = False
     tool_name: str | None = None
+    # The arguments' one-token pieces when the answer is a (valid) tool call instead of text.
+    tool_pieces: list[str] | None = None
 
     @property
     def text(self) -> str:

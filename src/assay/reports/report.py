@@ -59,6 +59,20 @@ def collect_environment(*, include_hostname: bool = True) -> Environment:
 _LEGACY_STOP_NAMES = {"max_error_rate": StopReason.stop_error_rate.value}
 
 
+class SessionSummary(BaseModel):
+    """A step's multi-turn sessions: `turns_sent + turns_not_sent` is every turn the started
+    sessions owed; a turn not sent follows an errored or cancelled turn of its session, or the
+    step's end. Turns sent are records like any request; turns not sent have no record."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    started: int
+    completed: int
+    ended_early: int
+    turns_sent: int
+    turns_not_sent: int
+
+
 class StepReport(BaseModel):
     """One profile step: what was asked (kind, rate or concurrency), what was achieved, the figures.
 
@@ -95,6 +109,10 @@ class StepReport(BaseModel):
     def _legacy_stop_name(cls, value: object) -> object:
         return _LEGACY_STOP_NAMES.get(value, value) if isinstance(value, str) else value
 
+    sessions: SessionSummary | None = None
+    # The metrics of each turn index (1 = a session's first turn) when the step ran sessions.
+    turns: dict[int, StepMetrics] | None = None
+
     @classmethod
     def of(
         cls,
@@ -110,6 +128,8 @@ class StepReport(BaseModel):
         not_sent: int = 0,
         lost: int = 0,
         lost_processes: tuple[str, ...] = (),
+        sessions: SessionSummary | None = None,
+        turns: dict[int, StepMetrics] | None = None,
     ) -> StepReport:
         """A step entry whose achieved rate is read from its metrics."""
         return cls(
@@ -125,6 +145,8 @@ class StepReport(BaseModel):
             lost_processes=lost_processes,
             metrics=metrics,
             timeline=timeline,
+            sessions=sessions,
+            turns=turns,
         )
 
 

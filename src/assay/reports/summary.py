@@ -113,6 +113,8 @@ def _render_step(step: StepReport, report: Report, console: Console) -> None:
         f"sampled every {_resolution(m.concurrency.resolution_ns)})",
         highlight=False,
     )
+    if step.sessions is not None:
+        _render_sessions(step, console)
     console.print()
 
 
@@ -122,6 +124,27 @@ def is_embeddings(step: StepReport, report: Report) -> bool:
         return True
     tokens = step.metrics.tokens
     return tokens.embeddings > 0 and tokens.embeddings == step.metrics.outcomes.completed
+
+
+def _render_sessions(step: StepReport, console: Console) -> None:
+    """The sessions line (turns not sent included) and TTFT per turn index."""
+    sessions = step.sessions
+    assert sessions is not None  # the caller checked
+    console.print(
+        f"Sessions: {sessions.started} started, {sessions.completed} completed every turn, "
+        f"{sessions.ended_early} ended early; turns sent {sessions.turns_sent}, "
+        f"not sent {sessions.turns_not_sent} (after an errored or cancelled turn, or the end)",
+        highlight=False,
+    )
+    for turn, metrics in (step.turns or {}).items():
+        ttft = metrics.latency.ttft_ms
+        shown = "-" if ttft is None else f"p50 {ttft.p50:.2f} ms, p99 {ttft.p99:.2f} ms"
+        outcomes = metrics.outcomes
+        console.print(
+            f"  turn {turn}: {outcomes.dispatched} sent, {outcomes.completed} completed, "
+            f"{outcomes.errored} errored; TTFT {shown}",
+            highlight=False,
+        )
 
 
 def step_title(step: StepReport) -> str:

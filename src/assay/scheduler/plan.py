@@ -18,6 +18,7 @@ from assay.scheduler.profiles import (
     Constant,
     Poisson,
     Profile,
+    Replay,
     StepLoad,
     Sweep,
     Synchronous,
@@ -29,6 +30,7 @@ from assay.scheduler.profiles import (
 from assay.scheduler.progress import OutcomeTotals
 from assay.scheduler.runner import ProcessStepResult
 from assay.scheduler.schedule import NS_PER_S
+from assay.scheduler.sessions import SessionCounts
 from assay.validators.chain import Validator
 
 S = TypeVar("S")
@@ -72,7 +74,7 @@ def _concurrency_limit(profile: Profile) -> int | None:
     match profile:
         case Sweep(max_concurrency=limit):
             return limit
-        case Synchronous() | Concurrent() | Throughput() | Constant() | Poisson():
+        case Synchronous() | Concurrent() | Throughput() | Constant() | Poisson() | Replay():
             return requested_concurrency(profile)
 
 
@@ -120,6 +122,9 @@ class StepResult(Generic[S]):
         if self.scheduled is None:
             return 0
         return max(0, self.scheduled - self.totals.dispatched)
+
+    # How the step's sessions went when it ran sessions (turns not sent among them).
+    sessions: SessionCounts | None = None
 
     @property
     def duration_s(self) -> float:
@@ -184,7 +189,18 @@ def merge_step(
         sink_results=[part.summary for part in ordered],
         scheduled=sum(owed) if owed else None,
         lost_processes=tuple(sorted(lost, key=lambda loss: loss.process)),
+        sessions=_merged_sessions(ordered),
     )
+
+
+def _merged_sessions(parts: list[ProcessStepResult[S]]) -> SessionCounts | None:
+    counts = [part.sessions for part in parts if part.sessions is not None]
+    if not counts:
+        return None
+    total = SessionCounts()
+    for count in counts:
+        total = total + count
+    return total
 
 
 def next_load(profile: Profile, done: list[StepResult[S]]) -> StepLoad | None:
@@ -207,7 +223,7 @@ def next_load(profile: Profile, done: list[StepResult[S]]) -> StepLoad | None:
             if position >= count or max(low, high) <= 0:
                 return None
             return Constant(rate=sweep_rates(low, high, count)[position])
-        case Synchronous() | Concurrent() | Throughput() | Constant() | Poisson():
+        case Synchronous() | Concurrent() | Throughput() | Constant() | Poisson() | Replay():
             return None if done else profile
 
 

@@ -58,6 +58,15 @@ class Poisson(BaseModel):
     seed: int | None = None
 
 
+class Replay(BaseModel):
+    """An open loop at the trace's own times (the source's offsets), `speed` times as fast."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["replay"] = "replay"
+    speed: float = Field(default=1.0, gt=0)
+
+
 class Sweep(BaseModel):
     """Synchronous, then throughput, then `rates` constant rates evenly spaced between the two.
 
@@ -71,11 +80,12 @@ class Sweep(BaseModel):
     max_concurrency: int = Field(default=256, gt=0)
 
 
-StepLoad: TypeAlias = Synchronous | Concurrent | Throughput | Constant | Poisson
+StepLoad: TypeAlias = Synchronous | Concurrent | Throughput | Constant | Poisson | Replay
 """The load of one step."""
 
 Profile: TypeAlias = Annotated[
-    Synchronous | Concurrent | Throughput | Constant | Poisson | Sweep, Field(discriminator="kind")
+    Synchronous | Concurrent | Throughput | Constant | Poisson | Replay | Sweep,
+    Field(discriminator="kind"),
 ]
 """Any profile, as it appears in config and JSON."""
 
@@ -100,7 +110,7 @@ def requested_rate(load: StepLoad) -> float | None:
     match load:
         case Constant(rate=rate) | Poisson(rate=rate):
             return rate
-        case Synchronous() | Concurrent() | Throughput():
+        case Synchronous() | Concurrent() | Throughput() | Replay():
             return None
 
 
@@ -117,7 +127,7 @@ def requested_concurrency(load: StepLoad) -> int | None:
             return streams
         case Throughput(max_concurrency=limit):
             return limit
-        case Constant() | Poisson():
+        case Constant() | Poisson() | Replay():
             return None
 
 
@@ -126,6 +136,7 @@ __all__ = [
     "Constant",
     "Poisson",
     "Profile",
+    "Replay",
     "StepLoad",
     "Sweep",
     "Synchronous",

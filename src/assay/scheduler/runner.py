@@ -16,6 +16,7 @@ from typing import Generic, TypeVar
 from returns.result import Result
 
 from assay.core import Clock, GenerationRequest, GenerationResponse, UnusableResponse
+from assay.data.session import SessionSource
 from assay.data.source import RequestSource
 from assay.errors import first_assay_error
 from assay.records import Cancelled, Completed, Errored, RequestRecord
@@ -24,11 +25,13 @@ from assay.scheduler.profiles import (
     Concurrent,
     Constant,
     Poisson,
+    Replay,
     StepLoad,
     Synchronous,
     Throughput,
 )
 from assay.scheduler.progress import PROGRESS_INTERVAL_NS, OutcomeTotals, ProgressMessage, StepTally
+from assay.scheduler.replay import replay_slice, timed
 from assay.scheduler.schedule import (
     owned_streams,
     rate_slice,
@@ -36,11 +39,14 @@ from assay.scheduler.schedule import (
     throughput_indices,
     throughput_share,
 )
+from assay.scheduler.sessions import SessionCounts, SessionTally, run_session
 from assay.scheduler.sink import RecordSink, SinkFactory, StepContext
 from assay.validators.chain import Validator
 from assay.worker import execute
 
 S = TypeVar("S")
+
+Record = RequestRecord[GenerationResponse]
 
 Resolve = Callable[[GenerationRequest], Awaitable[Result[GenerationResponse, UnusableResponse]]]
 """Sends one request and compiles the answer: `backend.resolve`."""
@@ -91,6 +97,9 @@ class ProcessStepResult(Generic[S]):
             return 0
         return max(0, self.scheduled - self.totals.dispatched)
 
+    # Set when the source runs sessions: how they went, and the turns never sent.
+    sessions: SessionCounts | None = None
+
 
 async def run_step(
     work: StepWork,
@@ -135,6 +144,7 @@ async def run_step(
         finished_ns=clock.now_ns(),
         summary=sink.close(),
         scheduled=runner.scheduled(),
+        sessions=None if runner.sessions is None else runner.session_tally.counts(),
     )
 
 
@@ -200,6 +210,8 @@ class _StepRunner(Generic[S]):
         self.schedule: Iterator[tuple[int, int]] | None = None
         self.pending_target_ns: int | None = None
         self.handed_out = 0
+        self.sessions = source if isinstance(source, SessionSource) else None
+        self.session_tally = SessionTally()
         self.active: set[asyncio.Task[None]] = set()
         self.report: Callable[[ProgressMessage], None] | None = None
         self.reported_ns = clock.now_ns()
@@ -259,6 +271,11 @@ class _StepRunner(Generic[S]):
                         break  # this stream and every later one has no index to send
                     indices = stream_indices(stream, streams, self.budget)
                     self._track(group.create_task(self._closed_loop(indices)))
+            case Replay(speed=speed):
+                schedule = replay_slice(
+                    timed(self.source), speed, work.process, work.processes, self.budget
+                )
+                self._track(group.create_task(self._open_loop(group, schedule)))
             case Throughput(max_concurrency=limit):
                 active = min(work.processes, limit)
                 shared = throughput_indices(limit, work.process, work.processes, self.budget)
@@ -296,7 +313,8 @@ class _StepRunner(Generic[S]):
             self.pending_target_ns = target_ns
             if not self._due(target_ns):
                 return
-            request = self.source.request(index)
+            sessions = self.sessions
+            request = self.source.request(index) if sessions is None else None
             if self.clock.now_ns() < target_ns:
                 await self._wait_until(target_ns)
             else:
@@ -307,7 +325,12 @@ class _StepRunner(Generic[S]):
                 return
             self.pending_target_ns = None
             self.handed_out += 1
-            self._track(group.create_task(self._send(request, index, target_ns)))
+            if request is not None:
+                self._track(group.create_task(self._send(request, index, target_ns)))
+            else:
+                assert sessions is not None  # no request built: a session source
+                # Rate profiles start sessions at the rate; each runs its turns on its own.
+                self._track(group.create_task(self._session(sessions, index, target_ns)))
 
     def scheduled(self) -> int | None:
         """How many requests an open-loop schedule owed when dispatching stopped (None for a
@@ -343,7 +366,35 @@ class _StepRunner(Generic[S]):
             now_ns = self.clock.now_ns()
             if not self._due(now_ns):
                 return
-            await self._send(self.source.request(index), index, now_ns)
+            if self.sessions is not None:
+                # A closed loop runs one session at a time: N streams are N sessions at once.
+                await self._session(self.sessions, index, now_ns)
+            else:
+                await self._send(self.source.request(index), index, now_ns)
+
+    async def _session(self, sessions: SessionSource, index: int, target_ns: int) -> None:
+        async def send(request: GenerationRequest, turn_target_ns: int) -> Record:
+            # As `_send`, but the record comes back: the next turn is built from its answer.
+            self.tally.dispatched += 1
+            return await execute(
+                request,
+                request_id=request.request_id,
+                resolve=self.resolve,
+                validate=self.validate,
+                clock=self.clock,
+                targeted_start_ns=turn_target_ns,
+                step=self.work.step,
+                sink=self._take,
+            )
+
+        await run_session(
+            sessions.session(index),
+            first_target_ns=target_ns,
+            send=send,
+            clock=self.clock,
+            may_continue=self._due,
+            tally=self.session_tally,
+        )
 
     async def _send(self, request: GenerationRequest, index: int, target_ns: int) -> None:
         # Counted here, on the task's first run: a task cancelled before it ever ran sent nothing.

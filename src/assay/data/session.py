@@ -1,0 +1,222 @@
+"""Multi-turn sessions: a list of user turns whose next request depends on the previous answer.
+
+A session's turn k+1 carries the conversation so far, with the assistant text the server really
+returned for turns 1..k (never a recorded answer), so prefix caching is exercised as in
+production. Sessions come from data rows with turns (a ShareGPT conversation with
+`--multi-turn`, a JSONL `turns` list) or are synthetic (N turns of sampled length).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final, Protocol, runtime_checkable
+
+from pydantic import JsonValue
+
+from assay.core import Endpoint, GenerationRequest
+from assay.data.file_source import FileSource
+from assay.data.request_fields import asked_limits, merge_fields
+from assay.data.source import index_rng, request_id
+from assay.data.synthetic import SyntheticSource
+from assay.data.token_count import sample_token_count
+from assay.errors import DataError
+
+_TURN_ID: Final = re.compile(r"-turn-(\d+)$")
+
+
+def turn_request_id(session: int, turn: int) -> str:
+    """The request id of turn `turn` (from 1) of session `session`.
+
+    >>> turn_request_id(3, 2)
+    'req-00000003-turn-02'
+    """
+    return f"{request_id(session)}-turn-{turn:02d}"
+
+
+def turn_of(request_id_text: str) -> int | None:
+    """The turn number a request id names, None for a request outside any session.
+
+    >>> turn_of("req-00000003-turn-02"), turn_of("req-00000003")
+    (2, None)
+    """
+    match = _TURN_ID.search(request_id_text)
+    return int(match.group(1)) if match else None
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One user turn and its output target."""
+
+    text: str
+    max_output_tokens: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class RequestShape:
+    """What every request of a session source shares: endpoint, model and body fields."""
+
+    endpoint: Endpoint
+    model: str
+    stream: bool
+    ignore_eos: bool
+    extra_body: dict[str, JsonValue]
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """One session: its turns, the messages it opens with (a system prompt), its think time."""
+
+    index: int
+    turns: tuple[Turn, ...]
+    opening: tuple[dict[str, JsonValue], ...]
+    think_time_ns: int
+    shape: RequestShape
+    row_extra: dict[str, JsonValue]
+
+    def request(self, turn: int, history: tuple[dict[str, JsonValue], ...]) -> GenerationRequest:
+        """The request of turn `turn` (from 0): the opening, `history` (the turns before with
+        the answers received), then this turn's user text."""
+        shape = self.shape
+        user: dict[str, JsonValue] = {"role": "user", "content": self.turns[turn].text}
+        conversation = (*self.opening, *history, user)
+        extra = merge_fields(shape.extra_body, self.row_extra)
+        limit, ignore_eos = asked_limits(
+            shape.endpoint, extra, self.turns[turn].max_output_tokens, shape.ignore_eos
+        )
+        chat = shape.endpoint is Endpoint.chat
+        return GenerationRequest(
+            request_id=turn_request_id(self.index, turn + 1),
+            endpoint=shape.endpoint,
+            model=shape.model,
+            prompt=None if chat else _as_text(conversation),
+            messages=conversation if chat else None,
+            max_output_tokens=limit,
+            ignore_eos=ignore_eos,
+            stream=shape.stream,
+            extra_body=extra,
+        )
+
+
+def _as_text(conversation: tuple[dict[str, JsonValue], ...]) -> str:
+    # Completions and responses take one text: the turns one after another, blank-line apart.
+    return "\n\n".join(str(message.get("content", "")) for message in conversation)
+
+
+@runtime_checkable
+class SessionSource(Protocol):
+    """A source of sessions by index; the scheduler runs a session as one unit of its load."""
+
+    def session(self, index: int) -> Session:
+        """The session at `index` (the same value in every process)."""
+        ...
+
+    def size(self) -> int | None:
+        """How many distinct sessions there are; None when unbounded."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class FileSessions:
+    """The rows of a data file as sessions: session `i` is row `i % rows`, its turns in order."""
+
+    rows: FileSource
+    think_time_ns: int = 0
+
+    @classmethod
+    def of(cls, rows: FileSource, think_time_ns: int = 0) -> FileSessions:
+        """Sessions of every row; a row without turns is a `DataError` naming its line."""
+        for row in rows.rows:
+            if not row.turns:
+                raise DataError(
+                    f"{rows.config.path}, line {row.line}: no turns for a multi-turn session "
+                    f"(give a ShareGPT {rows.config.columns.conversations!r} or a "
+                    f"{rows.config.columns.turns!r} list)"
+                )
+        return cls(rows=rows, think_time_ns=think_time_ns)
+
+    def size(self) -> int | None:
+        return self.rows.size()
+
+    def request(self, index: int) -> GenerationRequest:
+        """The first turn of session `index` (what a session starts with)."""
+        return self.session(index).request(0, ())
+
+    def session(self, index: int) -> Session:
+        source = self.rows
+        row = source.rows[index % len(source.rows)]
+        config = source.config
+        turns = tuple(
+            Turn(
+                text=turn.text,
+                max_output_tokens=(
+                    turn.output_tokens
+                    if turn.output_tokens is not None
+                    else sample_token_count(config.output_tokens, index_rng(config.seed, index))
+                ),
+            )
+            for turn in row.turns
+        )
+        opening: tuple[dict[str, JsonValue], ...] = ()
+        if row.system is not None:
+            opening = ({"role": "system", "content": row.system},)
+        return Session(
+            index=index,
+            turns=turns,
+            opening=opening,
+            think_time_ns=self.think_time_ns,
+            shape=RequestShape(
+                config.endpoint, config.model, config.stream, config.ignore_eos, config.extra_body
+            ),
+            row_extra=row.extra_body,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SyntheticSessions:
+    """Synthetic sessions: `turns` user turns, each of the source's sampled prompt length."""
+
+    source: SyntheticSource
+    turns: int
+    think_time_ns: int = 0
+
+    def size(self) -> int | None:
+        return None
+
+    def request(self, index: int) -> GenerationRequest:
+        """The first turn of session `index` (what a session starts with)."""
+        return self.session(index).request(0, ())
+
+    def session(self, index: int) -> Session:
+        source = self.source
+        rng = index_rng(source.seed, index)
+        tokenizer = source.build_tokenizer()
+        turns = tuple(
+            Turn(
+                text=tokenizer.sample_text(sample_token_count(source.prompt_tokens, rng), rng),
+                max_output_tokens=sample_token_count(source.output_tokens, rng),
+            )
+            for _ in range(self.turns)
+        )
+        return Session(
+            index=index,
+            turns=turns,
+            opening=(),
+            think_time_ns=self.think_time_ns,
+            shape=RequestShape(
+                source.endpoint, source.model, source.stream, source.ignore_eos, source.extra_body
+            ),
+            row_extra={},
+        )
+
+
+__all__ = [
+    "FileSessions",
+    "RequestShape",
+    "Session",
+    "SessionSource",
+    "SyntheticSessions",
+    "Turn",
+    "turn_of",
+    "turn_request_id",
+]

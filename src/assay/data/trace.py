@@ -1,0 +1,269 @@
+"""Timestamped traces for replay: each request has its own send time, taken from the trace.
+
+Two JSONL formats, told apart by their first row:
+- Mooncake (`timestamp` in ms, `input_length`, `output_length`, `hash_ids`): a prompt is built of
+  blocks of `block_tokens` tokens (512, as Mooncake hashes them), one block of deterministic text
+  per hash id, so requests that share a hash id really share that block of their prompt prefix.
+  A last block shorter than `block_tokens` is the request's own text.
+- Plain: `timestamp` (ms) and a prompt row as in a prompt file (`prompt` or `messages`,
+  optionally `output_tokens`; other keys go into the request body).
+
+Rows are replayed in timestamp order (a stable sort); offsets count from the first timestamp.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal, Protocol, runtime_checkable
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from assay.core import Endpoint, GenerationRequest
+from assay.data.file_source import FileSource, FileSourceConfig
+from assay.data.request_fields import asked_limits
+from assay.data.source import request_id
+from assay.data.tokenizer import Tokenizer
+from assay.data.tokenizer_spec import load_tokenizer
+from assay.errors import DataError
+
+MOONCAKE_BLOCK_TOKENS: Final = 512
+_NS_PER_MS: Final = 1_000_000
+
+
+@runtime_checkable
+class TimedSource(Protocol):
+    """A source whose requests carry their own send times (offsets from the first, in ns)."""
+
+    def request(self, index: int) -> GenerationRequest:
+        """The request at `index`."""
+        ...
+
+    def size(self) -> int | None:
+        """How many requests the trace holds."""
+        ...
+
+    def offset_ns(self, index: int) -> int:
+        """When request `index` is due, from the trace's first request, at speed 1."""
+        ...
+
+
+class TraceConfig(BaseModel):
+    """A trace file and how its rows become requests."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["trace"] = "trace"
+    path: Path
+    endpoint: Endpoint = Endpoint.chat
+    model: str
+    block_tokens: int = Field(default=MOONCAKE_BLOCK_TOKENS, gt=0)
+    ignore_eos: bool = False
+    stream: bool = True
+    seed: int = 0
+    tokenizer: str | None = None
+    extra_body: dict[str, JsonValue] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class MooncakeRow:
+    """One checked Mooncake row."""
+
+    line: int
+    input_length: int
+    output_length: int
+    hash_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MooncakeTrace:
+    """Mooncake rows with their offsets; prompts are built from hash blocks on demand."""
+
+    config: TraceConfig
+    rows: tuple[MooncakeRow, ...]
+    offsets: tuple[int, ...]
+
+    def size(self) -> int | None:
+        return len(self.rows)
+
+    def offset_ns(self, index: int) -> int:
+        return self.offsets[index]
+
+    def request(self, index: int) -> GenerationRequest:
+        row = self.rows[index]
+        config = self.config
+        text = build_prompt(row, config.block_tokens, config.seed, _tokenizer(config.tokenizer))
+        chat = config.endpoint is Endpoint.chat
+        limit, ignore_eos = asked_limits(
+            config.endpoint, config.extra_body, row.output_length, config.ignore_eos
+        )
+        return GenerationRequest(
+            request_id=request_id(index),
+            endpoint=config.endpoint,
+            model=config.model,
+            prompt=None if chat else text,
+            messages=({"role": "user", "content": text},) if chat else None,
+            max_output_tokens=None if config.endpoint is Endpoint.embeddings else limit,
+            ignore_eos=ignore_eos,
+            stream=config.stream and config.endpoint is not Endpoint.embeddings,
+            prompt_tokens=row.input_length,
+            extra_body=config.extra_body,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PlainTrace:
+    """A prompt file whose rows carry timestamps."""
+
+    rows: FileSource
+    offsets: tuple[int, ...]
+
+    def size(self) -> int | None:
+        return len(self.offsets)
+
+    def offset_ns(self, index: int) -> int:
+        return self.offsets[index]
+
+    def request(self, index: int) -> GenerationRequest:
+        return self.rows.request(index)
+
+
+def load_trace(config: TraceConfig) -> MooncakeTrace | PlainTrace:
+    """Read and check the whole trace now, so a bad row fails before the run starts."""
+    rows = _rows(config.path)
+    if not rows:
+        raise DataError(f"{config.path}: no requests in the trace")
+    timed = sorted(
+        ((_timestamp(values, config.path, line), line, values) for line, values in rows),
+        key=lambda item: item[0],
+    )
+    first_ms = timed[0][0]
+    offsets = tuple(round((ms - first_ms) * _NS_PER_MS) for ms, _, _ in timed)
+    if "input_length" in rows[0][1]:
+        mooncake = tuple(_mooncake_row(values, line, config) for _, line, values in timed)
+        _tokenizer(config.tokenizer)  # a bad tokenizer fails here, not in a load process
+        return MooncakeTrace(config=config, rows=mooncake, offsets=offsets)
+    prompts = FileSource.from_records(
+        FileSourceConfig(
+            path=config.path,
+            format="jsonl",
+            endpoint=config.endpoint,
+            model=config.model,
+            ignore_eos=config.ignore_eos,
+            stream=config.stream,
+            seed=config.seed,
+            tokenizer=config.tokenizer,
+            extra_body=config.extra_body,
+        ),
+        [
+            (line, {k: v for k, v in values.items() if k != "timestamp"})
+            for _, line, values in timed
+        ],
+    )
+    return PlainTrace(rows=prompts, offsets=offsets)
+
+
+def build_prompt(row: MooncakeRow, block_tokens: int, seed: int, tokenizer: Tokenizer) -> str:
+    """The prompt of a Mooncake row: one block of text per hash id, `block_tokens` tokens each
+    (the last one holds what is left of `input_length`)."""
+    texts: list[str] = []
+    remaining = row.input_length
+    for position, hash_id in enumerate(row.hash_ids):
+        if remaining <= 0:
+            break
+        tokens = min(block_tokens, remaining)
+        if tokens == block_tokens:
+            rng = random.Random(f"assay:block:{seed}:{block_tokens}:{hash_id}")
+        else:
+            rng = random.Random(f"assay:tail:{seed}:{hash_id}:{tokens}")
+        text = tokenizer.sample_text(tokens, rng)
+        # A space between blocks keeps each block's words whole, so every block counts alone.
+        texts.append(text if position == 0 else f" {text}")
+        remaining -= tokens
+    if remaining > 0:
+        # More input than hash blocks: the rest is this request's own, after its blocks.
+        rng = random.Random(f"assay:rest:{seed}:{row.line}")
+        rest = tokenizer.sample_text(remaining, rng)
+        texts.append(rest if not texts else f" {rest}")
+    return "".join(texts)
+
+
+def _rows(path: Path) -> list[tuple[int, Mapping[str, object]]]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such trace file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise DataError(f"{path}: cannot read the trace file: {error}") from None
+    rows: list[tuple[int, Mapping[str, object]]] = []
+    for line, raw in enumerate(text.split("\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError as error:
+            raise DataError(f"{path}, line {line}: not valid JSON: {error}") from None
+        if not isinstance(value, dict):
+            raise DataError(f"{path}, line {line}: expected a JSON object")
+        rows.append((line, value))
+    return rows
+
+
+def _timestamp(values: Mapping[str, object], path: Path, line: int) -> float:
+    value = values.get("timestamp")
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise DataError(
+            f"{path}, line {line}: 'timestamp' must be a number of milliseconds >= 0, got {value!r}"
+        )
+    return float(value)
+
+
+def _mooncake_row(values: Mapping[str, object], line: int, config: TraceConfig) -> MooncakeRow:
+    where = f"{config.path}, line {line}"
+    known = {"timestamp", "input_length", "output_length", "hash_ids"}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise DataError(
+            f"{where}: unknown Mooncake field {', '.join(unknown)} "
+            f"(known: {', '.join(sorted(known))})"
+        )
+    input_length = _count(values.get("input_length"), where, "input_length")
+    output_length = _count(values.get("output_length"), where, "output_length")
+    raw_ids = values.get("hash_ids", [])
+    if not isinstance(raw_ids, list) or not all(
+        type(item) is int and item >= 0 for item in raw_ids
+    ):
+        raise DataError(f"{where}: 'hash_ids' must be a list of integers >= 0")
+    return MooncakeRow(line, input_length, output_length, tuple(raw_ids))
+
+
+def _count(value: object, where: str, key: str) -> int:
+    if type(value) is not int or value < 1:
+        raise DataError(f"{where}: {key!r} must be an integer >= 1, got {value!r}")
+    return value
+
+
+_TOKENIZERS: dict[str | None, Tokenizer] = {}
+
+
+def _tokenizer(spec: str | None) -> Tokenizer:
+    # One per process and spec: loading a tokenizer file is not free, prompts are built often.
+    tokenizer = _TOKENIZERS.get(spec)
+    if tokenizer is None:
+        tokenizer = _TOKENIZERS[spec] = load_tokenizer(spec)
+    return tokenizer
+
+
+__all__ = [
+    "MOONCAKE_BLOCK_TOKENS",
+    "MooncakeRow",
+    "MooncakeTrace",
+    "PlainTrace",
+    "TimedSource",
+    "TraceConfig",
+    "build_prompt",
+    "load_trace",
+]
