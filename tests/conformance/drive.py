@@ -1,0 +1,172 @@
+"""Drive assay against a running server: the real CLI (`assay run`), or the library pipeline
+(request source, backend, default validator chain, worker) for what the CLI cannot ask yet."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import JsonValue
+
+from assay.backend.client import open_backend
+from assay.backend.settings import BackendSettings
+from assay.benchmark.plan import source_of
+from assay.config.run_config import RunConfig
+from assay.core import Endpoint, GenerationRequest, GenerationResponse, MonotonicClock
+from assay.records.record import Completed, Errored, RequestRecord
+from assay.validators import default_chain
+from assay.worker.execute import execute
+
+ASSAY = Path(sys.executable).parent / "assay"
+CLI_TIMEOUT_S = 240.0
+
+
+@dataclass(frozen=True)
+class CliRun:
+    """What one `assay run` left: its exit code, output, report.json and records.jsonl."""
+
+    exit_code: int
+    output: str
+    report: dict[str, Any]
+    records: list[dict[str, Any]]
+
+    @property
+    def outcomes(self) -> dict[str, int]:
+        """dispatched / completed / errored / cancelled over the whole run."""
+        outcomes: dict[str, int] = self.report["totals"]["outcomes"]
+        return outcomes
+
+    @property
+    def errors_by_code(self) -> dict[str, int]:
+        """Errored requests counted by diagnostic code, from the records."""
+        return dict(Counter(r["code"] for r in self.records if r["status"] == "errored"))
+
+    def completed(self) -> list[dict[str, Any]]:
+        """The records of completed requests."""
+        return [r for r in self.records if r["status"] == "completed"]
+
+
+def run_cli(target: str, output_dir: Path, *args: str) -> CliRun:
+    """Run `assay run --target TARGET ...` in a child process, bounded in time, one load
+    process; the report and records must exist whatever the exit code (0, 1 or 130)."""
+    command = [
+        str(ASSAY),
+        "run",
+        "--target",
+        target,
+        "--processes",
+        "1",
+        "--output-dir",
+        str(output_dir),
+        *args,
+    ]
+    done = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT_S,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    output = done.stdout + done.stderr
+    report_path = output_dir / "report.json"
+    if not report_path.exists():
+        raise AssertionError(f"assay run exited {done.returncode} with no report:\n{output}")
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    lines = (output_dir / "records.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines if line.strip()]
+    return CliRun(exit_code=done.returncode, output=output, report=report, records=records)
+
+
+def requests_for(
+    endpoint: Endpoint,
+    *,
+    model: str,
+    count: int,
+    stream: bool = True,
+    prompt_tokens: int = 16,
+    output_tokens: int = 16,
+    extra_body: dict[str, JsonValue] | None = None,
+) -> list[GenerationRequest]:
+    """`count` requests exactly as `assay run` builds them (synthetic prompts, its request ids),
+    with `extra_body` set as the future `--extra-body` flag would."""
+    config = RunConfig(
+        endpoint=endpoint,
+        model=model,
+        stream=stream,
+        prompt_tokens=str(prompt_tokens),
+        output_tokens=str(output_tokens),
+    )
+    source = source_of(config, model)
+    requests = [source.request(index) for index in range(count)]
+    if extra_body is None:
+        return requests
+    return [r.model_copy(update={"extra_body": extra_body}) for r in requests]
+
+
+def send(
+    target: str,
+    requests: list[GenerationRequest],
+    *,
+    concurrency: int = 1,
+    strict: bool = False,
+    timeout_s: float = 120.0,
+) -> list[RequestRecord[GenerationResponse]]:
+    """Send `requests` through assay's backend, default validator chain and worker, at most
+    `concurrency` at a time; one terminal record per request, in request order."""
+    return asyncio.run(_send(target, requests, concurrency, strict, timeout_s))
+
+
+async def _send(
+    target: str,
+    requests: list[GenerationRequest],
+    concurrency: int,
+    strict: bool,
+    timeout_s: float,
+) -> list[RequestRecord[GenerationResponse]]:
+    settings = BackendSettings(base_url=target, max_connections=concurrency)
+    clock = MonotonicClock()
+    gate = asyncio.Semaphore(concurrency)
+    sunk: list[RequestRecord[GenerationResponse]] = []
+
+    async with open_backend(settings, clock) as backend:
+
+        async def one(request: GenerationRequest) -> RequestRecord[GenerationResponse]:
+            async with gate:
+                return await execute(
+                    request,
+                    request_id=request.request_id,
+                    resolve=backend.resolve,
+                    validate=default_chain(request.endpoint, strict),
+                    clock=clock,
+                    targeted_start_ns=clock.now_ns(),
+                    sink=sunk.append,
+                )
+
+        async with asyncio.timeout(timeout_s):
+            return list(await asyncio.gather(*(one(r) for r in requests)))
+
+
+def codes(records: list[RequestRecord[GenerationResponse]]) -> Counter[str]:
+    """Outcome counts: "completed", or the diagnostic code of each errored record."""
+    counted: Counter[str] = Counter()
+    for record in records:
+        match record.outcome:
+            case Completed():
+                counted["completed"] += 1
+            case Errored(diagnostic=diagnostic):
+                counted[str(diagnostic.code)] += 1
+            case _:
+                counted["cancelled"] += 1
+    return counted
+
+
+def responses(records: list[RequestRecord[GenerationResponse]]) -> list[GenerationResponse]:
+    """The responses of the completed records."""
+    return [r.outcome.response for r in records if isinstance(r.outcome, Completed)]

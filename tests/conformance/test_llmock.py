@@ -1,0 +1,190 @@
+"""assay against llmock: clean traffic, HTTP error rates, stream faults and the empty `reply`
+scenario, each outcome checked against llmock's own request journal."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from assay.core import Endpoint
+from tests.conformance.drive import CliRun, requests_for, run_cli
+from tests.conformance.llmock import MODEL, expected_code, journal, llmock, prompt_of, reset, script
+from tests.conformance.servers import RunningServer
+
+REQUESTS = 40
+# llmock ignores max_tokens; its answers are a dozen words, so the limit never cuts them.
+LOAD = ("--model", MODEL, "--profile", "concurrent", "--concurrency", "4")
+SIZE = ("--prompt-tokens", "16", "--output-tokens", "64")
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    with llmock(tmp_path_factory.mktemp("llmock-clean")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def faulty(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    flags = ("--error-rate", "500=0.15", "--error-rate", "429=0.1", "--error-rate", "503=0.05")
+    faults = ("--stream-fault", "truncate=0.15", "--stream-fault", "disconnect=0.15")
+    faults += ("--stream-fault", "malformed=0.15")
+    with llmock(tmp_path_factory.mktemp("llmock-faulty"), *flags, *faults) as server:
+        yield server
+
+
+def _run(server: RunningServer, out: Path, *args: str) -> CliRun:
+    reset(server)
+    return run_cli(server.url, out, *LOAD, *SIZE, "--max-requests", str(REQUESTS), *args)
+
+
+def _codes_by_journal(server: RunningServer, run: CliRun, endpoint: Endpoint, stream: bool) -> None:
+    """Each assay record's outcome is what llmock's journal says it did to that request."""
+    path = endpoint.path
+    entries = journal(server, path)
+    assert len(entries) == run.outcomes["dispatched"] == REQUESTS
+    by_prompt = {prompt_of(e): e for e in entries}
+    assert len(by_prompt) == REQUESTS, "synthetic prompts must be unique to match the journal"
+    prompts = {
+        r.request_id: (r.messages[-1]["content"] if r.messages else r.prompt)
+        for r in requests_for(
+            endpoint, model=MODEL, count=REQUESTS, stream=stream, output_tokens=64
+        )
+    }
+    mismatches = []
+    for record in run.records:
+        entry = by_prompt[prompts[record["id"]]]
+        got = record["code"] if record["status"] == "errored" else "completed"
+        if got != expected_code(entry):
+            mismatches.append((record["id"], entry["status"], entry["fault"], got))
+    assert mismatches == [], mismatches
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "stream"),
+    [
+        (Endpoint.chat, True),
+        (Endpoint.chat, False),
+        (Endpoint.responses, True),
+        (Endpoint.responses, False),
+    ],
+)
+def test_llmock_clean_traffic_completes_with_the_servers_usage(
+    clean: RunningServer, tmp_path: Path, endpoint: Endpoint, stream: bool
+) -> None:
+    run = _run(
+        clean, tmp_path, "--endpoint", endpoint.value, "--stream" if stream else "--no-stream"
+    )
+    assert run.exit_code == 0, run.output
+    assert run.outcomes == {
+        "dispatched": REQUESTS,
+        "completed": REQUESTS,
+        "errored": 0,
+        "cancelled": 0,
+    }
+    served = journal(clean, endpoint.path)
+    assert [e["status"] for e in served] == [200] * REQUESTS
+    assert all(e["completed"] and e["fault"] is None for e in served)
+    usage = sum(r["usage"]["completion_tokens"] for r in run.records)
+    assert run.report["totals"]["usable_output_tokens"] == usage
+    assert {r["response"]["finish_reason"] for r in run.records} == {"stop"}
+
+
+@pytest.mark.parametrize("endpoint", [Endpoint.chat, Endpoint.responses])
+def test_llmock_clean_streams_pass_the_strict_usage_check(
+    clean: RunningServer, tmp_path: Path, endpoint: Endpoint
+) -> None:
+    # llmock streams words, not tokens: 6 content chunks can carry 9 tokens of usage. A clean
+    # stream must not be a usage_mismatch because its chunk count differs from usage.
+    run = _run(clean, tmp_path, "--endpoint", endpoint.value, "--strict")
+    assert run.errors_by_code == {}, run.errors_by_code
+    assert run.exit_code == 0
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_llmock_http_error_rates_match_its_journal(
+    faulty: RunningServer, tmp_path: Path, stream: bool
+) -> None:
+    run = _run(faulty, tmp_path, "--endpoint", "chat", "--stream" if stream else "--no-stream")
+    _codes_by_journal(faulty, run, Endpoint.chat, stream)
+    errors = sum(1 for e in journal(faulty, Endpoint.chat.path) if e["status"] >= 400)
+    assert run.errors_by_code.get("http_status", 0) == errors > 0
+
+
+def test_llmock_stream_faults_match_its_journal(faulty: RunningServer, tmp_path: Path) -> None:
+    run = _run(faulty, tmp_path, "--endpoint", "chat", "--stream")
+    _codes_by_journal(faulty, run, Endpoint.chat, True)
+    faults = Counter((e["fault"] or "").split("@")[0] for e in journal(faulty, Endpoint.chat.path))
+    assert faults["stream:truncate"] + faults["stream:disconnect"] + faults["stream:malformed"] > 0
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "stream"),
+    [
+        (Endpoint.chat, True),
+        (Endpoint.chat, False),
+        (Endpoint.responses, True),
+        (Endpoint.responses, False),
+    ],
+)
+def test_llmock_empty_reply_is_empty_response(
+    clean: RunningServer, tmp_path: Path, endpoint: Endpoint, stream: bool
+) -> None:
+    # llmock's scripted empty reply reports completion_tokens 1: still no text at all.
+    reset(clean)
+    script(clean, {"type": "reply", "text": "", "times": 20})
+    run = run_cli(
+        clean.url,
+        tmp_path,
+        *LOAD,
+        *SIZE,
+        "--max-requests",
+        "20",
+        "--endpoint",
+        endpoint.value,
+        "--stream" if stream else "--no-stream",
+    )
+    assert [e["status"] for e in journal(clean, endpoint.path)] == [200] * 20
+    assert run.errors_by_code == {"empty_response": 20}, run.errors_by_code
+    assert run.exit_code == 1
+
+
+def test_llmock_without_completions_stops_early_and_names_the_endpoint(
+    clean: RunningServer, tmp_path: Path
+) -> None:
+    # llmock serves no /v1/completions: every first answer is the same 404.
+    reset(clean)
+    run = run_cli(
+        clean.url, tmp_path, *LOAD, *SIZE, "--max-requests", "200", "--endpoint", "completions"
+    )
+    sent = journal(clean, "/v1/completions")
+    assert all(e["status"] == 404 for e in sent)
+    assert len(sent) <= 8, f"{len(sent)} requests sent to an endpoint that answers 404"
+    assert run.exit_code == 2
+    assert "--endpoint" in run.output
+
+
+def test_llmock_one_429_on_the_model_list_is_retried(clean: RunningServer, tmp_path: Path) -> None:
+    reset(clean)
+    script(clean, {"type": "fail", "status": 429, "times": 1, "match": {"path": "/v1/models"}})
+    run = run_cli(
+        clean.url,
+        tmp_path,
+        "--profile",
+        "concurrent",
+        "--concurrency",
+        "4",
+        *SIZE,
+        "--max-requests",
+        "8",
+    )
+    assert run.exit_code == 0, run.output
+    assert run.outcomes["completed"] == 8
+
+
+def test_llmock_step_title_names_the_profile_once(clean: RunningServer, tmp_path: Path) -> None:
+    run = _run(clean, tmp_path, "--endpoint", "chat")
+    assert "concurrent x4 concurrent" not in run.output
+    assert "concurrent x4" in run.output
