@@ -153,18 +153,20 @@ async def _send(
             return list(await asyncio.gather(*(one(r) for r in requests)))
 
 
+def outcome_code(record: RequestRecord[GenerationResponse]) -> str:
+    """ "completed", the diagnostic code of an errored record, or "cancelled"."""
+    match record.outcome:
+        case Completed():
+            return "completed"
+        case Errored(diagnostic=diagnostic):
+            return str(diagnostic.code)
+        case _:
+            return "cancelled"
+
+
 def codes(records: list[RequestRecord[GenerationResponse]]) -> Counter[str]:
-    """Outcome counts: "completed", or the diagnostic code of each errored record."""
-    counted: Counter[str] = Counter()
-    for record in records:
-        match record.outcome:
-            case Completed():
-                counted["completed"] += 1
-            case Errored(diagnostic=diagnostic):
-                counted[str(diagnostic.code)] += 1
-            case _:
-                counted["cancelled"] += 1
-    return counted
+    """How many records ended each way (see `outcome_code`)."""
+    return Counter(outcome_code(r) for r in records)
 
 
 def responses(records: list[RequestRecord[GenerationResponse]]) -> list[GenerationResponse]:

@@ -45,7 +45,7 @@ def _call(method: str, url: str, body: object | None = None) -> Any:
     request = urllib.request.Request(
         url, data=data, method=method, headers={"Content-Type": "application/json"}
     )
-    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 (loopback only)
+    with urllib.request.urlopen(request, timeout=10) as response:
         return json.loads(response.read())
 
 

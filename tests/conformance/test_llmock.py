@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.core import Endpoint
-from tests.conformance.drive import CliRun, requests_for, run_cli
+from assay.core import Endpoint, GenerationRequest
+from tests.conformance.drive import CliRun, outcome_code, requests_for, run_cli, send
 from tests.conformance.llmock import MODEL, expected_code, journal, llmock, prompt_of, reset, script
 from tests.conformance.servers import RunningServer
 
@@ -27,11 +27,18 @@ def clean(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
 
 
 @pytest.fixture(scope="module")
-def faulty(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+def erring(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    # Error rates apply to every route, /v1/models included: driven through the library.
     flags = ("--error-rate", "500=0.15", "--error-rate", "429=0.1", "--error-rate", "503=0.05")
+    with llmock(tmp_path_factory.mktemp("llmock-erring"), *flags) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def breaking(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     faults = ("--stream-fault", "truncate=0.15", "--stream-fault", "disconnect=0.15")
     faults += ("--stream-fault", "malformed=0.15")
-    with llmock(tmp_path_factory.mktemp("llmock-faulty"), *flags, *faults) as server:
+    with llmock(tmp_path_factory.mktemp("llmock-breaking"), *faults) as server:
         yield server
 
 
@@ -40,26 +47,26 @@ def _run(server: RunningServer, out: Path, *args: str) -> CliRun:
     return run_cli(server.url, out, *LOAD, *SIZE, "--max-requests", str(REQUESTS), *args)
 
 
-def _codes_by_journal(server: RunningServer, run: CliRun, endpoint: Endpoint, stream: bool) -> None:
-    """Each assay record's outcome is what llmock's journal says it did to that request."""
-    path = endpoint.path
-    entries = journal(server, path)
-    assert len(entries) == run.outcomes["dispatched"] == REQUESTS
+def _mismatches(
+    server: RunningServer, outcomes: dict[str, str], requests: list[GenerationRequest]
+) -> list[tuple[str, int, str | None, str]]:
+    """Requests whose assay outcome is not what llmock's journal says it did to them."""
+    entries = journal(server, requests[0].endpoint.path)
+    assert len(entries) == len(requests)
     by_prompt = {prompt_of(e): e for e in entries}
-    assert len(by_prompt) == REQUESTS, "synthetic prompts must be unique to match the journal"
-    prompts = {
-        r.request_id: (r.messages[-1]["content"] if r.messages else r.prompt)
-        for r in requests_for(
-            endpoint, model=MODEL, count=REQUESTS, stream=stream, output_tokens=64
-        )
-    }
+    assert len(by_prompt) == len(requests), "prompts must be unique to match the journal"
     mismatches = []
-    for record in run.records:
-        entry = by_prompt[prompts[record["id"]]]
-        got = record["code"] if record["status"] == "errored" else "completed"
+    for request in requests:
+        prompt = request.messages[-1]["content"] if request.messages else request.prompt
+        entry = by_prompt[str(prompt)]
+        got = outcomes[request.request_id]
         if got != expected_code(entry):
-            mismatches.append((record["id"], entry["status"], entry["fault"], got))
-    assert mismatches == [], mismatches
+            mismatches.append((request.request_id, entry["status"], entry["fault"], got))
+    return mismatches
+
+
+def _cli_outcomes(run: CliRun) -> dict[str, str]:
+    return {r["id"]: r["code"] if r["status"] == "errored" else "completed" for r in run.records}
 
 
 @pytest.mark.parametrize(
@@ -104,19 +111,24 @@ def test_llmock_clean_streams_pass_the_strict_usage_check(
 
 
 @pytest.mark.parametrize("stream", [True, False])
-def test_llmock_http_error_rates_match_its_journal(
-    faulty: RunningServer, tmp_path: Path, stream: bool
-) -> None:
-    run = _run(faulty, tmp_path, "--endpoint", "chat", "--stream" if stream else "--no-stream")
-    _codes_by_journal(faulty, run, Endpoint.chat, stream)
-    errors = sum(1 for e in journal(faulty, Endpoint.chat.path) if e["status"] >= 400)
-    assert run.errors_by_code.get("http_status", 0) == errors > 0
+def test_llmock_http_error_rates_match_its_journal(erring: RunningServer, stream: bool) -> None:
+    reset(erring)
+    requests = requests_for(
+        Endpoint.chat, model=MODEL, count=REQUESTS, stream=stream, output_tokens=64
+    )
+    records = send(erring.url, requests, concurrency=4)
+    outcomes = {r.request_id: outcome_code(r) for r in records}
+    assert _mismatches(erring, outcomes, requests) == []
+    errors = sum(1 for e in journal(erring, Endpoint.chat.path) if e["status"] >= 400)
+    assert Counter(outcomes.values())["http_status"] == errors > 0
 
 
-def test_llmock_stream_faults_match_its_journal(faulty: RunningServer, tmp_path: Path) -> None:
-    run = _run(faulty, tmp_path, "--endpoint", "chat", "--stream")
-    _codes_by_journal(faulty, run, Endpoint.chat, True)
-    faults = Counter((e["fault"] or "").split("@")[0] for e in journal(faulty, Endpoint.chat.path))
+def test_llmock_stream_faults_match_its_journal(breaking: RunningServer, tmp_path: Path) -> None:
+    run = _run(breaking, tmp_path, "--endpoint", "chat", "--stream")
+    requests = requests_for(Endpoint.chat, model=MODEL, count=REQUESTS, output_tokens=64)
+    assert _mismatches(breaking, _cli_outcomes(run), requests) == []
+    served = journal(breaking, Endpoint.chat.path)
+    faults = Counter((e["fault"] or "").split("@")[0] for e in served)
     assert faults["stream:truncate"] + faults["stream:disconnect"] + faults["stream:malformed"] > 0
 
 
