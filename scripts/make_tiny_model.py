@@ -20,12 +20,71 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM, LlamaTokenizer, LlamaTokenizerFast
 
 VOCAB = 400
-WORDS = (
-    "the a server answer token stream model request benchmark fast slow empty full chunk "
-    "reply usage count time first last every one two three four five six seven eight nine ten "
-    "red green blue light dark river stone cloud tree bird road house city field wind rain "
-    "speak read write open close start stop wait run walk sing play think know see hear"
-).split()
+WORDS = [
+    "the",
+    "a",
+    "server",
+    "answer",
+    "token",
+    "stream",
+    "model",
+    "request",
+    "benchmark",
+    "fast",
+    "slow",
+    "empty",
+    "full",
+    "chunk",
+    "reply",
+    "usage",
+    "count",
+    "time",
+    "first",
+    "last",
+    "every",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "red",
+    "green",
+    "blue",
+    "light",
+    "dark",
+    "river",
+    "stone",
+    "cloud",
+    "tree",
+    "bird",
+    "road",
+    "house",
+    "city",
+    "field",
+    "wind",
+    "rain",
+    "speak",
+    "read",
+    "write",
+    "open",
+    "close",
+    "start",
+    "stop",
+    "wait",
+    "run",
+    "walk",
+    "sing",
+    "play",
+    "think",
+    "know",
+    "see",
+    "hear",
+]
 CHAT_TEMPLATE = (
     "{% for message in messages %}{{ message['role'] }}: {{ message['content'] }}\n{% endfor %}"
     "{% if add_generation_prompt %}assistant:{% endif %}"

@@ -7,6 +7,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import uuid
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,22 +93,31 @@ def requests_for(
     stream: bool = True,
     prompt_tokens: int = 16,
     output_tokens: int = 16,
+    ignore_eos: bool = False,
     extra_body: dict[str, JsonValue] | None = None,
+    uuid_ids: bool = False,
 ) -> list[GenerationRequest]:
     """`count` requests exactly as `assay run` builds them (synthetic prompts, its request ids),
-    with `extra_body` set as the future `--extra-body` flag would."""
+    with `extra_body` set as the future `--extra-body` flag would. `uuid_ids` gives each a UUID
+    id, for servers that reject other `X-Request-Id` values, so that a test of something else
+    does not depend on the ids assay sends."""
     config = RunConfig(
         endpoint=endpoint,
         model=model,
         stream=stream,
         prompt_tokens=str(prompt_tokens),
         output_tokens=str(output_tokens),
+        ignore_eos=ignore_eos,
     )
     source = source_of(config, model)
     requests = [source.request(index) for index in range(count)]
-    if extra_body is None:
-        return requests
-    return [r.model_copy(update={"extra_body": extra_body}) for r in requests]
+    update: dict[str, object] = {}
+    if extra_body is not None:
+        update["extra_body"] = extra_body
+    return [
+        r.model_copy(update={**update, "request_id": str(uuid.uuid4())} if uuid_ids else update)
+        for r in requests
+    ]
 
 
 def send(

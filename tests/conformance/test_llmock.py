@@ -36,9 +36,9 @@ def erring(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
 
 @pytest.fixture(scope="module")
 def breaking(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    faults = ("--stream-fault", "truncate=0.15", "--stream-fault", "disconnect=0.15")
-    faults += ("--stream-fault", "malformed=0.15")
-    with llmock(tmp_path_factory.mktemp("llmock-breaking"), *faults) as server:
+    faults = ("truncate=0.15", "disconnect=0.15", "malformed=0.15")
+    flags = tuple(arg for fault in faults for arg in ("--stream-fault", fault))
+    with llmock(tmp_path_factory.mktemp("llmock-breaking"), *flags) as server:
         yield server
 
 
