@@ -20,71 +20,12 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM, LlamaTokenizer, LlamaTokenizerFast
 
 VOCAB = 400
-WORDS = [
-    "the",
-    "a",
-    "server",
-    "answer",
-    "token",
-    "stream",
-    "model",
-    "request",
-    "benchmark",
-    "fast",
-    "slow",
-    "empty",
-    "full",
-    "chunk",
-    "reply",
-    "usage",
-    "count",
-    "time",
-    "first",
-    "last",
-    "every",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "red",
-    "green",
-    "blue",
-    "light",
-    "dark",
-    "river",
-    "stone",
-    "cloud",
-    "tree",
-    "bird",
-    "road",
-    "house",
-    "city",
-    "field",
-    "wind",
-    "rain",
-    "speak",
-    "read",
-    "write",
-    "open",
-    "close",
-    "start",
-    "stop",
-    "wait",
-    "run",
-    "walk",
-    "sing",
-    "play",
-    "think",
-    "know",
-    "see",
-    "hear",
-]
+TEXT = (
+    "the a server answer token stream model request benchmark fast slow empty full chunk "
+    "reply usage count time first last every one two three four five six seven eight nine ten "
+    "red green blue light dark river stone cloud tree bird road house city field wind rain "
+    "speak read write open close start stop wait run walk sing play think know see hear"
+)
 CHAT_TEMPLATE = (
     "{% for message in messages %}{{ message['role'] }}: {{ message['content'] }}\n{% endfor %}"
     "{% if add_generation_prompt %}assistant:{% endif %}"
@@ -93,7 +34,8 @@ CHAT_TEMPLATE = (
 
 def train_tokenizer(out: Path) -> None:
     rng = random.Random(0)
-    lines = [" ".join(rng.choice(WORDS) for _ in range(12)) for _ in range(2000)]
+    words = TEXT.split(" ")
+    lines = [" ".join(rng.choice(words) for _ in range(12)) for _ in range(2000)]
     corpus = out / "corpus.txt"
     corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
     sentencepiece.SentencePieceTrainer.train(
