@@ -48,7 +48,7 @@ def vllm_server(log_dir: Path) -> Iterator[RunningServer]:
 
 def generation_tokens(server: RunningServer) -> int:
     """vLLM's `vllm:generation_tokens_total` counter: every output token it produced."""
-    with urllib.request.urlopen(server.url + "/metrics", timeout=10) as response:  # noqa: S310
+    with urllib.request.urlopen(server.url + "/metrics", timeout=10) as response:
         text = response.read().decode()
     found = re.findall(r"^vllm:generation_tokens_total\{[^}]*\} ([0-9.e+]+)$", text, re.M)
     return int(sum(float(value) for value in found))
