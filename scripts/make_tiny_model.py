@@ -4,9 +4,10 @@ Usage: python scripts/make_tiny_model.py OUT_DIR   (run with the `model` environ
 
 A SentencePiece tokenizer is trained on a short generated text, a 2-layer Llama gets random
 weights, and both are saved in Hugging Face form; llama.cpp's converter then makes the GGUF file.
-The end-of-sequence token is made practically unreachable (a constant hidden dimension that only
-its output row reads, negatively), so clean traffic never ends empty by chance, while a
-`logit_bias` of +100 on it still forces an empty answer.
+The end-of-sequence, control and byte tokens are made practically unreachable (a constant hidden
+dimension that only their output rows read, negatively), so clean traffic never ends early or
+streams half characters by chance, while a `logit_bias` of +100 on EOS still forces an empty
+answer.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import sentencepiece
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM, LlamaTokenizer, LlamaTokenizerFast
 
-VOCAB = 400
+VOCAB = 512
 TEXT = (
     "the a server answer token stream model request benchmark fast slow empty full chunk "
     "reply usage count time first last every one two three four five six seven eight nine ten "
@@ -44,6 +45,9 @@ def train_tokenizer(out: Path) -> None:
         vocab_size=VOCAB,
         model_type="bpe",
         character_coverage=1.0,
+        # Characters outside the short text (newlines and colons of the chat template) become
+        # byte tokens; without them llama.cpp's tokenizer aborts on an unknown character.
+        byte_fallback=True,
         unk_id=0,
         bos_id=1,
         eos_id=2,
@@ -63,6 +67,12 @@ def main(out: Path) -> None:
     fast.save_pretrained(str(out))
     assert len(slow) == VOCAB, len(slow)
 
+    pieces = sentencepiece.SentencePieceProcessor(model_file=str(out / "tokenizer.model"))
+    # Never generated: unknown, control (BOS, EOS) and byte tokens (a lone byte can be half a
+    # character, which a server streams as an empty text chunk).
+    unreachable = [
+        i for i in range(VOCAB) if pieces.is_unknown(i) or pieces.is_control(i) or pieces.is_byte(i)
+    ]
     torch.manual_seed(0)
     config = LlamaConfig(
         vocab_size=VOCAB,
@@ -83,7 +93,7 @@ def main(out: Path) -> None:
         # final hidden state; only the special tokens' output rows read it, negatively.
         model.model.embed_tokens.weight[:, 0] = 1.0
         model.lm_head.weight[:, 0] = 0.0
-        model.lm_head.weight[[0, 1, 2], 0] = -5.0
+        model.lm_head.weight[unreachable, 0] = -5.0
     model.save_pretrained(str(out), safe_serialization=True)
 
 
