@@ -96,7 +96,9 @@ def test_llama_cpp_interrupted_streams_are_errored(
     records = send(interrupting.url, requests, concurrency=4)
     outcomes = [outcome_code(r) for r in records]
     finished = responses(records)
-    assert all(r.streamed_tokens == 64 and r.finish_reason == "length" for r in finished)
+    cut = [(r.streamed_tokens, r.finish_reason) for r in finished if r.streamed_tokens != 64]
+    assert cut == [], f"cut streams counted as completed (tokens, finish_reason): {cut}"
+    assert {r.finish_reason for r in finished} <= {"length"}
     assert len(finished) < 20, "overlapping requests were expected to cut some streams"
     assert set(outcomes) - {"completed"} <= {"missing_finish_reason", "truncated_stream"}
 
