@@ -167,8 +167,9 @@ async def _send(
                     sink=sunk.append,
                 )
 
-        async with asyncio.timeout(timeout_s):
-            return list(await asyncio.gather(*(one(r) for r in requests)))
+        async with asyncio.timeout(timeout_s), asyncio.TaskGroup() as group:
+            tasks = [group.create_task(one(r)) for r in requests]
+        return [task.result() for task in tasks]
 
 
 def outcome_code(record: RequestRecord[GenerationResponse]) -> str:

@@ -1,5 +1,6 @@
 """assay against GuideLLM's mock server: clean traffic, `--output-tokens 0` (every answer
-empty) and `--fail-after-requests` (500 after N answers)."""
+empty) and `--fail-after-requests` (500 after N answers).
+Regression tests for issue 8 (real engines)."""
 
 from __future__ import annotations
 

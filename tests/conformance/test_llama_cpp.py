@@ -1,6 +1,7 @@
 """assay against llama-cpp-python's server with a tiny random-weight model: its request-id
 rule, usage-less streams, forced empty answers (`logit_bias` on the EOS token) and the streams
-it cuts when requests overlap (`interrupt_requests`)."""
+it cuts when requests overlap (`interrupt_requests`).
+Regression tests for issue 8 (real engines)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """assay against llmock: clean traffic, HTTP error rates, stream faults and the empty `reply`
-scenario, each outcome checked against llmock's own request journal."""
+scenario, each outcome checked against llmock's own request journal.
+Regression tests for issue 8 (real engines)."""
 
 from __future__ import annotations
 

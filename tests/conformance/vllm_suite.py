@@ -1,6 +1,7 @@
 """assay against vLLM on CPU with the tiny model; run by `scripts/conformance-vllm` (not part of
 the default suite: a 3.4 GB install and a slow start). Token totals are checked against vLLM's
-own Prometheus counter."""
+own Prometheus counter.
+Regression tests for issue 8 (real engines)."""
 
 from __future__ import annotations
 
