@@ -1,7 +1,7 @@
 """Print the server x endpoint x stream table: what assay made of clean and of faulty traffic
 from each third-party server (completed, errored by diagnostic code).
 
-Usage: python -m tests.conformance.table [--requests N] [--vllm]
+Usage: python -m tests.conformance.table [--requests N] [--servers llmock,guidellm,llama-cpp,vllm]
 
 Requests go through assay's library pipeline (its request source, backend, default validator
 chain and worker), so that `logit_bias` can be set until the CLI has `--extra-body`. llama.cpp's
