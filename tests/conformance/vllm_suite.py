@@ -60,13 +60,17 @@ def test_vllm_forced_empty_answer_is_empty_response(
 
 
 @pytest.mark.parametrize("endpoint", [Endpoint.chat, Endpoint.completions])
-def test_vllm_streams_are_counted_from_content_chunks(
+def test_vllm_streams_never_count_more_tokens_than_usage(
     vllm: RunningServer, endpoint: Endpoint
 ) -> None:
+    # A busy vLLM merges the tokens of several steps into one chunk, so chunks may be fewer
+    # than tokens; never more: a chunk without content (role, finish, usage) is not a token.
     requests = requests_for(endpoint, model=MODEL_NAME, count=REQUESTS)
     records = send(vllm.url, requests, concurrency=4)
     assert codes(records) == {"completed": REQUESTS}
-    assert [r.streamed_tokens for r in responses(records)] == [OUTPUT_TOKENS] * REQUESTS
+    answers = responses(records)
+    assert [r.output_tokens for r in answers] == [OUTPUT_TOKENS] * REQUESTS
+    assert all(0 < r.streamed_tokens <= OUTPUT_TOKENS for r in answers)
 
 
 def test_vllm_responses_streams_pass_the_strict_usage_check(
