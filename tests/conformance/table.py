@@ -220,16 +220,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--requests", type=int, default=20, help="requests per row [20]")
     parser.add_argument(
-        "--vllm", action="store_true", help="also vLLM (scripts/install-servers vllm)"
+        "--servers",
+        default="llmock,guidellm,llama-cpp",
+        help="comma-separated, in order [llmock,guidellm,llama-cpp]; vllm needs "
+        "`scripts/install-servers vllm`",
     )
     args = parser.parse_args()
+    runners = {"llmock": _llmock, "guidellm": _guidellm, "llama-cpp": _llama_cpp, "vllm": _vllm}
+    names = [name.strip() for name in args.servers.split(",") if name.strip()]
+    unknown = [name for name in names if name not in runners]
+    if unknown:
+        parser.error(f"unknown server(s) {', '.join(unknown)}: choose from {', '.join(runners)}")
     table = Table(args.requests)
     with tempfile.TemporaryDirectory() as logs, _no_pytest_fail():
-        _llmock(table, Path(logs))
-        _guidellm(table, Path(logs))
-        _llama_cpp(table, Path(logs))
-        if args.vllm:
-            _vllm(table, Path(logs))
+        for name in names:
+            runners[name](table, Path(logs))
     print(table.render())
 
 
