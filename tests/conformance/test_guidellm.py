@@ -13,6 +13,8 @@ from tests.conformance.drive import CliRun, run_cli
 from tests.conformance.guidellm import MODEL, OUTPUT_TOKENS, guidellm_mock
 from tests.conformance.servers import RunningServer
 
+pytestmark = pytest.mark.conformance
+
 REQUESTS = 20
 LOAD = ("--model", MODEL, "--profile", "concurrent", "--concurrency", "4")
 SIZE = ("--prompt-tokens", "16", "--output-tokens", str(OUTPUT_TOKENS))

@@ -16,6 +16,8 @@ from tests.conformance.drive import codes, outcome_code, requests_for, responses
 from tests.conformance.llama_cpp import EOS_ID, llama_server
 from tests.conformance.servers import MODEL_NAME, RunningServer
 
+pytestmark = pytest.mark.conformance
+
 OUTPUT_TOKENS = 16
 LOAD = ("--model", MODEL_NAME, "--profile", "concurrent", "--concurrency", "2")
 SIZE = ("--prompt-tokens", "16", "--output-tokens", str(OUTPUT_TOKENS))

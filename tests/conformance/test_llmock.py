@@ -15,6 +15,8 @@ from tests.conformance.drive import CliRun, outcome_code, requests_for, run_cli,
 from tests.conformance.llmock import MODEL, expected_code, journal, llmock, prompt_of, reset, script
 from tests.conformance.servers import RunningServer
 
+pytestmark = pytest.mark.conformance
+
 REQUESTS = 40
 # llmock ignores max_tokens; its answers are a dozen words, so the limit never cuts them.
 LOAD = ("--model", MODEL, "--profile", "concurrent", "--concurrency", "4")
