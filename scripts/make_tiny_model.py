@@ -1,0 +1,101 @@
+"""Make the tiny random-weight Llama the conformance servers serve, without any download.
+
+Usage: python scripts/make_tiny_model.py OUT_DIR   (run with the `model` environment's Python)
+
+A SentencePiece tokenizer is trained on a short generated text, a 2-layer Llama gets random
+weights, and both are saved in Hugging Face form; llama.cpp's converter then makes the GGUF file.
+The end-of-sequence, control and byte tokens are made practically unreachable (a constant hidden
+dimension that only their output rows read, negatively), so clean traffic never ends early or
+streams half characters by chance, while a `logit_bias` of +100 on EOS still forces an empty
+answer.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import sentencepiece
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM, LlamaTokenizer, LlamaTokenizerFast
+
+VOCAB = 512
+TEXT = (
+    "the a server answer token stream model request benchmark fast slow empty full chunk "
+    "reply usage count time first last every one two three four five six seven eight nine ten "
+    "red green blue light dark river stone cloud tree bird road house city field wind rain "
+    "speak read write open close start stop wait run walk sing play think know see hear"
+)
+CHAT_TEMPLATE = (
+    "{% for message in messages %}{{ message['role'] }}: {{ message['content'] }}\n{% endfor %}"
+    "{% if add_generation_prompt %}assistant:{% endif %}"
+)
+
+
+def train_tokenizer(out: Path) -> None:
+    rng = random.Random(0)
+    words = TEXT.split(" ")
+    lines = [" ".join(rng.choice(words) for _ in range(12)) for _ in range(2000)]
+    corpus = out / "corpus.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    sentencepiece.SentencePieceTrainer.train(
+        input=str(corpus),
+        model_prefix=str(out / "tokenizer"),
+        vocab_size=VOCAB,
+        model_type="bpe",
+        character_coverage=1.0,
+        # Characters outside the short text (newlines and colons of the chat template) become
+        # byte tokens; without them llama.cpp's tokenizer aborts on an unknown character.
+        byte_fallback=True,
+        unk_id=0,
+        bos_id=1,
+        eos_id=2,
+        pad_id=-1,
+        minloglevel=2,
+    )
+    corpus.unlink()
+    (out / "tokenizer.vocab").unlink()
+
+
+def main(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    train_tokenizer(out)
+    slow = LlamaTokenizer(vocab_file=str(out / "tokenizer.model"), legacy=False)
+    fast = LlamaTokenizerFast.from_pretrained(str(out), legacy=False, from_slow=True)
+    fast.chat_template = CHAT_TEMPLATE
+    fast.save_pretrained(str(out))
+    assert len(slow) == VOCAB, len(slow)
+
+    pieces = sentencepiece.SentencePieceProcessor(model_file=str(out / "tokenizer.model"))
+    # Never generated: unknown, control (BOS, EOS) and byte tokens (a lone byte can be half a
+    # character, which a server streams as an empty text chunk).
+    unreachable = [
+        i for i in range(VOCAB) if pieces.is_unknown(i) or pieces.is_control(i) or pieces.is_byte(i)
+    ]
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=VOCAB,
+        hidden_size=128,
+        intermediate_size=256,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=2048,
+        bos_token_id=1,
+        eos_token_id=2,
+        tie_word_embeddings=False,
+        torch_dtype="float32",
+    )
+    model = LlamaForCausalLM(config)
+    with torch.no_grad():
+        # Dimension 0 of every embedding is a large constant, so it dominates the normalised
+        # final hidden state; only the special tokens' output rows read it, negatively.
+        model.model.embed_tokens.weight[:, 0] = 1.0
+        model.lm_head.weight[:, 0] = 0.0
+        model.lm_head.weight[unreachable, 0] = -5.0
+    model.save_pretrained(str(out), safe_serialization=True)
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))

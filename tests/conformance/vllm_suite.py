@@ -1,0 +1,82 @@
+"""assay against vLLM on CPU with the tiny model; run by `scripts/conformance-vllm` (not part of
+the default suite: a 3.4 GB install and a slow start). Token totals are checked against vLLM's
+own Prometheus counter.
+Regression tests for issue 8 (real engines)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pydantic import JsonValue
+
+from assay.core import Endpoint
+from tests.conformance.drive import codes, requests_for, responses, run_cli, send
+from tests.conformance.llama_cpp import EOS_ID
+from tests.conformance.servers import MODEL_NAME, RunningServer
+from tests.conformance.vllm import generation_tokens, vllm_server
+
+pytestmark = pytest.mark.conformance
+
+REQUESTS = 20
+OUTPUT_TOKENS = 16
+LOAD = ("--model", MODEL_NAME, "--profile", "concurrent", "--concurrency", "4")
+SIZE = ("--prompt-tokens", "16", "--output-tokens", str(OUTPUT_TOKENS))
+CASES = [
+    (e, s) for e in (Endpoint.chat, Endpoint.completions, Endpoint.responses) for s in (True, False)
+]
+FORCE_EOS: dict[str, JsonValue] = {"logit_bias": {str(EOS_ID): 100}}
+
+
+@pytest.fixture(scope="module")
+def vllm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    with vllm_server(tmp_path_factory.mktemp("vllm")) as server:
+        yield server
+
+
+@pytest.mark.parametrize(("endpoint", "stream"), CASES)
+def test_vllm_clean_traffic_matches_its_generation_counter(
+    vllm: RunningServer, tmp_path: Path, endpoint: Endpoint, stream: bool
+) -> None:
+    before = generation_tokens(vllm)
+    flags = ("--endpoint", endpoint.value, "--stream" if stream else "--no-stream")
+    run = run_cli(vllm.url, tmp_path, *LOAD, *SIZE, *flags, "--max-requests", str(REQUESTS))
+    assert run.exit_code == 0, run.output
+    assert run.outcomes["completed"] == REQUESTS
+    produced = generation_tokens(vllm) - before
+    assert run.report["totals"]["usable_output_tokens"] == produced == OUTPUT_TOKENS * REQUESTS
+
+
+@pytest.mark.parametrize(("endpoint", "stream"), CASES)
+def test_vllm_forced_empty_answer_is_empty_response(
+    vllm: RunningServer, endpoint: Endpoint, stream: bool
+) -> None:
+    requests = requests_for(
+        endpoint, model=MODEL_NAME, count=REQUESTS, stream=stream, extra_body=FORCE_EOS
+    )
+    records = send(vllm.url, requests, concurrency=4)
+    assert codes(records) == {"empty_response": REQUESTS}
+
+
+@pytest.mark.parametrize("endpoint", [Endpoint.chat, Endpoint.completions])
+def test_vllm_streams_never_count_more_tokens_than_usage(
+    vllm: RunningServer, endpoint: Endpoint
+) -> None:
+    # A busy vLLM merges the tokens of several steps into one chunk, so chunks may be fewer
+    # than tokens; never more: a chunk without content (role, finish, usage) is not a token.
+    requests = requests_for(endpoint, model=MODEL_NAME, count=REQUESTS)
+    records = send(vllm.url, requests, concurrency=4)
+    assert codes(records) == {"completed": REQUESTS}
+    answers = responses(records)
+    assert [r.output_tokens for r in answers] == [OUTPUT_TOKENS] * REQUESTS
+    assert all(0 < r.streamed_tokens <= OUTPUT_TOKENS for r in answers)
+
+
+def test_vllm_responses_streams_pass_the_strict_usage_check(
+    vllm: RunningServer, tmp_path: Path
+) -> None:
+    # vLLM's /v1/responses merges tokens into fewer text events than usage counts.
+    flags = ("--endpoint", "responses", "--strict")
+    run = run_cli(vllm.url, tmp_path, *LOAD, *SIZE, *flags, "--max-requests", str(REQUESTS))
+    assert run.errors_by_code == {}, run.errors_by_code
