@@ -90,6 +90,7 @@ def test_guidellm_fail_after_requests_is_http_status(tmp_path: Path) -> None:
             *SIZE,
             "--max-requests",
             "30",
+            "--no-probe",  # the server counts every request toward its failure threshold
         )
     assert run.outcomes["completed"] == 10
     assert run.errors_by_code == {"http_status": 20}

@@ -46,8 +46,11 @@ def breaking(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer
 
 
 def _run(server: RunningServer, out: Path, *args: str) -> CliRun:
+    # No probe request: the journal then holds exactly the run's requests, one per record.
     reset(server)
-    return run_cli(server.url, out, *LOAD, *SIZE, "--max-requests", str(REQUESTS), *args)
+    return run_cli(
+        server.url, out, *LOAD, *SIZE, "--max-requests", str(REQUESTS), "--no-probe", *args
+    )
 
 
 def _mismatches(
@@ -149,7 +152,11 @@ def test_llmock_empty_reply_is_empty_response(
 ) -> None:
     # llmock's scripted empty reply reports completion_tokens 1: still no text at all.
     reset(clean)
-    script(clean, {"type": "reply", "text": "", "times": 20})
+    # Matched on the endpoint: readiness and metrics requests must not use up the replies.
+    script(
+        clean,
+        {"type": "reply", "text": "", "times": 20, "match": {"path": endpoint.path}},
+    )
     run = run_cli(
         clean.url,
         tmp_path,
@@ -157,6 +164,7 @@ def test_llmock_empty_reply_is_empty_response(
         *SIZE,
         "--max-requests",
         "20",
+        "--no-probe",  # a probe would take one of the 20 scripted replies
         "--endpoint",
         endpoint.value,
         "--stream" if stream else "--no-stream",
@@ -182,11 +190,14 @@ def test_llmock_without_completions_stops_early_and_names_the_endpoint(
 
 
 def test_llmock_one_429_on_the_model_list_is_retried(clean: RunningServer, tmp_path: Path) -> None:
+    # A 429 on the model list is a server not ready yet: --wait-ready retries it.
     reset(clean)
     script(clean, {"type": "fail", "status": 429, "times": 1, "match": {"path": "/v1/models"}})
     run = run_cli(
         clean.url,
         tmp_path,
+        "--wait-ready",
+        "10",
         "--profile",
         "concurrent",
         "--concurrency",
@@ -202,4 +213,4 @@ def test_llmock_one_429_on_the_model_list_is_retried(clean: RunningServer, tmp_p
 def test_llmock_step_title_names_the_profile_once(clean: RunningServer, tmp_path: Path) -> None:
     run = _run(clean, tmp_path, "--endpoint", "chat")
     assert "concurrent x4 concurrent" not in run.output
-    assert "concurrent x4" in run.output
+    assert run.output.count("concurrent, 4 streams") == 1

@@ -211,8 +211,12 @@ def _run(
         if source.size() != 0:
             source.request(0)  # loads the tokenizer here: a bad one fails before any load
         # A real target gets one probe first: a wrong endpoint stops here, not after the run.
-        if config.target is not None and not asyncio.run(
-            probe_endpoint(backend, source.request(0), interrupted=interrupted.is_set)
+        if (
+            config.target is not None
+            and config.probe
+            and not asyncio.run(
+                probe_endpoint(backend, source.request(0), interrupted=interrupted.is_set)
+            )
         ):
             raise KeyboardInterrupt
         plan = plan_of(config, source, backend, chain)

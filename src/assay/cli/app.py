@@ -139,6 +139,14 @@ def run(
             rich_help_panel=_TARGET,
         ),
     ] = None,
+    no_probe: Annotated[
+        bool,
+        typer.Option(
+            "--no-probe",
+            help="Send no probe request before the load (it checks the endpoint answers).",
+            rich_help_panel=_TARGET,
+        ),
+    ] = False,
     profile: Annotated[
         str | None,
         typer.Option(
@@ -477,6 +485,7 @@ def run(
             "secret_headers": tuple(secret_header) if secret_header else None,
             "request_id_header": request_id_header, "ca_bundle": ca_bundle,
             "wait_ready": wait_ready, "max_response_bytes": max_response_bytes,
+            "probe": False if no_probe else None,
             "rate": rate, "concurrency": concurrency, "sweep_rates": sweep_rates,
             "trace": trace, "replay_speed": replay_speed,
             "trace_block_tokens": trace_block_tokens,

@@ -78,6 +78,8 @@ class RunConfig(BaseModel):
     ca_bundle: Path | None = None
     # Retry a target that is still starting (refused, 429/503, no model yet) this long.
     wait_ready: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    # One request before the load checks that the endpoint answers (a real target only)
+    probe: bool = True
     # Load
     profile: ProfileKind = "throughput"
     rate: float | None = Field(default=None, gt=0, allow_inf_nan=False)

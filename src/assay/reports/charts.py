@@ -82,6 +82,21 @@ def _layout(title: str, x_title: str, y_title: str, **extra: JsonValue) -> dict[
     return layout
 
 
+def _say_no_data(layout: dict[str, JsonValue], text: str) -> None:
+    """Put `text` in the middle of an empty chart, so it reads as "nothing", not as broken."""
+    layout["annotations"] = [
+        {
+            "text": text,
+            "showarrow": False,
+            "xref": "paper",
+            "yref": "paper",
+            "x": 0.5,
+            "y": 0.5,
+            "font": {"size": 16},
+        }
+    ]
+
+
 def outcomes_figure(report: Report) -> Figure:
     """Completed, errored and cancelled requests per step, stacked."""
     labels: list[JsonValue] = [step_label(step) for step in report.steps]
@@ -113,17 +128,7 @@ def errors_figure(report: Report) -> Figure:
         data.append({"type": "bar", "name": code, "x": labels, "y": counts})
     layout = _layout("Errors by diagnostic code", "step", "errored requests", barmode="stack")
     if not codes:
-        layout["annotations"] = [
-            {
-                "text": "no request errored",
-                "showarrow": False,
-                "xref": "paper",
-                "yref": "paper",
-                "x": 0.5,
-                "y": 0.5,
-                "font": {"size": 16},
-            }
-        ]
+        _say_no_data(layout, "no request errored")
     return Figure(
         "errors",
         "Errors by diagnostic code",
@@ -151,17 +156,7 @@ def latency_percentiles_figure(report: Report, metric: str, title: str) -> Figur
         )
     layout = _layout(f"{title}: percentiles", "percentile", "ms")
     if not data:
-        layout["annotations"] = [
-            {
-                "text": "not measured in this run",
-                "showarrow": False,
-                "xref": "paper",
-                "yref": "paper",
-                "x": 0.5,
-                "y": 0.5,
-                "font": {"size": 16},
-            }
-        ]
+        _say_no_data(layout, "not measured in this run")
     return Figure(f"latency-{metric}", f"{title} percentiles", data, layout)
 
 
@@ -192,17 +187,7 @@ def cdf_figure(
     layout = _layout(f"{title}: distribution (CDF)", "ms", "fraction of completed requests")
     layout["yaxis"] = {"title": {"text": "fraction of completed requests"}, "range": [0, 1.02]}
     if not data:
-        layout["annotations"] = [
-            {
-                "text": "no completed request with this measure",
-                "showarrow": False,
-                "xref": "paper",
-                "yref": "paper",
-                "x": 0.5,
-                "y": 0.5,
-                "font": {"size": 16},
-            }
-        ]
+        _say_no_data(layout, "no completed request with this measure")
     return Figure(f"cdf-{metric}", f"{title} distribution", data, layout)
 
 
@@ -311,17 +296,7 @@ def errors_over_time_figure(report: Report) -> Figure:
         "Errors per second by code", "seconds into the run", "errors/s", barmode="stack", bargap=0
     )
     if not data:
-        layout["annotations"] = [
-            {
-                "text": "no request errored",
-                "showarrow": False,
-                "xref": "paper",
-                "yref": "paper",
-                "x": 0.5,
-                "y": 0.5,
-                "font": {"size": 16},
-            }
-        ]
+        _say_no_data(layout, "no request errored")
     return Figure("errors-time", "Errors per second by code", data, layout)
 
 
