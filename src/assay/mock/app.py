@@ -232,6 +232,10 @@ class MockService:
                 return served
             answer = self._answer(ask, fault)
             served = await self._play_answer(request, api, ask, answer, fault, stream)
+        except ConnectionResetError:
+            # The client left mid-answer (a run that stopped): for aiohttp a premature
+            # disconnection, which it ignores, not a handler error it logs with a traceback.
+            raise asyncio.CancelledError from None
         finally:
             counters.add(Served.running, -1)
         if finishes:
