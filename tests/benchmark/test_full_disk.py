@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from assay.backend import BackendSettings
-from assay.benchmark.sink import ShardSinkFactory
+from assay.benchmark.shard_sink import ShardSinkFactory
 from assay.core import Endpoint
 from assay.data import FixedCount, SyntheticSource
 from assay.errors import OutputError

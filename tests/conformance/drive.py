@@ -17,7 +17,7 @@ from pydantic import JsonValue
 
 from assay.backend.client import open_backend
 from assay.backend.settings import BackendSettings
-from assay.benchmark.plan import source_of
+from assay.benchmark.from_config import source_of
 from assay.config.run_config import RunConfig
 from assay.core import Endpoint, GenerationRequest, GenerationResponse, MonotonicClock
 from assay.records.record import Completed, Errored, RequestRecord

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from assay.mock import Fixed, LatencyModel, MockConfig, Normal, Uniform, sample
+from assay.mock.answer_plan import LatencySampler, plan_length
 from assay.mock.config import is_zero
-from assay.mock.plan import LatencySampler, plan_length
 
 
 def test_fixed_distribution_always_draws_its_value() -> None:

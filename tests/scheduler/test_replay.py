@@ -10,9 +10,9 @@ from assay.core import Endpoint, GenerationRequest, GenerationResponse
 from assay.records import RequestRecord
 from assay.scheduler.constraints import Constraints
 from assay.scheduler.profiles import Replay
-from assay.scheduler.runner import ProcessStepResult, StepWork, run_step
+from assay.scheduler.step_runner import ProcessStepResult, StepWork, run_step
 from assay.testing import FakeClock
-from tests.scheduler.test_runner import MS, FakeServer, KeepingSink, accept
+from tests.scheduler.test_step_runner import MS, FakeServer, KeepingSink, accept
 
 TRACE_MS = (0, 3, 3, 250, 1000, 1001.5)
 

@@ -12,9 +12,9 @@ from assay.core import GenerationRequest, GenerationResponse, UnusableResponse
 from assay.scheduler.constraints import Constraints, StopReason
 from assay.scheduler.profiles import Concurrent, Constant, Poisson
 from assay.scheduler.progress import ProgressMessage
-from assay.scheduler.runner import OWED_GRACE_NS, StepWork, run_step
+from assay.scheduler.step_runner import OWED_GRACE_NS, StepWork, run_step
 from assay.testing import FakeClock
-from tests.scheduler.test_runner import (
+from tests.scheduler.test_step_runner import (
     MS,
     FakeServer,
     KeepingSink,

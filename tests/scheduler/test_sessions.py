@@ -20,9 +20,9 @@ from assay.data.session import RequestShape, Session, Turn
 from assay.records import RequestRecord
 from assay.scheduler.constraints import Constraints, StopReason
 from assay.scheduler.profiles import Concurrent, Constant, StepLoad
-from assay.scheduler.runner import ProcessStepResult, StepWork, run_step
+from assay.scheduler.step_runner import ProcessStepResult, StepWork, run_step
 from assay.testing import FakeClock
-from tests.scheduler.test_runner import MS, KeepingSink, accept
+from tests.scheduler.test_step_runner import MS, KeepingSink, accept
 
 SHAPE = RequestShape(Endpoint.chat, "m", True, False, {})
 THINK_NS = 50 * MS

@@ -9,7 +9,7 @@ from typing import Final
 
 from pydantic import ValidationError
 
-from assay.benchmark.plan import backend_settings_of, source_config_of
+from assay.benchmark.from_config import backend_settings_of, source_config_of
 from assay.config import RunConfig, describe_validation_error
 from assay.data.dataset_files import is_hf_spec
 from assay.data.tokenizer_spec import BUILTIN

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from returns.result import Failure, Result, Success
 
-from assay.benchmark.validation import ChainSpec
+from assay.benchmark.chain_spec import ChainSpec
 from assay.core import Endpoint, GenerationResponse, UnusableResponse
 from assay.errors import DataError
 from assay.metrics import Slo, StepAggregator, Timeline, TimeWindow

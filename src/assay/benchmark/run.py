@@ -21,7 +21,8 @@ from pydantic import JsonValue
 from assay.backend import split_endpoint_path, wait_until_ready
 from assay.backend.probe import probe_endpoint
 from assay.backend.redaction import mask_url
-from assay.benchmark.plan import (
+from assay.benchmark.chain_spec import ChainSpec
+from assay.benchmark.from_config import (
     DEFAULT_CONCURRENCY,
     backend_settings_of,
     chain_of,
@@ -31,12 +32,11 @@ from assay.benchmark.plan import (
 )
 from assay.benchmark.preflight import check_before_start
 from assay.benchmark.server_observation import observe_server, server_metrics_report
-from assay.benchmark.sink import ShardSinkFactory, ShardSummary
-from assay.benchmark.validation import ChainSpec
+from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary
 from assay.config import RunConfig, check_machine_limits
 from assay.data.describe import describe_source
 from assay.errors import OutputError
-from assay.launch import LoadProcesses
+from assay.load_launcher import LoadProcesses
 from assay.metrics import StepAggregator
 from assay.reports import Report, StepReport, build_report, write_report
 from assay.reports.html import write_html

@@ -522,7 +522,7 @@ def run(
             typer.echo(f"warning: {warning}", err=True)
         folder = claim_run_folder(run_config.output_dir, datetime.now(UTC))
         site.folder = folder.path
-        from assay.launch import start_load_processes
+        from assay.load_launcher import start_load_processes
 
         try:
             # The load processes import the run path while this process does the same.

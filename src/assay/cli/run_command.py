@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from assay.benchmark.plan import constraints_of
+from assay.benchmark.from_config import constraints_of
 from assay.benchmark.run import run_from_config
 from assay.cli.progress import ProgressDisplay
 from assay.config import RunConfig
-from assay.launch import LoadProcesses
+from assay.load_launcher import LoadProcesses
 from assay.reports import render_summary
 from assay.reports.server_section import render_server_metrics
 from assay.run_folder import RunFolder

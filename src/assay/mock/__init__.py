@@ -15,7 +15,7 @@ from assay.mock.faults import (
     choose_fault,
     parse_fault_header,
 )
-from assay.mock.processes import serve, start_mock_processes
+from assay.mock.launcher import serve, start_mock_processes
 from assay.mock.server import MockServer, open_mock_server
 
 __all__ = [

@@ -18,6 +18,7 @@ from aiohttp import web
 
 from assay.data.tokenizer import BuiltinTokenizer
 from assay.errors import ConfigError
+from assay.mock.answer_plan import LatencySampler, plan_length
 from assay.mock.asks import (
     Api,
     BadRequest,
@@ -38,7 +39,6 @@ from assay.mock.faults import (
     parse_fault_header,
 )
 from assay.mock.metrics import EMPTY_FAULTS, FINISHED_FAULTS, Served, ServedCounters
-from assay.mock.plan import LatencySampler, plan_length
 from assay.mock.responses import responses_body, responses_stream
 from assay.mock.script import (
     JSON_CONTENT_TYPE,

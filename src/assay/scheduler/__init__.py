@@ -4,10 +4,11 @@ Records leave through a sink the caller provides (`SinkFactory`), so aggregation
 writing stay above this layer; `run_benchmark` returns each step's counts and sink summaries.
 """
 
-from assay.launch import LoadProcesses, start_load_processes
+from assay.load_launcher import LoadProcesses, start_load_processes
+from assay.scheduler.benchmark_plan import BenchmarkPlan, BenchmarkResult, StepResult
 from assay.scheduler.constraints import Constraints, StopReason
-from assay.scheduler.plan import BenchmarkPlan, BenchmarkResult, StepResult
-from assay.scheduler.processes import LoadProcessError
+from assay.scheduler.coordinator import LoadProcessError
+from assay.scheduler.entry_points import run_benchmark, run_benchmark_async
 from assay.scheduler.profiles import (
     Concurrent,
     Constant,
@@ -19,8 +20,7 @@ from assay.scheduler.profiles import (
     Throughput,
 )
 from assay.scheduler.progress import OutcomeTotals, ProgressSnapshot
-from assay.scheduler.run import run_benchmark, run_benchmark_async
-from assay.scheduler.sink import (
+from assay.scheduler.record_sink import (
     CountingSink,
     OutcomeCounts,
     RecordSink,

@@ -1,4 +1,4 @@
-"""One mock worker process: `python -m assay.mock.worker HOST PORT CONFIG_JSON COUNTERS SLOT N`.
+"""One mock server child: `python -m assay.mock.server_child HOST PORT CONFIG_JSON COUNTERS SLOT N`.
 
 COUNTERS is the file whose slot SLOT (of N) holds this worker's `/metrics` counters.
 

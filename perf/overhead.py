@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from benchmarks.harness import assay_command, run_assay, running_mock, wall_seconds
+from perf.harness import assay_command, run_assay, running_mock, wall_seconds
 
 HELP_TRIES = 5
 RUN_TRIES = 3

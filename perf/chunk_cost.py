@@ -1,6 +1,6 @@
 """Nanoseconds per SSE chunk for parse + accumulate, on vLLM-style chat and completions streams.
 
-Run with `python -m benchmarks.chunk_cost`; prints one JSON object. Each figure is the best of
+Run with `python -m perf.chunk_cost`; prints one JSON object. Each figure is the best of
 several rounds (the least disturbed by other work on the machine) of parsing a whole stream in
 network-sized pieces, feeding every event to a fresh accumulator and compiling the answer.
 """

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchmarks.client_profile import PHASES
-from benchmarks.targets import evaluate, format_value, markdown_table
+from perf.client_profile import PHASES
+from perf.targets import evaluate, format_value, markdown_table
 
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "performance.md"
 HISTORY_DIR = Path(__file__).resolve().parent / "results" / "history"
@@ -150,14 +150,14 @@ def render(results: dict[str, Any], notes: str, history_dir: Path = HISTORY_DIR)
             "response costs it, its memory and its fixed overhead. Every figure below is measured",
             "by the suite (the CLI driven end to end against `assay mock` on loopback, with zero",
             "latency) and this page is generated from its results JSON",
-            "(`benchmarks/results/latest.json`; earlier runs are in",
-            "`benchmarks/results/history/`).",
+            "(`perf/results/latest.json`; earlier runs are in",
+            "`perf/results/history/`).",
             "",
             "Reproduce (4 to 10 minutes on 2 cores; `--only PART` runs one part, `--write-doc`",
             "regenerates this page from the results):",
             "",
             "```",
-            str(results.get("command", "python -m benchmarks.suite")),
+            str(results.get("command", "python -m perf.suite")),
             "```",
             "",
             "## Machine",

@@ -6,7 +6,7 @@ price of everything assay does per request. `resolve_only` (backend and handler,
 no record) shows the transport's own share of that price. By default the mock server runs in a
 separate process, so client and server do not share an event loop.
 
-    python -m benchmarks.resolve_vs_bare [--concurrency 64] [--requests 3000] [--rounds 3]
+    python -m perf.resolve_vs_bare [--concurrency 64] [--requests 3000] [--rounds 3]
         [--url URL] [--uvloop]
 """
 

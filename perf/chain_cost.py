@@ -1,6 +1,6 @@
 """Cost of applying each default validator chain to a typical completed chat response.
 
-Run with `python -m benchmarks.chain_cost`; prints one JSON object of ns per response (best of
+Run with `python -m perf.chain_cost`; prints one JSON object of ns per response (best of
 several repeats) for the non-strict and strict chains, plus a bare 5-validator `.bind` chain as
 the baseline the design cites.
 """

@@ -12,7 +12,7 @@ from assay.core import GenerationRequest, GenerationResponse, UnusableResponse
 from assay.scheduler.constraints import Constraints
 from assay.scheduler.profiles import Concurrent, StepLoad, Throughput
 from assay.testing import FakeClock
-from tests.scheduler.test_runner import FakeServer, assert_accounted, run_on_fake_clock
+from tests.scheduler.test_step_runner import FakeServer, assert_accounted, run_on_fake_clock
 
 HUGE = 200_000
 

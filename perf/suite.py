@@ -1,12 +1,12 @@
 """assay's own performance suite: client ceiling, pacing, per-unit costs, memory, overhead.
 
-    python -m benchmarks.suite                 # every part (4 to 10 minutes on 2 cores)
-    python -m benchmarks.suite --only pacing   # one part, merged into the existing results
-    python -m benchmarks.suite --write-doc     # regenerate docs/performance.md from the results
+    python -m perf.suite                 # every part (4 to 10 minutes on 2 cores)
+    python -m perf.suite --only pacing   # one part, merged into the existing results
+    python -m perf.suite --write-doc     # regenerate docs/performance.md from the results
 
 Each part drives the real CLI against `assay mock` on loopback and keeps only figures it
-measured. Results go to benchmarks/results/latest.json (and a dated copy in
-benchmarks/results/history/); the markdown table with met / missed per target is printed.
+measured. Results go to perf/results/latest.json (and a dated copy in
+perf/results/history/); the markdown table with met / missed per target is printed.
 A part that fails is recorded with its error and the others still run.
 """
 
@@ -26,15 +26,15 @@ from typing import Any
 
 import psutil  # type: ignore[import-untyped]  # no stubs installed; benchmarks only
 
-from benchmarks import ceiling, client_profile, memory, overhead, pacing, unit_costs
-from benchmarks.perf_doc import DOC_PATH, write_doc
-from benchmarks.targets import evaluate, markdown_table
+from perf import ceiling, client_profile, memory, overhead, pacing, unit_costs
+from perf.perf_doc import DOC_PATH, write_doc
+from perf.targets import evaluate, markdown_table
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 LATEST = RESULTS_DIR / "latest.json"
 HISTORY = RESULTS_DIR / "history"
 SCHEMA = "assay.perf/1"
-COMMAND = "python -m benchmarks.suite"
+COMMAND = "python -m perf.suite"
 
 
 def _parts(args: argparse.Namespace) -> dict[str, Callable[[], dict[str, Any]]]:

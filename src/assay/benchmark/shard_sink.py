@@ -15,7 +15,7 @@ from assay.errors import OutputError
 from assay.metrics import Slo, StepAggregator, Timeline, TimeWindow
 from assay.records import RequestRecord
 from assay.records.jsonl import RecordWriter, record_from_line
-from assay.scheduler.sink import StepContext
+from assay.scheduler.record_sink import StepContext
 
 FLUSH_EVERY_NS = 1_000_000_000
 

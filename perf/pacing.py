@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.harness import run_assay, running_mock
+from perf.harness import run_assay, running_mock
 
 RATES = (500, 1000)
 OUTPUT_TOKENS = 16

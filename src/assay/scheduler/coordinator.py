@@ -5,7 +5,7 @@ step one start time on the shared monotonic clock, merges everyone's progress, e
 error constraints over all of them and sends a stop message. Children ignore SIGINT; the parent
 turns Ctrl-C into that same stop, so every process still cancels, records and closes its sinks.
 
-Each child is a fresh interpreter running `python -m assay.scheduler.load_process FD`, not a
+Each child is a fresh interpreter running `python -m assay.scheduler.load_child FD`, not a
 multiprocessing child: it imports only the run path (never the parent's `__main__` script, say
 the CLI), and nothing starts multiprocessing's resource tracker process. Everything goes over
 one socket pair per child (a multiprocessing `Connection`): the parent's `sys.path`, the pickled
@@ -31,11 +31,8 @@ from typing import Any, Generic, TypeVar
 from assay.backend import open_backend
 from assay.core import MonotonicClock
 from assay.errors import AssayError, ConfigError
-from assay.launch import LoadChild, LoadProcesses, send_all, start_load_processes
-from assay.scheduler.constraints import StopReason
-from assay.scheduler.interrupt import SigintFlag, sigint_as_flag
-from assay.scheduler.liveness import Heartbeats
-from assay.scheduler.plan import (
+from assay.load_launcher import LoadChild, LoadProcesses, send_all, start_load_processes
+from assay.scheduler.benchmark_plan import (
     BenchmarkPlan,
     BenchmarkResult,
     LostProcess,
@@ -43,6 +40,9 @@ from assay.scheduler.plan import (
     merge_step,
     next_load,
 )
+from assay.scheduler.constraints import StopReason
+from assay.scheduler.interrupt import SigintFlag, sigint_as_flag
+from assay.scheduler.liveness import Heartbeats
 from assay.scheduler.profiles import StepLoad
 from assay.scheduler.progress import (
     PROGRESS_INTERVAL_NS,
@@ -50,9 +50,9 @@ from assay.scheduler.progress import (
     ProgressSnapshot,
     StepProgress,
 )
-from assay.scheduler.runner import ProcessStepResult, StepWork, run_step, slice_owed
+from assay.scheduler.record_sink import SinkFactory
 from assay.scheduler.schedule import NS_PER_S
-from assay.scheduler.sink import SinkFactory
+from assay.scheduler.step_runner import ProcessStepResult, StepWork, run_step, slice_owed
 
 S = TypeVar("S")
 T = TypeVar("T")

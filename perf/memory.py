@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.harness import SAMPLE_INTERVAL_S, run_assay, running_mock
+from perf.harness import SAMPLE_INTERVAL_S, run_assay, running_mock
 
 LARGE_REQUESTS = 200_000
 OUTPUT_TOKENS = 16

@@ -31,6 +31,7 @@ from assay.scheduler.profiles import (
     Throughput,
 )
 from assay.scheduler.progress import PROGRESS_INTERVAL_NS, OutcomeTotals, ProgressMessage, StepTally
+from assay.scheduler.record_sink import RecordSink, SinkFactory, StepContext
 from assay.scheduler.replay import replay_slice, timed
 from assay.scheduler.schedule import (
     owned_streams,
@@ -40,7 +41,6 @@ from assay.scheduler.schedule import (
     throughput_share,
 )
 from assay.scheduler.sessions import SessionCounts, SessionTally, run_session
-from assay.scheduler.sink import RecordSink, SinkFactory, StepContext
 from assay.validators.chain import Validator
 from assay.worker import execute
 

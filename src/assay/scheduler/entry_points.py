@@ -14,13 +14,19 @@ from typing import TypeVar
 from assay.backend import open_backend
 from assay.core import Clock, MonotonicClock
 from assay.errors import ConfigError
-from assay.launch import LoadProcesses
+from assay.load_launcher import LoadProcesses
+from assay.scheduler.benchmark_plan import (
+    BenchmarkPlan,
+    BenchmarkResult,
+    StepResult,
+    merge_step,
+    next_load,
+)
+from assay.scheduler.coordinator import run_event_loop, run_in_processes
 from assay.scheduler.interrupt import STOP_SIGNALS
-from assay.scheduler.plan import BenchmarkPlan, BenchmarkResult, StepResult, merge_step, next_load
-from assay.scheduler.processes import run_event_loop, run_in_processes
 from assay.scheduler.progress import ProgressMessage, ProgressSnapshot, StepProgress
-from assay.scheduler.runner import StepWork, run_step
-from assay.scheduler.sink import SinkFactory
+from assay.scheduler.record_sink import SinkFactory
+from assay.scheduler.step_runner import StepWork, run_step
 
 S = TypeVar("S")
 

@@ -1,6 +1,6 @@
 """Per-request costs outside the stream: building a synthetic request and writing its record.
 
-Run with `python -m benchmarks.request_costs`; prints one JSON object of nanoseconds per
+Run with `python -m perf.request_costs`; prints one JSON object of nanoseconds per
 request (best of several rounds). Together with the chunk, chain and aggregation figures these
 account for what assay adds to each request over a bare HTTP loop.
 """
@@ -19,7 +19,7 @@ from assay.core import Endpoint
 from assay.data import FixedCount, SyntheticSource
 from assay.handlers import handler_for
 from assay.records.jsonl import RecordWriter
-from benchmarks.aggregation_cost import typical_records
+from perf.aggregation_cost import typical_records
 
 ROUNDS = 5
 COUNT = 5_000

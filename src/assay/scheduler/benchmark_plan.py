@@ -28,9 +28,9 @@ from assay.scheduler.profiles import (
     sweep_rates,
 )
 from assay.scheduler.progress import OutcomeTotals
-from assay.scheduler.runner import ProcessStepResult
 from assay.scheduler.schedule import NS_PER_S
 from assay.scheduler.sessions import SessionCounts
+from assay.scheduler.step_runner import ProcessStepResult
 from assay.validators.chain import Validator
 
 S = TypeVar("S")

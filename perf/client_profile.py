@@ -5,7 +5,7 @@ interpreter. The summary keeps the functions with the most own time, own time by
 (assay package, aiohttp, asyncio, C builtins, ...) and the cumulative time of the run's phases,
 so the results say what limits the ceiling and what the fixed overhead is made of.
 
-    python -m benchmarks.client_profile STATS_FILE -- ASSAY_RUN_ARGUMENTS...
+    python -m perf.client_profile STATS_FILE -- ASSAY_RUN_ARGUMENTS...
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness import running_mock
+from perf.harness import running_mock
 
 TOP = 15
 TOP_AREAS = 15
@@ -123,7 +123,7 @@ def measure(seconds: float = 10.0) -> dict[str, Any]:
             "--output-dir",
             str(Path(work) / "run"),
         ]
-        command = [sys.executable, "-m", "benchmarks.client_profile", str(stats_file), "--"]
+        command = [sys.executable, "-m", "perf.client_profile", str(stats_file), "--"]
         subprocess.run([*command, *arguments], capture_output=True, timeout=seconds + 180)
         if not stats_file.exists():
             raise RuntimeError("the profiled run wrote no statistics")

@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 from returns.result import Failure, Success
 
-from assay.benchmark.plan import (
+from assay.benchmark.chain_spec import ChainSpec
+from assay.benchmark.from_config import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_SECONDS,
     chain_of,
     constraints_of,
     profile_of,
 )
-from assay.benchmark.validation import ChainSpec
 from assay.config import RunConfig
 from assay.core import (
     DiagnosticCode,

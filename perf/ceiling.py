@@ -19,8 +19,8 @@ import orjson
 
 from assay.core import Endpoint
 from assay.handlers import handler_for
-from benchmarks.harness import MockProcess, own_cpu_seconds, run_assay, running_mock
-from benchmarks.resolve_vs_bare import chat_request
+from perf.harness import MockProcess, own_cpu_seconds, run_assay, running_mock
+from perf.resolve_vs_bare import chat_request
 
 T = TypeVar("T")
 

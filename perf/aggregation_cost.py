@@ -1,6 +1,6 @@
 """Cost of `StepAggregator.add` per record on typical completed 16-token streamed records.
 
-Run with `python -m benchmarks.aggregation_cost`; prints one JSON object.
+Run with `python -m perf.aggregation_cost`; prints one JSON object.
 """
 
 from __future__ import annotations

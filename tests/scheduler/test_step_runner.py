@@ -26,8 +26,8 @@ from assay.scheduler.profiles import (
     Throughput,
 )
 from assay.scheduler.progress import ProgressMessage
-from assay.scheduler.runner import ProcessStepResult, StepWork, run_step
-from assay.scheduler.sink import OutcomeCounts, StepContext, counting_sink
+from assay.scheduler.record_sink import OutcomeCounts, StepContext, counting_sink
+from assay.scheduler.step_runner import ProcessStepResult, StepWork, run_step
 from assay.testing import FakeClock
 
 MS = 1_000_000

@@ -12,10 +12,10 @@ import sys
 from typing import Any
 
 MODULES = {
-    "chunk": "benchmarks.chunk_cost",
-    "chain": "benchmarks.chain_cost",
-    "aggregation": "benchmarks.aggregation_cost",
-    "request": "benchmarks.request_costs",
+    "chunk": "perf.chunk_cost",
+    "chain": "perf.chain_cost",
+    "aggregation": "perf.aggregation_cost",
+    "request": "perf.request_costs",
 }
 _TIMEOUT_S = 180.0
 

@@ -1,6 +1,6 @@
-"""One load-generating process: `python -m assay.scheduler.load_process FD`.
+"""One load-generating process: `python -m assay.scheduler.load_child FD`.
 
-FD is this process's end of a socket pair with the parent (see `assay.scheduler.processes`). A
+FD is this process's end of a socket pair with the parent (see `assay.scheduler.coordinator`). A
 fresh interpreter started here imports only the run path, not the parent's `__main__` script,
 and starts no helper process; it inherits SIGINT and SIGTERM ignored from the parent.
 """
@@ -20,8 +20,8 @@ from typing import TypeVar
 from assay.backend import open_backend
 from assay.core import MonotonicClock
 from assay.errors import first_assay_error
-from assay.scheduler.plan import BenchmarkPlan
-from assay.scheduler.processes import (
+from assay.scheduler.benchmark_plan import BenchmarkPlan
+from assay.scheduler.coordinator import (
     Crashed,
     Done,
     Ready,
@@ -30,8 +30,8 @@ from assay.scheduler.processes import (
     run_event_loop,
     watch_readable,
 )
-from assay.scheduler.runner import StepWork, run_step
-from assay.scheduler.sink import SinkFactory
+from assay.scheduler.record_sink import SinkFactory
+from assay.scheduler.step_runner import StepWork, run_step
 
 S = TypeVar("S")
 

@@ -8,7 +8,7 @@ from typing import Final
 from pydantic import SecretStr, ValidationError
 
 from assay.backend import BackendSettings, Timeouts
-from assay.benchmark.validation import ChainSpec
+from assay.benchmark.chain_spec import ChainSpec
 from assay.config import RunConfig
 from assay.config.run_config import describe_validation_error
 from assay.data import (

@@ -2,7 +2,7 @@
 `start_mock_processes` (a context manager, for an embedded target that must not share the load
 generator's event loop).
 
-Workers are fresh interpreters (`python -m assay.mock.worker`) sharing one port with
+Workers are fresh interpreters (`python -m assay.mock.server_child`) sharing one port with
 SO_REUSEPORT: the parent reserves the port with a bound, non-listening socket, so port 0 works
 and the kernel spreads connections over the workers.
 """
@@ -86,7 +86,7 @@ def _spawn(
         reservation.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         reservation.bind((host, port))
         port = reservation.getsockname()[1]
-        command = [sys.executable, "-m", "assay.mock.worker", host, str(port)]
+        command = [sys.executable, "-m", "assay.mock.server_child", host, str(port)]
         config_json = config.model_dump_json()
         processes: list[subprocess.Popen[str]] = []
         # The workers' /metrics counters: one slot each in a small file they all map.

@@ -172,7 +172,7 @@ def _role(proc: psutil.Process) -> str:
         return "gone"
     if "resource_tracker" in command:
         return "multiprocessing resource tracker"
-    if "assay.scheduler.load_process" in command or "multiprocessing" in command:
+    if "assay.scheduler.load_child" in command or "multiprocessing" in command:
         return "load process"
     if "run" in command:
         return "assay CLI"
