@@ -223,7 +223,7 @@ def _records(
     path = config.path
     match file_format:
         case "jsonl":
-            return _jsonl_records(_read_text(path), path)
+            return jsonl_records(_read_text(path), path)
         case "csv":
             return _csv_records(_read_text(path), path, config.columns)
         case "json":
@@ -416,7 +416,8 @@ def _format_of(path: Path) -> FileFormat:
     return _FORMATS[suffix]
 
 
-def _jsonl_records(text: str, path: Path) -> list[tuple[int, Mapping[str, object]]]:
+def jsonl_records(text: str, path: Path) -> list[tuple[int, Mapping[str, object]]]:
+    """The JSON objects of a JSON Lines text with their line numbers; blank lines are skipped."""
     records: list[tuple[int, Mapping[str, object]]] = []
     # Split on "\n" only: str.splitlines would also cut at U+2028, which JSON strings may hold.
     for line, raw in enumerate(text.split("\n"), start=1):

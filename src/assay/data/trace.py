@@ -19,11 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, Protocol, runtime_checkable
 
-import orjson
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from assay.core import Endpoint, GenerationRequest
-from assay.data.file_source import FileSource, FileSourceConfig
+from assay.data.file_source import FileSource, FileSourceConfig, jsonl_records
 from assay.data.request_fields import asked_limits
 from assay.data.source import request_id
 from assay.data.tokenizer import Tokenizer
@@ -198,18 +197,7 @@ def _rows(path: Path) -> list[tuple[int, Mapping[str, object]]]:
         raise DataError(f"{path}: no such trace file") from None
     except (OSError, UnicodeDecodeError) as error:
         raise DataError(f"{path}: cannot read the trace file: {error}") from None
-    rows: list[tuple[int, Mapping[str, object]]] = []
-    for line, raw in enumerate(text.split("\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            value = orjson.loads(raw)
-        except orjson.JSONDecodeError as error:
-            raise DataError(f"{path}, line {line}: not valid JSON: {error}") from None
-        if not isinstance(value, dict):
-            raise DataError(f"{path}, line {line}: expected a JSON object")
-        rows.append((line, value))
-    return rows
+    return jsonl_records(text, path)
 
 
 def _timestamp(values: Mapping[str, object], path: Path, line: int) -> float:
