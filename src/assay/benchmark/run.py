@@ -208,15 +208,14 @@ def _run(
         source = source_of(config, model)
         for line in describe_source(source):
             note(line)
-        if source.size() != 0:
-            source.request(0)  # loads the tokenizer here: a bad one fails before any load
-        # A real target gets one probe first: a wrong endpoint stops here, not after the run.
+        # Built once, before any load: it loads the tokenizer (a bad one fails here) and is the
+        # probe a real target gets, so a wrong endpoint stops the run here, not after it.
+        first = None if source.size() == 0 else source.request(0)
         if (
-            config.target is not None
+            first is not None
+            and config.target is not None
             and config.probe
-            and not asyncio.run(
-                probe_endpoint(backend, source.request(0), interrupted=interrupted.is_set)
-            )
+            and not asyncio.run(probe_endpoint(backend, first, interrupted=interrupted.is_set))
         ):
             raise KeyboardInterrupt
         plan = plan_of(config, source, backend, chain)
