@@ -210,12 +210,14 @@ def _run(
             note(line)
         # Built once, before any load: it loads the tokenizer (a bad one fails here) and is the
         # probe a real target gets, so a wrong endpoint stops the run here, not after it.
-        first = None if source.size() == 0 else source.request(0)
+        first_request = None if source.size() == 0 else source.request(0)
         if (
-            first is not None
+            first_request is not None
             and config.target is not None
             and config.probe
-            and not asyncio.run(probe_endpoint(backend, first, interrupted=interrupted.is_set))
+            and not asyncio.run(
+                probe_endpoint(backend, first_request, interrupted=interrupted.is_set)
+            )
         ):
             raise KeyboardInterrupt
         plan = plan_of(config, source, backend, chain)
