@@ -23,7 +23,6 @@ from assay.backend.probe import probe_endpoint
 from assay.backend.redaction import mask_url
 from assay.benchmark.chain_spec import ChainSpec
 from assay.benchmark.from_config import (
-    DEFAULT_CONCURRENCY,
     backend_settings_of,
     chain_of,
     plan_of,
@@ -52,6 +51,7 @@ from assay.scheduler import (
     start_load_processes,
 )
 from assay.scheduler.interrupt import sigint_as_flag
+from assay.scheduler.profiles import CONCURRENCY_KINDS, DEFAULT_CONCURRENCY
 
 if TYPE_CHECKING:
     from assay.mock import MockConfig
@@ -113,7 +113,7 @@ def effective_settings(config: RunConfig) -> dict[str, JsonValue]:
     {'concurrency': None, 'mock_faults': {}}
     """
     concurrency = config.concurrency
-    if concurrency is None and config.profile in ("concurrent", "throughput", "sweep"):
+    if concurrency is None and config.profile in CONCURRENCY_KINDS:
         concurrency = DEFAULT_CONCURRENCY
     faults: dict[str, JsonValue] = {}
     if config.target is None:

@@ -10,7 +10,7 @@ import json
 import tomllib
 import unicodedata
 from pathlib import Path
-from typing import Any, Final, Literal, Self, get_args
+from typing import Any, Final, Self, get_args
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -30,10 +30,7 @@ from assay.config.limits import usable_cpus
 from assay.core import Endpoint
 from assay.data.file_source import PromptColumns
 from assay.errors import ConfigError
-
-ProfileKind = Literal[
-    "synchronous", "concurrent", "throughput", "constant", "poisson", "sweep", "replay"
-]
+from assay.scheduler.profiles import CONCURRENCY_KINDS, RATE_KINDS, ProfileKind
 
 SLO_KEYS: Final = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
 
@@ -44,8 +41,6 @@ MIN_RATE: Final = 0.001
 MAX_RATE: Final = 1_000_000.0
 """The fastest rate, far above what one client machine can send."""
 
-_RATE_PROFILES: Final = ("constant", "poisson")
-_CONCURRENCY_PROFILES: Final = ("concurrent", "throughput", "sweep")
 _MOCK_FIELDS: Final = (
     "mock_workers",
     "mock_ttft_ms",
@@ -209,13 +204,13 @@ class RunConfig(BaseModel):
     def _no_flag_is_ignored(self) -> Self:
         """A flag the run would not use is refused: it says the user expected something else."""
         given = self.model_fields_set
-        if "rate" in given and self.profile not in _RATE_PROFILES:
+        if "rate" in given and self.profile not in RATE_KINDS:
             raise ValueError(
                 f"--rate applies to the constant and poisson profiles, not {self.profile}"
                 + (" (a sweep measures its rates; --sweep-rates sets how many)"
                    if self.profile == "sweep" else "")
             )  # fmt: skip
-        if "concurrency" in given and self.profile not in _CONCURRENCY_PROFILES:
+        if "concurrency" in given and self.profile not in CONCURRENCY_KINDS:
             why = "one request at a time" if self.profile == "synchronous" else "an open loop"
             raise ValueError(f"--concurrency does not apply to profile {self.profile} ({why})")
         if "sweep_rates" in given and self.profile != "sweep":
@@ -247,7 +242,7 @@ class RunConfig(BaseModel):
 
     @model_validator(mode="after")
     def _profile_has_its_parameters(self) -> Self:
-        if self.profile in ("constant", "poisson") and self.rate is None:
+        if self.profile in RATE_KINDS and self.rate is None:
             raise ValueError(f"profile {self.profile} needs a rate (--rate R requests/s)")
         if self.profile == "replay" and self.trace is None:
             raise ValueError("profile replay needs a trace (--trace FILE)")
