@@ -634,8 +634,9 @@ def report(
     from assay.reports.html import write_html
 
     def body() -> int:
-        if not (run_dir / "report.json").is_file():
-            raise DataError(f"{run_dir}: no report.json in this folder (is it a run directory?)")
+        if not run_dir.is_dir():
+            raise DataError(f"{run_dir}: not a folder (give the run's output directory)")
+        # The report loader says what is missing or wrong in the folder.
         path = write_html(run_dir)
         typer.echo(f"wrote {path}")
         return EXIT_VALID
