@@ -145,11 +145,10 @@ def test_assay_report_on_a_folder_without_a_report_is_one_error_line(tmp_path: P
 
 
 def test_assay_report_on_a_file_is_one_error_line(single_run: Path) -> None:
-    result = run_assay("report", single_run / "report.json")
+    file = single_run / "report.json"
+    result = run_assay("report", file)
     assert result.exit_code == 2
-    assert result.stderr.strip() == f"error: {single_run / 'report.json'}: not a folder (give " + (
-        "the run's output directory)"
-    )
+    assert result.stderr.strip() == f"error: {file}: not a folder (give the run's output directory)"
 
 
 def test_assay_report_on_a_broken_report_json_is_one_error_line(tmp_path: Path) -> None:
