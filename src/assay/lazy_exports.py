@@ -6,9 +6,6 @@ pipeline up front. Such a package lists its names under `if TYPE_CHECKING:` impo
 checkers read, and gives the same names with their modules to `lazy_exports` for run time.
 """
 
-from __future__ import annotations
-
-import importlib
 import sys
 
 # `typing.TYPE_CHECKING` without importing typing (20 ms); type checkers take it as true.
@@ -17,9 +14,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
 
+# Annotations as strings and `importlib` imported on first use: this module is imported by
+# `import assay`, whose cost it must not add to.
 def lazy_exports(
-    package: str, homes: Mapping[str, str]
-) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+    package: str, homes: "Mapping[str, str]"
+) -> "tuple[Callable[[str], object], Callable[[], list[str]]]":
     """The module `__getattr__` and `__dir__` of `package`, which imports each name of `homes`
     from its module on first use and then keeps it in the package (PEP 562).
 
@@ -36,6 +35,8 @@ def lazy_exports(
     namespace = vars(sys.modules[package])
 
     def __getattr__(name: str) -> object:
+        import importlib
+
         home = homes.get(name)
         if home is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
