@@ -1,20 +1,46 @@
-"""The README's library example runs and does what it says."""
+"""The Python examples of README.md and docs/library.md run (each page top to bottom, as one
+script, in a scratch folder), and the README's validator example does what it says."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+import pytest
+
 from assay.core import CustomCode, Endpoint, GenerationResponse, ResponseTiming, Stage, Usage
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+PAGES = [README, ROOT / "docs" / "library.md"]
+
+
+def python_blocks(page: Path) -> list[str]:
+    """The page's ```python blocks, in order."""
+    return re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
+
+
+def run_page(page: Path) -> dict[str, object]:
+    """Run every Python block of `page` in one namespace, as a script would; return it."""
+    namespace: dict[str, object] = {"__name__": "__main__"}
+    for number, block in enumerate(python_blocks(page), start=1):
+        exec(compile(block, f"{page.name}, python block {number}", "exec"), namespace)
+    return namespace
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_every_python_example_of_the_page_runs(
+    page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert python_blocks(page), f"{page.name} has no python example"
+    monkeypatch.chdir(tmp_path)  # an example that writes a run folder writes it here
+    run_page(page)
 
 
 def test_readme_validator_example_rejects_a_whitespace_only_answer() -> None:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
-    assert blocks, "the README has a python example"
-    namespace: dict[str, object] = {}
-    exec(blocks[0], namespace)
+    (example,) = [block for block in python_blocks(README) if "def not_blank" in block]
+    namespace: dict[str, object] = {"__name__": "__main__"}
+    exec(example, namespace)
     validate = namespace["validate"]
     assert callable(validate)
     blank = GenerationResponse(

@@ -6,6 +6,8 @@ import pytest
 from pydantic import SecretStr, ValidationError
 
 from assay.backend import BackendSettings, Timeouts
+from assay.config import build_config
+from assay.errors import ConfigError
 
 KEY = "sk-live-0123456789abcdef"
 
@@ -88,3 +90,17 @@ def test_settings_are_frozen() -> None:
     settings = BackendSettings(base_url="http://127.0.0.1:8000")
     with pytest.raises(ValidationError):
         settings.verify_tls = False  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("name", ["X Team", "", "X-Équipe", "X-Team:"])
+def test_run_config_and_backend_settings_refuse_a_bad_header_name_in_the_same_words(
+    name: str,
+) -> None:
+    # One check (`sendable_headers`) for both: the config's own second check was never reached.
+    with pytest.raises(ValidationError) as from_backend:
+        BackendSettings(base_url="http://127.0.0.1:8000", headers={name: "x"})
+    with pytest.raises(ConfigError) as from_config:
+        build_config({}, {"headers": {name: "x"}})
+    problem = from_backend.value.errors()[0]["msg"].removeprefix("Value error, ")
+    assert problem == f"header name {name!r} is not a valid HTTP header name"
+    assert str(from_config.value) == f"headers: {problem}"

@@ -9,7 +9,6 @@ from returns.result import Failure, Success
 
 from assay.benchmark.chain_spec import ChainSpec
 from assay.benchmark.from_config import (
-    DEFAULT_CONCURRENCY,
     DEFAULT_MAX_SECONDS,
     chain_of,
     constraints_of,
@@ -26,6 +25,7 @@ from assay.core import (
 )
 from assay.errors import ConfigError
 from assay.scheduler.profiles import (
+    DEFAULT_CONCURRENCY,
     Concurrent,
     Constant,
     Poisson,

@@ -140,6 +140,15 @@ def test_assay_report_on_a_folder_without_a_report_is_one_error_line(tmp_path: P
     assert result.exit_code == 2
     assert result.stderr.startswith("error: ")
     assert len(result.stderr.strip().splitlines()) == 1
+    # The words of the one report loader (assay.reports.load_report), not a copy of its check.
+    assert "report.json: no such file (not a run directory?)" in result.stderr
+
+
+def test_assay_report_on_a_file_is_one_error_line(single_run: Path) -> None:
+    file = single_run / "report.json"
+    result = run_assay("report", file)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == f"error: {file}: not a folder (give the run's output directory)"
 
 
 def test_assay_report_on_a_broken_report_json_is_one_error_line(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from assay.reports import (
     build_report,
     collect_environment,
     judge,
+    summary_row,
     write_report,
 )
 from assay.scheduler import StopReason
@@ -194,3 +195,9 @@ def test_summary_csv_names_rates_by_what_they_count_and_says_why_a_step_stopped(
     assert (rows[0]["stopped_by"], rows[1]["stopped_by"]) == ("", "max_seconds")
     assert rows[1]["not_streamed"] == "0"
     assert rows[1]["itl_coalesced_gaps"] == "0"
+
+
+def test_summary_row_keys_are_the_summary_columns_in_order() -> None:
+    # Both come from one list in reports/files.py; a column added to one is in the other.
+    for step in _report(errored=1).steps:
+        assert tuple(summary_row(step)) == SUMMARY_COLUMNS

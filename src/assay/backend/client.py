@@ -23,7 +23,6 @@ from yarl import URL
 
 from assay.backend.deadlines import DeadlineWatch
 from assay.backend.faults import (
-    bad_content_type_fault,
     connect_fault,
     deadline_fault,
     http_status_fault,
@@ -31,10 +30,11 @@ from assay.backend.faults import (
     malformed_fault,
     too_large_fault,
 )
+from assay.backend.received import EVENT_STREAM, cap_partial, compile_whole_body
 from assay.backend.redaction import Redactor
 from assay.backend.settings import BackendSettings
 from assay.core.clock import Clock
-from assay.core.diagnostics import DiagnosticCode, UnusableResponse, cap_excerpt
+from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import Endpoint, GenerationRequest
 from assay.core.response import GenerationResponse
 from assay.errors import ServerNotReady
@@ -48,9 +48,6 @@ _ERROR_BODY_LIMIT = 64 * 1024
 # the body at once gives the connection back to the pool; one that holds it open is cut, and its
 # answer still ends at the terminal marker.
 _AFTER_TERMINAL_S = 0.25
-# What the evidence of a failed request keeps of a partial answer's text: enough to see what
-# went wrong, never the megabytes of an endless stream.
-PARTIAL_TEXT_LIMIT = 16 * 1024
 _MODELS_PATH = "/v1/models"
 _USER_AGENT = "assay"
 # The namespace of the UUIDs sent as request ids (see `wire_request_id`); fixed forever, so the
@@ -125,7 +122,7 @@ class Backend:
         result = await self._resolve(request)
         match result:
             case Failure(unusable):
-                return Failure(_cap_partial(self._redactor.scrub(unusable)))
+                return Failure(cap_partial(self._redactor.scrub(unusable)))
             case _:
                 return result
 
@@ -209,8 +206,7 @@ class Backend:
                     )
                 )
             content_type = response.headers.get("Content-Type")
-            mime = response.content_type.lower()
-            if mime == "text/event-stream":
+            if response.content_type == EVENT_STREAM:
                 return await self._read_stream(request, handler, response, exchange, watch)
             try:
                 whole = await self._read_all(response, exchange, watch)
@@ -222,9 +218,14 @@ class Backend:
             if self._redactor.active:
                 # Before the handler reads it: no excerpt it caps can hold half a secret.
                 whole = self._redactor.clean_bytes(whole)
-            if _is_json(mime, content_type, whole):
-                return handler.compile_body(request, whole, exchange.transfer(clock.now_ns()))
-            return Failure(bad_content_type_fault(status, content_type, whole, self._redactor))
+            return compile_whole_body(
+                request,
+                handler,
+                whole,
+                content_type,
+                exchange.transfer(clock.now_ns()),
+                self._redactor,
+            )
 
     async def _read_stream(
         self,
@@ -515,23 +516,6 @@ def _drop_detail(error: BaseException) -> str:
     return f"{type(error).__name__}: {detail}"
 
 
-def _cap_partial(unusable: UnusableResponse) -> UnusableResponse:
-    """The failure with its partial answer's text cut to `PARTIAL_TEXT_LIMIT` characters."""
-    evidence = unusable.evidence
-    partial = evidence.partial
-    if partial is None or (
-        len(partial.text) <= PARTIAL_TEXT_LIMIT and len(partial.reasoning) <= PARTIAL_TEXT_LIMIT
-    ):
-        return unusable
-    capped = partial.model_copy(
-        update={
-            "text": cap_excerpt(partial.text, PARTIAL_TEXT_LIMIT) or "",
-            "reasoning": cap_excerpt(partial.reasoning, PARTIAL_TEXT_LIMIT) or "",
-        }
-    )
-    return unusable.model_copy(update={"evidence": evidence.model_copy(update={"partial": capped})})
-
-
 async def _read_at_most(content: aiohttp.StreamReader, limit: int) -> bytes:
     """The body up to `limit` bytes (stopping there, so a huge answer never fills memory)."""
     parts: list[bytes] = []
@@ -591,20 +575,6 @@ def _connect_reason(error: aiohttp.ClientConnectorError) -> str:
     if os_error.errno:
         return os.strerror(os_error.errno).lower()
     return str(os_error) or type(os_error).__name__
-
-
-def _is_json(mime: str, content_type: str | None, body: bytes) -> bool:
-    """JSON by its content type, or a JSON-looking body under a missing or generic one.
-
-    An empty body goes to the handler too, whatever its type: nothing at all is
-    no_terminal_response, not a content-type problem.
-    """
-    if mime == "application/json" or mime.endswith("+json") or not body.strip():
-        return True
-    if mime in ("text/html", "application/xhtml+xml", "text/xml", "application/xml"):
-        return False
-    stripped = body.lstrip()
-    return stripped[:1] in (b"{", b"[")
 
 
 def _session_headers(settings: BackendSettings) -> dict[str, str]:

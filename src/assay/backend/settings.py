@@ -5,10 +5,11 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Annotated, Any, Final, TypeAlias
 from urllib.parse import unquote, urlsplit
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -93,6 +94,26 @@ def check_header(name: str, value: str) -> str | None:
     return None
 
 
+def sendable_headers(headers: dict[str, str]) -> dict[str, str]:
+    """`headers` when every one can be sent, else a ValueError naming the first that cannot.
+
+    >>> sendable_headers({"X-Team": "infra"})
+    {'X-Team': 'infra'}
+    >>> sendable_headers({"X Team": "infra"})
+    Traceback (most recent call last):
+    ValueError: header name 'X Team' is not a valid HTTP header name
+    """
+    for name, value in headers.items():
+        problem = check_header(name, value)
+        if problem is not None:
+            raise ValueError(problem)
+    return headers
+
+
+SendableHeaders: TypeAlias = Annotated[dict[str, str], AfterValidator(sendable_headers)]
+"""Extra request headers, each checked by `check_header` (the run config's and the backend's)."""
+
+
 class BackendSettings(BaseModel):
     """Where the server is and how to talk to it; never reveals a credential.
 
@@ -116,7 +137,7 @@ class BackendSettings(BaseModel):
 
     base_url: str
     api_key: SecretStr | None = None
-    headers: dict[str, str] = {}
+    headers: SendableHeaders = {}
     secret_headers: tuple[str, ...] = ()
     # The header that carries each request's id, as a UUID; None sends no id header.
     request_id_header: str | None = DEFAULT_REQUEST_ID_HEADER
@@ -145,15 +166,6 @@ class BackendSettings(BaseModel):
         path = parts.path.rstrip("/")
         path = path.removesuffix("/v1")
         return f"{parts.scheme}://{parts.netloc}{path}"
-
-    @field_validator("headers")
-    @classmethod
-    def _sendable_headers(cls, value: dict[str, str]) -> dict[str, str]:
-        for name, text in value.items():
-            problem = check_header(name, text)
-            if problem is not None:
-                raise ValueError(problem)
-        return value
 
     @field_validator("request_id_header")
     @classmethod

@@ -26,6 +26,7 @@ from assay.errors import ConfigError
 from assay.metrics import Slo
 from assay.scheduler import BenchmarkPlan, Constraints
 from assay.scheduler.profiles import (
+    DEFAULT_CONCURRENCY,
     Concurrent,
     Constant,
     Poisson,
@@ -37,7 +38,6 @@ from assay.scheduler.profiles import (
 )
 
 DEFAULT_API_KEY_ENV: Final = "OPENAI_API_KEY"
-DEFAULT_CONCURRENCY: Final = 64
 DEFAULT_MAX_SECONDS: Final = 10.0
 
 

@@ -23,7 +23,6 @@ from assay.backend.probe import probe_endpoint
 from assay.backend.redaction import mask_url
 from assay.benchmark.chain_spec import ChainSpec
 from assay.benchmark.from_config import (
-    DEFAULT_CONCURRENCY,
     backend_settings_of,
     chain_of,
     plan_of,
@@ -52,6 +51,7 @@ from assay.scheduler import (
     start_load_processes,
 )
 from assay.scheduler.interrupt import sigint_as_flag
+from assay.scheduler.profiles import CONCURRENCY_KINDS, DEFAULT_CONCURRENCY
 
 if TYPE_CHECKING:
     from assay.mock import MockConfig
@@ -113,7 +113,7 @@ def effective_settings(config: RunConfig) -> dict[str, JsonValue]:
     {'concurrency': None, 'mock_faults': {}}
     """
     concurrency = config.concurrency
-    if concurrency is None and config.profile in ("concurrent", "throughput", "sweep"):
+    if concurrency is None and config.profile in CONCURRENCY_KINDS:
         concurrency = DEFAULT_CONCURRENCY
     faults: dict[str, JsonValue] = {}
     if config.target is None:
@@ -208,14 +208,15 @@ def _run(
         source = source_of(config, model)
         for line in describe_source(source):
             note(line)
-        if source.size() != 0:
-            source.request(0)  # loads the tokenizer here: a bad one fails before any load
-        # A real target gets one probe first: a wrong endpoint stops here, not after the run.
+        # Built once, before any load: it loads the tokenizer (a bad one fails here) and is the
+        # probe a real target gets, so a wrong endpoint stops the run here, not after it.
+        first_request = None if source.size() == 0 else source.request(0)
         if (
-            config.target is not None
+            first_request is not None
+            and config.target is not None
             and config.probe
             and not asyncio.run(
-                probe_endpoint(backend, source.request(0), interrupted=interrupted.is_set)
+                probe_endpoint(backend, first_request, interrupted=interrupted.is_set)
             )
         ):
             raise KeyboardInterrupt

@@ -1,1 +1,3 @@
-"""assay.cli."""
+"""The `assay` command (`assay.cli.app:main`); the library's names are in `assay` itself."""
+
+__all__: list[str] = []

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from typer._click.core import Context as _ClickContext
@@ -67,6 +67,7 @@ def _root(
 
 @app.command()
 def run(
+    ctx: typer.Context,
     target: Annotated[
         str | None,
         typer.Option(
@@ -474,46 +475,13 @@ def run(
     from datetime import UTC, datetime
 
     from assay.cli.crash import CrashSite
-    from assay.cli.options import parse_headers, parse_json_objects, parse_mapping, parse_pairs
+    from assay.cli.run_overrides import run_overrides
     from assay.config import build_config, check_machine_limits, load_config_file
     from assay.run_folder import claim_run_folder
 
     def body() -> int:
-        overrides: dict[str, Any] = {
-            "target": target, "endpoint": endpoint, "model": model, "api_key_env": api_key_env,
-            "headers": parse_headers(header), "insecure": insecure, "profile": profile,
-            "secret_headers": tuple(secret_header) if secret_header else None,
-            "request_id_header": request_id_header, "ca_bundle": ca_bundle,
-            "wait_ready": wait_ready, "max_response_bytes": max_response_bytes,
-            "probe": False if no_probe else None,
-            "rate": rate, "concurrency": concurrency, "sweep_rates": sweep_rates,
-            "trace": trace, "replay_speed": replay_speed,
-            "trace_block_tokens": trace_block_tokens,
-            "processes": processes, "max_seconds": max_seconds, "max_requests": max_requests,
-            "max_errors": max_errors, "stop_error_rate": stop_error_rate,
-            "warmup_seconds": warmup_seconds, "cooldown_seconds": cooldown_seconds,
-            "data": data, "data_columns": parse_mapping(data_column, "--data-column"),
-            "multi_turn": multi_turn, "turns": turns, "think_time_ms": think_time_ms,
-            "prompt_tokens": prompt_tokens, "output_tokens": output_tokens,
-            "shared_prefix_tokens": shared_prefix_tokens, "tokenizer": tokenizer,
-            "stream": stream, "ignore_eos": ignore_eos, "seed": seed,
-            "continuous_usage_stats": continuous_usage_stats,
-            "temperature": temperature, "top_p": top_p,
-            "stop": tuple(stop) if stop else None, "request_seed": request_seed,
-            "extra_body": parse_json_objects(extra_body, "--extra-body"),
-            "validators": tuple(validator) if validator else None,
-            "default_validators": False if no_default_validators else None,
-            "strict": strict, "slo": parse_pairs(slo, "--slo"),
-            "max_error_rate": max_error_rate, "max_not_sent_rate": max_not_sent_rate,
-            "timeout_connect": timeout_connect,
-            "timeout_first_token": timeout_first_token, "timeout_idle": timeout_idle,
-            "timeout_total": timeout_total, "output_dir": output_dir,
-            "mock_workers": mock_workers, "mock_ttft_ms": mock_ttft_ms,
-            "mock_itl_ms": mock_itl_ms, "mock_faults": parse_pairs(mock_fault, "--mock-fault"),
-            "server_metrics": "off" if no_server_metrics else server_metrics,
-            "server_metrics_interval": server_metrics_interval,
-            "mock_record_requests": mock_record_requests,
-        }  # fmt: skip
+        # Every flag above reaches the config through `ctx.params`, by its name.
+        overrides = run_overrides(ctx.params)
         file_keys = load_config_file(config) if config is not None else {}
         run_config = build_config(file_keys, overrides)
         # Before any process starts: what this machine cannot do is refused, and the run
@@ -666,8 +634,9 @@ def report(
     from assay.reports.html import write_html
 
     def body() -> int:
-        if not (run_dir / "report.json").is_file():
-            raise DataError(f"{run_dir}: no report.json in this folder (is it a run directory?)")
+        if not run_dir.is_dir():
+            raise DataError(f"{run_dir}: not a folder (give the run's output directory)")
+        # The report loader says what is missing or wrong in the folder.
         path = write_html(run_dir)
         typer.echo(f"wrote {path}")
         return EXIT_VALID

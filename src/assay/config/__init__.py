@@ -4,12 +4,12 @@ from assay.config.limits import PROCESSES_PER_CPU, check_machine_limits, usable_
 from assay.config.run_config import (
     FIELD_NAMES,
     SLO_KEYS,
-    ProfileKind,
     RunConfig,
     build_config,
     describe_validation_error,
     load_config_file,
 )
+from assay.scheduler.profiles import ProfileKind
 
 __all__ = [
     "FIELD_NAMES",

@@ -10,7 +10,7 @@ import json
 import tomllib
 import unicodedata
 from pathlib import Path
-from typing import Any, Final, Literal, Self, get_args
+from typing import Any, Final, Self, get_args
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -25,15 +25,12 @@ from pydantic import (
 )
 
 from assay.backend.redaction import mask_headers, mask_url
-from assay.backend.settings import check_header
+from assay.backend.settings import SendableHeaders, check_header
 from assay.config.limits import usable_cpus
 from assay.core import Endpoint
 from assay.data.file_source import PromptColumns
 from assay.errors import ConfigError
-
-ProfileKind = Literal[
-    "synchronous", "concurrent", "throughput", "constant", "poisson", "sweep", "replay"
-]
+from assay.scheduler.profiles import CONCURRENCY_KINDS, RATE_KINDS, ProfileKind
 
 SLO_KEYS: Final = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
 
@@ -44,17 +41,12 @@ MIN_RATE: Final = 0.001
 MAX_RATE: Final = 1_000_000.0
 """The fastest rate, far above what one client machine can send."""
 
-_RATE_PROFILES: Final = ("constant", "poisson")
-_CONCURRENCY_PROFILES: Final = ("concurrent", "throughput", "sweep")
 _MOCK_FIELDS: Final = (
     "mock_workers",
     "mock_ttft_ms",
     "mock_itl_ms",
     "mock_faults",
     "mock_record_requests",
-)
-_HEADER_NAME_CHARS: Final = frozenset(
-    "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 )
 
 
@@ -69,7 +61,7 @@ class RunConfig(BaseModel):
     model: str | None = None
     # None reads OPENAI_API_KEY when set; a variable named here must be set (and not empty).
     api_key_env: str | None = None
-    headers: dict[str, str] = {}
+    headers: SendableHeaders = {}
     # Header names whose values are secrets besides the auth-like ones (masked and redacted).
     secret_headers: tuple[str, ...] = ()
     # The header carrying each request's UUID; "none" sends no id.
@@ -143,15 +135,6 @@ class RunConfig(BaseModel):
     server_metrics: str | None = None
     server_metrics_interval: float = Field(default=1.0, gt=0, le=3600)
 
-    @field_validator("headers")
-    @classmethod
-    def _sendable_headers(cls, value: dict[str, str]) -> dict[str, str]:
-        for name, text in value.items():
-            problem = check_header(name, text)
-            if problem is not None:
-                raise ValueError(problem)
-        return value
-
     @field_validator("request_id_header")
     @classmethod
     def _request_id_header_name(cls, value: str) -> str:
@@ -188,14 +171,6 @@ class RunConfig(BaseModel):
     def _target_is_a_base_url(cls, target: str | None) -> str | None:
         return None if target is None else check_target(target)
 
-    @field_validator("headers")
-    @classmethod
-    def _header_names_are_tokens(cls, headers: dict[str, str]) -> dict[str, str]:
-        for name in headers:
-            if not name or not set(name) <= _HEADER_NAME_CHARS:
-                raise ValueError(f"{name!r} is not a valid header name")
-        return headers
-
     @field_validator("rate")
     @classmethod
     def _rate_is_sane(cls, rate: float | None) -> float | None:
@@ -209,13 +184,13 @@ class RunConfig(BaseModel):
     def _no_flag_is_ignored(self) -> Self:
         """A flag the run would not use is refused: it says the user expected something else."""
         given = self.model_fields_set
-        if "rate" in given and self.profile not in _RATE_PROFILES:
+        if "rate" in given and self.profile not in RATE_KINDS:
             raise ValueError(
                 f"--rate applies to the constant and poisson profiles, not {self.profile}"
                 + (" (a sweep measures its rates; --sweep-rates sets how many)"
                    if self.profile == "sweep" else "")
             )  # fmt: skip
-        if "concurrency" in given and self.profile not in _CONCURRENCY_PROFILES:
+        if "concurrency" in given and self.profile not in CONCURRENCY_KINDS:
             why = "one request at a time" if self.profile == "synchronous" else "an open loop"
             raise ValueError(f"--concurrency does not apply to profile {self.profile} ({why})")
         if "sweep_rates" in given and self.profile != "sweep":
@@ -247,7 +222,7 @@ class RunConfig(BaseModel):
 
     @model_validator(mode="after")
     def _profile_has_its_parameters(self) -> Self:
-        if self.profile in ("constant", "poisson") and self.rate is None:
+        if self.profile in RATE_KINDS and self.rate is None:
             raise ValueError(f"profile {self.profile} needs a rate (--rate R requests/s)")
         if self.profile == "replay" and self.trace is None:
             raise ValueError("profile replay needs a trace (--trace FILE)")

@@ -8,32 +8,13 @@ A handler never raises for anything a server sends: every fault is a
 <Endpoint.chat: 'chat'>
 """
 
-from assay.core.request import Endpoint
 from assay.handlers.base import EndpointHandler, SseEvent, StreamAccumulator, Transfer
+from assay.handlers.by_endpoint import handler_for
 from assay.handlers.chat import ChatAccumulator, ChatHandler
 from assay.handlers.completions import CompletionsAccumulator, CompletionsHandler
 from assay.handlers.embeddings import EmbeddingsAccumulator, EmbeddingsHandler
 from assay.handlers.responses import ResponsesAccumulator, ResponsesHandler
 from assay.handlers.sse import SseParser
-
-_COMPLETIONS = CompletionsHandler()
-_CHAT = ChatHandler()
-_RESPONSES = ResponsesHandler()
-_EMBEDDINGS = EmbeddingsHandler()
-
-
-def handler_for(endpoint: Endpoint) -> EndpointHandler:
-    """The handler of `endpoint` (handlers are stateless, so one instance serves every request)."""
-    match endpoint:
-        case Endpoint.completions:
-            return _COMPLETIONS
-        case Endpoint.chat:
-            return _CHAT
-        case Endpoint.responses:
-            return _RESPONSES
-        case Endpoint.embeddings:
-            return _EMBEDDINGS
-
 
 __all__ = [
     "ChatAccumulator",

@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
 
-import assay
 from assay.errors import ConfigError, ServerNotReady
 from assay.mock.config import MockConfig
 from assay.mock.metrics import create_counters_file
@@ -118,7 +117,7 @@ def _spawn(
 
 def _child_environment() -> dict[str, str]:
     # The children import the same assay as this process, wherever it was found.
-    root = str(Path(assay.__file__).resolve().parents[1])
+    root = str(Path(__file__).resolve().parents[2])
     path = os.environ.get("PYTHONPATH")
     return {**os.environ, "PYTHONPATH": root if not path else f"{root}{os.pathsep}{path}"}
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from pathlib import Path
+from typing import Final, TypeAlias
 
 from assay.metrics.sketch import Distribution
 from assay.reports.report import Report, StepReport
@@ -11,99 +13,83 @@ from assay.reports.report import Report, StepReport
 REPORT_FILE = "report.json"
 SUMMARY_FILE = "summary.csv"
 
-SUMMARY_COLUMNS: tuple[str, ...] = (
-    "step",
-    "profile",
-    "requested_rate",
-    "requested_concurrency",
-    "stopped_by",
-    "duration_s",
-    "dispatched",
-    "completed",
-    "errored",
-    "cancelled",
-    "scheduled",
-    "not_sent",
-    "lost",
-    "excluded",
-    "error_rate",
-    "usable_req_per_s",
-    "attempted_req_per_s",
-    "usable_output_tok_per_s",
-    "attempted_output_tok_per_s",
-    "goodput_req_per_s",
-    "goodput_fraction",
-    "ttft_p50_ms",
-    "ttft_p99_ms",
-    "itl_p50_ms",
-    "itl_p99_ms",
-    "itl_coalesced_gaps",
-    "tpot_p50_ms",
-    "tpot_p99_ms",
-    "e2e_p50_ms",
-    "e2e_p99_ms",
-    "not_streamed",
-    "e2e_from_target_p99_ms",
-    "dispatch_lag_p99_ms",
-    "mean_concurrency",
-    "max_concurrency",
-    "output_token_sources",
+Cell: TypeAlias = str | int | float | None
+Column: TypeAlias = Callable[[StepReport], Cell]
+"""How one summary.csv cell is read from a step."""
+
+
+def _ms(distribution: Callable[[StepReport], Distribution | None], percentile: str) -> Column:
+    """A latency percentile in ms, rounded to µs; empty where it was not measured."""
+
+    def cell(step: StepReport) -> Cell:
+        measured = distribution(step)
+        return None if measured is None else round(float(getattr(measured, percentile)), 3)
+
+    return cell
+
+
+# The one list of summary.csv's columns, in order, each with how its cell is read from a step:
+# `SUMMARY_COLUMNS` and `summary_row` both come from it. Request rates are
+# `attempted_req_per_s` (everything dispatched) and `usable_req_per_s` (completed only);
+# there is no column that could be read as either.
+_SUMMARY: Final[tuple[tuple[str, Column], ...]] = (
+    ("step", lambda s: s.index),
+    ("profile", lambda s: s.profile),
+    ("requested_rate", lambda s: s.requested_rate),
+    ("requested_concurrency", lambda s: s.requested_concurrency),
+    ("stopped_by", lambda s: None if s.stopped_by is None else s.stopped_by.value),
+    ("duration_s", lambda s: round(s.metrics.throughput.duration_s, 3)),
+    ("dispatched", lambda s: s.metrics.outcomes.dispatched),
+    ("completed", lambda s: s.metrics.outcomes.completed),
+    ("errored", lambda s: s.metrics.outcomes.errored),
+    ("cancelled", lambda s: s.metrics.outcomes.cancelled),
+    ("scheduled", lambda s: s.scheduled),
+    ("not_sent", lambda s: s.not_sent),
+    ("lost", lambda s: s.lost),
+    ("excluded", lambda s: s.metrics.excluded),
+    ("error_rate", lambda s: round(s.metrics.error_rate, 6)),
+    ("usable_req_per_s", lambda s: round(s.metrics.throughput.usable_requests_per_s, 3)),
+    ("attempted_req_per_s", lambda s: round(s.metrics.throughput.attempted_requests_per_s, 3)),
+    (
+        "usable_output_tok_per_s",
+        lambda s: round(s.metrics.throughput.usable_output_tokens_per_s, 3),
+    ),
+    (
+        "attempted_output_tok_per_s",
+        lambda s: round(s.metrics.throughput.attempted_output_tokens_per_s, 3),
+    ),
+    (
+        "goodput_req_per_s",
+        lambda s: None if s.metrics.goodput is None else round(s.metrics.goodput.requests_per_s, 3),
+    ),
+    (
+        "goodput_fraction",
+        lambda s: None if s.metrics.goodput is None else round(s.metrics.goodput.fraction, 6),
+    ),
+    ("ttft_p50_ms", _ms(lambda s: s.metrics.latency.ttft_ms, "p50")),
+    ("ttft_p99_ms", _ms(lambda s: s.metrics.latency.ttft_ms, "p99")),
+    ("itl_p50_ms", _ms(lambda s: s.metrics.latency.itl_ms, "p50")),
+    ("itl_p99_ms", _ms(lambda s: s.metrics.latency.itl_ms, "p99")),
+    ("itl_coalesced_gaps", lambda s: s.metrics.latency.itl_coalesced_gaps),
+    ("tpot_p50_ms", _ms(lambda s: s.metrics.latency.tpot_ms, "p50")),
+    ("tpot_p99_ms", _ms(lambda s: s.metrics.latency.tpot_ms, "p99")),
+    ("e2e_p50_ms", _ms(lambda s: s.metrics.latency.e2e_ms, "p50")),
+    ("e2e_p99_ms", _ms(lambda s: s.metrics.latency.e2e_ms, "p99")),
+    ("not_streamed", lambda s: s.metrics.latency.not_streamed),
+    ("e2e_from_target_p99_ms", _ms(lambda s: s.metrics.latency.e2e_from_target_ms, "p99")),
+    ("dispatch_lag_p99_ms", _ms(lambda s: s.metrics.latency.dispatch_lag_ms, "p99")),
+    ("mean_concurrency", lambda s: round(s.metrics.concurrency.mean, 3)),
+    ("max_concurrency", lambda s: s.metrics.concurrency.max),
+    ("output_token_sources", lambda s: s.metrics.tokens.output_source_note),
 )
 
-Cell = str | int | float | None
+SUMMARY_COLUMNS: Final[tuple[str, ...]] = tuple(name for name, _ in _SUMMARY)
+"""summary.csv's columns, in order."""
 
 
 def summary_row(step: StepReport) -> dict[str, Cell]:
-    """The headline figures of one step, keyed by `SUMMARY_COLUMNS`; empty where not measured.
-
-    Request rates are `attempted_req_per_s` (everything dispatched) and `usable_req_per_s`
-    (completed only); there is no column that could be read as either.
-    """
-    m = step.metrics
-    latency = m.latency
-    throughput = m.throughput
-
-    def p(dist: Distribution | None, name: str) -> float | None:
-        return None if dist is None else round(float(getattr(dist, name)), 3)
-
-    return {
-        "step": step.index,
-        "profile": step.profile,
-        "requested_rate": step.requested_rate,
-        "requested_concurrency": step.requested_concurrency,
-        "stopped_by": None if step.stopped_by is None else step.stopped_by.value,
-        "duration_s": round(throughput.duration_s, 3),
-        "dispatched": m.outcomes.dispatched,
-        "completed": m.outcomes.completed,
-        "errored": m.outcomes.errored,
-        "cancelled": m.outcomes.cancelled,
-        "scheduled": step.scheduled,
-        "not_sent": step.not_sent,
-        "lost": step.lost,
-        "excluded": m.excluded,
-        "error_rate": round(m.error_rate, 6),
-        "usable_req_per_s": round(throughput.usable_requests_per_s, 3),
-        "attempted_req_per_s": round(throughput.attempted_requests_per_s, 3),
-        "usable_output_tok_per_s": round(throughput.usable_output_tokens_per_s, 3),
-        "attempted_output_tok_per_s": round(throughput.attempted_output_tokens_per_s, 3),
-        "goodput_req_per_s": None if m.goodput is None else round(m.goodput.requests_per_s, 3),
-        "goodput_fraction": None if m.goodput is None else round(m.goodput.fraction, 6),
-        "ttft_p50_ms": p(latency.ttft_ms, "p50"),
-        "ttft_p99_ms": p(latency.ttft_ms, "p99"),
-        "itl_p50_ms": p(latency.itl_ms, "p50"),
-        "itl_p99_ms": p(latency.itl_ms, "p99"),
-        "itl_coalesced_gaps": latency.itl_coalesced_gaps,
-        "tpot_p50_ms": p(latency.tpot_ms, "p50"),
-        "tpot_p99_ms": p(latency.tpot_ms, "p99"),
-        "e2e_p50_ms": p(latency.e2e_ms, "p50"),
-        "e2e_p99_ms": p(latency.e2e_ms, "p99"),
-        "not_streamed": latency.not_streamed,
-        "e2e_from_target_p99_ms": p(latency.e2e_from_target_ms, "p99"),
-        "dispatch_lag_p99_ms": p(latency.dispatch_lag_ms, "p99"),
-        "mean_concurrency": round(m.concurrency.mean, 3),
-        "max_concurrency": m.concurrency.max,
-        "output_token_sources": m.tokens.output_source_note,
-    }
+    """The headline figures of one step, keyed by `SUMMARY_COLUMNS`; empty where not measured."""
+    return {name: cell(step) for name, cell in _SUMMARY}
 
 
 def write_report(report: Report, out_dir: Path) -> tuple[Path, Path]:

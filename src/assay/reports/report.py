@@ -13,13 +13,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue, field_validator
 
-import assay
 from assay.core.diagnostics import AnyCode
 from assay.metrics.step_metrics import ErrorSummary, Outcomes, StepMetrics
 from assay.metrics.timeline import TimelineSnapshot
 from assay.reports.validity import DEFAULT_MAX_NOT_SENT_RATE, Validity, judge
 from assay.scheduler.constraints import StopReason
 from assay.server_metrics import ServerMetricsReport
+from assay.version import __version__
 
 SCHEMA_VERSION: Literal["assay.report/1"] = "assay.report/1"
 
@@ -46,7 +46,7 @@ def collect_environment(*, include_hostname: bool = True) -> Environment:
     if include_hostname:
         hashed = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:16]
     return Environment(
-        assay_version=assay.__version__,
+        assay_version=__version__,
         python=f"{platform.python_implementation()} {sys.version.split()[0]}",
         platform=platform.platform(),
         cpu_count=os.cpu_count(),

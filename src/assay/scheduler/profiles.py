@@ -8,9 +8,23 @@ measured (see `sweep_rates`).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypeAlias
+from typing import Annotated, Final, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
+
+ProfileKind: TypeAlias = Literal[
+    "synchronous", "concurrent", "throughput", "constant", "poisson", "sweep", "replay"
+]
+"""The `kind` of every profile below (a test holds it equal to the `Profile` union)."""
+
+DEFAULT_CONCURRENCY: Final = 64
+"""What `throughput` and `sweep` keep in flight at most, and `concurrent` runs, unless told."""
+
+RATE_KINDS: Final[tuple[ProfileKind, ...]] = ("constant", "poisson")
+"""The profiles that take a rate."""
+
+CONCURRENCY_KINDS: Final[tuple[ProfileKind, ...]] = ("concurrent", "throughput", "sweep")
+"""The profiles that take a concurrency."""
 
 
 class Synchronous(BaseModel):
@@ -36,7 +50,7 @@ class Throughput(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["throughput"] = "throughput"
-    max_concurrency: int = Field(default=256, gt=0)
+    max_concurrency: int = Field(default=DEFAULT_CONCURRENCY, gt=0)
 
 
 class Constant(BaseModel):
@@ -77,7 +91,7 @@ class Sweep(BaseModel):
 
     kind: Literal["sweep"] = "sweep"
     rates: int = Field(default=5, gt=0)
-    max_concurrency: int = Field(default=256, gt=0)
+    max_concurrency: int = Field(default=DEFAULT_CONCURRENCY, gt=0)
 
 
 StepLoad: TypeAlias = Synchronous | Concurrent | Throughput | Constant | Poisson | Replay
@@ -132,10 +146,14 @@ def requested_concurrency(load: StepLoad) -> int | None:
 
 
 __all__ = [
+    "CONCURRENCY_KINDS",
+    "DEFAULT_CONCURRENCY",
+    "RATE_KINDS",
     "Concurrent",
     "Constant",
     "Poisson",
     "Profile",
+    "ProfileKind",
     "Replay",
     "StepLoad",
     "Sweep",

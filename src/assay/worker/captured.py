@@ -1,0 +1,78 @@
+"""Judging an answer captured outside a run: bytes in, the `Result` a live run would record.
+
+The bytes go through the backend's own reading of an answer (`compile_received`: status, media
+type, handler or SSE accumulator) and then through `judge`, the function `assay run` and
+`assay revalidate` decide with, so a captured answer cannot be judged any other way.
+"""
+
+from __future__ import annotations
+
+from returns.result import Failure, Result, Success
+
+from assay.backend.received import compile_received
+from assay.core.diagnostics import UnusableResponse
+from assay.core.request import Endpoint, GenerationRequest
+from assay.core.response import GenerationResponse
+from assay.records.record import Completed, Errored
+from assay.validators.chain import Validator
+from assay.validators.defaults import default_chain
+from assay.worker.judge import judge
+
+CAPTURED_REQUEST_ID = "captured"
+
+
+def judge_bytes(
+    endpoint: Endpoint,
+    body: bytes,
+    content_type: str | None,
+    *,
+    validate: Validator[GenerationResponse] | None = None,
+    request: GenerationRequest | None = None,
+    status: int = 200,
+) -> Result[GenerationResponse, UnusableResponse]:
+    """The verdict on a captured answer of `endpoint`: `Success(response)` when a run would
+    count it as completed, else `Failure` with the diagnostic the run would record.
+
+    `content_type` picks the reader as on the wire: `text/event-stream` is an SSE stream, a JSON
+    type (or a JSON-looking body) a whole body. `validate` replaces the endpoint's default
+    chain. `request` is what was asked (its token limit, JSON mode, embedding inputs and `n` are
+    what validators compare against); without it the answer is judged as one to a plain
+    request that set none of them. `status` is the HTTP status the answer came with.
+
+    >>> body = b'{"choices": [{"message": {"content": "Hello"}, "finish_reason": "stop"}]}'
+    >>> judge_bytes(Endpoint.chat, body, "application/json").unwrap().text
+    'Hello'
+    >>> stream = (b'data: {"choices": [{"delta": {"content": "Hel"}}]}\\n\\n'
+    ...           b'data: {"choices": [{"delta": {"content": "lo"}}]}\\n\\n')
+    >>> judge_bytes(Endpoint.chat, stream, "text/event-stream").failure().code
+    <DiagnosticCode.truncated_stream: 'truncated_stream'>
+    """
+    if request is None:
+        request = captured_request(endpoint)
+    elif request.endpoint is not endpoint:
+        raise ValueError(
+            f"request {request.request_id!r} is for the {request.endpoint.value} endpoint, "
+            f"not {endpoint.value}"
+        )
+    answer = compile_received(request, body, content_type, status)
+    match judge(answer, default_chain(endpoint) if validate is None else validate):
+        case Completed(response=response):
+            return Success(response)
+        case Errored(diagnostic=problem):
+            return Failure(problem)
+
+
+def captured_request(endpoint: Endpoint) -> GenerationRequest:
+    """The plain request a captured answer is judged against when none is given: no token
+    limit, no JSON mode, one input, one choice.
+
+    >>> captured_request(Endpoint.embeddings).echo().expected_embeddings
+    1
+    """
+    return GenerationRequest(
+        request_id=CAPTURED_REQUEST_ID,
+        endpoint=endpoint,
+        model=CAPTURED_REQUEST_ID,
+        prompt="",
+        stream=False,
+    )

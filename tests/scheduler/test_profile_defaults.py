@@ -1,0 +1,64 @@
+"""Profile kinds and the default concurrency live in one place (`assay.scheduler.profiles`).
+
+The library's `Throughput()` and `Sweep()` used to keep 256 requests in flight while `assay run`
+(and its help and the README) kept 64: one default now, and the config's kinds are the profiles'.
+"""
+
+from __future__ import annotations
+
+import typing
+
+from assay.benchmark.from_config import profile_of
+from assay.benchmark.run import effective_settings
+from assay.config import ProfileKind, RunConfig
+from assay.scheduler.profiles import (
+    CONCURRENCY_KINDS,
+    DEFAULT_CONCURRENCY,
+    RATE_KINDS,
+    Profile,
+    Sweep,
+    Throughput,
+)
+
+
+def test_library_profiles_and_the_cli_default_to_the_same_concurrency() -> None:
+    assert DEFAULT_CONCURRENCY == 64  # what the README and `--concurrency`'s help promise
+    assert Throughput().max_concurrency == DEFAULT_CONCURRENCY
+    assert Sweep().max_concurrency == DEFAULT_CONCURRENCY
+    assert profile_of(RunConfig()) == Throughput()
+    assert profile_of(RunConfig(profile="sweep")) == Sweep()
+    assert effective_settings(RunConfig())["concurrency"] == DEFAULT_CONCURRENCY
+
+
+def test_config_profile_kinds_are_the_kinds_of_the_profile_union() -> None:
+    members = typing.get_args(typing.get_args(Profile)[0])
+    kinds = {typing.get_args(member.model_fields["kind"].annotation)[0] for member in members}
+    assert set(typing.get_args(ProfileKind)) == kinds
+    assert {profile_of(_config(kind)).kind for kind in typing.get_args(ProfileKind)} == kinds
+
+
+def test_rate_and_concurrency_kinds_are_the_profiles_with_those_parameters() -> None:
+    rated = {kind for kind in typing.get_args(ProfileKind) if "rate" in _fields(kind)}
+    assert set(RATE_KINDS) == rated
+    # concurrent calls it streams; throughput and sweep max_concurrency.
+    limited = {
+        kind
+        for kind in typing.get_args(ProfileKind)
+        if _fields(kind) & {"streams", "max_concurrency"}
+    }
+    assert set(CONCURRENCY_KINDS) == limited
+
+
+def _fields(kind: str) -> set[str]:
+    return set(type(profile_of(_config(kind))).model_fields)
+
+
+def _config(kind: str) -> RunConfig:
+    parameters: dict[str, object] = {"profile": kind}
+    if kind in RATE_KINDS:
+        parameters["rate"] = 2.0
+    if kind == "concurrent":
+        parameters["concurrency"] = 4
+    if kind == "replay":
+        parameters["trace"] = "trace.jsonl"
+    return RunConfig.model_validate(parameters)
