@@ -13,6 +13,7 @@ import pytest
 from returns.result import Failure, Result, Success
 
 from assay.backend import wire_request_id
+from assay.backend.received import PARTIAL_TEXT_LIMIT
 from assay.core import (
     CustomCode,
     DiagnosticCode,
@@ -195,3 +196,19 @@ def test_request_for_another_endpoint_is_refused() -> None:
     asked = GenerationRequest(request_id="r1", endpoint=Endpoint.completions, model="m", prompt="")
     with pytest.raises(ValueError, match="completions endpoint, not chat"):
         judge_bytes(Endpoint.chat, b"{}", "application/json", request=asked)
+
+
+def test_unregistered_error_status_is_http_status() -> None:
+    result = judge_bytes(Endpoint.chat, b"", "text/plain", status=599)
+    assert problem(result).code is DiagnosticCode.http_status
+    assert "599" in problem(result).message
+
+
+def test_partial_answer_of_a_long_broken_stream_is_capped_as_in_a_run() -> None:
+    chunk = b'data: {"choices": [{"delta": {"content": "' + b"x" * 1000 + b'"}}]}\n\n'
+    broken = chunk * 40 + b'data: {"error": {"message": "engine died"}}\n\n'
+    found = problem(judge_bytes(Endpoint.chat, broken, "text/event-stream"))
+    assert found.code is DiagnosticCode.inband_error
+    assert found.evidence.partial is not None
+    assert len(found.evidence.partial.text) <= PARTIAL_TEXT_LIMIT + 100  # the cap and its note
+    assert found.evidence.partial.text.startswith("x" * 1000)
