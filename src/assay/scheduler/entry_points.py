@@ -24,9 +24,9 @@ from assay.scheduler.benchmark_plan import (
 )
 from assay.scheduler.coordinator import run_event_loop, run_in_processes
 from assay.scheduler.interrupt import STOP_SIGNALS
+from assay.scheduler.load_slice import LoadSlice
 from assay.scheduler.progress import ProgressMessage, ProgressSnapshot, StepProgress
 from assay.scheduler.record_sink import SinkFactory
-from assay.scheduler.step_runner import StepWork, run_step
 
 S = TypeVar("S")
 
@@ -95,10 +95,10 @@ async def run_benchmark_async(
     benchmark_start_ns = clock.now_ns()
     steps: list[StepResult[S]] = []
     async with open_backend(plan.backend_for_process(), clock) as backend:
+        own = LoadSlice(plan, 0, sink_factory, backend.resolve, validate, clock)
         while not stop.is_set() and (load := next_load(plan.profile, steps)) is not None:
             index = len(steps)
             start_ns = clock.now_ns()
-            work = StepWork(index, load, plan.constraints, plan.seed, 0, 1, start_ns)
             report = None
             if on_progress is not None:
                 report = _progress_reporter(
@@ -108,16 +108,7 @@ async def run_benchmark_async(
                     on_progress,
                 )
             # One process sees every request, so its own error watch is exact: no parent stop.
-            part = await run_step(
-                work,
-                source=plan.source,
-                resolve=backend.resolve,
-                validate=validate,
-                sink_factory=sink_factory,
-                clock=clock,
-                stop=stop,
-                report=report,
-            )
+            part = await own.run(index, load, start_ns, stop=stop, report=report)
             steps.append(merge_step(index, load, start_ns, [part], parent_stop=None))
     return BenchmarkResult(steps=steps, interrupted=stop.is_set())
 
