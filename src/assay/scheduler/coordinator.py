@@ -139,7 +139,7 @@ def run_in_processes(
             started = stack.enter_context(start_load_processes(plan.processes))
         children = started.children
         # Pickled while the children import the run path; it then waits in their sockets.
-        payload = _pickle_for_children((plan, sink_factory))
+        payload = pickle_for_children((plan, sink_factory))
         for process, child in enumerate(children, start=1):
             child.conn.send((process, list(sys.path)))
             child.conn.send_bytes(payload)
@@ -159,7 +159,7 @@ class _ImportablePickler(pickle.Pickler):
         return NotImplemented
 
 
-def _pickle_for_children(payload: object) -> bytes:
+def pickle_for_children(payload: object) -> bytes:
     buffer = io.BytesIO()
     _ImportablePickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(payload)
     return buffer.getvalue()
@@ -552,6 +552,7 @@ __all__ = [
     "StepCommand",
     "StopStep",
     "coordinate",
+    "pickle_for_children",
     "run_event_loop",
     "run_in_processes",
 ]
