@@ -17,6 +17,8 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -35,7 +37,7 @@ from assay.scheduler.coordinator import (
     pickle_for_children,
     run_event_loop,
 )
-from assay.scheduler.interrupt import SigintFlag, sigint_as_flag
+from assay.scheduler.interrupt import STOP_SIGNALS, SigintFlag, sigint_as_flag
 from assay.scheduler.progress import ProgressSnapshot
 from assay.scheduler.ray_actor import DriverClock, LoadSliceActor, RecordLines
 from assay.scheduler.record_sink import SinkFactory, SpooledSinkFactory
@@ -134,10 +136,17 @@ def _init(ray: ModuleType, address: str | None, workers: int | None) -> None:
             "include_dashboard": False,
             "_node_ip_address": "127.0.0.1",
         }
+    # Ray sets a SIGTERM handler of its own in a driver; the caller's (a clean stop) stays.
+    handlers = {number: signal.getsignal(number) for number in STOP_SIGNALS}
     try:
         ray.init(address=address, **options)
     except ConnectionError as error:
         raise ConfigError(f"cannot reach the Ray cluster at {address}: {error}") from None
+    finally:
+        if threading.current_thread() is threading.main_thread():
+            for number, handler in handlers.items():
+                if handler is not None:
+                    signal.signal(number, handler)
 
 
 def run_on_ray(
