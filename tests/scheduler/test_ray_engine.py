@@ -15,7 +15,6 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from tests.ray_support import assert_no_ray_process_left, ray_environment
 
 from assay.backend import BackendSettings
 from assay.benchmark.run import recover_lost_shards, step_report
@@ -42,6 +41,7 @@ from assay.scheduler import (
     start_ray_actors,
 )
 from assay.validators import default_chain
+from tests.ray_support import assert_no_ray_process_left, ray_environment
 
 pytestmark = pytest.mark.ray
 
@@ -193,6 +193,8 @@ def test_ray_actors_started_for_another_slice_count_are_refused() -> None:
 def test_more_workers_than_the_cluster_has_cpus_is_one_clear_error() -> None:
     from assay.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="the Ray cluster has 2 CPUs, and each actor needs one"):
-        with start_ray_actors(None, 3):
-            pass
+    refused = pytest.raises(
+        ConfigError, match="the Ray cluster has 2 CPUs, and each actor needs one"
+    )
+    with refused, start_ray_actors(None, 3):
+        pass
