@@ -72,5 +72,5 @@ def loopback_cluster(temp: Path, nodes: int) -> Iterator[str]:
         cluster.wait_for_nodes()
         yield cluster.address
     finally:
-        cluster.shutdown()
+        cluster.shutdown()  # type: ignore[no-untyped-call]  # ray.cluster_utils has no annotations
         assert_no_ray_process_left(temp)
