@@ -163,6 +163,21 @@ def test_an_actor_killed_mid_step_is_a_lost_slice_and_the_run_is_degraded(
     assert report.lost_processes == ("Ray actor 1 was killed (ray.kill)",)
 
 
+def test_a_frozen_actor_is_killed_after_its_silence_and_the_run_ends() -> None:
+    import ray
+
+    work = plan(Constant(rate=40), Constraints(max_seconds=1.0), unresponsive_after_s=0.5)
+    with start_ray_actors(None, 2) as actors:
+        pid = ray.get(actors.actors[1].__ray_call__.remote(lambda _: os.getpid()))
+        freeze = once(lambda: os.kill(pid, signal.SIGSTOP))
+        result = run_benchmark(work, counting_sink, on_progress=freeze, started=actors)
+    assert result.degraded
+    [step] = result.steps
+    [lost] = step.lost_processes
+    assert lost.reason == "Ray actor 1 stopped answering for 0.5 s and was killed"
+    assert step.totals.dispatched == 20
+
+
 def test_ctrl_c_in_the_driver_stops_every_actor_and_keeps_the_partial_result() -> None:
     # No deadline and no budget: only the stop can end this step.
     work = plan(Concurrent(streams=4), Constraints())
