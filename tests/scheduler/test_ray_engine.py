@@ -195,6 +195,19 @@ def test_ctrl_c_in_the_driver_stops_every_actor_and_keeps_the_partial_result() -
     assert sum(counts.total for counts in step.sink_results) == totals.dispatched
 
 
+def test_records_the_driver_cannot_write_stop_the_run_with_one_error_line() -> None:
+    from assay.errors import OutputError
+
+    # The actors spool their records; writing them in the driver is what fails.
+    unwritable = ShardSinkFactory(Path("/proc/assay-shards"))
+    with start_ray_actors(None, 2) as actors, pytest.raises(OutputError) as raised:
+        run_benchmark(plan(Constant(rate=40), Constraints(max_requests=4)), unwritable,
+                      started=actors)  # fmt: skip
+    assert str(raised.value).startswith(
+        "cannot write records to /proc/assay-shards/records.step000"
+    )
+
+
 def test_ray_actors_started_for_another_slice_count_are_refused() -> None:
     from assay.errors import ConfigError
 

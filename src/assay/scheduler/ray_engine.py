@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
 
 from assay.core import MonotonicClock
-from assay.errors import AssayError, ConfigError
+from assay.errors import AssayError, ConfigError, first_assay_error
 from assay.scheduler.benchmark_plan import BenchmarkPlan, BenchmarkResult
 from assay.scheduler.coordinator import (
     GONE,
@@ -60,6 +60,7 @@ _START_LEAD_NS = 200_000_000
 # How long an idle actor holds a drain call open: the driver hears from each actor at least
 # this often, which is what the heartbeat deadline judges.
 _DRAIN_WAIT_S = 0.1
+_CLOSE_TIMEOUT_S = 5.0
 
 
 def import_ray() -> ModuleType:
@@ -118,6 +119,9 @@ def start_ray_actors(address: str | None, workers: int | None) -> Iterator[RayAc
         driver_node = ray.get_runtime_context().get_node_id()
         yield RayActors(actors, driver_node, nodes, owns_ray)
     finally:
+        # Each closes its HTTP session (a step still running is stopped first), then goes.
+        with contextlib.suppress(Exception):
+            ray.get([actor.close.remote() for actor in actors], timeout=_CLOSE_TIMEOUT_S)
         for actor in actors:
             with contextlib.suppress(Exception):
                 ray.kill(actor, no_restart=True)
@@ -196,22 +200,30 @@ async def _drive(
     on_progress: Callable[[ProgressSnapshot], None] | None,
 ) -> BenchmarkResult[S]:
     inbox = RayInbox(ray, spooled, clock)
-    async with asyncio.TaskGroup() as group:
-        for peer in peers:
-            setup = peer.handle.setup.remote(peer.process, payload, driver)
-            inbox.follow(group, peer, setup)
-        try:
-            result: BenchmarkResult[S] = await coordinate(
-                plan,
-                {peer: peer.process for peer in peers},
-                inbox,
-                interrupted,
-                on_progress,
-                clock=clock,
-                start_lead_ns=_START_LEAD_NS,
-            )
-        finally:
-            inbox.close()
+    try:
+        async with asyncio.TaskGroup() as group:
+            for peer in peers:
+                setup = peer.handle.setup.remote(peer.process, payload, driver)
+                inbox.follow(group, peer, setup)
+            try:
+                result: BenchmarkResult[S] = await coordinate(
+                    plan,
+                    {peer: peer.process for peer in peers},
+                    inbox,
+                    interrupted,
+                    on_progress,
+                    clock=clock,
+                    start_lead_ns=_START_LEAD_NS,
+                )
+            finally:
+                inbox.close()
+    except BaseExceptionGroup as error:
+        # An error meant for the user (the driver's disk is full, an actor failed) is told as
+        # one line, as a local run tells it, not inside the group of the polling tasks.
+        user_error = first_assay_error(error)
+        if user_error is not None:
+            raise user_error from None
+        raise
     return result
 
 
@@ -258,7 +270,9 @@ class RayInbox:
             peer.exit = _describe_death(error)
             self._queue.put_nowait((peer, GONE))
         except errors.RayTaskError as error:
-            self._queue.put_nowait((peer, Crashed(peer.process, str(error))))
+            # Its setup failed: an error meant for the user (a bad validator) stays one line.
+            cause = first_assay_error(error.cause) if error.cause is not None else None
+            self._queue.put_nowait((peer, Crashed(peer.process, str(error), cause)))
 
     def _take(self, peer: RayPeer, said: list[object]) -> None:
         self.last_read_ns[peer] = self._clock.now_ns()
