@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
@@ -206,6 +208,59 @@ def test_records_the_driver_cannot_write_stop_the_run_with_one_error_line() -> N
     assert str(raised.value).startswith(
         "cannot write records to /proc/assay-shards/records.step000"
     )
+
+
+LOOPBACK_CHECK = """
+import psutil, ray_support_pids
+from assay.scheduler import start_ray_actors
+with start_ray_actors(None, 1) as started:
+    import ray
+    ray.get(started.actors[0].__ray_call__.remote(lambda _: None))  # the actor is up
+    pids = ray_support_pids.of_folder()
+    addresses = {
+        address.ip
+        for connection in psutil.net_connections(kind="inet")
+        if connection.pid in pids
+        for address in (connection.laddr, connection.raddr)
+        if address
+    }
+    print(len(pids), sorted(addresses))
+"""
+
+
+def test_a_ray_of_its_own_listens_and_talks_on_loopback_only(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    tmp_path = tmp_path_factory.mktemp("l")  # short: Ray's socket paths are limited
+    # A fresh interpreter, as `assay run --engine ray` without --ray-address: Ray is imported
+    # there for the first time, with nothing set but its folder.
+    (tmp_path / "ray_support_pids.py").write_text(
+        "import os, psutil\n"
+        "def of_folder():\n"
+        "    folder = os.environ['RAY_TMPDIR']\n"
+        "    found = {os.getpid()}\n"
+        "    for p in psutil.process_iter(['cmdline']):\n"
+        "        if any(folder in part for part in p.info['cmdline'] or ()):\n"
+        "            found.add(p.pid)\n"
+        "    return found\n"
+    )
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key != "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+    }
+    env |= {"RAY_TMPDIR": str(tmp_path / "r"), "PYTHONPATH": str(tmp_path)}
+    (tmp_path / "r").mkdir()
+    result = subprocess.run(
+        [sys.executable, "-c", LOOPBACK_CHECK], capture_output=True, text=True, env=env,
+        timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    processes, addresses = result.stdout.split(" ", 1)
+    assert int(processes) >= 3  # this driver, the GCS, the raylet, the actor...
+    assert addresses.strip() in ("['127.0.0.1']", "['127.0.0.1', '::ffff:127.0.0.1']",
+                                 "['::ffff:127.0.0.1']")  # fmt: skip
+    assert_no_ray_process_left(tmp_path / "r")
 
 
 def test_ray_actors_started_for_another_slice_count_are_refused() -> None:

@@ -18,6 +18,7 @@ import contextlib
 import logging
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -61,6 +62,9 @@ _START_LEAD_NS = 200_000_000
 # this often, which is what the heartbeat deadline judges.
 _DRAIN_WAIT_S = 0.1
 _CLOSE_TIMEOUT_S = 5.0
+# Ray's switch for a machine that is not part of a cluster (its default on macOS and Windows):
+# nodes then take the loopback address as their own.
+_SINGLE_MACHINE: Final = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
 
 def import_ray() -> ModuleType:
@@ -101,6 +105,11 @@ def start_ray_actors(address: str | None, workers: int | None) -> Iterator[RayAc
     """Connect to the Ray cluster at `address` (or start a local one, on loopback only) and
     start `workers` actors, one CPU each, spread over its nodes (default: one per CPU of the
     cluster). On leaving, every actor is killed, and a Ray this started is shut down."""
+    if address is None and "ray" not in sys.modules:
+        # A Ray of this run alone stays on loopback. Ray otherwise gives its nodes, and every
+        # connection between its processes, the machine's network address, even with a
+        # loopback node address; its processes inherit this (read when ray is imported).
+        os.environ.setdefault(_SINGLE_MACHINE, "0")
     ray = import_ray()
     owns_ray = not ray.is_initialized()
     if owns_ray:
