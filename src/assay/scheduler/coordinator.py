@@ -9,7 +9,10 @@ Each child is a fresh interpreter running `python -m assay.scheduler.load_child 
 multiprocessing child: it imports only the run path (never the parent's `__main__` script, say
 the CLI), and nothing starts multiprocessing's resource tracker process. Everything goes over
 one socket pair per child (a multiprocessing `Connection`): the parent's `sys.path`, the pickled
-plan, step commands and stops one way; readiness, progress, results and crashes the other."""
+plan, step commands and stops one way; readiness, progress, results and crashes the other.
+
+The step loop itself (`coordinate`) knows its peers only through an `Inbox`: the Ray engine
+(`assay.scheduler.ray_engine`) runs the same loop, with the same accounting, over Ray actors."""
 
 from __future__ import annotations
 
@@ -160,6 +163,7 @@ class _ImportablePickler(pickle.Pickler):
 
 
 def pickle_for_children(payload: object) -> bytes:
+    """`payload` pickled for another interpreter, refusing what only `__main__` defines."""
     buffer = io.BytesIO()
     _ImportablePickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(payload)
     return buffer.getvalue()
