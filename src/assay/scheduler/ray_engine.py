@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
 
 from assay.core import MonotonicClock
@@ -92,7 +92,6 @@ class RayActors:
     actors: list[ActorHandle]
     driver_node: str
     nodes: int = 1
-    owns_ray: bool = field(default=False, repr=False)
 
     @property
     def processes(self) -> int:
@@ -126,7 +125,7 @@ def start_ray_actors(address: str | None, workers: int | None) -> Iterator[RayAc
         actors = [remote.remote() for _ in range(count)]
         nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
         driver_node = ray.get_runtime_context().get_node_id()
-        yield RayActors(actors, driver_node, nodes, owns_ray)
+        yield RayActors(actors, driver_node, nodes)
     finally:
         # Each closes its HTTP session (a step still running is stopped first), then goes.
         with contextlib.suppress(Exception):
