@@ -153,12 +153,17 @@ class LoadSliceActor:
         return said
 
     async def close(self) -> None:
-        """Stop a step still running and close the HTTP session."""
+        """Stop a step still running, close the HTTP session and end this actor's process."""
         if self._stop is not None:
             self._stop.set()
         if self._running is not None:
             await asyncio.wait([self._running])
         await self._resources.aclose()
+        import ray
+
+        # An orderly exit (Ray ends the worker as a process exits, running its exit hooks),
+        # where a kill would end it at once.
+        ray.actor.exit_actor()  # type: ignore[no-untyped-call]  # Ray leaves it unannotated
 
     async def _run(self, command: StepCommand, stop: asyncio.Event) -> None:
         assert self._slice is not None
