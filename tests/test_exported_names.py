@@ -226,6 +226,7 @@ EXPORTED: dict[str, list[str]] = {
         "Poisson",
         "Profile",
         "ProgressSnapshot",
+        "RayActors",
         "RecordSink",
         "SinkFactory",
         "StepContext",
@@ -239,6 +240,7 @@ EXPORTED: dict[str, list[str]] = {
         "run_benchmark",
         "run_benchmark_async",
         "start_load_processes",
+        "start_ray_actors",
     ],
     "assay.server_metrics": [
         "AssayCounts",

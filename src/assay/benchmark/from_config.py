@@ -195,13 +195,21 @@ def slo_of(config: RunConfig) -> Slo | None:
 
 
 def plan_of(
-    config: RunConfig, source: RequestSource, backend: BackendSettings, chain: ChainSpec
+    config: RunConfig,
+    source: RequestSource,
+    backend: BackendSettings,
+    chain: ChainSpec,
+    *,
+    slices: int | None = None,
 ) -> BenchmarkPlan:
-    """The scheduler's plan; the validator chain is rebuilt from names in every process."""
+    """The scheduler's plan; the validator chain is rebuilt from names in every process.
+
+    `slices` is how many slices the load is cut into when the engine says (its Ray actors);
+    otherwise one per load process."""
     return BenchmarkPlan(
         profile=profile_of(config),
         constraints=constraints_of(config),
-        processes=config.load_processes,
+        processes=slices or config.load_processes,
         source=source,
         backend=backend,
         validator_factory=chain,

@@ -45,10 +45,12 @@ from assay.scheduler import (
     BenchmarkPlan,
     BenchmarkResult,
     ProgressSnapshot,
+    RayActors,
     StepContext,
     StepResult,
     run_benchmark,
     start_load_processes,
+    start_ray_actors,
 )
 from assay.scheduler.interrupt import sigint_as_flag
 from assay.scheduler.profiles import CONCURRENCY_KINDS, DEFAULT_CONCURRENCY
@@ -147,13 +149,14 @@ def run_from_config(
     *,
     note: Callable[[str], None] = lambda _: None,
     on_progress: Callable[[ProgressSnapshot], None] | None = None,
-    started: LoadProcesses | None = None,
+    started: LoadProcesses | RayActors | None = None,
     folder: RunFolder | None = None,
 ) -> RunOutcome:
     """Run the benchmark `config` describes and write its files; see `RunOutcome`.
 
-    `started` are its load processes when the caller started them ahead (the CLI does, before
-    it imports this module, so the imports overlap); otherwise they start here, first.
+    `started` are its load processes (or Ray actors) when the caller started them ahead (the
+    CLI starts load processes before it imports this module, so the imports overlap);
+    otherwise they start here, first: `config.engine` says which.
     `folder` is the run folder when the caller claimed it ahead (see `claim_run_folder`).
 
     Raises `AssayError` subclasses for bad input (data files, validators, an unreachable
@@ -183,7 +186,7 @@ def _run(
     started_at: datetime,
     note: Callable[[str], None],
     on_progress: Callable[[ProgressSnapshot], None] | None,
-    started: LoadProcesses | None,
+    started: LoadProcesses | RayActors | None,
 ) -> RunOutcome:
     output_dir = folder.path
     # From here on Ctrl-C is a flag, never a KeyboardInterrupt raised mid-start-up: the run
@@ -191,7 +194,10 @@ def _run(
     with contextlib.ExitStack() as stack:
         interrupted = stack.enter_context(sigint_as_flag())
         # The load processes start first: their imports overlap the target's start and check.
-        if started is None:
+        if started is None and config.engine == "ray":
+            started = stack.enter_context(start_ray_actors(config.ray_address, config.ray_workers))
+            note(f"engine: {started.processes} Ray actors on {started.nodes} nodes")
+        elif started is None:
             started = stack.enter_context(start_load_processes(config.load_processes))
         url = stack.enter_context(open_target(config, note))
         backend = backend_settings_of(config, url)
@@ -220,7 +226,8 @@ def _run(
             )
         ):
             raise KeyboardInterrupt
-        plan = plan_of(config, source, backend, chain)
+        slices = started.processes if isinstance(started, RayActors) else None
+        plan = plan_of(config, source, backend, chain, slices=slices)
         sinks = ShardSinkFactory(
             folder.shards,
             slo=slo_of(config),

@@ -14,7 +14,7 @@ from assay.data.session import turn_of
 from assay.errors import OutputError
 from assay.metrics import Slo, StepAggregator, Timeline, TimeWindow
 from assay.records import RequestRecord
-from assay.records.jsonl import RecordWriter, record_from_line
+from assay.records.jsonl import RecordWriter, record_from_line, record_line
 from assay.scheduler.record_sink import StepContext
 
 FLUSH_EVERY_NS = 1_000_000_000
@@ -55,13 +55,16 @@ class ShardSink:
         "_writer",
     )
 
-    def __init__(self, context: StepContext, factory: ShardSinkFactory) -> None:
+    def __init__(
+        self, context: StepContext, factory: ShardSinkFactory, *, spool: bool = False
+    ) -> None:
         self._context = context
         self._aggregator = factory.aggregator_for(context)
         self._timeline = Timeline(origin_ns=context.start_ns)
         self._slo, self._window = factory.slo, factory.window_for(context)
         self._turns: dict[int, StepAggregator] | None = None
-        self._writer = RecordWriter(factory.shard_path(context.step, context.process))
+        path = factory.shard_path(context.step, context.process)
+        self._writer: RecordWriter | _Spool = _Spool(path) if spool else RecordWriter(path)
         try:
             self._writer.open()
         except OSError as error:
@@ -89,6 +92,10 @@ class ShardSink:
                 aggregator = turns[turn] = StepAggregator(slo=self._slo, window=self._window)
             aggregator.add(record)
 
+    def spooled(self) -> bytes:
+        """The records' lines since the last call, when this sink spools (else nothing)."""
+        return self._writer.take() if isinstance(self._writer, _Spool) else b""
+
     def close(self) -> ShardSummary:
         try:
             self._writer.close()
@@ -103,6 +110,36 @@ class ShardSink:
             self._timeline,
             self._turns,
         )
+
+
+class _Spool:
+    """A `RecordWriter` that keeps the lines in memory for the driver to write: the shard
+    `path` is the driver's, where they end up."""
+
+    __slots__ = ("_lines", "path", "written")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lines: list[bytes] = []
+        self.written = 0
+
+    def open(self) -> None:
+        pass
+
+    def write(self, record: RequestRecord[GenerationResponse]) -> None:
+        self._lines.append(orjson.dumps(record_line(record), option=orjson.OPT_APPEND_NEWLINE))
+        self.written += 1
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def take(self) -> bytes:
+        lines = b"".join(self._lines)
+        self._lines.clear()
+        return lines
 
 
 def _output_error(path: Path, error: OSError) -> OutputError:
@@ -122,6 +159,22 @@ class ShardSinkFactory:
 
     def __call__(self, context: StepContext) -> ShardSink:
         return ShardSink(context, self)
+
+    def spooling(self, context: StepContext) -> ShardSink:
+        """The sink of a slice that runs elsewhere (a Ray actor): it aggregates there and
+        spools its records' lines, which `write_spooled` puts in the shard here."""
+        return ShardSink(context, self, spool=True)
+
+    def write_spooled(self, step: int, process: int, lines: bytes) -> None:
+        """Append lines spooled by slice `process` of step `step` to its shard (created even
+        for none, so every finished slice has one)."""
+        path = self.shard_path(step, process)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("ab") as shard:
+                shard.write(lines)
+        except OSError as error:
+            raise _output_error(path, error) from None
 
     def shard_path(self, step: int, process: int) -> Path:
         """Where process `process` writes the records of step `step`."""

@@ -192,6 +192,28 @@ def run(
         int | None,
         typer.Option(help="Load-generating processes [CPU count].", rich_help_panel=_LOAD),
     ] = None,
+    engine: Annotated[
+        str | None,
+        typer.Option(
+            help="Where the load runs: local processes, or ray (actors on a Ray cluster; "
+            'pip install -e ".[ray]") [local].',
+            rich_help_panel=_LOAD,
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            help="The Ray cluster's head, HOST:PORT or auto [a local Ray on loopback].",
+            rich_help_panel=_LOAD,
+        ),
+    ] = None,
+    ray_workers: Annotated[
+        int | None,
+        typer.Option(
+            help="Ray actors, one load slice each [one per CPU of the cluster].",
+            rich_help_panel=_LOAD,
+        ),
+    ] = None,
     max_seconds: Annotated[
         float | None,
         typer.Option(
@@ -493,6 +515,10 @@ def run(
         from assay.load_launcher import start_load_processes
 
         try:
+            if run_config.engine == "ray":
+                from assay.cli.run_command import run_and_report
+
+                return run_and_report(run_config, None, folder)  # the run starts its actors
             # The load processes import the run path while this process does the same.
             with start_load_processes(run_config.load_processes) as started:
                 from assay.cli.run_command import run_and_report

@@ -10,7 +10,7 @@ import json
 import tomllib
 import unicodedata
 from pathlib import Path
-from typing import Any, Final, Self, get_args
+from typing import Any, Final, Literal, Self, get_args
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -81,6 +81,12 @@ class RunConfig(BaseModel):
     replay_speed: float = Field(default=1.0, gt=0)
     trace_block_tokens: int = Field(default=512, gt=0)
     processes: int | None = Field(default=None, gt=0)
+    # Where the load slices run: local processes, or Ray actors spread over a Ray cluster.
+    engine: Literal["local", "ray"] = "local"
+    # The Ray cluster's address (HOST:PORT of its head, or "auto"); None starts a local Ray.
+    ray_address: str | None = None
+    # Ray actors, one load slice each (default: one per CPU of the cluster).
+    ray_workers: int | None = Field(default=None, gt=0)
     # Constraints
     max_seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False, le=MAX_DURATION_S)
     max_requests: int | None = Field(default=None, gt=0)
@@ -218,6 +224,33 @@ class RunConfig(BaseModel):
                     f"{', '.join(mock)}: only for the embedded mock, "
                     "which does not run with --target"
                 )
+        return self
+
+    @field_validator("ray_address")
+    @classmethod
+    def _ray_address_is_host_port(cls, address: str | None) -> str | None:
+        if address is None or address == "auto":
+            return address
+        host, colon, port = address.rpartition(":")
+        if not colon or not host or "/" in address or not port.isdigit():
+            raise ValueError(
+                f"HOST:PORT expected (the head node's GCS address, as "
+                f"`ray start --head` prints it) or auto, not {address!r}"
+            )
+        return address
+
+    @model_validator(mode="after")
+    def _engine_flags_match(self) -> Self:
+        given = self.model_fields_set
+        if self.engine != "ray":
+            ray_only = [_flag(key) for key in ("ray_address", "ray_workers") if key in given]
+            if ray_only:
+                raise ValueError(f"{', '.join(ray_only)} applies to --engine ray")
+        elif "processes" in given:
+            raise ValueError(
+                "--processes counts local load processes; with --engine ray the load runs in "
+                "Ray actors (--ray-workers N)"
+            )
         return self
 
     @model_validator(mode="after")

@@ -20,6 +20,7 @@ from assay.scheduler.profiles import (
     Throughput,
 )
 from assay.scheduler.progress import OutcomeTotals, ProgressSnapshot
+from assay.scheduler.ray_engine import RayActors, start_ray_actors
 from assay.scheduler.record_sink import (
     CountingSink,
     OutcomeCounts,
@@ -43,6 +44,7 @@ __all__ = [
     "Poisson",
     "Profile",
     "ProgressSnapshot",
+    "RayActors",
     "RecordSink",
     "SinkFactory",
     "StepContext",
@@ -56,4 +58,5 @@ __all__ = [
     "run_benchmark",
     "run_benchmark_async",
     "start_load_processes",
+    "start_ray_actors",
 ]

@@ -9,13 +9,15 @@ Each child is a fresh interpreter running `python -m assay.scheduler.load_child 
 multiprocessing child: it imports only the run path (never the parent's `__main__` script, say
 the CLI), and nothing starts multiprocessing's resource tracker process. Everything goes over
 one socket pair per child (a multiprocessing `Connection`): the parent's `sys.path`, the pickled
-plan, step commands and stops one way; readiness, progress, results and crashes the other."""
+plan, step commands and stops one way; readiness, progress, results and crashes the other.
+
+The step loop itself (`coordinate`) knows its peers only through an `Inbox`: the Ray engine
+(`assay.scheduler.ray_engine`) runs the same loop, with the same accounting, over Ray actors."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import io
 import os
 import pickle
@@ -23,10 +25,11 @@ import signal
 import subprocess
 import sys
 import types
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
+from functools import partial
 from multiprocessing.connection import Connection
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from assay.backend import open_backend
 from assay.core import MonotonicClock
@@ -43,6 +46,7 @@ from assay.scheduler.benchmark_plan import (
 from assay.scheduler.constraints import StopReason
 from assay.scheduler.interrupt import SigintFlag, sigint_as_flag
 from assay.scheduler.liveness import Heartbeats
+from assay.scheduler.load_slice import LoadSlice, step_work
 from assay.scheduler.profiles import StepLoad
 from assay.scheduler.progress import (
     PROGRESS_INTERVAL_NS,
@@ -52,10 +56,11 @@ from assay.scheduler.progress import (
 )
 from assay.scheduler.record_sink import SinkFactory
 from assay.scheduler.schedule import NS_PER_S
-from assay.scheduler.step_runner import ProcessStepResult, StepWork, run_step, slice_owed
+from assay.scheduler.step_runner import ProcessStepResult, StepWork, slice_owed
 
 S = TypeVar("S")
 T = TypeVar("T")
+P = TypeVar("P")
 
 # Every child is idle and listening when a step is handed out; this lead lets all of them
 # receive the command before the first request is due.
@@ -137,7 +142,7 @@ def run_in_processes(
             started = stack.enter_context(start_load_processes(plan.processes))
         children = started.children
         # Pickled while the children import the run path; it then waits in their sockets.
-        payload = _pickle_for_children((plan, sink_factory))
+        payload = pickle_for_children((plan, sink_factory))
         for process, child in enumerate(children, start=1):
             child.conn.send((process, list(sys.path)))
             child.conn.send_bytes(payload)
@@ -157,7 +162,8 @@ class _ImportablePickler(pickle.Pickler):
         return NotImplemented
 
 
-def _pickle_for_children(payload: object) -> bytes:
+def pickle_for_children(payload: object) -> bytes:
+    """`payload` pickled for another interpreter, refusing what only `__main__` defines."""
     buffer = io.BytesIO()
     _ImportablePickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(payload)
     return buffer.getvalue()
@@ -195,10 +201,31 @@ class _Inbox:
             asyncio.get_running_loop().remove_reader(child.conn.fileno())
             self._queue.put_nowait((child, GONE))
 
+    noun = "load process"
+    nouns = "load processes"
+
     def forget(self, child: LoadChild) -> None:
         """Stop reading `child` (it was killed: whatever it still had to say is void)."""
         if not child.conn.closed:
             asyncio.get_running_loop().remove_reader(child.conn.fileno())
+
+    def send(self, children: Iterable[LoadChild], message: object) -> None:
+        send_all(list(children), message)
+
+    def has_unread(self, child: LoadChild) -> bool:
+        return child.conn.poll()
+
+    def kill(self, child: LoadChild) -> None:
+        child.popen.kill()  # SIGKILL ends a stopped process too
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.popen.wait(timeout=1.0)
+        self.forget(child)
+
+    def name(self, child: LoadChild) -> str:
+        return child.name
+
+    def describe_exit(self, child: LoadChild) -> str:
+        return describe_exit(child)
 
     async def get(self, timeout_s: float) -> tuple[LoadChild, object] | None:
         """The next message and its sender, or None after `timeout_s` without one; a child
@@ -234,6 +261,45 @@ GONE = object()
 """What the inbox gives for a child whose socket closed without a word."""
 
 
+class Inbox(Protocol[P]):
+    """How the coordinator hears from and talks to the peers that run the other slices (load
+    children, Ray actors): each engine's transport behind one set of verbs."""
+
+    noun: str
+    """What a peer is called in the run's messages ("load process", "Ray actor")."""
+
+    nouns: str
+    """The plural of `noun`."""
+
+    last_read_ns: dict[P, int]
+    """When each peer was last heard from (the heartbeat deadline is judged by it)."""
+
+    async def get(self, timeout_s: float) -> tuple[P, object] | None:
+        """The next message and its sender, `(peer, GONE)` for a peer that went away, None
+        after `timeout_s` without one; a peer's crash is raised."""
+        ...
+
+    def send(self, peers: Iterable[P], message: object) -> None:
+        """Send `message` to each of `peers` (one that is gone is reported when read)."""
+        ...
+
+    def has_unread(self, peer: P) -> bool:
+        """Whether words of `peer` wait to be read (it is alive, only not read yet)."""
+        ...
+
+    def kill(self, peer: P) -> None:
+        """End a peer that stopped answering; what it still had to say is void."""
+        ...
+
+    def name(self, peer: P) -> str:
+        """The peer's name, for start-up errors."""
+        ...
+
+    def describe_exit(self, peer: P) -> str:
+        """How a peer that went away ended ("was killed by SIGKILL")."""
+        ...
+
+
 def watch_readable(
     loop: asyncio.AbstractEventLoop, conn: Connection, callback: Callable[..., object], *args: Any
 ) -> None:
@@ -252,7 +318,7 @@ class _StepControl:
         index: int,
         plan: BenchmarkPlan,
         start_ns: int,
-        children: list[LoadChild],
+        tell_all: Callable[[object], None],
         clock: MonotonicClock,
     ):
         self.index = index
@@ -260,8 +326,11 @@ class _StepControl:
         self.stop = asyncio.Event()
         self.reason: StopReason | None = None
         self.halted_ns: int | None = None
-        self._children = children
+        self._tell_all = tell_all
         self._clock = clock
+
+    def now_ns(self) -> int:
+        return self._clock.now_ns()
 
     def take(self, message: ProgressMessage) -> None:
         reason = self.progress.take(message)
@@ -273,7 +342,7 @@ class _StepControl:
             self.reason = reason
             self.halted_ns = self._clock.now_ns()
             self.stop.set()
-            send_all(self._children, StopStep(self.index))
+            self._tell_all(StopStep(self.index))
 
 
 async def _coordinate(
@@ -283,80 +352,89 @@ async def _coordinate(
     interrupted: SigintFlag,
     on_progress: Callable[[ProgressSnapshot], None] | None,
 ) -> BenchmarkResult[S]:
-    """Run process 0's slice of every step here while following the children's.
-
-    A child lost during a step (dead, or killed for not answering) is left out of the rest of
-    it; the step ends with the others and the run ends after it.
-    """
+    """Run process 0's slice of every step here while following the children's."""
     clock = MonotonicClock()
-    validate = plan.validator_factory()
-    steps: list[StepResult[S]] = []
-    live = {child: process for process, child in enumerate(children, start=1)}
-    # Children that died between steps: their slice of the next step is lost from its start.
-    departed: list[tuple[int, str]] = []
-    heartbeats = Heartbeats[LoadChild](round(plan.unresponsive_after_s * NS_PER_S))
     with _Inbox(children, clock) as inbox:
         async with open_backend(plan.backend_for_process(), clock) as backend:
-            await _children_ready(inbox, len(children), clock, interrupted)
-            benchmark_start_ns = clock.now_ns()
-            while not interrupted.is_set() and (load := next_load(plan.profile, steps)) is not None:
-                index = len(steps)
-                start_ns = clock.now_ns() + _START_LEAD_NS
-                send_all(list(live), StepCommand(index, load, start_ns))
-                control = _StepControl(index, plan, start_ns, list(live), clock)
-                work = StepWork(
-                    index, load, plan.constraints, plan.seed, 0, plan.processes, start_ns
-                )
-                own = asyncio.create_task(
-                    run_step(
-                        work,
-                        source=plan.source,
-                        resolve=backend.resolve,
-                        validate=validate,
-                        sink_factory=sink_factory,
-                        clock=clock,
-                        stop=control.stop,
-                        report=control.take,
-                    )
-                )
-                follow = _Follow(inbox, control, live, departed, heartbeats, clock)
-                try:
-                    parts = await follow.step(own, interrupted, on_progress, benchmark_start_ns)
-                finally:
-                    if not own.done():
-                        own.cancel()
-                        await asyncio.wait([own])
-                    if not own.cancelled():
-                        own.exception()  # retrieved: a child's failure is the one raised
-                done = [own.result(), *parts]
-                lost = tuple(
-                    LostProcess(
-                        process,
-                        reason,
-                        control.progress.reported(process),
-                        _owed(plan, work, process, control, done),
-                    )
-                    for process, reason in follow.lost
-                )
-                steps.append(merge_step(index, load, start_ns, done, control.reason, lost))
-                if lost:
-                    break  # the rest of the run would be missing a slice of every step
+            own = LoadSlice(plan, 0, sink_factory, backend.resolve, plan.validator_factory(), clock)
+            peers = {child: process for process, child in enumerate(children, start=1)}
+            return await coordinate(
+                plan, peers, inbox, interrupted, on_progress, clock=clock, own=own
+            )
+
+
+async def coordinate(
+    plan: BenchmarkPlan,
+    peers: dict[P, int],
+    inbox: Inbox[P],
+    interrupted: SigintFlag,
+    on_progress: Callable[[ProgressSnapshot], None] | None,
+    *,
+    clock: MonotonicClock,
+    own: LoadSlice[S] | None = None,
+    start_lead_ns: int = _START_LEAD_NS,
+) -> BenchmarkResult[S]:
+    """Run every step over `peers` (each running slice `peers[peer]`) and, with `own`, a slice
+    of this process: one start time per step on `clock`, merged progress, the error
+    constraints over everyone, one stop for all.
+
+    A peer lost during a step (gone, or killed for not answering) is left out of the rest of
+    it; the step ends with the others and the run ends after it.
+    """
+    steps: list[StepResult[S]] = []
+    live = dict(peers)
+    # Peers that went away between steps: their slice of the next step is lost from its start.
+    departed: list[tuple[int, str]] = []
+    heartbeats = Heartbeats[P](round(plan.unresponsive_after_s * NS_PER_S))
+    await _peers_ready(inbox, len(peers), clock, interrupted)
+    benchmark_start_ns = clock.now_ns()
+    while not interrupted.is_set() and (load := next_load(plan.profile, steps)) is not None:
+        index = len(steps)
+        start_ns = clock.now_ns() + start_lead_ns
+        inbox.send(live, StepCommand(index, load, start_ns))
+        control = _StepControl(index, plan, start_ns, partial(inbox.send, list(live)), clock)
+        own_part = None
+        if own is not None:
+            own_part = asyncio.create_task(
+                own.run(index, load, start_ns, stop=control.stop, report=control.take)
+            )
+        follow = _Follow(inbox, control, live, departed, heartbeats, clock)
+        try:
+            parts = await follow.step(own_part, interrupted, on_progress, benchmark_start_ns)
+        finally:
+            if own_part is not None:
+                if not own_part.done():
+                    own_part.cancel()
+                    await asyncio.wait([own_part])
+                if not own_part.cancelled():
+                    own_part.exception()  # retrieved: a peer's failure is the one raised
+        done = parts if own_part is None else [own_part.result(), *parts]
+        lost = tuple(
+            LostProcess(
+                process,
+                reason,
+                control.progress.reported(process),
+                _owed(plan, step_work(plan, process, index, load, start_ns), control, done),
+            )
+            for process, reason in follow.lost
+        )
+        steps.append(merge_step(index, load, start_ns, done, control.reason, lost))
+        if lost:
+            break  # the rest of the run would be missing a slice of every step
     return BenchmarkResult(steps=steps, interrupted=interrupted.is_set())
 
 
 def _owed(
     plan: BenchmarkPlan,
-    work: StepWork,
-    process: int,
+    slice_work: StepWork,
     control: _StepControl,
     done: list[ProcessStepResult[S]],
 ) -> int | None:
-    """What a lost process's slice of the step owed by the time the step stopped dispatching."""
-    slice_work = dataclasses.replace(work, process=process)
+    """What a lost slice of the step owed by the time the step stopped dispatching."""
     budget = plan.constraints.budget(plan.source.size())
     ends = [
         end
-        for end in (plan.constraints.deadline_ns(work.start_ns), control.halted_ns)
+        for end in (plan.constraints.deadline_ns(slice_work.start_ns), control.halted_ns)
         if end is not None
     ]
     if ends:
@@ -364,39 +442,40 @@ def _owed(
     elif budget is not None:
         end_ns = None  # the others ran their whole slices, so would it have
     else:
-        end_ns = max(part.finished_ns for part in done)
+        # Every slice lost (none finished): the step ended when the last of them was.
+        end_ns = max((part.finished_ns for part in done), default=control.now_ns())
     return slice_owed(slice_work, budget, end_ns)
 
 
-async def _children_ready(
-    inbox: _Inbox, count: int, clock: MonotonicClock, interrupted: SigintFlag
+async def _peers_ready(
+    inbox: Inbox[P], count: int, clock: MonotonicClock, interrupted: SigintFlag
 ) -> None:
     deadline_ns = clock.now_ns() + round(_STARTUP_TIMEOUT_S * 1e9)
     while count and not interrupted.is_set():
         remaining_ns = deadline_ns - clock.now_ns()
         if remaining_ns <= 0:
-            raise LoadProcessError(f"{count} load processes did not start in time")
+            raise LoadProcessError(f"{count} {inbox.nouns} did not start in time")
         received = await inbox.get(min(remaining_ns / 1e9, _POLL_S))
         if received is None:
             continue
-        child, message = received
+        peer, message = received
         if message is GONE:
-            raise LoadProcessError(f"{child.name} {describe_exit(child)} while starting")
+            raise LoadProcessError(f"{inbox.name(peer)} {inbox.describe_exit(peer)} while starting")
         if isinstance(message, Ready):
             count -= 1
 
 
-class _Follow:
-    """The parent's watch over the children during one step: their parts as they come, and
-    the ones lost (dead, or killed after `unresponsive_after_s` of silence)."""
+class _Follow(Generic[P]):
+    """The coordinator's watch over the peers during one step: their parts as they come, and
+    the ones lost (gone, or killed after `unresponsive_after_s` of silence)."""
 
     def __init__(
         self,
-        inbox: _Inbox,
+        inbox: Inbox[P],
         control: _StepControl,
-        live: dict[LoadChild, int],
+        live: dict[P, int],
         departed: list[tuple[int, str]],
-        heartbeats: Heartbeats[LoadChild],
+        heartbeats: Heartbeats[P],
         clock: MonotonicClock,
     ) -> None:
         self.inbox = inbox
@@ -410,46 +489,43 @@ class _Follow:
 
     async def step(
         self,
-        own: asyncio.Task[ProcessStepResult[S]],
+        own: asyncio.Task[ProcessStepResult[S]] | None,
         interrupted: SigintFlag,
         on_progress: Callable[[ProgressSnapshot], None] | None,
         benchmark_start_ns: int,
     ) -> list[ProcessStepResult[S]]:
-        """The children's parts of the step, once they and this process's own part are done."""
+        """The peers' parts of the step, once they and this process's own part are done."""
         control, clock = self.control, self.clock
         parts: list[ProcessStepResult[S]] = []
         waiting = dict(self.live)
         self.heartbeats.expect(waiting, clock.now_ns())
         next_report_ns = clock.now_ns() + PROGRESS_INTERVAL_NS
-        while waiting or not own.done():
+        while waiting or (own is not None and not own.done()):
             if interrupted.is_set():
                 control.halt(StopReason.stop_signal)
-            if own.done():
-                own.result()  # this process's part failed: raise it here, the children stop
+            if own is not None and own.done():
+                own.result()  # this process's part failed: raise it here, the peers stop
             received = await self.inbox.get(_POLL_S)
             now_ns = clock.now_ns()
             if received is not None and received[0] in self.live:
-                # (What a killed child had still sent is void: its part is lost.)
-                child, message = received
+                # (What a killed peer had still sent is void: its part is lost.)
+                peer, message = received
                 if message is GONE:
-                    self._lose(child, waiting, describe_exit(child))
+                    self._lose(peer, waiting, self.inbox.describe_exit(peer))
                 elif isinstance(message, Done):
                     parts.append(message.result)
-                    waiting.pop(child, None)
-                    self.heartbeats.forget(child)
+                    waiting.pop(peer, None)
+                    self.heartbeats.forget(peer)
                 elif isinstance(message, ProgressMessage):
                     control.take(message)
-            for child, read_ns in self.inbox.last_read_ns.items():
-                self.heartbeats.heard(child, read_ns)
-            for child in self.heartbeats.silent(now_ns):
-                if child.conn.poll():
+            for peer, read_ns in self.inbox.last_read_ns.items():
+                self.heartbeats.heard(peer, read_ns)
+            for peer in self.heartbeats.silent(now_ns):
+                if self.inbox.has_unread(peer):
                     continue  # its words are waiting to be read: it is alive
-                child.popen.kill()  # SIGKILL ends a stopped process too
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    child.popen.wait(timeout=1.0)
-                self.inbox.forget(child)
+                self.inbox.kill(peer)
                 seconds = self.heartbeats.timeout_ns / NS_PER_S
-                self._lose(child, waiting, f"stopped answering for {seconds:g} s and was killed")
+                self._lose(peer, waiting, f"stopped answering for {seconds:g} s and was killed")
             if on_progress is not None and now_ns >= next_report_ns:
                 next_report_ns = now_ns + PROGRESS_INTERVAL_NS
                 snapshot = control.progress.snapshot(
@@ -458,16 +534,29 @@ class _Follow:
                 on_progress(snapshot)
         return parts
 
-    def _lose(self, child: LoadChild, waiting: dict[LoadChild, int], reason: str) -> None:
-        process = self.live.pop(child, None)
-        self.heartbeats.forget(child)
+    def _lose(self, peer: P, waiting: dict[P, int], reason: str) -> None:
+        process = self.live.pop(peer, None)
+        self.heartbeats.forget(peer)
         if process is None:
             return
-        loss = (process, f"load process {process} {reason}")
-        if waiting.pop(child, None) is not None:
+        loss = (process, f"{self.inbox.noun} {process} {reason}")
+        if waiting.pop(peer, None) is not None:
             self.lost.append(loss)
         else:
             self.departed.append(loss)  # its part of this step is in: the next one lacks it
 
 
-__all__ = ["LoadProcessError", "run_event_loop", "run_in_processes"]
+__all__ = [
+    "GONE",
+    "Crashed",
+    "Done",
+    "Inbox",
+    "LoadProcessError",
+    "Ready",
+    "StepCommand",
+    "StopStep",
+    "coordinate",
+    "pickle_for_children",
+    "run_event_loop",
+    "run_in_processes",
+]

@@ -24,9 +24,10 @@ from assay.scheduler.benchmark_plan import (
 )
 from assay.scheduler.coordinator import run_event_loop, run_in_processes
 from assay.scheduler.interrupt import STOP_SIGNALS
+from assay.scheduler.load_slice import LoadSlice
 from assay.scheduler.progress import ProgressMessage, ProgressSnapshot, StepProgress
+from assay.scheduler.ray_engine import RayActors, run_on_ray
 from assay.scheduler.record_sink import SinkFactory
-from assay.scheduler.step_runner import StepWork, run_step
 
 S = TypeVar("S")
 
@@ -36,7 +37,7 @@ def run_benchmark(
     sink_factory: SinkFactory[S],
     *,
     on_progress: Callable[[ProgressSnapshot], None] | None = None,
-    started: LoadProcesses | None = None,
+    started: LoadProcesses | RayActors | None = None,
 ) -> BenchmarkResult[S]:
     """Run every step of `plan` and return the steps' results; Ctrl-C stops it cleanly.
 
@@ -49,7 +50,8 @@ def run_benchmark(
     (`degraded`), its part listed in `StepResult.lost_processes`. `on_progress` is called in
     this process about every 250 ms.
     `started` are load processes from `start_load_processes(plan.processes)`, started while the
-    caller prepared the run, so their start-up overlaps it.
+    caller prepared the run, so their start-up overlaps it; or Ray actors from
+    `start_ray_actors`, one per slice, which then run every slice (`run_on_ray`).
 
     >>> from functools import partial
     >>> from assay.backend import BackendSettings
@@ -66,6 +68,8 @@ def run_benchmark(
     >>> step.totals.errored, step.errors_by_code
     (2, {'connect_error': 2})
     """
+    if isinstance(started, RayActors):
+        return run_on_ray(plan, sink_factory, started, on_progress=on_progress)
     if plan.processes == 1 and (started is None or started.processes == 1):
         return run_event_loop(_run_interruptible(plan, sink_factory, on_progress))
     return run_in_processes(plan, sink_factory, on_progress=on_progress, started=started)
@@ -95,10 +99,10 @@ async def run_benchmark_async(
     benchmark_start_ns = clock.now_ns()
     steps: list[StepResult[S]] = []
     async with open_backend(plan.backend_for_process(), clock) as backend:
+        own = LoadSlice(plan, 0, sink_factory, backend.resolve, validate, clock)
         while not stop.is_set() and (load := next_load(plan.profile, steps)) is not None:
             index = len(steps)
             start_ns = clock.now_ns()
-            work = StepWork(index, load, plan.constraints, plan.seed, 0, 1, start_ns)
             report = None
             if on_progress is not None:
                 report = _progress_reporter(
@@ -108,16 +112,7 @@ async def run_benchmark_async(
                     on_progress,
                 )
             # One process sees every request, so its own error watch is exact: no parent stop.
-            part = await run_step(
-                work,
-                source=plan.source,
-                resolve=backend.resolve,
-                validate=validate,
-                sink_factory=sink_factory,
-                clock=clock,
-                stop=stop,
-                report=report,
-            )
+            part = await own.run(index, load, start_ns, stop=stop, report=report)
             steps.append(merge_step(index, load, start_ns, [part], parent_stop=None))
     return BenchmarkResult(steps=steps, interrupted=stop.is_set())
 

@@ -30,8 +30,8 @@ from assay.scheduler.coordinator import (
     run_event_loop,
     watch_readable,
 )
+from assay.scheduler.load_slice import LoadSlice
 from assay.scheduler.record_sink import SinkFactory
-from assay.scheduler.step_runner import StepWork, run_step
 
 S = TypeVar("S")
 
@@ -72,6 +72,7 @@ async def _child(
     clock = MonotonicClock()
     validate = plan.validator_factory()
     async with open_backend(plan.backend_for_process(), clock) as backend:
+        own = LoadSlice(plan, process, sink_factory, backend.resolve, validate, clock)
         conn.send(Ready(process))
         while True:
             # Between steps this process has nothing else to do, so a blocking read is fine.
@@ -81,26 +82,14 @@ async def _child(
             if isinstance(command, StopStep):
                 continue  # for a step this process had already finished
             assert isinstance(command, StepCommand), f"unexpected command {command!r}"
-            work = StepWork(
-                command.step,
-                command.load,
-                plan.constraints,
-                plan.seed,
-                process,
-                plan.processes,
-                command.start_ns,
-            )
             step_stop = asyncio.Event()
             async with asyncio.TaskGroup() as group:
                 watcher = group.create_task(_relay_stop(conn, command.step, step_stop))
                 try:
-                    result = await run_step(
-                        work,
-                        source=plan.source,
-                        resolve=backend.resolve,
-                        validate=validate,
-                        sink_factory=sink_factory,
-                        clock=clock,
+                    result = await own.run(
+                        command.step,
+                        command.load,
+                        command.start_ns,
                         stop=step_stop,
                         report=conn.send,
                     )

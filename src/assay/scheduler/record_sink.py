@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, TypeAlias, TypeVar
+from typing import Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from assay.core import GenerationResponse
 from assay.records import Cancelled, Completed, Errored, RequestRecord
@@ -56,6 +56,29 @@ class RecordSink(Protocol[S_co]):
 
 SinkFactory: TypeAlias = Callable[[StepContext], RecordSink[S]]
 """Builds the sink of one step in one process; picklable when processes > 1."""
+
+
+class SpoolingSink(RecordSink[S_co], Protocol):
+    """A sink that keeps its records' serialized lines for someone else to write."""
+
+    def spooled(self) -> bytes:
+        """The lines of the records added since the last call (also after `close`)."""
+        ...
+
+
+@runtime_checkable
+class SpooledSinkFactory(Protocol[S_co]):
+    """A sink factory whose records can travel: a Ray actor on another node cannot reach the
+    driver's files, so its sink aggregates where it runs and spools its records' lines, which
+    the driver writes where the factory's own sinks would have."""
+
+    def spooling(self, context: StepContext) -> SpoolingSink[S_co]:
+        """The sink of one step of a slice that runs elsewhere."""
+        ...
+
+    def write_spooled(self, step: int, process: int, lines: bytes) -> None:
+        """Write lines a spooling sink gave (called in the driver, in order)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +135,8 @@ __all__ = [
     "OutcomeCounts",
     "RecordSink",
     "SinkFactory",
+    "SpooledSinkFactory",
+    "SpoolingSink",
     "StepContext",
     "counting_sink",
 ]

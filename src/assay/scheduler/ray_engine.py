@@ -1,0 +1,364 @@
+"""The Ray engine: every slice of the load runs in a Ray actor, spread over a cluster's nodes.
+
+The driver (this process) does what the parent of a local run does, with the same code
+(`coordinate`): one start time per step, merged progress, the error constraints over every
+slice, one stop for all, lost slices accounted. It runs no slice itself: with N actors a run
+sends exactly the requests, at the same targeted times, that a local run with N processes
+sends. Each actor does what a load child does (`assay.scheduler.ray_actor`); its aggregates come
+back with its part of each step and are merged here, and its records' lines are streamed here
+in batches and written to the shards a local run would write (see `SpooledSinkFactory`).
+
+Ray is an optional extra: this module imports it only when an engine starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
+
+from assay.core import MonotonicClock
+from assay.errors import AssayError, ConfigError, first_assay_error
+from assay.scheduler.benchmark_plan import BenchmarkPlan, BenchmarkResult
+from assay.scheduler.coordinator import (
+    GONE,
+    Crashed,
+    LoadProcessError,
+    StepCommand,
+    StopStep,
+    coordinate,
+    pickle_for_children,
+    run_event_loop,
+)
+from assay.scheduler.interrupt import STOP_SIGNALS, SigintFlag, sigint_as_flag
+from assay.scheduler.progress import ProgressSnapshot
+from assay.scheduler.ray_actor import DriverClock, LoadSliceActor, RecordLines
+from assay.scheduler.record_sink import SinkFactory, SpooledSinkFactory
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+S = TypeVar("S")
+
+ActorHandle: TypeAlias = Any
+"""A `ray.actor.ActorHandle` of a `LoadSliceActor`: Ray types method calls on a handle only for
+classes decorated where they are defined, and this one is wrapped at run time (Ray is optional)."""
+
+INSTALL_HINT: Final = (
+    '--engine ray needs Ray, an optional extra: pip install -e ".[ray]" '
+    "(or pip install 'assay[ray]')"
+)
+# Ray delivers a method call in about a millisecond on a LAN; the lead covers a busy node.
+_START_LEAD_NS = 200_000_000
+# How long an idle actor holds a drain call open: the driver hears from each actor at least
+# this often, which is what the heartbeat deadline judges.
+_DRAIN_WAIT_S = 0.1
+_CLOSE_TIMEOUT_S = 5.0
+# Ray's switch for a machine that is not part of a cluster (its default on macOS and Windows):
+# nodes then take the loopback address as their own.
+_SINGLE_MACHINE: Final = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+def import_ray() -> ModuleType:
+    """The `ray` module, or a `ConfigError` saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError(INSTALL_HINT) from None
+    return ray
+
+
+@dataclass(eq=False)
+class RayPeer:
+    """One actor as the coordinator sees it (compared, and hashed, by identity)."""
+
+    process: int
+    handle: ActorHandle
+    exit: str = "went away"
+
+
+@dataclass(frozen=True)
+class RayActors:
+    """Ray actors started for a run (see `start_ray_actors`): one per slice of the load."""
+
+    actors: list[ActorHandle]
+    driver_node: str
+    nodes: int = 1
+
+    @property
+    def processes(self) -> int:
+        """The plan's slice count these serve: one per actor."""
+        return len(self.actors)
+
+
+@contextlib.contextmanager
+def start_ray_actors(address: str | None, workers: int | None) -> Iterator[RayActors]:
+    """Connect to the Ray cluster at `address` (or start a local one, on loopback only) and
+    start `workers` actors, one CPU each, spread over its nodes (default: one per CPU of the
+    cluster). On leaving, every actor is killed, and a Ray this started is shut down."""
+    if address is None and "ray" not in sys.modules:
+        # A Ray of this run alone stays on loopback. Ray otherwise gives its nodes, and every
+        # connection between its processes, the machine's network address, even with a
+        # loopback node address; its processes inherit this (read when ray is imported).
+        os.environ.setdefault(_SINGLE_MACHINE, "0")
+    ray = import_ray()
+    owns_ray = not ray.is_initialized()
+    if owns_ray:
+        _init(ray, address, workers)
+    actors: list[ActorHandle] = []
+    try:
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        count = workers or cpus
+        if count < 1 or count > cpus:
+            raise ConfigError(
+                f"--ray-workers {count}: the Ray cluster has {cpus} CPUs, and each actor needs one"
+            )
+        remote = ray.remote(num_cpus=1, scheduling_strategy="SPREAD")(LoadSliceActor)
+        actors = [remote.remote() for _ in range(count)]
+        nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
+        driver_node = ray.get_runtime_context().get_node_id()
+        yield RayActors(actors, driver_node, nodes)
+    finally:
+        # Each closes its HTTP session (a step still running is stopped first), then goes.
+        with contextlib.suppress(Exception):
+            ray.get([actor.close.remote() for actor in actors], timeout=_CLOSE_TIMEOUT_S)
+        for actor in actors:
+            with contextlib.suppress(Exception):
+                ray.kill(actor, no_restart=True)
+        if owns_ray:
+            ray.shutdown()
+
+
+def _init(ray: ModuleType, address: str | None, workers: int | None) -> None:
+    options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
+    if address is None:
+        # A Ray of this run alone, on this machine: loopback only, no dashboard, no usage
+        # report.
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        options |= {
+            "num_cpus": workers or os.cpu_count() or 1,
+            "include_dashboard": False,
+            "_node_ip_address": "127.0.0.1",
+        }
+    # Ray sets a SIGTERM handler of its own in a driver; the caller's (a clean stop) stays.
+    handlers = {number: signal.getsignal(number) for number in STOP_SIGNALS}
+    try:
+        ray.init(address=address, **options)
+    except ConnectionError as error:
+        raise ConfigError(f"cannot reach the Ray cluster at {address}: {error}") from None
+    finally:
+        if threading.current_thread() is threading.main_thread():
+            for number, handler in handlers.items():
+                if handler is not None:
+                    signal.signal(number, handler)
+
+
+def run_on_ray(
+    plan: BenchmarkPlan,
+    sink_factory: SinkFactory[S],
+    started: RayActors,
+    *,
+    on_progress: Callable[[ProgressSnapshot], None] | None = None,
+) -> BenchmarkResult[S]:
+    """Run `plan` over the actors of `started`, one slice each; Ctrl-C becomes a clean stop
+    (every actor cancels what it has in flight, and the partial result comes back).
+
+    `plan` and `sink_factory` must pickle, as for load processes. A sink factory that can
+    spool (`SpooledSinkFactory`, as the CLI's) has its records written here; any other runs
+    as it is in the actors (a `counting_sink`, a sink of the caller's).
+    """
+    if started.processes != plan.processes:
+        raise ConfigError(
+            f"{started.processes} Ray actors were started for a plan of {plan.processes} slices"
+        )
+    ray = import_ray()
+    with sigint_as_flag() as interrupted:
+        payload = pickle_for_children((plan, sink_factory))
+        clock = MonotonicClock()
+        driver = DriverClock(clock.now_ns(), time.time_ns(), started.driver_node)
+        spooled = _spooling(sink_factory)
+        peers = [RayPeer(process, actor) for process, actor in enumerate(started.actors)]
+        return run_event_loop(
+            _drive(ray, plan, peers, payload, driver, spooled, clock, interrupted, on_progress)
+        )
+
+
+def _spooling(factory: object) -> SpooledSinkFactory[Any] | None:
+    # (Taken as an object: a plain callable is not a SpooledSinkFactory to the type checker.)
+    return factory if isinstance(factory, SpooledSinkFactory) else None
+
+
+async def _drive(
+    ray: ModuleType,
+    plan: BenchmarkPlan,
+    peers: list[RayPeer],
+    payload: bytes,
+    driver: DriverClock,
+    spooled: SpooledSinkFactory[Any] | None,
+    clock: MonotonicClock,
+    interrupted: SigintFlag,
+    on_progress: Callable[[ProgressSnapshot], None] | None,
+) -> BenchmarkResult[S]:
+    inbox = RayInbox(ray, spooled, clock)
+    try:
+        async with asyncio.TaskGroup() as group:
+            for peer in peers:
+                setup = peer.handle.setup.remote(peer.process, payload, driver)
+                inbox.follow(group, peer, setup)
+            try:
+                result: BenchmarkResult[S] = await coordinate(
+                    plan,
+                    {peer: peer.process for peer in peers},
+                    inbox,
+                    interrupted,
+                    on_progress,
+                    clock=clock,
+                    start_lead_ns=_START_LEAD_NS,
+                )
+            finally:
+                inbox.close()
+    except BaseExceptionGroup as error:
+        # An error meant for the user (the driver's disk is full, an actor failed) is told as
+        # one line, as a local run tells it, not inside the group of the polling tasks.
+        user_error = first_assay_error(error)
+        if user_error is not None:
+            raise user_error from None
+        raise
+    return result
+
+
+class RayInbox:
+    """The actors' messages, from one long-polling `drain` call per actor at a time; records'
+    lines are written as they come, before the part of the step that counts them."""
+
+    noun = "Ray actor"
+    nouns = "Ray actors"
+
+    def __init__(
+        self, ray: ModuleType, spooled: SpooledSinkFactory[Any] | None, clock: MonotonicClock
+    ) -> None:
+        self._ray = ray
+        self._spooled = spooled
+        self._clock = clock
+        self._queue: asyncio.Queue[tuple[RayPeer, object]] = asyncio.Queue()
+        self._polls: dict[RayPeer, asyncio.Task[None]] = {}
+        self.last_read_ns: dict[RayPeer, int] = {}
+
+    def follow(self, group: asyncio.TaskGroup, peer: RayPeer, setup: Any) -> None:
+        """Start reading `peer`, whose setup call is `setup`."""
+        self._polls[peer] = group.create_task(self._poll(peer, setup))
+
+    def close(self) -> None:
+        """Stop reading every actor."""
+        for task in self._polls.values():
+            task.cancel()
+
+    async def _poll(self, peer: RayPeer, setup: Any) -> None:
+        errors = self._ray.exceptions
+        try:
+            self._take(peer, [await setup])
+            while True:
+                try:
+                    said = await peer.handle.drain.remote(_DRAIN_WAIT_S)
+                except errors.ActorUnavailableError:
+                    # Unreachable for now (a network blip, a restarting node): the heartbeat
+                    # deadline decides when it is lost.
+                    await asyncio.sleep(_DRAIN_WAIT_S)
+                    continue
+                self._take(peer, said)
+        except errors.RayActorError as error:
+            peer.exit = _describe_death(error)
+            self._queue.put_nowait((peer, GONE))
+        except errors.RayTaskError as error:
+            # Its setup failed: an error meant for the user (a bad validator) stays one line.
+            cause = first_assay_error(error.cause) if error.cause is not None else None
+            self._queue.put_nowait((peer, Crashed(peer.process, str(error), cause)))
+
+    def _take(self, peer: RayPeer, said: list[object]) -> None:
+        self.last_read_ns[peer] = self._clock.now_ns()
+        for message in said:
+            if isinstance(message, RecordLines):
+                if self._spooled is None:
+                    continue
+                try:
+                    self._spooled.write_spooled(message.step, message.process, message.lines)
+                except AssayError as error:  # the driver's disk is full: the run stops
+                    self._queue.put_nowait((peer, Crashed(peer.process, "", error)))
+            else:
+                self._queue.put_nowait((peer, message))
+
+    def forget(self, peer: RayPeer) -> None:
+        task = self._polls.get(peer)
+        if task is not None:
+            task.cancel()
+
+    async def get(self, timeout_s: float) -> tuple[RayPeer, object] | None:
+        try:
+            async with asyncio.timeout(timeout_s):
+                peer, message = await self._queue.get()
+        except TimeoutError:
+            return None
+        if isinstance(message, Crashed):
+            if message.error is not None:
+                raise message.error
+            raise LoadProcessError(f"Ray actor {peer.process} failed:\n{message.traceback}")
+        return peer, message
+
+    def send(self, peers: Iterable[RayPeer], message: object) -> None:
+        for peer in peers:
+            if isinstance(message, StepCommand):
+                ref = peer.handle.start_step.remote(message)
+            elif isinstance(message, StopStep):
+                ref = peer.handle.stop_step.remote(message.step)
+            else:
+                raise TypeError(f"no Ray call for {message!r}")
+            # A dead actor's call fails; its death is reported by its drain call, not here.
+            ref.future().add_done_callback(_retrieve)
+
+    def has_unread(self, peer: RayPeer) -> bool:
+        return False  # an answer that arrived is taken at once
+
+    def kill(self, peer: RayPeer) -> None:
+        self.forget(peer)
+        with contextlib.suppress(Exception):
+            self._ray.kill(peer.handle, no_restart=True)
+
+    def name(self, peer: RayPeer) -> str:
+        return f"Ray actor {peer.process}"
+
+    def describe_exit(self, peer: RayPeer) -> str:
+        return peer.exit
+
+
+def _retrieve(future: Any) -> None:
+    with contextlib.suppress(BaseException):
+        future.exception()
+
+
+def _describe_death(error: BaseException) -> str:
+    """A line on how an actor died, from Ray's (long) error."""
+    text = " ".join(str(error).split())
+    if "ray.kill" in text:
+        return "was killed (ray.kill)"
+    if "node" in text.lower() and "died" in text.lower():
+        return "died with its node"
+    first = text.split(". ")[0][:200]
+    return f"died ({first})"
+
+
+__all__ = [
+    "INSTALL_HINT",
+    "RayActors",
+    "RayInbox",
+    "import_ray",
+    "run_on_ray",
+    "start_ray_actors",
+]
