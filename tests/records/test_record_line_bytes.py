@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
+from pydantic import JsonValue
 
 from assay.core import (
     DiagnosticCode,
@@ -94,7 +95,10 @@ def embeddings_answer() -> GenerationResponse:
 
 
 def json_mode_answer() -> GenerationResponse:
-    schema = {"type": "object", "properties": {"n": {"type": "number", "minimum": 1.5}}}
+    schema: dict[str, JsonValue] = {
+        "type": "object",
+        "properties": {"n": {"type": "number", "minimum": 1.5}},
+    }
     return GenerationResponse(
         request_id="r3",
         endpoint=Endpoint.completions,
