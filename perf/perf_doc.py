@@ -87,13 +87,23 @@ def _parts_lines(results: dict[str, Any]) -> list[str]:
 
 
 def _history_lines(history_dir: Path) -> list[str]:
-    header = "| run | " + " | ".join(name for name, _ in HISTORY_COLUMNS) + " |"
-    lines = [header, "|---|" + "---:|" * len(HISTORY_COLUMNS)]
+    header = "| run | " + " | ".join(name for name, _ in HISTORY_COLUMNS) + " | 1-min load |"
+    lines = [header, "|---|" + "---:|" * len(HISTORY_COLUMNS) + "---|"]
     for path in sorted(history_dir.glob("*.json")):
         results: dict[str, Any] = json.loads(path.read_text())
         cells = [format_value(lookup(results, column)) for _, column in HISTORY_COLUMNS]
-        lines.append(f"| {path.stem} | " + " | ".join(cells) + " |")
+        lines.append(f"| {path.stem} | " + " | ".join(cells) + f" | {_loads(results)} |")
     return lines
+
+
+def _loads(results: dict[str, Any]) -> str:
+    """The 1-minute load average before and after each part of a run, e.g. `ceiling 0.8-1.3`."""
+    spans = []
+    for name, part in results.get("parts", {}).items():
+        before, after = part.get("load_average_1m_before"), part.get("load_average_1m_after")
+        if before is not None and after is not None:
+            spans.append(f"{name} {before:g}-{after:g}")
+    return ", ".join(spans)
 
 
 def _profile_lines(results: dict[str, Any]) -> list[str]:
