@@ -564,6 +564,12 @@ async def _drain_after_terminal(
     breaks, is cut: the answer was complete, so neither is a fault.
     """
     content = response.content
+    if content.at_eof():
+        # The usual case: the body ended in the read that brought the terminal marker, so
+        # there is nothing to wait for and no deadline scope to open.
+        for event in parser.close():
+            accumulator.feed(event, received_ns)
+        return
     try:
         async with asyncio.timeout(_AFTER_TERMINAL_S):
             while chunk := await content.readany():
