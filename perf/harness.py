@@ -7,6 +7,7 @@ start-up and shutdown included. Every wait here is bounded; a run that overstays
 from __future__ import annotations
 
 import json
+import os
 import resource
 import shutil
 import signal
@@ -214,11 +215,13 @@ def run_assay(
     timeout_s: float,
     sample_rss: bool = False,
     keep_dir: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> AssayRun:
     """`assay run ARGUMENTS --output-dir <temp>`; returns its report, wall time and peak RSS.
 
     The output directory is a temporary one removed afterwards (records included), unless
-    `keep_dir` is given. A run still going after `timeout_s` is killed and raises.
+    `keep_dir` is given. A run still going after `timeout_s` is killed and raises. `env` adds
+    environment variables to the run's (and its load processes').
     """
     work = Path(tempfile.mkdtemp(prefix="assay-perf-")) if keep_dir is None else keep_dir
     output_dir = work / "run"
@@ -227,7 +230,12 @@ def run_assay(
         cpu_before = children_cpu_seconds()
         started = time.perf_counter()
         with tempfile.TemporaryFile() as stderr:
-            child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr)
+            child = subprocess.Popen(
+                command,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                env=None if env is None else {**os.environ, **env},
+            )
             sampler = TreeSampler(psutil.Process(child.pid))
             try:
                 if sample_rss:

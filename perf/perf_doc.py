@@ -28,6 +28,8 @@ HISTORY_COLUMNS = (
     ("P1 CPU µs/req", "ceiling.assay_p1.marginal_client_cpu_us_per_request"),
     ("1000/s error", "pacing.rate_1000.rate_error"),
     ("1000/s lag p99 ms", "pacing.rate_1000.dispatch_lag_p99_ms"),
+    ("200/s lag p99 ms", "pacing.rate_200.dispatch_lag_p99_ms"),
+    ("P1 CPU / bare", "ceiling.assay_p1_cpu_over_bare"),
     ("peak RSS MB", "memory.peak_rss_mb"),
     ("help s", "overhead.help_best_s"),
     ("1 s run, s", "overhead.one_second_run.best_s"),
@@ -85,13 +87,23 @@ def _parts_lines(results: dict[str, Any]) -> list[str]:
 
 
 def _history_lines(history_dir: Path) -> list[str]:
-    header = "| run | " + " | ".join(name for name, _ in HISTORY_COLUMNS) + " |"
-    lines = [header, "|---|" + "---:|" * len(HISTORY_COLUMNS)]
+    header = "| run | " + " | ".join(name for name, _ in HISTORY_COLUMNS) + " | 1-min load |"
+    lines = [header, "|---|" + "---:|" * len(HISTORY_COLUMNS) + "---|"]
     for path in sorted(history_dir.glob("*.json")):
         results: dict[str, Any] = json.loads(path.read_text())
         cells = [format_value(lookup(results, column)) for _, column in HISTORY_COLUMNS]
-        lines.append(f"| {path.stem} | " + " | ".join(cells) + " |")
+        lines.append(f"| {path.stem} | " + " | ".join(cells) + f" | {_loads(results)} |")
     return lines
+
+
+def _loads(results: dict[str, Any]) -> str:
+    """The 1-minute load average before and after each part of a run, e.g. `ceiling 0.8-1.3`."""
+    spans = []
+    for name, part in results.get("parts", {}).items():
+        before, after = part.get("load_average_1m_before"), part.get("load_average_1m_after")
+        if before is not None and after is not None:
+            spans.append(f"{name} {before:g}-{after:g}")
+    return ", ".join(spans)
 
 
 def _profile_lines(results: dict[str, Any]) -> list[str]:
@@ -125,6 +137,61 @@ def _profile_lines(results: dict[str, Any]) -> list[str]:
         f"| `{row['function']}` | {row['calls']} | {row['own_s']} | {row['cumulative_s']} |"
         for row in profile["top_own_time"]
     ]
+    return lines
+
+
+# Measured side by side in the first performance pass, not by this suite: one 2-core machine,
+# one `assay mock --workers 1`, streamed chat, 32-token prompts, 16 output tokens, 64 streams,
+# five interleaved cycles.
+PEERS = [
+    "Figures from the first performance pass, measured side by side on the same 2-core",
+    "machine against one `assay mock --workers 1` (streamed chat, 32-token prompts, 16 output",
+    "tokens, 64 streams, five interleaved cycles). They are that comparison's figures, not",
+    "this suite's, and are shown as context only.",
+    "",
+    "| client | served req/s, relative to assay's |",
+    "|---|---|",
+    "| assay | 1 |",
+    "| `vllm bench serve` | assay served 3x its rate |",
+    "| inference-perf 0.7 | assay served 4.3x its rate |",
+    "| AIPerf 0.13 | assay served 8x its rate |",
+    "| GuideLLM 0.8.1 | assay served 17x its rate |",
+    "",
+    "In the same comparison assay counted 0 faulty answers as successes where the other clients",
+    "counted 187 to 633 of about 600, and its counts matched the server's exactly. Against a",
+    "bare aiohttp loop on the same mock, assay then reached 0.58 to 0.69 of the loop's served",
+    "req/s with `--processes 2`, at 1.75 to 2.1 times its CPU per request; its p99 dispatch lag",
+    "was 3.5 to 3.75 ms at constant 1,000 req/s and 2.51 ms at 200 req/s.",
+]
+
+
+def _pacing_lines(results: dict[str, Any]) -> list[str]:
+    pacing = results.get("parts", {}).get("pacing", {})
+    runs = [(name, run) for name, run in pacing.items() if isinstance(run, dict)]
+    runs = [(name, run) for name, run in runs if "dispatch_lag_p50_ms" in run]
+    if not runs:
+        return []
+    lines = [
+        "Dispatch lag distribution and collector pauses during the step, by rate:",
+        "",
+        "| rate | p50 ms | p90 ms | p95 ms | p99 ms | p99.9 ms | max ms | p99 per second, ms "
+        "| pauses > 1 ms (gen 0/1/2) | processes |",
+        "|---:|---:|---:|---:|---:|---:|---:|---|---|---:|",
+    ]
+    for _, run in runs:
+        pauses = run.get("gc_pauses_during_step", {})
+        over = "/".join(
+            str(pauses.get(f"generation_{g}", {}).get("over_1_ms", "-")) for g in (0, 1, 2)
+        )
+        seconds = ", ".join(f"{value:g}" for value in run.get("dispatch_lag_p99_ms_per_second", []))
+        cells = [
+            str(run.get(f"dispatch_lag_{name}_ms", "-"))
+            for name in ("p50", "p90", "p95", "p99", "p999", "max")
+        ]
+        lines.append(
+            f"| {run.get('requested_rate')} | " + " | ".join(cells) + f" | {seconds} | {over} "
+            f"| {run.get('processes')} |"
+        )
     return lines
 
 
@@ -172,11 +239,21 @@ def render(results: dict[str, Any], notes: str, history_dir: Path = HISTORY_DIR)
             markdown_table(results),
             "",
             "Targets: ceiling >= 1,500 streamed req/s and >= 0.8 of a bare aiohttp loop against",
-            "the same mock; constant 1,000 req/s within 1 % with p99 dispatch lag <= 2 ms; peak",
-            "RSS <= 150 MB, not growing with the request count; `assay --help` <= 0.3 s; a",
-            "1-second run <= 2 s wall. The mock's ceiling is an estimate: 1 / its CPU seconds per",
-            "request during the bare loop (what one mock process would serve on a core of its",
-            "own).",
+            "the same mock, with client CPU per request (`--processes 1`, steady state) <= 1.25",
+            "times the bare loop's; constant 1,000 req/s within 1 % with p99 dispatch lag <= 2 ms,",
+            "and constant 200 req/s with p99 dispatch lag <= 1 ms; peak RSS <= 150 MB, not",
+            "growing with the request count; `assay --help` <= 0.3 s; a 1-second run <= 2 s",
+            "wall. The mock's ceiling is an estimate: 1 / its CPU seconds per request during the",
+            "bare loop (what one mock process would serve on a core of its own). The pacing rows",
+            "also give the p99 of each second of the step (their median: one second of someone",
+            "else's work on a shared machine sets a whole run's p99) and the collector pauses",
+            "longer than 1 ms that any process of the run took during the step.",
+            "",
+            *_pacing_lines(results),
+            "",
+            "## The field, for context",
+            "",
+            *PEERS,
             "",
             "## Memory at the peak, by process",
             "",

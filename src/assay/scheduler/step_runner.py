@@ -20,6 +20,7 @@ from assay.data.session import SessionSource
 from assay.data.source import RequestSource
 from assay.errors import first_assay_error
 from assay.records import Cancelled, Completed, Errored, RequestRecord
+from assay.scheduler.collector import quiet_collector
 from assay.scheduler.constraints import Constraints, ErrorWatch, StopReason
 from assay.scheduler.profiles import (
     Concurrent,
@@ -127,7 +128,10 @@ async def run_step(
     sink = sink_factory(context)
     runner = _StepRunner(work, source, resolve, validate, sink, clock)
     try:
-        await runner.run(stop, report)
+        # Set-up is done: what it built is frozen, and the collector stays out of the way of
+        # the dispatch timers until the step ends (see `assay.scheduler.collector`).
+        with quiet_collector():
+            await runner.run(stop, report)
     except BaseException as error:
         sink.close()
         # An error meant for the user (the sink's disk is full) leaves its task groups bare,

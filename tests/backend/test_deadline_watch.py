@@ -1,0 +1,36 @@
+"""The deadline watch arms one timer per request, never later than the earliest deadline."""
+
+from __future__ import annotations
+
+import asyncio
+
+from assay.backend.deadlines import DeadlineWatch
+from assay.backend.settings import Timeouts
+
+
+async def test_first_byte_keeps_the_timer_armed_at_start() -> None:
+    loop = asyncio.get_running_loop()
+    watch = DeadlineWatch(Timeouts(first_token_s=60.0, idle_s=30.0, total_s=600.0), loop)
+    async with asyncio.timeout(None) as scope:
+        watch.start(scope)
+        armed = watch._handle
+        assert armed is not None
+        # No idle deadline can come before start + idle: the timer is there already.
+        assert armed.when() <= loop.time() + 30.0
+        watch.saw_bytes(loop.time())
+        assert watch._handle is armed
+        watch.stop()
+        await asyncio.sleep(0)
+
+
+async def test_timer_that_fires_before_any_deadline_rearms_for_the_next() -> None:
+    loop = asyncio.get_running_loop()
+    watch = DeadlineWatch(Timeouts(first_token_s=60.0, idle_s=0.05, total_s=600.0), loop)
+    async with asyncio.timeout(None) as scope:
+        watch.start(scope)
+        await asyncio.sleep(0.1)  # the timer fired at start + idle, before any byte came
+        assert watch.expired is None
+        handle = watch._handle
+        assert handle is not None
+        assert handle.when() > loop.time() + 50.0  # now the first-token deadline
+        watch.stop()
