@@ -3,16 +3,15 @@ the same targeted-start accounting as the constant profile."""
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 
 from assay.core import Endpoint, GenerationRequest, GenerationResponse
 from assay.records import RequestRecord
 from assay.scheduler.constraints import Constraints
 from assay.scheduler.profiles import Replay
-from assay.scheduler.step_runner import ProcessStepResult, StepWork, run_step
+from assay.scheduler.step_runner import ProcessStepResult, StepWork
 from assay.testing import FakeClock
-from tests.scheduler.test_step_runner import MS, FakeServer, KeepingSink, accept
+from tests.scheduler.test_step_runner import MS, FakeServer, KeepingSink, drive_step
 
 TRACE_MS = (0, 3, 3, 250, 1000, 1001.5)
 
@@ -43,20 +42,9 @@ async def replay(
     clock = FakeClock(start_ns=7_000)
     server = FakeServer(clock, latency_ns=latency_ns)
     work = StepWork(0, Replay(speed=speed), Constraints(), 0, process, processes, clock.now_ns())
-    async with asyncio.TaskGroup() as group:
-        step = group.create_task(
-            run_step(
-                work,
-                source=Trace(),
-                resolve=server.resolve,
-                validate=accept,
-                sink_factory=KeepingSink,
-                clock=clock,
-                stop=asyncio.Event(),
-            )
-        )
-        group.create_task(clock.run_until_idle(max_steps=10_000))
-    return step.result()
+    return await drive_step(
+        work, clock, resolve=server.resolve, sink_factory=KeepingSink, source=Trace()
+    )
 
 
 async def test_replay_sends_every_request_at_its_trace_time_scaled_by_speed() -> None:

@@ -12,15 +12,14 @@ from assay.core import GenerationRequest, GenerationResponse, UnusableResponse
 from assay.scheduler.constraints import Constraints, StopReason
 from assay.scheduler.profiles import Concurrent, Constant, Poisson
 from assay.scheduler.progress import ProgressMessage
-from assay.scheduler.step_runner import OWED_GRACE_NS, StepWork, run_step
+from assay.scheduler.step_runner import OWED_GRACE_NS, StepWork
 from assay.testing import FakeClock
 from tests.scheduler.test_step_runner import (
     MS,
     FakeServer,
     KeepingSink,
-    NumberedSource,
-    accept,
     assert_accounted,
+    drive_step,
     run_on_fake_clock,
 )
 
@@ -46,20 +45,10 @@ async def run_slow_client(
     clock = FakeClock()
     client = SlowClient(FakeServer(clock, latency_ns=10 * MS), cost_ns)
     work = StepWork(0, load, constraints, 1, 0, 1, start_ns=0)
-    async with asyncio.TaskGroup() as group:
-        step = group.create_task(
-            run_step(
-                work,
-                source=NumberedSource(),
-                resolve=client.resolve,
-                validate=accept,
-                sink_factory=KeepingSink,
-                clock=clock,
-                stop=asyncio.Event(),
-            )
-        )
-        group.create_task(clock.run_until_idle(max_steps=100_000))
-    result = step.result()
+    stepped = await drive_step(
+        work, clock, resolve=client.resolve, sink_factory=KeepingSink, max_steps=100_000
+    )
+    result = stepped
     assert_accounted(result)
     return result.scheduled, result.totals.dispatched, result.not_sent
 
@@ -137,21 +126,15 @@ async def test_with_several_processes_an_error_is_reported_when_it_happens() -> 
     work = StepWork(
         0, Concurrent(streams=2), Constraints(max_errors=50, max_requests=2), 1, 0, 2, 0
     )
-    async with asyncio.TaskGroup() as group:
-        step = group.create_task(
-            run_step(
-                work,
-                source=NumberedSource(),
-                resolve=server.resolve,
-                validate=accept,
-                sink_factory=KeepingSink,
-                clock=clock,
-                stop=asyncio.Event(),
-                report=lambda message: heard.append((clock.now_ns(), message)),
-            )
-        )
-        group.create_task(clock.run_until_idle(max_steps=1_000))
-    assert step.result().totals.errored == 1  # process 0 runs stream 0 of 2: one request
+    stepped = await drive_step(
+        work,
+        clock,
+        resolve=server.resolve,
+        sink_factory=KeepingSink,
+        report=lambda message: heard.append((clock.now_ns(), message)),
+        max_steps=1_000,
+    )
+    assert stepped.totals.errored == 1  # process 0 runs stream 0 of 2: one request
     first_error_heard = min(at for at, message in heard if message.totals.errored)
     assert first_error_heard == 100 * MS
 
@@ -163,21 +146,15 @@ async def test_errors_ending_in_the_same_turn_of_the_loop_go_out_in_one_report()
     work = StepWork(
         0, Concurrent(streams=8), Constraints(max_errors=50, max_requests=8), 1, 0, 2, 0
     )
-    async with asyncio.TaskGroup() as group:
-        step = group.create_task(
-            run_step(
-                work,
-                source=NumberedSource(),
-                resolve=server.resolve,
-                validate=accept,
-                sink_factory=KeepingSink,
-                clock=clock,
-                stop=asyncio.Event(),
-                report=heard.append,
-            )
-        )
-        group.create_task(clock.run_until_idle(max_steps=1_000))
-    result = step.result()
+    stepped = await drive_step(
+        work,
+        clock,
+        resolve=server.resolve,
+        sink_factory=KeepingSink,
+        report=heard.append,
+        max_steps=1_000,
+    )
+    result = stepped
     # Process 0 of 2 runs 4 of the 8 streams; their 4 errors end in the same turn of the loop
     # and go out as one message carrying all four.
     assert result.totals.errored == 4

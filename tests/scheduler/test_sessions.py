@@ -3,7 +3,6 @@ turn ends the session, and a stop counts the turns that were never sent."""
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 
 from returns.result import Failure, Result, Success
@@ -20,9 +19,9 @@ from assay.data.session import RequestShape, Session, Turn
 from assay.records import RequestRecord
 from assay.scheduler.constraints import Constraints, StopReason
 from assay.scheduler.profiles import Concurrent, Constant, StepLoad
-from assay.scheduler.step_runner import ProcessStepResult, StepWork, run_step
+from assay.scheduler.step_runner import ProcessStepResult, StepWork
 from assay.testing import FakeClock
-from tests.scheduler.test_step_runner import MS, KeepingSink, accept
+from tests.scheduler.test_step_runner import MS, KeepingSink, drive_step
 
 SHAPE = RequestShape(Endpoint.chat, "m", True, False, {})
 THINK_NS = 50 * MS
@@ -81,20 +80,9 @@ async def run_sessions(
 ) -> ProcessStepResult[list[RequestRecord[GenerationResponse]]]:
     clock = server.clock
     work = StepWork(0, load, constraints, 0, 0, 1, clock.now_ns())
-    async with asyncio.TaskGroup() as group:
-        step = group.create_task(
-            run_step(
-                work,
-                source=Sessions(turns),
-                resolve=server.resolve,
-                validate=accept,
-                sink_factory=KeepingSink,
-                clock=clock,
-                stop=asyncio.Event(),
-            )
-        )
-        group.create_task(clock.run_until_idle(max_steps=10_000))
-    return step.result()
+    return await drive_step(
+        work, clock, resolve=server.resolve, sink_factory=KeepingSink, source=Sessions(turns)
+    )
 
 
 async def test_next_turn_is_due_think_time_after_the_previous_answer() -> None:

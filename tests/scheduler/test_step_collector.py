@@ -3,7 +3,6 @@ it, the process's collector is exactly as it was."""
 
 from __future__ import annotations
 
-import asyncio
 import gc
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -16,9 +15,9 @@ from assay.scheduler.collector import STEP_THRESHOLD_0, quiet_collector
 from assay.scheduler.constraints import Constraints
 from assay.scheduler.profiles import Constant
 from assay.scheduler.record_sink import StepContext
-from assay.scheduler.step_runner import StepWork, run_step
+from assay.scheduler.step_runner import StepWork
 from assay.testing import FakeClock
-from tests.scheduler.test_step_runner import FakeServer, NumberedSource, accept
+from tests.scheduler.test_step_runner import FakeServer, drive_step
 
 
 @dataclass
@@ -51,20 +50,8 @@ async def test_a_step_dispatches_with_setup_frozen_and_rare_young_collections(
     clock = FakeClock()
     server = FakeServer(clock)
     work = StepWork(0, Constant(rate=10), Constraints(max_requests=5), 1, 0, 1, clock.now_ns())
-    async with asyncio.TaskGroup() as group:
-        step = group.create_task(
-            run_step(
-                work,
-                source=NumberedSource(),
-                resolve=server.resolve,
-                validate=accept,
-                sink_factory=CollectorWatch,
-                clock=clock,
-                stop=asyncio.Event(),
-            )
-        )
-        group.create_task(clock.run_until_idle(max_steps=10_000))
-    seen = step.result().summary
+    stepped = await drive_step(work, clock, resolve=server.resolve, sink_factory=CollectorWatch)
+    seen = stepped.summary
     assert len(seen) == 5
     for threshold, frozen in seen:
         assert threshold == (STEP_THRESHOLD_0, *default_collector[1:])

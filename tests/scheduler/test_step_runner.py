@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from returns.result import Failure, Result, Success
 
@@ -15,6 +17,7 @@ from assay.core import (
     ResponseTiming,
     UnusableResponse,
 )
+from assay.data.source import RequestSource
 from assay.records import RequestRecord
 from assay.scheduler.constraints import Constraints, StopReason
 from assay.scheduler.profiles import (
@@ -26,8 +29,8 @@ from assay.scheduler.profiles import (
     Throughput,
 )
 from assay.scheduler.progress import ProgressMessage
-from assay.scheduler.record_sink import OutcomeCounts, StepContext, counting_sink
-from assay.scheduler.step_runner import ProcessStepResult, StepWork, run_step
+from assay.scheduler.record_sink import OutcomeCounts, SinkFactory, StepContext, counting_sink
+from assay.scheduler.step_runner import ProcessStepResult, Resolve, StepWork, run_step
 from assay.testing import FakeClock
 
 MS = 1_000_000
@@ -112,6 +115,38 @@ def accept(response: GenerationResponse) -> Result[GenerationResponse, UnusableR
     return Success(response)
 
 
+S = TypeVar("S")
+
+
+async def drive_step(
+    work: StepWork,
+    clock: FakeClock,
+    *,
+    resolve: Resolve,
+    sink_factory: SinkFactory[S],
+    source: RequestSource | None = None,
+    stop: asyncio.Event | None = None,
+    report: Callable[[ProgressMessage], None] | None = None,
+    max_steps: int = 10_000,
+) -> ProcessStepResult[S]:
+    """Run one step with the default `accept` chain while `clock` runs until idle (bounded)."""
+    async with asyncio.TaskGroup() as group:
+        step = group.create_task(
+            run_step(
+                work,
+                source=source or NumberedSource(),
+                resolve=resolve,
+                validate=accept,
+                sink_factory=sink_factory,
+                clock=clock,
+                stop=stop or asyncio.Event(),
+                report=report,
+            )
+        )
+        group.create_task(clock.run_until_idle(max_steps=max_steps))
+    return step.result()
+
+
 async def run_on_fake_clock(
     load: StepLoad,
     constraints: Constraints,
@@ -133,21 +168,15 @@ async def run_on_fake_clock(
         processes=processes,
         start_ns=clock.now_ns(),
     )
-    async with asyncio.TaskGroup() as group:
-        step = group.create_task(
-            run_step(
-                work,
-                source=source or NumberedSource(),
-                resolve=server.resolve,
-                validate=accept,
-                sink_factory=KeepingSink,
-                clock=clock,
-                stop=stop or asyncio.Event(),
-                report=None if progress is None else progress.append,
-            )
-        )
-        group.create_task(clock.run_until_idle(max_steps=10_000))
-    return step.result()
+    return await drive_step(
+        work,
+        clock,
+        resolve=server.resolve,
+        sink_factory=KeepingSink,
+        source=source,
+        stop=stop,
+        report=None if progress is None else progress.append,
+    )
 
 
 def assert_accounted(result: ProcessStepResult[list[RequestRecord[GenerationResponse]]]) -> None:
@@ -188,20 +217,15 @@ async def test_behind_schedule_dispatches_immediately_and_keeps_targeted_times()
     # Start the step 1 s in the past: the first 10 requests at 10/s are already overdue.
     work = StepWork(0, Constant(rate=10), Constraints(max_requests=12), 0, 0, 1, start_ns=0)
     clock.set(1_000 * MS)
-    async with asyncio.TaskGroup() as group:
-        step = group.create_task(
-            run_step(
-                work,
-                source=source,
-                resolve=server.resolve,
-                validate=accept,
-                sink_factory=KeepingSink,
-                clock=clock,
-                stop=asyncio.Event(),
-            )
-        )
-        group.create_task(clock.run_until_idle(max_steps=1_000))
-    records = {r.request_id: r for r in step.result().summary}
+    stepped = await drive_step(
+        work,
+        clock,
+        resolve=server.resolve,
+        sink_factory=KeepingSink,
+        source=source,
+        max_steps=1_000,
+    )
+    records = {r.request_id: r for r in stepped.summary}
     late = records["req-00000003"]
     assert late.targeted_start_ns == 300 * MS
     assert late.dispatched_ns == 1_000 * MS
@@ -311,20 +335,10 @@ async def test_warmup_and_cooldown_requests_are_recorded_outside_the_window() ->
         1,
         start_ns=0,
     )
-    async with asyncio.TaskGroup() as group:
-        step = group.create_task(
-            run_step(
-                work,
-                source=NumberedSource(),
-                resolve=server.resolve,
-                validate=accept,
-                sink_factory=counting_sink,
-                clock=clock,
-                stop=asyncio.Event(),
-            )
-        )
-        group.create_task(clock.run_until_idle(max_steps=1_000))
-    counts = step.result().summary
+    stepped = await drive_step(
+        work, clock, resolve=server.resolve, sink_factory=counting_sink, max_steps=1_000
+    )
+    counts = stepped.summary
     assert isinstance(counts, OutcomeCounts)
     assert counts.completed == 30
     assert counts.outside_window == 20
@@ -343,18 +357,8 @@ async def test_closed_loops_wait_for_a_step_start_in_the_future() -> None:
     clock = FakeClock()
     server = FakeServer(clock)
     work = StepWork(0, Concurrent(streams=2), Constraints(max_requests=4), 0, 0, 1, 50 * MS)
-    async with asyncio.TaskGroup() as group:
-        step = group.create_task(
-            run_step(
-                work,
-                source=NumberedSource(),
-                resolve=server.resolve,
-                validate=accept,
-                sink_factory=KeepingSink,
-                clock=clock,
-                stop=asyncio.Event(),
-            )
-        )
-        group.create_task(clock.run_until_idle(max_steps=1_000))
-    first = min(record.dispatched_ns for record in step.result().summary)
+    stepped = await drive_step(
+        work, clock, resolve=server.resolve, sink_factory=KeepingSink, max_steps=1_000
+    )
+    first = min(record.dispatched_ns for record in stepped.summary)
     assert first == 50 * MS
