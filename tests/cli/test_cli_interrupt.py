@@ -34,6 +34,30 @@ def read_until(process: subprocess.Popen[bytes], marker: bytes, limit_s: float) 
     return seen
 
 
+def interrupt_mid_step(command: list[str]) -> tuple[int, str, str]:
+    """Run `command` in its own process group (as a terminal's Ctrl-C reaches the whole
+    foreground group), send SIGINT once a progress line shows requests in flight, and give its
+    exit code, stdout and stderr."""
+    process = subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=assay_env(),
+        start_new_session=True,
+    )
+    try:
+        before = read_until(process, b"step 1/1", STARTUP_LIMIT_S)
+        time.sleep(0.5)
+        os.killpg(process.pid, signal.SIGINT)
+        rest, stderr = process.communicate(timeout=EXIT_LIMIT_S)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    return process.returncode, (before + rest).decode(), stderr.decode()
+
+
 @pytest.mark.parametrize("processes", [1, 2])
 def test_sigint_mid_run_exits_130_with_every_dispatched_request_recorded(
     tmp_path: Path, processes: int
@@ -46,27 +70,8 @@ def test_sigint_mid_run_exits_130_with_every_dispatched_request_recorded(
         "--prompt-tokens", "32", "--profile", "concurrent", "--concurrency", "8",
         "--processes", str(processes), "--max-seconds", "30", "--mock-fault", "http_500=0",
     ]  # fmt: skip
-    # Its own process group, as a terminal's Ctrl-C reaches the whole foreground group.
-    process = subprocess.Popen(
-        command,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=assay_env(),
-        start_new_session=True,
-    )
-    try:
-        # A progress line means the load processes are running and requests are in flight.
-        before = read_until(process, b"step 1/1", STARTUP_LIMIT_S)
-        time.sleep(0.5)
-        os.killpg(process.pid, signal.SIGINT)
-        rest, stderr = process.communicate(timeout=EXIT_LIMIT_S)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
-    stdout = (before + rest).decode()
-    assert process.returncode == 130, stdout + stderr.decode()
+    returncode, stdout, stderr = interrupt_mid_step(command)
+    assert returncode == 130, stdout + stderr
     assert "interrupted" in stdout
     # Issue 10.7: a partial run gets no verdict, never "VALID RUN".
     assert "INTERRUPTED: partial results" in stdout

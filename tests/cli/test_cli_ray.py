@@ -8,10 +8,6 @@ One cluster serves the module (Ray's start-up takes seconds); each run is its ow
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,13 +18,12 @@ import pytest
 from tests.cli.cli_harness import (
     ASSAY,
     FAST,
-    assay_env,
     assert_every_request_accounted,
     read_record_lines,
     run_fast,
 )
 from tests.cli.test_cli_fault_accounting import RATES, SEED, error_counts, expected_code
-from tests.cli.test_cli_interrupt import EXIT_LIMIT_S, STARTUP_LIMIT_S, read_until
+from tests.cli.test_cli_interrupt import interrupt_mid_step
 from tests.ray_support import loopback_cluster, ray_environment
 
 pytestmark = pytest.mark.ray
@@ -131,26 +126,8 @@ def test_ctrl_c_on_ray_cancels_every_actor_and_writes_the_partial_report(
         "--concurrency", "8", "--max-seconds", "60", "--mock-fault", "http_500=0",
         *engine(cluster),
     ]  # fmt: skip
-    # Its own process group, as a terminal's Ctrl-C reaches the whole foreground group.
-    process = subprocess.Popen(
-        command,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=assay_env(),
-        start_new_session=True,
-    )
-    try:
-        before = read_until(process, b"step 1/1", STARTUP_LIMIT_S)
-        time.sleep(0.5)
-        os.killpg(process.pid, signal.SIGINT)
-        rest, stderr = process.communicate(timeout=EXIT_LIMIT_S)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
-    stdout = (before + rest).decode()
-    assert process.returncode == 130, stdout + stderr.decode()
+    returncode, stdout, stderr = interrupt_mid_step(command)
+    assert returncode == 130, stdout + stderr
     assert "INTERRUPTED: partial results" in stdout
     report = assert_every_request_accounted(tmp_path)
     assert report.run_config["interrupted"] is True
