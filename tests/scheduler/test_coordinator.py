@@ -23,6 +23,7 @@ from assay.scheduler import (
     Constant,
     Constraints,
     LoadProcessError,
+    Profile,
     ProgressSnapshot,
     StepContext,
     counting_sink,
@@ -32,9 +33,13 @@ from assay.scheduler import (
 from assay.validators import default_chain
 
 
-def two_process_plan(constraints: Constraints) -> BenchmarkPlan:
+def two_process_plan(
+    constraints: Constraints, profile: Profile | None = None, **options: float
+) -> BenchmarkPlan:
+    """A plan of two slices (constant 50/s unless `profile` says otherwise) whose target does
+    not listen: every request fails fast, so only the accounting is under test."""
     return BenchmarkPlan(
-        profile=Constant(rate=50),
+        profile=profile or Constant(rate=50),
         constraints=constraints,
         processes=2,
         source=SyntheticSource(
@@ -43,6 +48,7 @@ def two_process_plan(constraints: Constraints) -> BenchmarkPlan:
         backend=BackendSettings(base_url="http://127.0.0.1:9"),  # nothing listens there
         validator_factory=partial(default_chain, Endpoint.chat),
         seed=3,
+        **options,
     )
 
 

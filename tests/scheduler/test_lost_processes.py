@@ -10,11 +10,7 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Callable
-from functools import partial
 
-from assay.backend import BackendSettings
-from assay.core import Endpoint
-from assay.data import FixedCount, SyntheticSource
 from assay.scheduler import (
     BenchmarkPlan,
     Constant,
@@ -27,23 +23,14 @@ from assay.scheduler import (
 )
 from assay.scheduler.liveness import Heartbeats
 from assay.testing import FakeClock
-from assay.validators import default_chain
+from tests.scheduler.test_coordinator import two_process_plan
 
 MS = 1_000_000
 
 
 def plan(constraints: Constraints, *, unresponsive_after_s: float = 10.0) -> BenchmarkPlan:
-    return BenchmarkPlan(
-        profile=Constant(rate=40),
-        constraints=constraints,
-        processes=2,
-        source=SyntheticSource(
-            model="m", prompt_tokens=FixedCount(value=8), output_tokens=FixedCount(value=4)
-        ),
-        backend=BackendSettings(base_url="http://127.0.0.1:9"),  # nothing listens there
-        validator_factory=partial(default_chain, Endpoint.chat),
-        seed=3,
-        unresponsive_after_s=unresponsive_after_s,
+    return two_process_plan(
+        constraints, Constant(rate=40), unresponsive_after_s=unresponsive_after_s
     )
 
 

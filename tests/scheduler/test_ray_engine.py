@@ -13,16 +13,12 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from functools import partial
 from pathlib import Path
 
 import pytest
 
-from assay.backend import BackendSettings
 from assay.benchmark.run import recover_lost_shards, step_report
 from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary
-from assay.core import Endpoint
-from assay.data import FixedCount, SyntheticSource
 from assay.records.jsonl import read_records
 from assay.scheduler import (
     BenchmarkPlan,
@@ -42,8 +38,8 @@ from assay.scheduler import (
     start_load_processes,
     start_ray_actors,
 )
-from assay.validators import default_chain
 from tests.ray_support import assert_no_ray_process_left, ray_environment
+from tests.scheduler.test_coordinator import two_process_plan
 
 pytestmark = pytest.mark.ray
 
@@ -68,18 +64,7 @@ def local_ray(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 
 def plan(profile: Profile, constraints: Constraints, **options: float) -> BenchmarkPlan:
-    return BenchmarkPlan(
-        profile=profile,
-        constraints=constraints,
-        processes=2,
-        source=SyntheticSource(
-            model="m", prompt_tokens=FixedCount(value=8), output_tokens=FixedCount(value=4)
-        ),
-        backend=BackendSettings(base_url="http://127.0.0.1:9"),  # nothing listens there
-        validator_factory=partial(default_chain, Endpoint.chat),
-        seed=3,
-        **options,
-    )
+    return two_process_plan(constraints, profile, **options)
 
 
 def slices(result: BenchmarkResult[ShardSummary]) -> dict[int, list[tuple[str, int]]]:
