@@ -30,7 +30,7 @@ from assay.scheduler.profiles import (
 from assay.scheduler.progress import OutcomeTotals
 from assay.scheduler.schedule import NS_PER_S
 from assay.scheduler.sessions import SessionCounts
-from assay.scheduler.step_runner import ProcessStepResult
+from assay.scheduler.step_runner import ProcessStepResult, not_sent
 from assay.validators.chain import Validator
 
 S = TypeVar("S")
@@ -119,9 +119,7 @@ class StepResult(Generic[S]):
     @property
     def not_sent(self) -> int:
         """Requests the finished processes' schedules owed and never dispatched."""
-        if self.scheduled is None:
-            return 0
-        return max(0, self.scheduled - self.totals.dispatched)
+        return not_sent(self.scheduled, self.totals)
 
     # How the step's sessions went when it ran sessions (turns not sent among them).
     sessions: SessionCounts | None = None

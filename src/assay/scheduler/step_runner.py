@@ -61,6 +61,14 @@ _MAX_EARLY_WAKEUPS = 10_000
 OWED_GRACE_NS = 2_000_000
 
 
+def not_sent(scheduled: int | None, totals: OutcomeTotals) -> int:
+    """What a schedule of `scheduled` requests owed beyond those dispatched (0 for a closed
+    loop, which has no schedule)."""
+    if scheduled is None:
+        return 0
+    return max(0, scheduled - totals.dispatched)
+
+
 @dataclass(frozen=True, slots=True)
 class StepWork:
     """What one process runs for one step (picklable: it crosses into worker processes)."""
@@ -94,9 +102,7 @@ class ProcessStepResult(Generic[S]):
     @property
     def not_sent(self) -> int:
         """Requests the schedule owed that never went out (0 for a closed loop)."""
-        if self.scheduled is None:
-            return 0
-        return max(0, self.scheduled - self.totals.dispatched)
+        return not_sent(self.scheduled, self.totals)
 
     # Set when the source runs sessions: how they went, and the turns never sent.
     sessions: SessionCounts | None = None
@@ -469,6 +475,7 @@ __all__ = [
     "ProcessStepResult",
     "Resolve",
     "StepWork",
+    "not_sent",
     "run_step",
     "slice_owed",
 ]
