@@ -287,6 +287,7 @@ EXPORTED: dict[str, list[str]] = {
         "reject",
         "resolve_validator",
         "stream_without_finish_reason",
+        "truncated_before_finish",
         "truncated_stream",
         "usage_mismatch",
         "validator_name",

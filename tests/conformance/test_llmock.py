@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from assay.core import Endpoint, GenerationRequest
+from assay.records import Errored
 from tests.conformance.drive import CliRun, outcome_code, requests_for, run_cli, send
 from tests.conformance.llmock import MODEL, expected_code, journal, llmock, prompt_of, reset, script
 from tests.conformance.servers import RunningServer
@@ -136,6 +137,29 @@ def test_llmock_stream_faults_match_its_journal(breaking: RunningServer, tmp_pat
     served = journal(breaking, Endpoint.chat.path)
     faults = Counter((e["fault"] or "").split("@")[0] for e in served)
     assert faults["stream:truncate"] + faults["stream:disconnect"] + faults["stream:malformed"] > 0
+
+
+@pytest.mark.parametrize(("cut_at", "lost"), [(3, "usage and [DONE]"), (4, "[DONE]")])
+def test_llmock_truncation_after_the_finish_chunk_is_truncated_stream(
+    clean: RunningServer, cut_at: int, lost: str
+) -> None:
+    # A one-word reply streams: role (0), the word (1), the finish chunk (2), usage (3), [DONE] (4).
+    # llmock draws its cut between chunks 1 and 6, so on a short answer it can fall after the
+    # finish chunk: the response still ends early (here without its `lost` part).
+    reset(clean)
+    only_chat = {"path": Endpoint.chat.path}
+    script(
+        clean,
+        {"type": "reply", "text": "Hello", "times": 1, "match": only_chat},
+        {"type": "stream_fault", "kind": "truncate", "after_chunks": cut_at, "match": only_chat},
+    )
+    [request] = requests_for(Endpoint.chat, model=MODEL, count=1, output_tokens=64)
+    [record] = send(clean.url, [request])
+    [entry] = journal(clean, Endpoint.chat.path)
+    assert (entry["fault"], entry["chunks_sent"]) == (f"stream:truncate@{cut_at}", cut_at)
+    assert outcome_code(record) == "truncated_stream", lost
+    assert isinstance(record.outcome, Errored)
+    assert "after finish_reason='stop'" in record.outcome.diagnostic.message
 
 
 @pytest.mark.parametrize(

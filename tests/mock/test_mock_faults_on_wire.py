@@ -137,6 +137,16 @@ async def test_missing_finish_reason_still_sends_done(mock_url: str) -> None:
     assert all(c["choices"][0]["finish_reason"] is None for c in chunks)
 
 
+async def test_missing_done_sends_the_whole_answer_and_usage_but_no_done(mock_url: str) -> None:
+    body = {**chat(), "stream_options": {"include_usage": True}}
+    reply = await post(mock_url, CHAT, body, "missing_done")
+    assert b"[DONE]" not in reply.body
+    chunks = reply.chunks()
+    assert len(content_of(chunks)) == 16
+    assert chunks[-2]["choices"][0]["finish_reason"] == "stop"
+    assert chunks[-1]["usage"]["completion_tokens"] == 16
+
+
 async def read_until_cut(response: aiohttp.ClientResponse, received: list[bytes]) -> None:
     """Collect the body into `received` until it ends; raises if the connection was cut."""
     async with response:
@@ -352,5 +362,6 @@ def test_every_fault_has_a_wire_test_here() -> None:
         "empty_embedding",
         "invalid_tool_call",
         "invalid_json_output",
+        "missing_done",
     }
     assert set(FAULTS) == tested

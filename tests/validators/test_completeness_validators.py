@@ -15,7 +15,12 @@ from assay.core import (
     ToolCall,
     Usage,
 )
-from assay.validators import empty_response, missing_finish_reason, truncated_stream
+from assay.validators import (
+    empty_response,
+    missing_finish_reason,
+    truncated_before_finish,
+    truncated_stream,
+)
 
 
 def _streamed_chat(**fields: object) -> GenerationResponse:
@@ -63,10 +68,24 @@ def test_stream_without_done_and_without_finish_reason_is_truncated_stream() -> 
     assert diagnostic.evidence.partial is response
 
 
-def test_stream_with_finish_reason_but_no_done_is_not_truncated() -> None:
-    # llama.cpp and some proxies end cleanly after the finish_reason chunk without [DONE].
-    response = _streamed_chat(terminal_seen=False)
-    assert truncated_stream(response) == Success(response)
+def test_stream_cut_after_the_finish_chunk_is_truncated_stream_naming_what_arrived() -> None:
+    # llmock's `truncate` fault can fall after the finish chunk: the usage chunk and [DONE] never
+    # come, and the response ends cleanly. The server did not finish it.
+    response = _streamed_chat(terminal_seen=False, usage=None)
+    diagnostic = truncated_stream(response).failure()
+    assert diagnostic.code is DiagnosticCode.truncated_stream
+    assert diagnostic.message.startswith(
+        "stream ended without [DONE] or a terminal event after finish_reason='stop' "
+        "(no usage chunk), after 8 content chunks"
+    )
+
+
+def test_lenient_check_lets_a_stream_without_done_through_once_finish_reason_arrived() -> None:
+    # Servers that never send [DONE] (TGI before 2.2, llama.cpp before September 2024).
+    finished = _streamed_chat(terminal_seen=False)
+    assert truncated_before_finish(finished) == Success(finished)
+    cut = _streamed_chat(terminal_seen=False, finish_reason=None, usage=None)
+    assert truncated_before_finish(cut).failure().code is DiagnosticCode.truncated_stream
 
 
 def test_stream_with_done_but_no_finish_reason_is_not_truncated() -> None:

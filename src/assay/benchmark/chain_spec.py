@@ -13,8 +13,8 @@ from assay.validators import Validator, chain, default_chain, resolve_validator
 class ChainSpec:
     """A validator chain described by plain values: picklable, and what a report records.
 
-    Calling it builds the chain: the endpoint's default chain (strict or not) unless
-    `use_defaults` is off, followed by the named validators in order.
+    Calling it builds the chain: the endpoint's default chain (strict or not, `[DONE]` required
+    or not) unless `use_defaults` is off, followed by the named validators in order.
 
     >>> from returns.result import Success
     >>> spec = ChainSpec(Endpoint.chat, strict=False, extra=("invalid_tool_call",))
@@ -26,11 +26,17 @@ class ChainSpec:
     strict: bool = False
     extra: tuple[str, ...] = ()
     use_defaults: bool = True
+    allow_missing_done: bool = False
 
     def __call__(self) -> Validator[GenerationResponse]:
         validators = [resolve_validator(name) for name in self.extra]
         if self.use_defaults:
-            validators.insert(0, default_chain(self.endpoint, strict=self.strict))
+            validators.insert(
+                0,
+                default_chain(
+                    self.endpoint, strict=self.strict, allow_missing_done=self.allow_missing_done
+                ),
+            )
         if not validators:
             raise ConfigError(
                 "no validators: --no-default-validators needs at least one --validator"
@@ -41,8 +47,17 @@ class ChainSpec:
         """A short human description for reports."""
         parts = []
         if self.use_defaults:
+            switches = [
+                name
+                for name, on in (
+                    ("strict", self.strict),
+                    ("[DONE] not required", self.allow_missing_done),
+                )
+                if on
+            ]
             parts.append(
-                f"default {self.endpoint.value} chain" + (" (strict)" if self.strict else "")
+                f"default {self.endpoint.value} chain"
+                + (f" ({', '.join(switches)})" if switches else "")
             )
         parts.extend(self.extra)
         return " + ".join(parts)

@@ -186,6 +186,7 @@ def chain_of(config: RunConfig) -> ChainSpec:
         strict=config.strict,
         extra=config.validators,
         use_defaults=config.default_validators,
+        allow_missing_done=config.allow_missing_done,
     )
 
 

@@ -86,6 +86,7 @@ def revalidate(
     extra: tuple[str, ...] = (),
     strict: bool = False,
     use_defaults: bool = True,
+    allow_missing_done: bool = False,
     max_error_rate: float | None = None,
 ) -> RevalidationOutcome:
     """Judge a run's records again and write report.json, summary.csv and records.jsonl into
@@ -93,7 +94,13 @@ def revalidate(
     were."""
     old = load_report(run_dir)
     endpoint = Endpoint(str(old.run_config.get("endpoint", Endpoint.chat.value)))
-    spec = ChainSpec(endpoint, strict=strict, extra=extra, use_defaults=use_defaults)
+    spec = ChainSpec(
+        endpoint,
+        strict=strict,
+        extra=extra,
+        use_defaults=use_defaults,
+        allow_missing_done=allow_missing_done,
+    )
     validate = spec()
     slo_keys = old.run_config.get("slo")
     slo = Slo.model_validate(slo_keys) if isinstance(slo_keys, dict) and slo_keys else None

@@ -388,6 +388,15 @@ def run(
             rich_help_panel=_VALID,
         ),
     ] = None,
+    allow_missing_done: Annotated[
+        bool | None,
+        typer.Option(
+            "--allow-missing-done",
+            help="For servers that never end a stream with [DONE]: a stream that carried a "
+            "finish_reason passes without it (by default it is truncated_stream).",
+            rich_help_panel=_VALID,
+        ),
+    ] = None,
     slo: Annotated[
         list[str] | None,
         typer.Option(
@@ -626,6 +635,12 @@ def revalidate(
     no_default_validators: Annotated[
         bool, typer.Option("--no-default-validators", help="Only the --validator ones.")
     ] = False,
+    allow_missing_done: Annotated[
+        bool,
+        typer.Option(
+            "--allow-missing-done", help="A stream with a finish_reason passes without [DONE]."
+        ),
+    ] = False,
     max_error_rate: Annotated[
         float | None, typer.Option(help="Validity threshold [the run's].")
     ] = None,
@@ -643,6 +658,7 @@ def revalidate(
             validators=tuple(validator or ()),
             strict=strict,
             default_validators=not no_default_validators,
+            allow_missing_done=allow_missing_done,
             max_error_rate=max_error_rate,
         )
 

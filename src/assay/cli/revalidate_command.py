@@ -19,6 +19,7 @@ def revalidate_run(
     validators: tuple[str, ...],
     strict: bool,
     default_validators: bool,
+    allow_missing_done: bool,
     max_error_rate: float | None,
 ) -> int:
     """Revalidate, print the new summary and what changed; the exit code of the new verdict."""
@@ -28,6 +29,7 @@ def revalidate_run(
         extra=validators,
         strict=strict,
         use_defaults=default_validators,
+        allow_missing_done=allow_missing_done,
         max_error_rate=max_error_rate,
     )
     render_summary(result.report, console)

@@ -118,6 +118,7 @@ class RunConfig(BaseModel):
     validators: tuple[str, ...] = ()
     default_validators: bool = True
     strict: bool = False
+    allow_missing_done: bool = False
     max_error_rate: float = Field(default=0.05, ge=0, le=1, allow_inf_nan=False)
     max_not_sent_rate: float = Field(default=0.05, ge=0, le=1, allow_inf_nan=False)
     slo: dict[str, float] = {}

@@ -60,10 +60,12 @@ _GENERATION = _EVERYWHERE | {"empty_stream", "short_output", "invalid_json_outpu
 # tokens (a whole body has no streamed count to disagree with).
 _STREAMED = _GENERATION | {"sse_error_event", "truncated_stream", "wrong_usage"}
 _CHOICES = frozenset({"choices_empty", "missing_finish_reason"})
+# `[DONE]` ends only a chat/completions stream; a responses stream ends with its terminal event.
+_DONE_ENDED = _STREAMED | _CHOICES | {"missing_done"}
 _APPLICABLE: dict[tuple[Api, bool], frozenset[str]] = {
-    (Api.chat, True): _STREAMED | _CHOICES | {"invalid_tool_call"},
+    (Api.chat, True): _DONE_ENDED | {"invalid_tool_call"},
     (Api.chat, False): _GENERATION | _CHOICES | {"invalid_tool_call"},
-    (Api.completions, True): _STREAMED | _CHOICES,
+    (Api.completions, True): _DONE_ENDED,
     (Api.completions, False): _GENERATION | _CHOICES,
     (Api.responses, True): _STREAMED,
     (Api.responses, False): _GENERATION,

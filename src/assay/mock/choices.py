@@ -146,7 +146,8 @@ def choices_stream(
     tail: list[bytes] = [] if n else [writer.finish_only(last_reason, 0)]
     if answer.include_usage or name == "wrong_usage":
         tail.append(writer.usage(understated(n) if name == "wrong_usage" else n))
-    tail.append(DONE_FRAME)
+    if name != "missing_done":
+        tail.append(DONE_FRAME)
     return StreamScript(head=head, tokens=tokens, tail=tail)
 
 

@@ -71,6 +71,10 @@ FAULTS: Mapping[str, FaultInfo] = MappingProxyType(
         "invalid_json_output": FaultInfo(
             _C.invalid_json_output, "JSON mode requested, prose returned"
         ),
+        "missing_done": FaultInfo(
+            _C.truncated_stream,
+            "the whole answer with finish_reason (and usage), then a clean end with no [DONE]",
+        ),
     }
 )
 """Fault name -> the diagnostic code the client must report, and a one-line description."""

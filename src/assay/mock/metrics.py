@@ -44,6 +44,7 @@ FINISHED_FAULTS: Final = frozenset(
         "empty_embedding",
         "invalid_tool_call",
         "invalid_json_output",
+        "missing_done",
     }
 )
 EMPTY_FAULTS: Final = frozenset({"empty_stream", "choices_empty"})

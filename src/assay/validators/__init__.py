@@ -17,6 +17,7 @@ from assay.validators.completeness import (
     empty_response,
     missing_finish_reason,
     stream_without_finish_reason,
+    truncated_before_finish,
     truncated_stream,
 )
 from assay.validators.defaults import (
@@ -53,6 +54,7 @@ __all__ = [
     "reject",
     "resolve_validator",
     "stream_without_finish_reason",
+    "truncated_before_finish",
     "truncated_stream",
     "usage_mismatch",
     "validator_name",

@@ -11,7 +11,13 @@ from assay.validators.reject import reject
 
 
 def truncated_stream(response: GenerationResponse) -> Result[GenerationResponse, UnusableResponse]:
-    """A stream that ended with neither a terminal marker nor a `finish_reason` was cut short.
+    """A stream that ended without its terminal marker (`[DONE]`, or the terminal event of
+    `/v1/responses`) was cut short, even when a `finish_reason` had already arrived.
+
+    A stream ends with its marker on every engine observed (vLLM, SGLang, llama.cpp, TGI since
+    2.2); without it the response stopped before the server finished it, and what follows the
+    finish chunk (the usage chunk assay asks for) is lost. The message says how far it got.
+    Servers that never send `[DONE]` can use `truncated_before_finish` instead.
 
     >>> from assay.core import Endpoint, ResponseTiming
     >>> cut = GenerationResponse(request_id="r1", endpoint=Endpoint.chat, streamed=True,
@@ -20,16 +26,45 @@ def truncated_stream(response: GenerationResponse) -> Result[GenerationResponse,
     >>> print(truncated_stream(cut).failure().message)  # doctest: +NORMALIZE_WHITESPACE
     stream ended without [DONE] or a terminal event and without finish_reason,
     after 2 content chunks (2 tokens streamed, 9 characters of text)
+    >>> late = cut.model_copy(update={"finish_reason": "stop"})
+    >>> print(truncated_stream(late).failure().message)  # doctest: +NORMALIZE_WHITESPACE
+    stream ended without [DONE] or a terminal event after finish_reason='stop' (no usage chunk),
+    after 2 content chunks (2 tokens streamed, 9 characters of text)
     """
-    if not response.streamed or response.terminal_seen or response.finish_reason is not None:
+    if not response.streamed or response.terminal_seen:
         return Success(response)
+    if response.finish_reason is None:
+        how = "without [DONE] or a terminal event and without finish_reason"
+    else:
+        usage = "usage chunk received" if response.usage is not None else "no usage chunk"
+        how = (
+            f"without [DONE] or a terminal event after finish_reason="
+            f"{response.finish_reason!r} ({usage})"
+        )
     return reject(
         response,
         DiagnosticCode.truncated_stream,
-        "stream ended without [DONE] or a terminal event and without finish_reason, after "
-        f"{response.content_chunks} content chunks ({response.streamed_tokens} tokens streamed, "
-        f"{len(response.text)} characters of text)",
+        f"stream ended {how}, after {response.content_chunks} content chunks "
+        f"({response.streamed_tokens} tokens streamed, {len(response.text)} characters of text)",
     )
+
+
+def truncated_before_finish(
+    response: GenerationResponse,
+) -> Result[GenerationResponse, UnusableResponse]:
+    """The lenient `truncated_stream`, for servers that never send `[DONE]` (TGI before 2.2):
+    only a stream with neither its terminal marker nor a `finish_reason` was cut short.
+
+    >>> from assay.core import Endpoint, ResponseTiming
+    >>> done = GenerationResponse(request_id="r1", endpoint=Endpoint.chat, streamed=True,
+    ...                           text="Once upon", content_chunks=2, streamed_tokens=2,
+    ...                           finish_reason="stop", timing=ResponseTiming(send_ns=0, end_ns=1))
+    >>> truncated_before_finish(done).unwrap() is done
+    True
+    """
+    if response.finish_reason is not None:
+        return Success(response)
+    return truncated_stream(response)
 
 
 def empty_response(response: GenerationResponse) -> Result[GenerationResponse, UnusableResponse]:

@@ -12,6 +12,7 @@ from assay.validators.completeness import (
     empty_response,
     missing_finish_reason,
     stream_without_finish_reason,
+    truncated_before_finish,
     truncated_stream,
 )
 from assay.validators.embeddings import empty_embedding
@@ -34,8 +35,15 @@ BUILTIN_VALIDATORS: tuple[BuiltinValidator, ...] = (
     BuiltinValidator(
         "truncated_stream",
         DiagnosticCode.truncated_stream,
-        "a stream that ended without [DONE]/terminal event and without finish_reason",
+        "a stream that ended without [DONE]/terminal event, even after a finish_reason",
         truncated_stream,
+    ),
+    BuiltinValidator(
+        "truncated_before_finish",
+        DiagnosticCode.truncated_stream,
+        "lenient truncated_stream for servers that never send [DONE] (TGI before 2.2): only a "
+        "stream with neither [DONE]/terminal event nor finish_reason",
+        truncated_before_finish,
     ),
     BuiltinValidator(
         "stream_without_finish_reason",
@@ -103,44 +111,62 @@ BUILTIN_VALIDATORS: tuple[BuiltinValidator, ...] = (
 
 _BY_NAME = {builtin.name: builtin.validator for builtin in BUILTIN_VALIDATORS}
 
-_GENERATION_CHAIN = chain(
-    truncated_stream,
-    impossible_usage,
-    empty_response,
-    stream_without_finish_reason,
-    _BY_NAME["usage_mismatch"],
-    max_tokens_not_honoured,
-    invalid_json_output,
-    invalid_tool_call,
-)
-_STRICT_GENERATION_CHAIN = chain(
-    truncated_stream,
-    missing_finish_reason,
-    impossible_usage,
-    empty_response,
-    _BY_NAME["usage_mismatch_two_sided"],
-    max_tokens_not_honoured,
-    invalid_json_output,
-    invalid_tool_call,
-)
+
+def _generation_chain(*, strict: bool, allow_missing_done: bool) -> Validator[GenerationResponse]:
+    """The chat/completions/responses chain for one combination of the two switches."""
+    ended = truncated_before_finish if allow_missing_done else truncated_stream
+    if strict:
+        return chain(
+            ended,
+            missing_finish_reason,
+            impossible_usage,
+            empty_response,
+            _BY_NAME["usage_mismatch_two_sided"],
+            max_tokens_not_honoured,
+            invalid_json_output,
+            invalid_tool_call,
+        )
+    return chain(
+        ended,
+        impossible_usage,
+        empty_response,
+        stream_without_finish_reason,
+        _BY_NAME["usage_mismatch"],
+        max_tokens_not_honoured,
+        invalid_json_output,
+        invalid_tool_call,
+    )
+
+
+_GENERATION_CHAINS = {
+    (strict, lenient): _generation_chain(strict=strict, allow_missing_done=lenient)
+    for strict in (False, True)
+    for lenient in (False, True)
+}
 _EMBEDDING_CHAIN = chain(empty_embedding)
 
 
-def default_chain(endpoint: Endpoint, strict: bool = False) -> Validator[GenerationResponse]:
+def default_chain(
+    endpoint: Endpoint, strict: bool = False, *, allow_missing_done: bool = False
+) -> Validator[GenerationResponse]:
     """The validators every answer from `endpoint` passes unless the user changes the chain.
 
     Strict mode widens the finish_reason check to every answer (`missing_finish_reason`) and
-    checks usage both ways where the stream proves its count.
+    checks usage both ways where the stream proves its count. `allow_missing_done` is for
+    servers that never end a stream with `[DONE]`: a stream that carried a `finish_reason` then
+    passes without it (`truncated_before_finish` in place of `truncated_stream`).
 
     >>> print(default_chain(Endpoint.chat))  # doctest: +NORMALIZE_WHITESPACE
     chain(truncated_stream, impossible_usage, empty_response, stream_without_finish_reason,
           usage_mismatch, max_tokens_not_honoured, invalid_json_output, invalid_tool_call)
+    >>> print(default_chain(Endpoint.chat, allow_missing_done=True))  # doctest: +ELLIPSIS
+    chain(truncated_before_finish, impossible_usage, ...)
     >>> default_chain(Endpoint.embeddings, strict=True)
     chain(empty_embedding)
     """
     if endpoint is Endpoint.embeddings:
         return _EMBEDDING_CHAIN
-    return _STRICT_GENERATION_CHAIN if strict else _GENERATION_CHAIN
+    return _GENERATION_CHAINS[(strict, allow_missing_done)]
 
 
 def builtin_validator(name: str) -> Validator[GenerationResponse] | None:
