@@ -3,6 +3,7 @@ one `error:` line and exit 2, and without Ray installed `--engine ray` says how 
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -78,3 +79,18 @@ def test_config_file_keys_match_the_engine_flags(tmp_path: Path) -> None:
 
 def test_a_run_without_engine_runs_locally() -> None:
     assert RunConfig().engine == "local"
+
+
+@pytest.mark.ray
+def test_an_unreachable_ray_address_is_one_error_line_at_once(tmp_path: Path) -> None:
+    # A loopback port nothing listens on: the connection is refused, and the run says so before
+    # Ray starts waiting for a cluster that is not there.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = run_fast(tmp_path, "--engine", "ray", "--ray-address", f"127.0.0.1:{port}")
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert result.stderr.strip() == (
+        f"error: cannot reach the Ray cluster at 127.0.0.1:{port}: Connection refused (is "
+        "`ray start --head` running there, and is this its GCS port?)"
+    )

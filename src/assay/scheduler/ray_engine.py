@@ -18,6 +18,7 @@ import contextlib
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -62,6 +63,9 @@ _START_LEAD_NS = 200_000_000
 # this often, which is what the heartbeat deadline judges.
 _DRAIN_WAIT_S = 0.1
 _CLOSE_TIMEOUT_S = 5.0
+# How long a cluster's address may take to accept a connection before the run gives up on it
+# (Ray itself would keep trying for a minute or more before saying anything).
+_REACH_TIMEOUT_S = 5.0
 # Ray's switch for a machine that is not part of a cluster (its default on macOS and Windows):
 # nodes then take the loopback address as their own.
 _SINGLE_MACHINE: Final = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
@@ -148,6 +152,8 @@ def _init(ray: ModuleType, address: str | None, workers: int | None) -> None:
             "include_dashboard": False,
             "_node_ip_address": "127.0.0.1",
         }
+    elif address != "auto":
+        _check_reachable(address)
     # Ray sets a SIGTERM handler of its own in a driver; the caller's (a clean stop) stays.
     handlers = {number: signal.getsignal(number) for number in STOP_SIGNALS}
     try:
@@ -159,6 +165,25 @@ def _init(ray: ModuleType, address: str | None, workers: int | None) -> None:
             for number, handler in handlers.items():
                 if handler is not None:
                     signal.signal(number, handler)
+
+
+def _check_reachable(address: str) -> None:
+    """Fail at once, naming the address, when nothing accepts a connection at `address`
+    (HOST:PORT, checked by the config)."""
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), _REACH_TIMEOUT_S):
+            pass
+    except OSError as error:
+        reason = (
+            f"no answer within {_REACH_TIMEOUT_S:g} s"
+            if isinstance(error, TimeoutError)
+            else error.strerror
+        )
+        raise ConfigError(
+            f"cannot reach the Ray cluster at {address}: {reason or error} (is `ray start "
+            "--head` running there, and is this its GCS port?)"
+        ) from None
 
 
 def run_on_ray(
