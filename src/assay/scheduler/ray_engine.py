@@ -64,7 +64,7 @@ _START_LEAD_NS = 200_000_000
 _DRAIN_WAIT_S = 0.1
 _CLOSE_TIMEOUT_S = 5.0
 # How long a cluster's address may take to accept a connection before the run gives up on it
-# (Ray itself would keep trying for a minute or more before saying anything).
+# (Ray 2.60 itself kept retrying a dead address for over 5 minutes, printing only warnings).
 _REACH_TIMEOUT_S = 5.0
 # Ray's switch for a machine that is not part of a cluster (its default on macOS and Windows):
 # nodes then take the loopback address as their own.
