@@ -300,7 +300,7 @@ EXPORTED: dict[str, list[str]] = {
 }
 
 # The packages whose names are imported on first use (see assay.lazy_exports).
-LAZY = ("assay", "assay.benchmark")
+LAZY = ("assay", "assay.benchmark", "assay.scheduler")
 
 
 def packages() -> list[str]:
@@ -376,12 +376,12 @@ def test_no_lazy_name_is_also_a_submodule(package: str) -> None:
     assert submodules & set(exported(package)) == set()
 
 
-def loaded_after(statement: str) -> list[str]:
-    """The modules a fresh interpreter holds after `statement` (assay's and pydantic)."""
+def loaded_after(statement: str, roots: tuple[str, ...] = ("assay", "pydantic")) -> list[str]:
+    """The modules of `roots` a fresh interpreter holds after `statement`."""
     probe = (
         f"{statement}; import sys; "
         "print('\\n'.join(sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('assay', 'pydantic'))))"
+        f"{roots!r})))"
     )
     run = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
@@ -404,3 +404,13 @@ def test_validator_chain_spec_does_not_load_the_report_code_into_load_processes(
     loaded = loaded_after("import assay.benchmark.chain_spec")
     assert "assay.benchmark.run" not in loaded
     assert "assay.reports" not in loaded
+
+
+def test_reading_a_report_imports_no_http_client_and_no_load_generation() -> None:
+    # `assay.load_report`, `assay report` and `assay compare` read files: the backend, aiohttp
+    # and the load generation stay unimported (they cost most of a second).
+    loaded = loaded_after("import assay.reports", roots=("assay", "aiohttp"))
+    assert not [m for m in loaded if m.split(".")[0] == "aiohttp"]
+    assert "assay.backend" not in loaded
+    assert "assay.scheduler.coordinator" not in loaded
+    assert "assay.reports.report" in loaded

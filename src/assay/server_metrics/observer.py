@@ -16,11 +16,13 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Self
-
-import aiohttp
+from typing import TYPE_CHECKING, Self
 
 from assay.server_metrics.scrape import Scraped, scrape
+
+if TYPE_CHECKING:
+    # Imported where the observer's thread starts (see `scrape`).
+    import aiohttp
 
 # When the series outgrows this many samples, every second one between the first and the last
 # is dropped: a day-long run keeps a bounded series.
@@ -113,6 +115,8 @@ class ServerMetricsObserver:
         asyncio.run(self._main())
 
     async def _main(self) -> None:
+        import aiohttp
+
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         connector = aiohttp.TCPConnector(ssl=self._verify_tls)

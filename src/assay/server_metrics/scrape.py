@@ -5,9 +5,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
+
+if TYPE_CHECKING:
+    # Imported where a scrape runs: reading a stored report (`ServerMetricsReport`) must not
+    # import the HTTP client.
+    import aiohttp
 
 # A metrics page far larger than any server's is not read to the end: memory stays bounded.
 MAX_METRICS_BYTES = 8 << 20
@@ -50,6 +55,8 @@ async def scrape(
 
     Problems name the URL as `shown_url` (credentials masked) when given.
     """
+    import aiohttp
+
     shown = url if shown_url is None else shown_url
     try:
         async with session.get(
