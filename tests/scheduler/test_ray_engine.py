@@ -196,11 +196,12 @@ def test_records_the_driver_cannot_write_stop_the_run_with_one_error_line() -> N
 
 
 LOOPBACK_CHECK = """
-import psutil, ray_support_pids
+import os, psutil, ray_support_pids
 from assay.scheduler import start_ray_actors
 with start_ray_actors(None, 1) as started:
     import ray
     ray.get(started.actors[0].__ray_call__.remote(lambda _: None))  # the actor is up
+    auth_mode = os.environ.get("RAY_AUTH_MODE")
     pids = ray_support_pids.of_folder()
     addresses = {
         address.ip
@@ -209,11 +210,11 @@ with start_ray_actors(None, 1) as started:
         for address in (connection.laddr, connection.raddr)
         if address
     }
-    print(len(pids), sorted(addresses))
+    print(auth_mode, len(pids), sorted(addresses))
 """
 
 
-def test_a_ray_of_its_own_listens_and_talks_on_loopback_only(
+def test_a_ray_of_its_own_stays_on_loopback_and_leaves_no_token_file(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     tmp_path = tmp_path_factory.mktemp("l")  # short: Ray's socket paths are limited
@@ -229,19 +230,21 @@ def test_a_ray_of_its_own_listens_and_talks_on_loopback_only(
         "            found.add(p.pid)\n"
         "    return found\n"
     )
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key != "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
-    }
-    env |= {"RAY_TMPDIR": str(tmp_path / "r"), "PYTHONPATH": str(tmp_path)}
+    # Nor a token: left to itself, Ray 2.60 writes one into ~/.ray/auth_token.
+    unset = ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN")
+    env = {key: value for key, value in os.environ.items() if key not in unset}
+    home = tmp_path / "home"
+    home.mkdir()
+    env |= {"RAY_TMPDIR": str(tmp_path / "r"), "PYTHONPATH": str(tmp_path), "HOME": str(home)}
     (tmp_path / "r").mkdir()
     result = subprocess.run(
         [sys.executable, "-c", LOOPBACK_CHECK], capture_output=True, text=True, env=env,
         timeout=120, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    processes, addresses = result.stdout.split(" ", 1)
+    auth_mode, processes, addresses = result.stdout.split(" ", 2)
+    assert auth_mode == "token"  # authenticated all the same, with a token held in memory
+    assert list(home.rglob("*")) == []
     assert int(processes) >= 3  # this driver, the GCS, the raylet, the actor...
     assert addresses.strip() in ("['127.0.0.1']", "['127.0.0.1', '::ffff:127.0.0.1']",
                                  "['::ffff:127.0.0.1']")  # fmt: skip

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import secrets
 import signal
 import socket
 import sys
@@ -69,6 +70,9 @@ _REACH_TIMEOUT_S = 5.0
 # Ray's switch for a machine that is not part of a cluster (its default on macOS and Windows):
 # nodes then take the loopback address as their own.
 _SINGLE_MACHINE: Final = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+# Ray's token authentication (on by default for a local Ray since 2.59): its mode and token.
+_AUTH_MODE: Final = "RAY_AUTH_MODE"
+_AUTH_TOKEN: Final = "RAY_AUTH_TOKEN"
 
 
 def import_ray() -> ModuleType:
@@ -108,12 +112,35 @@ def start_ray_actors(address: str | None, workers: int | None) -> Iterator[RayAc
     """Connect to the Ray cluster at `address` (or start a local one, on loopback only) and
     start `workers` actors, one CPU each, spread over its nodes (default: one per CPU of the
     cluster). On leaving, every actor is killed, and a Ray this started is shut down."""
-    if address is None and "ray" not in sys.modules:
-        # A Ray of this run alone stays on loopback. Ray otherwise gives its nodes, and every
-        # connection between its processes, the machine's network address, even with a
-        # loopback node address; its processes inherit this (read when ray is imported).
-        os.environ.setdefault(_SINGLE_MACHINE, "0")
-    ray = import_ray()
+    with _token_of_its_own() if address is None else contextlib.nullcontext():
+        if address is None and "ray" not in sys.modules:
+            # A Ray of this run alone stays on loopback. Ray otherwise gives its nodes, and
+            # every connection between its processes, the machine's network address, even with
+            # a loopback node address; its processes inherit this (read when ray is imported).
+            os.environ.setdefault(_SINGLE_MACHINE, "0")
+        with _actors_on(import_ray(), address, workers) as actors:
+            yield actors
+
+
+@contextlib.contextmanager
+def _token_of_its_own() -> Iterator[None]:
+    """Token authentication for a Ray of this run alone, with a token that only its processes'
+    environment holds: left to itself, Ray writes a token into the home folder
+    (`~/.ray/auth_token`) that outlives the run. A mode or token the user set is kept."""
+    if _AUTH_MODE in os.environ or _AUTH_TOKEN in os.environ:
+        yield
+        return
+    os.environ |= {_AUTH_MODE: "token", _AUTH_TOKEN: secrets.token_hex(32)}
+    try:
+        yield
+    finally:
+        for name in (_AUTH_MODE, _AUTH_TOKEN):
+            os.environ.pop(name, None)
+
+
+@contextlib.contextmanager
+def _actors_on(ray: ModuleType, address: str | None, workers: int | None) -> Iterator[RayActors]:
+    """Start the actors on the cluster at `address` (a Ray of its own when `None`)."""
     owns_ray = not ray.is_initialized()
     if owns_ray:
         _init(ray, address, workers)
