@@ -256,6 +256,7 @@ def test_ray_actors_started_for_another_slice_count_are_refused() -> None:
 
     with start_ray_actors(None, 1) as actors:
         assert isinstance(actors, RayActors)
+        assert actors.other_hosts == ()  # one machine: a loopback target is reachable
         with pytest.raises(ConfigError, match="1 Ray actors were started for a plan of 2"):
             run_benchmark(plan(Synchronous(), Constraints(max_requests=1)), counting_sink,
                           started=actors)  # fmt: skip

@@ -200,6 +200,8 @@ def _run(
         elif started is None:
             started = stack.enter_context(start_load_processes(config.load_processes))
         url = stack.enter_context(open_target(config, note))
+        if isinstance(started, RayActors):
+            started.check_can_reach(url)
         backend = backend_settings_of(config, url)
         ready = asyncio.run(
             wait_until_ready(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import os
 import secrets
@@ -23,7 +24,8 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+import urllib.parse
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
 
@@ -100,11 +102,59 @@ class RayActors:
     actors: list[ActorHandle]
     driver_node: str
     nodes: int = 1
+    # The addresses of the cluster's nodes on other machines than the driver's.
+    other_hosts: tuple[str, ...] = ()
 
     @property
     def processes(self) -> int:
         """The plan's slice count these serve: one per actor."""
         return len(self.actors)
+
+    def check_can_reach(self, url: str) -> None:
+        """A `ConfigError` when `url` is a loopback address and the cluster has nodes on other
+        machines: there it would name a server of their own machine, or none.
+
+        >>> RayActors([], "n1", 2, ("10.0.0.7",)).check_can_reach("http://127.0.0.1:8000")
+        Traceback (most recent call last):
+        ...
+        assay.errors.ConfigError: the target http://127.0.0.1:8000 is on this machine's \
+loopback, which the Ray nodes on 10.0.0.7 cannot reach: give a --target every node can reach \
+(the embedded mock listens on loopback only)
+        >>> RayActors([], "n1", 2, ("10.0.0.7",)).check_can_reach("http://gateway:8000")
+        """
+        host = urllib.parse.urlsplit(url).hostname or ""
+        if not self.other_hosts or not _is_loopback(host):
+            return
+        raise ConfigError(
+            f"the target {url} is on this machine's loopback, which the Ray nodes on "
+            f"{', '.join(self.other_hosts)} cannot reach: give a --target every node can reach "
+            "(the embedded mock listens on loopback only)"
+        )
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def other_hosts(nodes: Iterable[Mapping[str, Any]], driver_node: str) -> tuple[str, ...]:
+    """The addresses of the alive nodes (as `ray.nodes()` lists them) on other machines than
+    the driver's node.
+
+    >>> nodes = [{"NodeID": "a", "Alive": True, "NodeManagerAddress": "10.0.0.1"},
+    ...          {"NodeID": "b", "Alive": True, "NodeManagerAddress": "10.0.0.1"},
+    ...          {"NodeID": "c", "Alive": True, "NodeManagerAddress": "10.0.0.2"},
+    ...          {"NodeID": "d", "Alive": False, "NodeManagerAddress": "10.0.0.3"}]
+    >>> other_hosts(nodes, "a")
+    ('10.0.0.2',)
+    """
+    alive = [node for node in nodes if node.get("Alive")]
+    driver = {node.get("NodeManagerAddress") for node in alive if node.get("NodeID") == driver_node}
+    return tuple(sorted({str(node.get("NodeManagerAddress")) for node in alive} - driver))
 
 
 @contextlib.contextmanager
@@ -154,9 +204,10 @@ def _actors_on(ray: ModuleType, address: str | None, workers: int | None) -> Ite
             )
         remote = ray.remote(num_cpus=1, scheduling_strategy="SPREAD")(LoadSliceActor)
         actors = [remote.remote() for _ in range(count)]
-        nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
+        nodes = ray.nodes()
         driver_node = ray.get_runtime_context().get_node_id()
-        yield RayActors(actors, driver_node, nodes)
+        alive = sum(1 for node in nodes if node.get("Alive"))
+        yield RayActors(actors, driver_node, alive, other_hosts(nodes, driver_node))
     finally:
         # Each closes its HTTP session (a step still running is stopped first), then goes.
         with contextlib.suppress(Exception):
