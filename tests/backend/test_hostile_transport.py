@@ -132,7 +132,7 @@ async def test_unreadable_200_is_malformed_http_not_connect_error(
         unusable = failure_of(await resolve_once(limited(server.url)))
     assert unusable.code is DiagnosticCode.malformed_http
     assert words in unusable.message.lower()
-    assert "400" not in unusable.message
+    assert "400" not in unusable.message.replace(server.url, "URL")  # the port may hold 400
 
 
 async def cut_chunked_stream(writer: asyncio.StreamWriter, release: asyncio.Event) -> None:
@@ -145,7 +145,7 @@ async def test_dropped_chunked_stream_says_what_happened_without_a_fake_400() ->
     async with serve_raw(cut_chunked_stream) as server:
         unusable = failure_of(await resolve_once(limited(server.url)))
     assert unusable.code is DiagnosticCode.stream_interrupted
-    assert "400" not in unusable.message
+    assert "400" not in unusable.message.replace(server.url, "URL")  # the port may hold 400
     assert "TransferEncodingError" not in unusable.message
     assert "closed the connection before the last chunk" in unusable.message
 
@@ -160,7 +160,7 @@ async def test_body_shorter_than_its_length_is_stream_interrupted_in_words() -> 
         unusable = failure_of(await resolve_once(limited(server.url), stream=False))
     assert unusable.code is DiagnosticCode.stream_interrupted
     assert "before the end of the body" in unusable.message
-    assert "400" not in unusable.message
+    assert "400" not in unusable.message.replace(server.url, "URL")  # the port may hold 400
 
 
 async def uuid_only_server(ids: list[str]) -> web.AppRunner:
