@@ -141,7 +141,9 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def other_hosts(nodes: Iterable[Mapping[str, Any]], driver_node: str) -> tuple[str, ...]:
+def _hosts_beside_the_driver(
+    nodes: Iterable[Mapping[str, Any]], driver_node: str
+) -> tuple[str, ...]:
     """The addresses of the alive nodes (as `ray.nodes()` lists them) on other machines than
     the driver's node.
 
@@ -149,7 +151,7 @@ def other_hosts(nodes: Iterable[Mapping[str, Any]], driver_node: str) -> tuple[s
     ...          {"NodeID": "b", "Alive": True, "NodeManagerAddress": "10.0.0.1"},
     ...          {"NodeID": "c", "Alive": True, "NodeManagerAddress": "10.0.0.2"},
     ...          {"NodeID": "d", "Alive": False, "NodeManagerAddress": "10.0.0.3"}]
-    >>> other_hosts(nodes, "a")
+    >>> _hosts_beside_the_driver(nodes, "a")
     ('10.0.0.2',)
     """
     alive = [node for node in nodes if node.get("Alive")]
@@ -207,7 +209,7 @@ def _actors_on(ray: ModuleType, address: str | None, workers: int | None) -> Ite
         nodes = ray.nodes()
         driver_node = ray.get_runtime_context().get_node_id()
         alive = sum(1 for node in nodes if node.get("Alive"))
-        yield RayActors(actors, driver_node, alive, other_hosts(nodes, driver_node))
+        yield RayActors(actors, driver_node, alive, _hosts_beside_the_driver(nodes, driver_node))
     finally:
         # Each closes its HTTP session (a step still running is stopped first), then goes.
         with contextlib.suppress(Exception):

@@ -112,6 +112,10 @@ BUILTIN_VALIDATORS: tuple[BuiltinValidator, ...] = (
 _BY_NAME = {builtin.name: builtin.validator for builtin in BUILTIN_VALIDATORS}
 
 
+# The checks of an answer's content, last in every generation chain.
+_CONTENT_CHECKS = (max_tokens_not_honoured, invalid_json_output, invalid_tool_call)
+
+
 def _generation_chain(*, strict: bool, allow_missing_done: bool) -> Validator[GenerationResponse]:
     """The chat/completions/responses chain for one combination of the two switches."""
     ended = truncated_before_finish if allow_missing_done else truncated_stream
@@ -122,9 +126,7 @@ def _generation_chain(*, strict: bool, allow_missing_done: bool) -> Validator[Ge
             impossible_usage,
             empty_response,
             _BY_NAME["usage_mismatch_two_sided"],
-            max_tokens_not_honoured,
-            invalid_json_output,
-            invalid_tool_call,
+            *_CONTENT_CHECKS,
         )
     return chain(
         ended,
@@ -132,9 +134,7 @@ def _generation_chain(*, strict: bool, allow_missing_done: bool) -> Validator[Ge
         empty_response,
         stream_without_finish_reason,
         _BY_NAME["usage_mismatch"],
-        max_tokens_not_honoured,
-        invalid_json_output,
-        invalid_tool_call,
+        *_CONTENT_CHECKS,
     )
 
 
