@@ -173,7 +173,7 @@ def _role(proc: psutil.Process) -> str:
         return "gone"
     if "resource_tracker" in command:
         return "multiprocessing resource tracker"
-    if "assay.scheduler.load_child" in command or "multiprocessing" in command:
+    if "assay.engine.load_child" in command or "multiprocessing" in command:
         return "load process"
     if "run" in command:
         return "assay CLI"

@@ -212,7 +212,7 @@ EXPORTED: dict[str, list[str]] = {
         "summary_row",
         "write_report",
     ],
-    "assay.scheduler": [
+    "assay.engine": [
         "BenchmarkPlan",
         "BenchmarkResult",
         "Concurrent",
@@ -241,6 +241,28 @@ EXPORTED: dict[str, list[str]] = {
         "run_benchmark_async",
         "start_load_processes",
         "start_ray_actors",
+    ],
+    "assay.load": [],
+    "assay.spec": [
+        "Answer",
+        "Carries",
+        "Concurrent",
+        "Constant",
+        "Constraints",
+        "Endpoint",
+        "EndpointTraits",
+        "NS_PER_S",
+        "Pacing",
+        "Poisson",
+        "Profile",
+        "ProfileKind",
+        "Replay",
+        "StepLoad",
+        "StopReason",
+        "Sweep",
+        "Synchronous",
+        "Throughput",
+        "pacing",
     ],
     "assay.server_metrics": [
         "AssayCounts",
@@ -300,7 +322,7 @@ EXPORTED: dict[str, list[str]] = {
 }
 
 # The packages whose names are imported on first use (see assay.lazy_exports).
-LAZY = ("assay", "assay.benchmark", "assay.scheduler")
+LAZY = ("assay", "assay.benchmark", "assay.engine")
 
 
 def packages() -> list[str]:
@@ -412,5 +434,5 @@ def test_reading_a_report_imports_no_http_client_and_no_load_generation() -> Non
     loaded = loaded_after("import assay.reports", roots=("assay", "aiohttp"))
     assert not [m for m in loaded if m.split(".")[0] == "aiohttp"]
     assert "assay.backend" not in loaded
-    assert "assay.scheduler.coordinator" not in loaded
+    assert "assay.engine.coordinator" not in loaded
     assert "assay.reports.report" in loaded

@@ -1,6 +1,6 @@
 """Starting and stopping load processes, with nothing but the standard library.
 
-A run's children are fresh interpreters (`python -m assay.scheduler.load_child FD`) that
+A run's children are fresh interpreters (`python -m assay.engine.load_child FD`) that
 import the whole run path, about half a second. This module imports nothing heavy, so the CLI
 can start them before it imports the run path itself and the two imports overlap; the scheduler
 then hands them their plan over the socket pair each child has with this process.
@@ -80,7 +80,7 @@ def _start(name: str) -> LoadChild:
         fd = child_end.fileno()
         try:
             popen = _popen_ignoring_sigint(
-                [sys.executable, "-m", "assay.scheduler.load_child", str(fd)],
+                [sys.executable, "-m", "assay.engine.load_child", str(fd)],
                 pass_fds=(fd,),
                 stdin=subprocess.DEVNULL,
                 env=_child_environment(),

@@ -24,7 +24,7 @@ from assay.core import (
     outcome,
 )
 from assay.errors import ConfigError
-from assay.scheduler.profiles import (
+from assay.spec.load import (
     DEFAULT_CONCURRENCY,
     Concurrent,
     Constant,

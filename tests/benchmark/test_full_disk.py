@@ -13,8 +13,8 @@ from assay.backend import BackendSettings
 from assay.benchmark.shard_sink import ShardSinkFactory
 from assay.core import Endpoint
 from assay.data import FixedCount, SyntheticSource
+from assay.engine import BenchmarkPlan, Concurrent, Constraints, run_benchmark
 from assay.errors import OutputError
-from assay.scheduler import BenchmarkPlan, Concurrent, Constraints, run_benchmark
 from assay.validators import default_chain
 
 

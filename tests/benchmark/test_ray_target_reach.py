@@ -10,8 +10,8 @@ import pytest
 
 from assay.benchmark.run import run_from_config
 from assay.config import RunConfig
+from assay.engine import RayActors
 from assay.errors import ConfigError
-from assay.scheduler import RayActors
 
 
 def test_embedded_mock_with_ray_nodes_on_other_machines_is_refused_before_any_load(

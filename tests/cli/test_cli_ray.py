@@ -30,7 +30,7 @@ pytestmark = pytest.mark.ray
 
 REQUESTS = 40
 # A sweep runs a synchronous, a throughput and a constant step: with the others, every profile.
-# (tests/scheduler/test_ray_engine.py compares each profile slice by slice, in one process.)
+# (tests/load/test_ray_engine.py compares each profile slice by slice, in one process.)
 PROFILES = {
     "sweep": ("--profile", "sweep", "--sweep-rates", "1", "--concurrency", "4"),
     "concurrent": ("--profile", "concurrent", "--concurrency", "4"),

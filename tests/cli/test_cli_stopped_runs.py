@@ -89,7 +89,7 @@ def test_a_killed_load_process_ends_the_run_degraded_with_its_records_kept(
         [child] = [
             child
             for child in psutil.Process(process.pid).children()
-            if "assay.scheduler.load_child" in " ".join(child.cmdline())
+            if "assay.engine.load_child" in " ".join(child.cmdline())
         ]
         child.send_signal(signal.SIGKILL)
         rest, stderr = process.communicate(timeout=EXIT_LIMIT_S)

@@ -16,10 +16,10 @@ from assay.core import (
     UnusableResponse,
     Usage,
 )
+from assay.engine import StopReason
 from assay.metrics import Slo, StepAggregator
 from assay.records import Completed, Errored, JudgedBy, RequestRecord
 from assay.reports import Report, StepReport, build_report, collect_environment, render_summary
-from assay.scheduler import StopReason
 
 MS = 1_000_000
 NOW = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)

@@ -18,6 +18,7 @@ from assay.core import (
     UnusableResponse,
     Usage,
 )
+from assay.engine import StopReason
 from assay.metrics import Outcomes, Slo, StepAggregator, StepMetrics
 from assay.records import Completed, Errored, JudgedBy, RequestRecord
 from assay.reports import (
@@ -30,7 +31,6 @@ from assay.reports import (
     summary_row,
     write_report,
 )
-from assay.scheduler import StopReason
 
 MS = 1_000_000
 STARTED = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)

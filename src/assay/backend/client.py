@@ -36,13 +36,14 @@ from assay.backend.redaction import Redactor
 from assay.backend.settings import BackendSettings
 from assay.core.clock import Clock
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
-from assay.core.request import Endpoint, GenerationRequest
+from assay.core.request import GenerationRequest
 from assay.core.response import GenerationResponse
 from assay.errors import ServerNotReady
 from assay.handlers import handler_for
 from assay.handlers.base import EndpointHandler, StreamAccumulator, Transfer
 from assay.handlers.sse import SseParser
 from assay.handlers.wire import ask_continuous_usage
+from assay.spec.endpoint import Endpoint
 
 _ERROR_BODY_LIMIT = 64 * 1024
 # How long the rest of a body may take after `[DONE]` or the terminal event: a server that ends

@@ -19,8 +19,9 @@ from assay.backend.readiness import Interrupted, until_interrupted
 from assay.backend.settings import BackendSettings
 from assay.core.clock import MonotonicClock
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
-from assay.core.request import Endpoint, GenerationRequest
+from assay.core.request import GenerationRequest
 from assay.errors import ServerNotReady
+from assay.spec.endpoint import Endpoint
 
 NO_ROUTE: Final = frozenset({404, 405})
 REFUSED_SHAPE: Final = frozenset({400, 422})

@@ -22,10 +22,10 @@ from assay.data import (
 from assay.data.session import FileSessions, SyntheticSessions
 from assay.data.source_config import build_source
 from assay.data.trace import TraceConfig, load_trace
+from assay.engine import BenchmarkPlan, Constraints
 from assay.errors import ConfigError
 from assay.metrics import Slo
-from assay.scheduler import BenchmarkPlan, Constraints
-from assay.scheduler.profiles import (
+from assay.spec.load import (
     DEFAULT_CONCURRENCY,
     Concurrent,
     Constant,

@@ -34,14 +34,7 @@ from assay.benchmark.server_observation import observe_server, server_metrics_re
 from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary
 from assay.config import RunConfig, check_machine_limits
 from assay.data.describe import describe_source
-from assay.errors import OutputError
-from assay.load_launcher import LoadProcesses
-from assay.metrics import StepAggregator
-from assay.reports import Report, StepReport, build_report, write_report
-from assay.reports.html import write_html
-from assay.reports.report import SessionSummary
-from assay.run_folder import RunFolder, claim_run_folder
-from assay.scheduler import (
+from assay.engine import (
     BenchmarkPlan,
     BenchmarkResult,
     ProgressSnapshot,
@@ -52,8 +45,15 @@ from assay.scheduler import (
     start_load_processes,
     start_ray_actors,
 )
-from assay.scheduler.interrupt import sigint_as_flag
-from assay.scheduler.profiles import CONCURRENCY_KINDS, DEFAULT_CONCURRENCY
+from assay.engine.interrupt import sigint_as_flag
+from assay.errors import OutputError
+from assay.load_launcher import LoadProcesses
+from assay.metrics import StepAggregator
+from assay.reports import Report, StepReport, build_report, write_report
+from assay.reports.html import write_html
+from assay.reports.report import SessionSummary
+from assay.run_folder import RunFolder, claim_run_folder
+from assay.spec.load import CONCURRENCY_KINDS, DEFAULT_CONCURRENCY
 
 if TYPE_CHECKING:
     from assay.mock import MockConfig

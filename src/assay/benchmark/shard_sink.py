@@ -15,7 +15,7 @@ from assay.errors import OutputError
 from assay.metrics import Slo, StepAggregator, Timeline, TimeWindow
 from assay.records import RequestRecord
 from assay.records.jsonl import RecordWriter, record_from_line, record_line
-from assay.scheduler.record_sink import StepContext
+from assay.records.sink import StepContext
 
 FLUSH_EVERY_NS = 1_000_000_000
 

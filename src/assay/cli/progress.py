@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from assay.scheduler.progress import ProgressSnapshot
+from assay.load.progress import ProgressSnapshot
 
 _PLAIN_EVERY_S = 2.0
 
@@ -17,7 +17,7 @@ _PLAIN_EVERY_S = 2.0
 def describe(snapshot: ProgressSnapshot, steps: int | None, max_seconds: float | None) -> str:
     """One line: step, elapsed/remaining, outcomes, served (completed) req/s, top error codes.
 
-    >>> from assay.scheduler.progress import OutcomeTotals
+    >>> from assay.load.progress import OutcomeTotals
     >>> s = ProgressSnapshot(3.0, 0, OutcomeTotals(10, 7, 1, 0), 2.5, (("http_status", 1),))
     >>> describe(s, 1, 10.0).split("  ")[:4]
     ['step 1/1', '3.0s (7s left)', 'completed 7', 'errored 1']

@@ -9,7 +9,7 @@ from assay.config.run_config import (
     describe_validation_error,
     load_config_file,
 )
-from assay.scheduler.profiles import ProfileKind
+from assay.spec.load import ProfileKind
 
 __all__ = [
     "FIELD_NAMES",

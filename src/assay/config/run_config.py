@@ -30,7 +30,7 @@ from assay.config.limits import usable_cpus
 from assay.core import Endpoint
 from assay.data.file_source import PromptColumns
 from assay.errors import ConfigError
-from assay.scheduler.profiles import CONCURRENCY_KINDS, RATE_KINDS, ProfileKind
+from assay.spec.load import CONCURRENCY_KINDS, RATE_KINDS, ProfileKind
 
 SLO_KEYS: Final = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
 

@@ -14,7 +14,7 @@ from assay.core.diagnostics import (
     stage_of,
 )
 from assay.core.outcome import outcome
-from assay.core.request import Endpoint, GenerationRequest, RequestEcho
+from assay.core.request import GenerationRequest, RequestEcho
 from assay.core.response import (
     EmbeddingSummary,
     GenerationResponse,
@@ -23,6 +23,7 @@ from assay.core.response import (
     ToolCall,
     Usage,
 )
+from assay.spec.endpoint import Endpoint
 
 __all__ = [
     "CODE_MEANINGS",

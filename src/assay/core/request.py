@@ -3,32 +3,11 @@
 from __future__ import annotations
 
 import functools
-from enum import StrEnum
 from typing import Self
 
 from pydantic import BaseModel, ConfigDict, JsonValue, model_validator
 
-
-class Endpoint(StrEnum):
-    """The OpenAI-compatible endpoints assay benchmarks."""
-
-    completions = "completions"
-    chat = "chat"
-    responses = "responses"
-    embeddings = "embeddings"
-
-    @property
-    def path(self) -> str:
-        """The URL path below the server's base URL."""
-        return _PATHS[self]
-
-
-_PATHS = {
-    Endpoint.completions: "/v1/completions",
-    Endpoint.chat: "/v1/chat/completions",
-    Endpoint.responses: "/v1/responses",
-    Endpoint.embeddings: "/v1/embeddings",
-}
+from assay.spec.endpoint import Endpoint
 
 
 class RequestEcho(BaseModel):

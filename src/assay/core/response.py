@@ -6,7 +6,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from assay.core.request import Endpoint, RequestEcho
+from assay.core.request import RequestEcho
+from assay.spec.endpoint import Endpoint
 
 
 class Usage(BaseModel):

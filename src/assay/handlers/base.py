@@ -9,8 +9,9 @@ from pydantic import JsonValue
 from returns.result import Result
 
 from assay.core.diagnostics import UnusableResponse
-from assay.core.request import Endpoint, GenerationRequest
+from assay.core.request import GenerationRequest
 from assay.core.response import GenerationResponse
+from assay.spec.endpoint import Endpoint
 
 
 @dataclass(slots=True)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from assay.core.request import Endpoint
 from assay.handlers.base import EndpointHandler
 from assay.handlers.chat import ChatHandler
 from assay.handlers.completions import CompletionsHandler
 from assay.handlers.embeddings import EmbeddingsHandler
 from assay.handlers.responses import ResponsesHandler
+from assay.spec.endpoint import Endpoint
 
 _COMPLETIONS = CompletionsHandler()
 _CHAT = ChatHandler()

@@ -6,7 +6,7 @@ from pydantic import JsonValue
 from returns.result import Failure, Result
 
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
-from assay.core.request import Endpoint, GenerationRequest
+from assay.core.request import GenerationRequest
 from assay.core.response import GenerationResponse
 from assay.handlers.base import SseEvent, Transfer
 from assay.handlers.stream import StreamDraft
@@ -19,6 +19,7 @@ from assay.handlers.wire import (
     text_prompt,
     unusable,
 )
+from assay.spec.endpoint import Endpoint
 
 
 class CompletionsHandler:

@@ -13,7 +13,7 @@ from pydantic import JsonValue
 from returns.result import Failure, Result
 
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
-from assay.core.request import Endpoint, GenerationRequest
+from assay.core.request import GenerationRequest
 from assay.core.response import EmbeddingSummary, GenerationResponse
 from assay.handlers.base import SseEvent, Transfer
 from assay.handlers.stream import StreamDraft
@@ -25,6 +25,7 @@ from assay.handlers.wire import (
     unusable,
     with_extra,
 )
+from assay.spec.endpoint import Endpoint
 
 
 class EmbeddingsHandler:

@@ -8,7 +8,7 @@ from pydantic import JsonValue
 from returns.result import Failure, Result
 
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
-from assay.core.request import Endpoint, GenerationRequest
+from assay.core.request import GenerationRequest
 from assay.core.response import GenerationResponse, ToolCall
 from assay.handlers.base import SseEvent, Transfer
 from assay.handlers.stream import StreamDraft
@@ -24,6 +24,7 @@ from assay.handlers.wire import (
     tool_arguments,
     unusable,
 )
+from assay.spec.endpoint import Endpoint
 
 
 class ResponsesHandler:

@@ -13,7 +13,7 @@ from pydantic import JsonValue
 from returns.result import Result, Success
 
 from assay.core.diagnostics import DiagnosticCode, Evidence, UnusableResponse, cap_excerpt
-from assay.core.request import Endpoint, GenerationRequest
+from assay.core.request import GenerationRequest
 from assay.core.response import (
     EmbeddingSummary,
     GenerationResponse,
@@ -24,6 +24,7 @@ from assay.core.response import (
 from assay.core.trusted import trusted
 from assay.errors import DataError
 from assay.handlers.base import Transfer
+from assay.spec.endpoint import Endpoint
 
 _MESSAGE_LIMIT = 300
 

@@ -47,7 +47,6 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from assay.core.diagnostics import AnyCode, DiagnosticCode
-from assay.core.request import Endpoint
 from assay.core.response import GenerationResponse, TokenSource
 from assay.errors import ConfigError
 from assay.metrics.concurrency import ConcurrencyTracker
@@ -64,6 +63,7 @@ from assay.metrics.step_metrics import (
     Tokens,
 )
 from assay.records.record import Cancelled, Completed, Errored, RequestRecord
+from assay.spec.endpoint import Endpoint
 
 _MS = 1e-6  # ns -> ms
 

@@ -17,8 +17,8 @@ from assay.core.diagnostics import AnyCode
 from assay.metrics.step_metrics import ErrorSummary, Outcomes, StepMetrics
 from assay.metrics.timeline import TimelineSnapshot
 from assay.reports.validity import DEFAULT_MAX_NOT_SENT_RATE, Validity, judge
-from assay.scheduler.constraints import StopReason
 from assay.server_metrics import ServerMetricsReport
+from assay.spec.constraints import StopReason
 from assay.version import __version__
 
 SCHEMA_VERSION: Literal["assay.report/1"] = "assay.report/1"

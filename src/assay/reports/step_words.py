@@ -11,7 +11,7 @@ from typing import Final
 from pydantic import JsonValue
 
 from assay.reports.report import Report, StepReport
-from assay.scheduler.constraints import StopReason
+from assay.spec.constraints import StopReason
 
 MIN_RATE_WINDOW_S: Final = 1.0
 """Below this step duration a request rate is not shown: a handful of requests over a few

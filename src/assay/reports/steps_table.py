@@ -12,7 +12,7 @@ from rich.table import Table
 from assay.metrics.sketch import Distribution
 from assay.reports.report import Report, StepReport
 from assay.reports.step_words import MIN_RATE_WINDOW_S, format_ms, rate_is_meaningful
-from assay.scheduler.constraints import StopReason
+from assay.spec.constraints import StopReason
 
 _STOP_NAMES: Final = {
     StopReason.max_seconds: "time limit",

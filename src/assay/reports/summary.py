@@ -14,7 +14,6 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from assay.core.request import Endpoint
 from assay.metrics.sketch import Distribution
 from assay.metrics.step_metrics import Outcomes, StepMetrics
 from assay.reports.report import Report, StepReport
@@ -26,6 +25,7 @@ from assay.reports.step_words import (
     stop_phrase,
 )
 from assay.reports.steps_table import steps_table
+from assay.spec.endpoint import Endpoint
 
 DISPATCH_LAG_WARNING_MS = 25.0
 """A dispatch lag p99 from which a step warns that the client could not keep its schedule."""

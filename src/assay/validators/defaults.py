@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from assay.core.diagnostics import DiagnosticCode
-from assay.core.request import Endpoint
 from assay.core.response import GenerationResponse
+from assay.spec.endpoint import Endpoint
 from assay.validators.chain import Validator, chain
 from assay.validators.completeness import (
     empty_response,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from returns.result import Result, Success
 
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
-from assay.core.request import Endpoint
 from assay.core.response import GenerationResponse
+from assay.spec.endpoint import Endpoint
 from assay.validators.reject import reject
 
 

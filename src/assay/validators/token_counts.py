@@ -7,9 +7,9 @@ import math
 from returns.result import Result, Success
 
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
-from assay.core.request import Endpoint
 from assay.core.response import GenerationResponse, TokenSource
 from assay.errors import ConfigError
+from assay.spec.endpoint import Endpoint
 from assay.validators.chain import Validator
 from assay.validators.reject import reject
 

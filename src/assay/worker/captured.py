@@ -11,9 +11,10 @@ from returns.result import Failure, Result, Success
 
 from assay.backend.received import compile_received
 from assay.core.diagnostics import UnusableResponse
-from assay.core.request import Endpoint, GenerationRequest
+from assay.core.request import GenerationRequest
 from assay.core.response import GenerationResponse
 from assay.records.record import Completed, Errored
+from assay.spec.endpoint import Endpoint
 from assay.validators.chain import Validator
 from assay.validators.defaults import default_chain
 from assay.worker.judge import judge

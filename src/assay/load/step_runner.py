@@ -19,10 +19,22 @@ from assay.core import Clock, GenerationRequest, GenerationResponse, UnusableRes
 from assay.data.session import SessionSource
 from assay.data.source import RequestSource
 from assay.errors import first_assay_error
+from assay.load.collector import quiet_collector
+from assay.load.error_watch import ErrorWatch
+from assay.load.progress import PROGRESS_INTERVAL_NS, OutcomeTotals, ProgressMessage, StepTally
+from assay.load.replay import replay_slice, timed
+from assay.load.schedule import (
+    owned_streams,
+    rate_slice,
+    stream_indices,
+    throughput_indices,
+    throughput_share,
+)
+from assay.load.sessions import SessionCounts, SessionTally, run_session
 from assay.records import Cancelled, Completed, Errored, RequestRecord
-from assay.scheduler.collector import quiet_collector
-from assay.scheduler.constraints import Constraints, ErrorWatch, StopReason
-from assay.scheduler.profiles import (
+from assay.records.sink import RecordSink, SinkFactory, StepContext
+from assay.spec.constraints import Constraints, StopReason
+from assay.spec.load import (
     Concurrent,
     Constant,
     Poisson,
@@ -31,17 +43,6 @@ from assay.scheduler.profiles import (
     Synchronous,
     Throughput,
 )
-from assay.scheduler.progress import PROGRESS_INTERVAL_NS, OutcomeTotals, ProgressMessage, StepTally
-from assay.scheduler.record_sink import RecordSink, SinkFactory, StepContext
-from assay.scheduler.replay import replay_slice, timed
-from assay.scheduler.schedule import (
-    owned_streams,
-    rate_slice,
-    stream_indices,
-    throughput_indices,
-    throughput_share,
-)
-from assay.scheduler.sessions import SessionCounts, SessionTally, run_session
 from assay.validators.chain import Validator
 from assay.worker import execute
 
@@ -135,7 +136,7 @@ async def run_step(
     runner = _StepRunner(work, source, resolve, validate, sink, clock)
     try:
         # Set-up is done: what it built is frozen, and the collector stays out of the way of
-        # the dispatch timers until the step ends (see `assay.scheduler.collector`).
+        # the dispatch timers until the step ends (see `assay.load.collector`).
         with quiet_collector():
             await runner.run(stop, report)
     except BaseException as error:

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from returns.result import Result
 
 from assay.core import GenerationRequest, GenerationResponse, UnusableResponse
-from assay.scheduler.constraints import Constraints, StopReason
-from assay.scheduler.profiles import Concurrent, Constant, Poisson
-from assay.scheduler.progress import ProgressMessage
-from assay.scheduler.step_runner import OWED_GRACE_NS, StepWork
+from assay.load.progress import ProgressMessage
+from assay.load.step_runner import OWED_GRACE_NS, StepWork
+from assay.spec.constraints import Constraints, StopReason
+from assay.spec.load import Concurrent, Constant, Poisson
 from assay.testing import FakeClock
-from tests.scheduler.test_step_runner import (
+from tests.load.test_step_runner import (
     MS,
     FakeServer,
     KeepingSink,

@@ -1,6 +1,6 @@
 """One Ray actor: what a load child does, over Ray method calls instead of a socket pair.
 
-The driver (`assay.scheduler.ray_engine`) sets the actor up with the pickled plan, hands it
+The driver (`assay.engine.ray_engine`) sets the actor up with the pickled plan, hands it
 each step (`start_step`), may stop it (`stop_step`), and long-polls `drain` for what the actor
 has to say: its progress, its records' lines, its part of a step, a crash. This module imports
 no Ray: the driver wraps the class with `ray.remote` when Ray is there.
@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.backend import open_backend
+from assay.engine.coordinator import Crashed, Done, Ready, StepCommand
 from assay.errors import first_assay_error
-from assay.scheduler.coordinator import Crashed, Done, Ready, StepCommand
-from assay.scheduler.load_slice import LoadSlice
-from assay.scheduler.record_sink import (
+from assay.load.load_slice import LoadSlice
+from assay.records.sink import (
     RecordSink,
     SpooledSinkFactory,
     SpoolingSink,

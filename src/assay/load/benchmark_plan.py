@@ -12,8 +12,12 @@ from pydantic import BaseModel, ConfigDict, Field, SkipValidation
 from assay.backend import BackendSettings
 from assay.core import GenerationResponse
 from assay.data.source import RequestSource
-from assay.scheduler.constraints import Constraints, StopReason
-from assay.scheduler.profiles import (
+from assay.load.progress import OutcomeTotals
+from assay.load.schedule import NS_PER_S
+from assay.load.sessions import SessionCounts
+from assay.load.step_runner import ProcessStepResult, not_sent
+from assay.spec.constraints import Constraints, StopReason
+from assay.spec.load import (
     Concurrent,
     Constant,
     Poisson,
@@ -27,10 +31,6 @@ from assay.scheduler.profiles import (
     requested_rate,
     sweep_rates,
 )
-from assay.scheduler.progress import OutcomeTotals
-from assay.scheduler.schedule import NS_PER_S
-from assay.scheduler.sessions import SessionCounts
-from assay.scheduler.step_runner import ProcessStepResult, not_sent
 from assay.validators.chain import Validator
 
 S = TypeVar("S")

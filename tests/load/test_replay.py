@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from assay.core import Endpoint, GenerationRequest, GenerationResponse
+from assay.load.step_runner import ProcessStepResult, StepWork
 from assay.records import RequestRecord
-from assay.scheduler.constraints import Constraints
-from assay.scheduler.profiles import Replay
-from assay.scheduler.step_runner import ProcessStepResult, StepWork
+from assay.spec.constraints import Constraints
+from assay.spec.load import Replay
 from assay.testing import FakeClock
-from tests.scheduler.test_step_runner import MS, FakeServer, KeepingSink, drive_step
+from tests.load.test_step_runner import MS, FakeServer, KeepingSink, drive_step
 
 TRACE_MS = (0, 3, 3, 250, 1000, 1001.5)
 

@@ -13,21 +13,21 @@ from typing import TypeVar
 
 from assay.backend import open_backend
 from assay.core import Clock, MonotonicClock
+from assay.engine.coordinator import run_event_loop, run_in_processes
+from assay.engine.interrupt import STOP_SIGNALS
+from assay.engine.ray_engine import RayActors, run_on_ray
 from assay.errors import ConfigError
-from assay.load_launcher import LoadProcesses
-from assay.scheduler.benchmark_plan import (
+from assay.load.benchmark_plan import (
     BenchmarkPlan,
     BenchmarkResult,
     StepResult,
     merge_step,
     next_load,
 )
-from assay.scheduler.coordinator import run_event_loop, run_in_processes
-from assay.scheduler.interrupt import STOP_SIGNALS
-from assay.scheduler.load_slice import LoadSlice
-from assay.scheduler.progress import ProgressMessage, ProgressSnapshot, StepProgress
-from assay.scheduler.ray_engine import RayActors, run_on_ray
-from assay.scheduler.record_sink import SinkFactory
+from assay.load.load_slice import LoadSlice
+from assay.load.progress import ProgressMessage, ProgressSnapshot, StepProgress
+from assay.load_launcher import LoadProcesses
+from assay.records.sink import SinkFactory
 
 S = TypeVar("S")
 
@@ -57,7 +57,7 @@ def run_benchmark(
     >>> from assay.backend import BackendSettings
     >>> from assay.core import Endpoint
     >>> from assay.data import SyntheticSource
-    >>> from assay.scheduler import Constraints, Synchronous, counting_sink
+    >>> from assay.engine import Constraints, Synchronous, counting_sink
     >>> from assay.validators import default_chain
     >>> plan = BenchmarkPlan(
     ...     profile=Synchronous(), constraints=Constraints(max_requests=2), processes=1,

@@ -8,6 +8,7 @@ measured (see `sweep_rates`).
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Annotated, Final, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -128,6 +129,32 @@ def requested_rate(load: StepLoad) -> float | None:
             return None
 
 
+class Pacing(StrEnum):
+    """How a step's requests are offered, which decides what the step owes the accounting.
+
+    `closed_loop`: the next request leaves when one finishes; nothing is owed to a clock, so a
+    slow server slows the load and no request is late. `open_loop`: requests are due at times
+    fixed in advance (a rate or a trace); a step reports how many were `scheduled` and how many
+    it could `not_sent` in time, the figure that shows the client fell behind.
+    """
+
+    closed_loop = "closed_loop"
+    open_loop = "open_loop"
+
+
+def pacing(load: StepLoad) -> Pacing:
+    """How `load` offers its requests (see `Pacing`).
+
+    >>> pacing(Replay()), pacing(Throughput())
+    (<Pacing.open_loop: 'open_loop'>, <Pacing.closed_loop: 'closed_loop'>)
+    """
+    match load:
+        case Constant() | Poisson() | Replay():
+            return Pacing.open_loop
+        case Synchronous() | Concurrent() | Throughput():
+            return Pacing.closed_loop
+
+
 def requested_concurrency(load: StepLoad) -> int | None:
     """The concurrency a step asks for, None for open-loop (rate) loads.
 
@@ -151,6 +178,7 @@ __all__ = [
     "RATE_KINDS",
     "Concurrent",
     "Constant",
+    "Pacing",
     "Poisson",
     "Profile",
     "ProfileKind",
@@ -159,6 +187,7 @@ __all__ = [
     "Sweep",
     "Synchronous",
     "Throughput",
+    "pacing",
     "requested_concurrency",
     "requested_rate",
     "sweep_rates",

@@ -11,7 +11,7 @@ import os
 import signal
 from collections.abc import Callable
 
-from assay.scheduler import (
+from assay.engine import (
     BenchmarkPlan,
     Constant,
     Constraints,
@@ -21,9 +21,9 @@ from assay.scheduler import (
     run_benchmark,
     start_load_processes,
 )
-from assay.scheduler.liveness import Heartbeats
+from assay.engine.liveness import Heartbeats
 from assay.testing import FakeClock
-from tests.scheduler.test_coordinator import two_process_plan
+from tests.load.test_coordinator import two_process_plan
 
 MS = 1_000_000
 

@@ -1,6 +1,6 @@
-"""One load-generating process: `python -m assay.scheduler.load_child FD`.
+"""One load-generating process: `python -m assay.engine.load_child FD`.
 
-FD is this process's end of a socket pair with the parent (see `assay.scheduler.coordinator`). A
+FD is this process's end of a socket pair with the parent (see `assay.engine.coordinator`). A
 fresh interpreter started here imports only the run path, not the parent's `__main__` script,
 and starts no helper process; it inherits SIGINT and SIGTERM ignored from the parent.
 """
@@ -19,9 +19,7 @@ from typing import TypeVar
 
 from assay.backend import open_backend
 from assay.core import MonotonicClock
-from assay.errors import first_assay_error
-from assay.scheduler.benchmark_plan import BenchmarkPlan
-from assay.scheduler.coordinator import (
+from assay.engine.coordinator import (
     Crashed,
     Done,
     Ready,
@@ -30,8 +28,10 @@ from assay.scheduler.coordinator import (
     run_event_loop,
     watch_readable,
 )
-from assay.scheduler.load_slice import LoadSlice
-from assay.scheduler.record_sink import SinkFactory
+from assay.errors import first_assay_error
+from assay.load.benchmark_plan import BenchmarkPlan
+from assay.load.load_slice import LoadSlice
+from assay.records.sink import SinkFactory
 
 S = TypeVar("S")
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from assay.core import Clock, GenerationResponse
-from assay.scheduler.benchmark_plan import BenchmarkPlan
-from assay.scheduler.profiles import StepLoad
-from assay.scheduler.progress import ProgressMessage
-from assay.scheduler.record_sink import SinkFactory
-from assay.scheduler.step_runner import ProcessStepResult, Resolve, StepWork, run_step
+from assay.load.benchmark_plan import BenchmarkPlan
+from assay.load.progress import ProgressMessage
+from assay.load.step_runner import ProcessStepResult, Resolve, StepWork, run_step
+from assay.records.sink import SinkFactory
+from assay.spec.load import StepLoad
 from assay.validators.chain import Validator
 
 S = TypeVar("S")
@@ -28,7 +28,7 @@ def step_work(
 ) -> StepWork:
     """What slice `process` of `plan` runs in step `step`, which starts at `start_ns`.
 
-    >>> from assay.scheduler.profiles import Constant
+    >>> from assay.spec.load import Constant
     >>> plan = BenchmarkPlan.model_construct(processes=2, seed=7)
     >>> work = step_work(plan, 1, 0, Constant(rate=5), start_ns=10)
     >>> (work.process, work.processes, work.seed, work.start_ns)

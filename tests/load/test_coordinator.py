@@ -16,9 +16,7 @@ import pytest
 from assay.backend import BackendSettings
 from assay.core import Endpoint, GenerationResponse
 from assay.data import FixedCount, SyntheticSource
-from assay.errors import ConfigError
-from assay.records import RequestRecord
-from assay.scheduler import (
+from assay.engine import (
     BenchmarkPlan,
     Constant,
     Constraints,
@@ -30,6 +28,8 @@ from assay.scheduler import (
     run_benchmark,
     start_load_processes,
 )
+from assay.errors import ConfigError
+from assay.records import RequestRecord
 from assay.validators import default_chain
 
 
@@ -88,7 +88,7 @@ def test_a_load_process_runs_the_entry_module_and_not_the_parents_main() -> None
     result = run_benchmark(two_process_plan(Constraints(max_requests=4)), main_module_sink)
     [step] = result.steps
     # Process 0 is this one (pytest's main); process 1 is the child.
-    assert step.sink_results[1] == ("assay.scheduler.load_child", False)
+    assert step.sink_results[1] == ("assay.engine.load_child", False)
 
 
 def test_two_processes_are_this_one_and_a_single_child() -> None:
@@ -103,7 +103,7 @@ def test_two_processes_are_this_one_and_a_single_child() -> None:
     assert seen, "no progress report in 0.6 s"
     for commands in seen:
         [command] = commands
-        assert "-m assay.scheduler.load_child" in command
+        assert "-m assay.engine.load_child" in command
 
 
 def test_a_failing_sink_factory_raises_load_process_error_with_the_childs_traceback() -> None:
@@ -143,7 +143,7 @@ def test_load_processes_started_ahead_run_the_plan_and_account_for_every_request
     [step] = result.steps
     assert step.totals.dispatched == 6
     assert step.totals.dispatched == step.totals.completed + step.totals.errored
-    assert step.sink_results[1] == ("assay.scheduler.load_child", False)
+    assert step.sink_results[1] == ("assay.engine.load_child", False)
 
 
 def test_load_processes_started_for_another_process_count_are_refused() -> None:

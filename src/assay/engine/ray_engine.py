@@ -4,7 +4,7 @@ The driver (this process) does what the parent of a local run does, with the sam
 (`coordinate`): one start time per step, merged progress, the error constraints over every
 slice, one stop for all, lost slices accounted. It runs no slice itself: with N actors a run
 sends exactly the requests, at the same targeted times, that a local run with N processes
-sends. Each actor does what a load child does (`assay.scheduler.ray_actor`); its aggregates come
+sends. Each actor does what a load child does (`assay.engine.ray_actor`); its aggregates come
 back with its part of each step and are merged here, and its records' lines are streamed here
 in batches and written to the shards a local run would write (see `SpooledSinkFactory`).
 
@@ -30,9 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
 
 from assay.core import MonotonicClock
-from assay.errors import AssayError, ConfigError, first_assay_error
-from assay.scheduler.benchmark_plan import BenchmarkPlan, BenchmarkResult
-from assay.scheduler.coordinator import (
+from assay.engine.coordinator import (
     GONE,
     Crashed,
     LoadProcessError,
@@ -42,10 +40,12 @@ from assay.scheduler.coordinator import (
     pickle_for_children,
     run_event_loop,
 )
-from assay.scheduler.interrupt import STOP_SIGNALS, SigintFlag, sigint_as_flag
-from assay.scheduler.progress import ProgressSnapshot
-from assay.scheduler.ray_actor import DriverClock, LoadSliceActor, RecordLines
-from assay.scheduler.record_sink import SinkFactory, SpooledSinkFactory
+from assay.engine.interrupt import STOP_SIGNALS, SigintFlag, sigint_as_flag
+from assay.engine.ray_actor import DriverClock, LoadSliceActor, RecordLines
+from assay.errors import AssayError, ConfigError, first_assay_error
+from assay.load.benchmark_plan import BenchmarkPlan, BenchmarkResult
+from assay.load.progress import ProgressSnapshot
+from assay.records.sink import SinkFactory, SpooledSinkFactory
 
 if TYPE_CHECKING:
     from types import ModuleType

@@ -10,14 +10,14 @@ from dataclasses import dataclass, field
 import pytest
 
 from assay.core import GenerationResponse
+from assay.load.collector import STEP_THRESHOLD_0, quiet_collector
+from assay.load.step_runner import StepWork
 from assay.records import RequestRecord
-from assay.scheduler.collector import STEP_THRESHOLD_0, quiet_collector
-from assay.scheduler.constraints import Constraints
-from assay.scheduler.profiles import Constant
-from assay.scheduler.record_sink import StepContext
-from assay.scheduler.step_runner import StepWork
+from assay.records.sink import StepContext
+from assay.spec.constraints import Constraints
+from assay.spec.load import Constant
 from assay.testing import FakeClock
-from tests.scheduler.test_step_runner import FakeServer, drive_step
+from tests.load.test_step_runner import FakeServer, drive_step
 
 
 @dataclass

@@ -18,9 +18,12 @@ from assay.core import (
     UnusableResponse,
 )
 from assay.data.source import RequestSource
+from assay.load.progress import ProgressMessage
+from assay.load.step_runner import ProcessStepResult, Resolve, StepWork, run_step
 from assay.records import RequestRecord
-from assay.scheduler.constraints import Constraints, StopReason
-from assay.scheduler.profiles import (
+from assay.records.sink import OutcomeCounts, SinkFactory, StepContext, counting_sink
+from assay.spec.constraints import Constraints, StopReason
+from assay.spec.load import (
     Concurrent,
     Constant,
     Poisson,
@@ -28,9 +31,6 @@ from assay.scheduler.profiles import (
     Synchronous,
     Throughput,
 )
-from assay.scheduler.progress import ProgressMessage
-from assay.scheduler.record_sink import OutcomeCounts, SinkFactory, StepContext, counting_sink
-from assay.scheduler.step_runner import ProcessStepResult, Resolve, StepWork, run_step
 from assay.testing import FakeClock
 
 MS = 1_000_000

@@ -6,9 +6,8 @@ import itertools
 
 import pytest
 
-from assay.scheduler.constraints import Constraints, ErrorWatch, StopReason
-from assay.scheduler.profiles import Constant, Poisson, Sweep, sweep_rates
-from assay.scheduler.schedule import (
+from assay.load.error_watch import ErrorWatch
+from assay.load.schedule import (
     NS_PER_S,
     constant_offset_ns,
     owned_streams,
@@ -18,6 +17,8 @@ from assay.scheduler.schedule import (
     throughput_indices,
     throughput_share,
 )
+from assay.spec.constraints import Constraints, StopReason
+from assay.spec.load import Constant, Poisson, Sweep, sweep_rates
 
 
 def test_constant_schedule_has_no_drift_over_100k_indices() -> None:

@@ -1,4 +1,4 @@
-"""Profile kinds and the default concurrency live in one place (`assay.scheduler.profiles`).
+"""Profile kinds and the default concurrency live in one place (`assay.spec.load`).
 
 The library's `Throughput()` and `Sweep()` used to keep 256 requests in flight while `assay run`
 (and its help and the README) kept 64: one default now, and the config's kinds are the profiles'.
@@ -11,7 +11,7 @@ import typing
 from assay.benchmark.from_config import profile_of
 from assay.benchmark.run import effective_settings
 from assay.config import ProfileKind, RunConfig
-from assay.scheduler.profiles import (
+from assay.spec.load import (
     CONCURRENCY_KINDS,
     DEFAULT_CONCURRENCY,
     RATE_KINDS,

@@ -19,8 +19,7 @@ import pytest
 from assay.backend import BackendSettings
 from assay.core import Endpoint
 from assay.data import FixedCount, SyntheticSource
-from assay.mock import Fixed, LatencyModel, MockConfig, open_mock_server, start_mock_processes
-from assay.scheduler import (
+from assay.engine import (
     BenchmarkPlan,
     BenchmarkResult,
     Concurrent,
@@ -38,6 +37,7 @@ from assay.scheduler import (
     run_benchmark,
     run_benchmark_async,
 )
+from assay.mock import Fixed, LatencyModel, MockConfig, open_mock_server, start_mock_processes
 from assay.validators import default_chain
 
 FAST = MockConfig(latency=LatencyModel(output_tokens=Fixed(value=8)))

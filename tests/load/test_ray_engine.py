@@ -19,8 +19,7 @@ import pytest
 
 from assay.benchmark.run import recover_lost_shards, step_report
 from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary
-from assay.records.jsonl import read_records
-from assay.scheduler import (
+from assay.engine import (
     BenchmarkPlan,
     BenchmarkResult,
     Concurrent,
@@ -38,8 +37,9 @@ from assay.scheduler import (
     start_load_processes,
     start_ray_actors,
 )
+from assay.records.jsonl import read_records
+from tests.load.test_coordinator import two_process_plan
 from tests.ray_support import assert_no_ray_process_left, ray_environment
-from tests.scheduler.test_coordinator import two_process_plan
 
 pytestmark = pytest.mark.ray
 
@@ -197,7 +197,7 @@ def test_records_the_driver_cannot_write_stop_the_run_with_one_error_line() -> N
 
 LOOPBACK_CHECK = """
 import os, psutil, ray_support_pids
-from assay.scheduler import start_ray_actors
+from assay.engine import start_ray_actors
 with start_ray_actors(None, 1) as started:
     import ray
     ray.get(started.actors[0].__ray_call__.remote(lambda _: None))  # the actor is up

@@ -12,9 +12,8 @@ import itertools
 import random
 from collections.abc import Iterator
 
-from assay.scheduler.profiles import Constant, Poisson
-
-NS_PER_S = 1_000_000_000
+from assay.spec.constraints import NS_PER_S
+from assay.spec.load import Constant, Poisson
 
 
 def constant_offset_ns(index: int, rate: float) -> int:

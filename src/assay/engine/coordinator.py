@@ -5,14 +5,14 @@ step one start time on the shared monotonic clock, merges everyone's progress, e
 error constraints over all of them and sends a stop message. Children ignore SIGINT; the parent
 turns Ctrl-C into that same stop, so every process still cancels, records and closes its sinks.
 
-Each child is a fresh interpreter running `python -m assay.scheduler.load_child FD`, not a
+Each child is a fresh interpreter running `python -m assay.engine.load_child FD`, not a
 multiprocessing child: it imports only the run path (never the parent's `__main__` script, say
 the CLI), and nothing starts multiprocessing's resource tracker process. Everything goes over
 one socket pair per child (a multiprocessing `Connection`): the parent's `sys.path`, the pickled
 plan, step commands and stops one way; readiness, progress, results and crashes the other.
 
 The step loop itself (`coordinate`) knows its peers only through an `Inbox`: the Ray engine
-(`assay.scheduler.ray_engine`) runs the same loop, with the same accounting, over Ray actors."""
+(`assay.engine.ray_engine`) runs the same loop, with the same accounting, over Ray actors."""
 
 from __future__ import annotations
 
@@ -33,9 +33,10 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from assay.backend import open_backend
 from assay.core import MonotonicClock
+from assay.engine.interrupt import SigintFlag, sigint_as_flag
+from assay.engine.liveness import Heartbeats
 from assay.errors import AssayError, ConfigError
-from assay.load_launcher import LoadChild, LoadProcesses, send_all, start_load_processes
-from assay.scheduler.benchmark_plan import (
+from assay.load.benchmark_plan import (
     BenchmarkPlan,
     BenchmarkResult,
     LostProcess,
@@ -43,20 +44,19 @@ from assay.scheduler.benchmark_plan import (
     merge_step,
     next_load,
 )
-from assay.scheduler.constraints import StopReason
-from assay.scheduler.interrupt import SigintFlag, sigint_as_flag
-from assay.scheduler.liveness import Heartbeats
-from assay.scheduler.load_slice import LoadSlice, step_work
-from assay.scheduler.profiles import StepLoad
-from assay.scheduler.progress import (
+from assay.load.load_slice import LoadSlice, step_work
+from assay.load.progress import (
     PROGRESS_INTERVAL_NS,
     ProgressMessage,
     ProgressSnapshot,
     StepProgress,
 )
-from assay.scheduler.record_sink import SinkFactory
-from assay.scheduler.schedule import NS_PER_S
-from assay.scheduler.step_runner import ProcessStepResult, StepWork, slice_owed
+from assay.load.schedule import NS_PER_S
+from assay.load.step_runner import ProcessStepResult, StepWork, slice_owed
+from assay.load_launcher import LoadChild, LoadProcesses, send_all, start_load_processes
+from assay.records.sink import SinkFactory
+from assay.spec.constraints import StopReason
+from assay.spec.load import StepLoad
 
 S = TypeVar("S")
 T = TypeVar("T")

@@ -1,13 +1,17 @@
-"""Constraints: when a step stops dispatching, and which requests fall in the measured window."""
+"""Constraints: when a step stops dispatching, and which requests fall in the measured window.
+
+What the user asks for; the watch that applies them while a step runs is `assay.load.error_watch`.
+"""
 
 from __future__ import annotations
 
-from collections import deque
 from enum import StrEnum
+from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.scheduler.schedule import NS_PER_S
+NS_PER_S: Final = 1_000_000_000
+"""Nanoseconds in a second: every time of a run is an integer count of nanoseconds."""
 
 
 class StopReason(StrEnum):
@@ -71,41 +75,4 @@ class Constraints(BaseModel):
         return min(sizes) if sizes else None
 
 
-class ErrorWatch:
-    """Counts finished requests and says when an error constraint is hit.
-
-    >>> watch = ErrorWatch(Constraints(max_errors=2))
-    >>> [watch.observe(errored=e) for e in (True, False, True)]
-    [None, None, <StopReason.max_errors: 'max_errors'>]
-    """
-
-    __slots__ = ("_limit", "_max_rate", "_window", "_window_errors", "errors")
-
-    def __init__(self, constraints: Constraints, *, rate: bool = True) -> None:
-        self._limit = constraints.max_errors
-        self._max_rate = constraints.stop_error_rate if rate else None
-        self._window: deque[bool] = deque(maxlen=constraints.error_rate_window)
-        self._window_errors = 0
-        self.errors = 0
-
-    def observe(self, *, errored: bool) -> StopReason | None:
-        """Take one finished (completed or errored) request; a reason when a limit is reached."""
-        if errored:
-            self.errors += 1
-        window = self._window
-        if len(window) == window.maxlen and window[0]:
-            self._window_errors -= 1
-        window.append(errored)
-        self._window_errors += errored
-        if self._limit is not None and self.errors >= self._limit:
-            return StopReason.max_errors
-        if (
-            self._max_rate is not None
-            and len(window) == window.maxlen
-            and self._window_errors / len(window) >= self._max_rate
-        ):
-            return StopReason.stop_error_rate
-        return None
-
-
-__all__ = ["Constraints", "ErrorWatch", "StopReason"]
+__all__ = ["NS_PER_S", "Constraints", "StopReason"]

@@ -16,12 +16,12 @@ from assay.core import (
     UnusableResponse,
 )
 from assay.data.session import RequestShape, Session, Turn
+from assay.load.step_runner import ProcessStepResult, StepWork
 from assay.records import RequestRecord
-from assay.scheduler.constraints import Constraints, StopReason
-from assay.scheduler.profiles import Concurrent, Constant, StepLoad
-from assay.scheduler.step_runner import ProcessStepResult, StepWork
+from assay.spec.constraints import Constraints, StopReason
+from assay.spec.load import Concurrent, Constant, StepLoad
 from assay.testing import FakeClock
-from tests.scheduler.test_step_runner import MS, KeepingSink, drive_step
+from tests.load.test_step_runner import MS, KeepingSink, drive_step
 
 SHAPE = RequestShape(Endpoint.chat, "m", True, False, {})
 THINK_NS = 50 * MS

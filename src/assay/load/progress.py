@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from assay.scheduler.constraints import Constraints, ErrorWatch, StopReason
-from assay.scheduler.schedule import NS_PER_S
+from assay.load.error_watch import ErrorWatch
+from assay.load.schedule import NS_PER_S
+from assay.spec.constraints import Constraints, StopReason
 
 PROGRESS_INTERVAL_NS = 250_000_000
 _TOP_CODES = 3

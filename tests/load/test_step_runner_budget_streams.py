@@ -9,10 +9,10 @@ import pytest
 from returns.result import Result
 
 from assay.core import GenerationRequest, GenerationResponse, UnusableResponse
-from assay.scheduler.constraints import Constraints
-from assay.scheduler.profiles import Concurrent, StepLoad, Throughput
+from assay.spec.constraints import Constraints
+from assay.spec.load import Concurrent, StepLoad, Throughput
 from assay.testing import FakeClock
-from tests.scheduler.test_step_runner import FakeServer, assert_accounted, run_on_fake_clock
+from tests.load.test_step_runner import FakeServer, assert_accounted, run_on_fake_clock
 
 HUGE = 200_000
 

@@ -1,0 +1,145 @@
+"""The endpoints assay benchmarks, and every fact about one that another layer decides by.
+
+An endpoint is known to the rest of the house only through its traits: the path, what its body
+carries, what kind of answer it returns, whether it streams and how a stream ends. Each trait is
+decided for every endpoint in one exhaustive `match` (`_traits_of`), and the layers above read a
+trait or `match` exhaustively on one of the closed sets below (`Answer`, `Carries`). Adding an
+endpoint is therefore a type error until every place that must decide has decided: the traits
+here, the handler that reads its answer (`handlers/by_endpoint.py`), and what a request for it
+must hold (`core/request.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final
+
+
+class Endpoint(StrEnum):
+    """The OpenAI-compatible endpoints assay benchmarks."""
+
+    completions = "completions"
+    chat = "chat"
+    responses = "responses"
+    embeddings = "embeddings"
+
+    @property
+    def path(self) -> str:
+        """The URL path below the server's base URL.
+
+        >>> Endpoint.chat.path
+        '/v1/chat/completions'
+        """
+        return _TRAITS[self].path
+
+    @property
+    def traits(self) -> EndpointTraits:
+        """Everything the other layers decide by (see `EndpointTraits`).
+
+        >>> Endpoint.embeddings.traits.answer
+        <Answer.vectors: 'vectors'>
+        """
+        return _TRAITS[self]
+
+
+class Answer(StrEnum):
+    """What a usable answer consists of; decides the default validator chain and the metrics.
+
+    `text`: generated output tokens (text, tool calls or reasoning), with token timings, a
+    `finish_reason` and output-token usage. `vectors`: one embedding per input, no output tokens,
+    the end-to-end latency is the only timing.
+    """
+
+    text = "text"
+    vectors = "vectors"
+
+
+class Carries(StrEnum):
+    """What a request body carries, which decides how a data source fills a request.
+
+    `messages`: a conversation (`messages`); a plain text prompt becomes one user message.
+    `prompt`: one text prompt (`prompt` / `input`), or a conversation where the endpoint takes one.
+    `inputs`: one text or a batch of texts to embed (`input`).
+    """
+
+    messages = "messages"
+    prompt = "prompt"
+    inputs = "inputs"
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointTraits:
+    """The facts about one endpoint that other layers decide by.
+
+    - `path`: below the server's base URL.
+    - `carries`: what its request body carries (see `Carries`).
+    - `answer`: what a usable answer consists of (see `Answer`).
+    - `streams`: whether it can answer as a stream (SSE); when not, `stream` is never sent true.
+    - `terminal_marker`: what ends a complete stream (`[DONE]`, `response.completed`), if it
+      streams.
+    - `takes_conversation`: whether a request may carry a multi-turn conversation, so sessions
+      can run on it.
+    """
+
+    path: str
+    carries: Carries
+    answer: Answer
+    streams: bool
+    terminal_marker: str | None
+    takes_conversation: bool
+
+    @property
+    def generates(self) -> bool:
+        """Whether the answer is generated tokens (output-token limits, EOS, token metrics)."""
+        match self.answer:
+            case Answer.text:
+                return True
+            case Answer.vectors:
+                return False
+
+
+def _traits_of(endpoint: Endpoint) -> EndpointTraits:
+    match endpoint:
+        case Endpoint.completions:
+            return EndpointTraits(
+                path="/v1/completions",
+                carries=Carries.prompt,
+                answer=Answer.text,
+                streams=True,
+                terminal_marker="[DONE]",
+                takes_conversation=True,
+            )
+        case Endpoint.chat:
+            return EndpointTraits(
+                path="/v1/chat/completions",
+                carries=Carries.messages,
+                answer=Answer.text,
+                streams=True,
+                terminal_marker="[DONE]",
+                takes_conversation=True,
+            )
+        case Endpoint.responses:
+            return EndpointTraits(
+                path="/v1/responses",
+                carries=Carries.prompt,
+                answer=Answer.text,
+                streams=True,
+                terminal_marker="response.completed",
+                takes_conversation=True,
+            )
+        case Endpoint.embeddings:
+            return EndpointTraits(
+                path="/v1/embeddings",
+                carries=Carries.inputs,
+                answer=Answer.vectors,
+                streams=False,
+                terminal_marker=None,
+                takes_conversation=False,
+            )
+
+
+_TRAITS: Final = {endpoint: _traits_of(endpoint) for endpoint in Endpoint}
+
+
+__all__ = ["Answer", "Carries", "Endpoint", "EndpointTraits"]
