@@ -28,9 +28,9 @@ from assay.backend.redaction import mask_headers, mask_url
 from assay.backend.settings import SendableHeaders, check_header
 from assay.config.limits import usable_cpus
 from assay.core import Endpoint
-from assay.data.file_source import PromptColumns
 from assay.errors import ConfigError
 from assay.spec.load import CONCURRENCY_KINDS, RATE_KINDS, ProfileKind
+from assay.spec.source import PromptColumns
 
 SLO_KEYS: Final = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
 

@@ -33,6 +33,7 @@ from assay.data.token_count import FixedCount, TokenCount, sample_token_count
 from assay.data.tokenizer import Tokenizer
 from assay.data.tokenizer_spec import load_tokenizer
 from assay.errors import DataError
+from assay.spec.source import EXTRA_BODY_COLUMN, PromptColumns
 
 FileFormat = Literal["jsonl", "csv", "json", "parquet", "arrow", "hf"]
 
@@ -55,36 +56,6 @@ _UNIT: Final[dict[FileFormat, str]] = {
     "arrow": "row",
     "hf": "row",
 }
-
-EXTRA_BODY_COLUMN: Final = "extra_body"
-"""A row key whose JSON object is merged into that request's body."""
-
-
-class PromptColumns(BaseModel):
-    """Which keys or columns hold the prompt, the chat messages, the output length, a ShareGPT
-    conversation, a session's user turns and extra body fields."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    prompt: str = "prompt"
-    messages: str = "messages"
-    output_tokens: str = "output_tokens"
-    conversations: str = "conversations"
-    turns: str = "turns"
-    extra_body: str = EXTRA_BODY_COLUMN
-
-    def interpreted(self) -> frozenset[str]:
-        """Every column assay reads itself."""
-        return frozenset(
-            {
-                self.prompt,
-                self.messages,
-                self.output_tokens,
-                self.conversations,
-                self.turns,
-                self.extra_body,
-            }
-        )
 
 
 @dataclass(frozen=True, slots=True)
