@@ -1,27 +1,54 @@
 """Nothing scheduled goes unaccounted: what an open-loop schedule owed and never sent is counted,
-and errors reach the parent as they happen (issue 10, items 5 and 6). All on a fake clock."""
+and errors reach the parent as they happen (issue 10, items 5 and 6). All on a fake clock.
+
+Every open-loop profile owes it, replay included (issue 24: a replay step reported no
+`scheduled`/`not_sent` at all, so a client that fell behind a trace went unseen).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import typing
 from dataclasses import dataclass
 
 from returns.result import Result
 
 from assay.core import GenerationRequest, GenerationResponse, UnusableResponse
+from assay.data.source import RequestSource
 from assay.load.progress import ProgressMessage
-from assay.load.step_runner import OWED_GRACE_NS, StepWork
+from assay.load.step_runner import OWED_GRACE_NS, StepWork, slice_owed
 from assay.spec.constraints import Constraints, StopReason
-from assay.spec.load import Concurrent, Constant, Poisson
+from assay.spec.load import (
+    Concurrent,
+    Constant,
+    Pacing,
+    Poisson,
+    Replay,
+    StepLoad,
+    Synchronous,
+    Throughput,
+    pacing,
+)
 from assay.testing import FakeClock
 from tests.load.test_step_runner import (
     MS,
     FakeServer,
     KeepingSink,
+    NumberedSource,
     assert_accounted,
     drive_step,
     run_on_fake_clock,
 )
+
+
+@dataclass(frozen=True)
+class SteadyTrace(NumberedSource):
+    """A trace of `count` requests, one every `gap_ns` (at speed 1)."""
+
+    gap_ns: int = MS
+
+    def offset_ns(self, index: int) -> int:
+        return index * self.gap_ns
 
 
 @dataclass
@@ -40,13 +67,24 @@ class SlowClient:
 
 
 async def run_slow_client(
-    load: Constant | Poisson, constraints: Constraints, cost_ns: int
+    load: StepLoad,
+    constraints: Constraints,
+    cost_ns: int,
+    *,
+    source: RequestSource | None = None,
+    process: int = 0,
+    processes: int = 1,
 ) -> tuple[int | None, int, int]:
     clock = FakeClock()
     client = SlowClient(FakeServer(clock, latency_ns=10 * MS), cost_ns)
-    work = StepWork(0, load, constraints, 1, 0, 1, start_ns=0)
+    work = StepWork(0, load, constraints, 1, process, processes, start_ns=0)
     stepped = await drive_step(
-        work, clock, resolve=client.resolve, sink_factory=KeepingSink, max_steps=100_000
+        work,
+        clock,
+        resolve=client.resolve,
+        sink_factory=KeepingSink,
+        source=source,
+        max_steps=100_000,
     )
     result = stepped
     assert_accounted(result)
@@ -74,6 +112,91 @@ async def test_a_poisson_client_that_falls_behind_counts_what_it_never_sent() ->
     assert 900 <= scheduled <= 1100
     assert dispatched + not_sent == scheduled
     assert not_sent >= 300
+
+
+async def test_a_replay_that_falls_behind_counts_what_it_never_sent_as_constant_does() -> None:
+    # Issue 24. A trace with a request every 2 ms replayed at speed 2 is due every 1 ms, as
+    # constant 1,000 req/s is; the same slow client owes, sends and leaves unsent the same.
+    trace = SteadyTrace(count=2_000, gap_ns=2 * MS)
+    replayed = await run_slow_client(
+        Replay(speed=2), Constraints(max_seconds=1), cost_ns=2 * MS, source=trace
+    )
+    constant = await run_slow_client(
+        Constant(rate=1000),
+        Constraints(max_seconds=1),
+        cost_ns=2 * MS,
+        source=NumberedSource(count=2_000),
+    )
+    scheduled, dispatched, not_sent = replayed
+    assert scheduled == 1000 - OWED_GRACE_NS // MS
+    assert dispatched + not_sent == scheduled
+    assert not_sent >= 400
+    assert replayed == constant
+
+
+async def test_a_replay_owes_no_more_than_its_trace() -> None:
+    # 800 requests due in the first 0.8 s of a 1 s step: all of them were owed, about half sent.
+    scheduled, dispatched, not_sent = await run_slow_client(
+        Replay(), Constraints(max_seconds=1), cost_ns=2 * MS, source=SteadyTrace(count=800)
+    )
+    assert scheduled == 800
+    assert dispatched + not_sent == scheduled
+    assert 400 <= dispatched <= 600
+
+
+async def test_replay_slices_that_fall_behind_owe_together_what_one_process_owes() -> None:
+    # Due every 1 ms, each send costing 4 ms: one process, and each of two, falls behind, so
+    # each owes exactly its requests due before the deadline (less the grace).
+    trace = SteadyTrace(count=2_000)
+    alone, *_ = await run_slow_client(
+        Replay(), Constraints(max_seconds=1), cost_ns=4 * MS, source=trace
+    )
+    assert alone == 1000 - OWED_GRACE_NS // MS
+    parts = [
+        await run_slow_client(
+            Replay(),
+            Constraints(max_seconds=1),
+            cost_ns=4 * MS,
+            source=trace,
+            process=process,
+            processes=2,
+        )
+        for process in range(2)
+    ]
+    for scheduled, dispatched, not_sent in parts:
+        assert scheduled is not None
+        assert dispatched + not_sent == scheduled
+        assert not_sent > 0
+    assert sum(scheduled or 0 for scheduled, _, _ in parts) == alone
+
+
+def test_a_lost_replay_slice_owed_what_a_constant_slice_with_its_times_owed() -> None:
+    # What the parent counts for a slice whose process was lost (see `slice_owed`).
+    trace, numbered = SteadyTrace(count=2_000, gap_ns=2 * MS), NumberedSource(count=2_000)
+    for end_ns in (1_000 * MS, None):
+        owed = [
+            slice_owed(StepWork(0, load, Constraints(), 1, 1, 2, 0), source, 2_000, end_ns)
+            for load, source in ((Replay(speed=2), trace), (Constant(rate=1000), numbered))
+        ]
+        assert owed[0] == owed[1] == (499 if end_ns else 1_000)
+
+
+async def test_every_open_loop_profile_reports_what_it_owed_and_no_closed_loop_does() -> None:
+    loads: list[StepLoad] = [
+        Synchronous(),
+        Concurrent(streams=2),
+        Throughput(max_concurrency=2),
+        Constant(rate=10),
+        Poisson(rate=10),
+        Replay(),
+    ]
+    assert {type(load) for load in loads} == set(typing.get_args(StepLoad))
+    for load in loads:
+        result = await run_on_fake_clock(
+            load, Constraints(max_requests=4), FakeServer(FakeClock()), source=SteadyTrace()
+        )
+        assert (result.scheduled is not None) == (pacing(load) is Pacing.open_loop), load.kind
+        assert result.totals.dispatched + result.not_sent == (result.scheduled or 4), load.kind
 
 
 async def test_a_client_that_keeps_up_owes_nothing() -> None:

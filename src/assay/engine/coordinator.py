@@ -430,7 +430,8 @@ def _owed(
     control: _StepControl,
     done: list[ProcessStepResult[S]],
 ) -> int | None:
-    """What a lost slice of the step owed by the time the step stopped dispatching."""
+    """What a lost slice of the step owed by the time the step stopped dispatching: its share
+    of the rate's schedule or of the trace, counted from `plan.source` as the slice would have."""
     budget = plan.constraints.budget(plan.source.size())
     ends = [
         end
@@ -444,7 +445,7 @@ def _owed(
     else:
         # Every slice lost (none finished): the step ended when the last of them was.
         end_ns = max((part.finished_ns for part in done), default=control.now_ns())
-    return slice_owed(slice_work, budget, end_ns)
+    return slice_owed(slice_work, plan.source, budget, end_ns)
 
 
 async def _peers_ready(

@@ -37,11 +37,13 @@ from assay.spec.constraints import Constraints, StopReason
 from assay.spec.load import (
     Concurrent,
     Constant,
+    Pacing,
     Poisson,
     Replay,
     StepLoad,
     Synchronous,
     Throughput,
+    pacing,
 )
 from assay.validators.chain import Validator
 from assay.worker import execute
@@ -87,9 +89,10 @@ class StepWork:
 class ProcessStepResult(Generic[S]):
     """How one step ended in one process, with the summary its sink returned.
 
-    `scheduled` is how many requests an open-loop load (constant, poisson) owed by the time the
-    step stopped dispatching; those not dispatched were never sent (`not_sent`) because this
-    process fell behind its schedule. Closed loops owe no send times: `scheduled` is None.
+    `scheduled` is how many requests an open-loop load (constant, poisson, replay: see
+    `assay.spec.load.pacing`) owed by the time the step stopped dispatching; those not
+    dispatched were never sent (`not_sent`) because this process fell behind its schedule.
+    Closed loops owe no send times: `scheduled` is None.
     """
 
     process: int
@@ -159,25 +162,56 @@ async def run_step(
     )
 
 
-def slice_owed(work: StepWork, budget: int | None, end_ns: int | None) -> int | None:
+def open_loop_slice(
+    work: StepWork, source: RequestSource, budget: int | None
+) -> Iterator[tuple[int, int]]:
+    """`(index, offset_ns)` of what slice `work.process` of an open-loop step is due to send:
+    the rate's schedule, or the trace's own times divided by the replay speed.
+
+    Offsets never decrease (a trace is replayed in timestamp order). Only a load whose
+    `pacing` is open-loop has send times; asking a closed loop for them is a bug.
+
+    >>> work = StepWork(0, Constant(rate=10), Constraints(), 0, 1, 2, start_ns=0)
+    >>> list(open_loop_slice(work, source=..., budget=4))  # a rate takes no times from it
+    [(1, 100000000), (3, 300000000)]
+    """
+    load = work.load
+    match load:
+        case Constant() | Poisson():
+            return rate_slice(load, work.seed, work.process, work.processes, budget)
+        case Replay(speed=speed):
+            return replay_slice(timed(source), speed, work.process, work.processes, budget)
+        case Synchronous() | Concurrent() | Throughput():
+            raise _mispaced(load)
+
+
+def _mispaced(load: StepLoad) -> AssertionError:
+    return AssertionError(f"{load.kind} is paced {pacing(load)}, which this match disagrees with")
+
+
+def slice_owed(
+    work: StepWork, source: RequestSource, budget: int | None, end_ns: int | None
+) -> int | None:
     """What process `work.process`'s slice of an open-loop step owed when dispatching stopped
     at `end_ns` (None: the step ran its whole finite budget); None for a closed loop.
 
-    The parent uses it for a process that was lost, whose own count never came back.
+    The parent uses it for a process that was lost, whose own count never came back; it
+    counts the same schedule the process would have run (see `open_loop_slice`).
 
     >>> work = StepWork(0, Constant(rate=10), Constraints(), 0, 1, 2, start_ns=0)
-    >>> slice_owed(work, budget=None, end_ns=1_000_000_000)  # due at 100, 300, 500, 700, 900 ms
+    >>> slice_owed(work, ..., budget=None, end_ns=1_000_000_000)  # due at 100, 300, ... 900 ms
     5
     """
-    load = work.load
-    if not isinstance(load, (Constant, Poisson)):
-        return None
-    schedule = rate_slice(load, work.seed, work.process, work.processes, budget)
-    if end_ns is None:
-        if budget is None:
-            raise ValueError("an unbounded schedule owes nothing countable without an end")
-        return sum(1 for _ in schedule)
-    return _count_due(schedule, work.start_ns, end_ns - OWED_GRACE_NS)
+    match pacing(work.load):
+        case Pacing.closed_loop:
+            return None
+        case Pacing.open_loop:
+            schedule = open_loop_slice(work, source, budget)
+            if end_ns is None:
+                if budget is None:
+                    raise ValueError("an unbounded schedule owes nothing countable without an end")
+                return sum(1 for _ in schedule)
+            return _count_due(schedule, work.start_ns, end_ns - OWED_GRACE_NS)
 
 
 def _count_due(schedule: Iterator[tuple[int, int]], start_ns: int, cutoff_ns: int) -> int:
@@ -263,12 +297,19 @@ class _StepRunner(Generic[S]):
         return limit is not None and self.budget == limit
 
     def _launch(self, group: asyncio.TaskGroup) -> None:
-        work = self.work
-        match work.load:
-            case Constant() | Poisson() as load:
-                schedule = rate_slice(load, work.seed, work.process, work.processes, self.budget)
+        # The profile's declared pacing decides both how its requests leave and what the step
+        # owes the accounting (`scheduled`), so the two cannot disagree.
+        match pacing(self.work.load):
+            case Pacing.open_loop:
+                schedule = open_loop_slice(self.work, self.source, self.budget)
                 self.schedule = schedule
                 self._track(group.create_task(self._open_loop(group, schedule)))
+            case Pacing.closed_loop:
+                self._launch_closed_loops(group)
+
+    def _launch_closed_loops(self, group: asyncio.TaskGroup) -> None:
+        work = self.work
+        match work.load:
             case Synchronous():
                 if work.process == 0:
                     self._track(
@@ -282,11 +323,6 @@ class _StepRunner(Generic[S]):
                         break  # this stream and every later one has no index to send
                     indices = stream_indices(stream, streams, self.budget)
                     self._track(group.create_task(self._closed_loop(indices)))
-            case Replay(speed=speed):
-                schedule = replay_slice(
-                    timed(self.source), speed, work.process, work.processes, self.budget
-                )
-                self._track(group.create_task(self._open_loop(group, schedule)))
             case Throughput(max_concurrency=limit):
                 active = min(work.processes, limit)
                 shared = throughput_indices(limit, work.process, work.processes, self.budget)
@@ -294,6 +330,8 @@ class _StepRunner(Generic[S]):
                     share = throughput_share(limit, work.process, active)
                     for _ in range(share if self.budget is None else min(share, self.budget)):
                         self._track(group.create_task(self._closed_loop(shared)))
+            case Constant() | Poisson() | Replay():
+                raise _mispaced(work.load)
 
     def _track(self, task: asyncio.Task[None]) -> None:
         self.active.add(task)
@@ -351,8 +389,13 @@ class _StepRunner(Generic[S]):
         `OWED_GRACE_NS`. A task cancelled before its first run sent nothing: it is owed and
         not dispatched, so it counts as not sent.
         """
-        if not isinstance(self.work.load, (Constant, Poisson)):
-            return None
+        match pacing(self.work.load):
+            case Pacing.closed_loop:
+                return None
+            case Pacing.open_loop:
+                return self._owed_by_schedule()
+
+    def _owed_by_schedule(self) -> int:
         owed = self.handed_out
         ends = [end for end in (self.deadline_ns, self.stopped_ns) if end is not None]
         if not ends or self.schedule is None:
