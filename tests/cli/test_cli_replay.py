@@ -1,5 +1,6 @@
 """`assay run --profile replay --trace FILE`: requests leave at the trace's times (scaled by
---replay-speed) and Mooncake hash blocks become prompt prefixes the server really receives."""
+--replay-speed), the step owes the trace as a constant step owes its schedule, and Mooncake hash
+blocks become prompt prefixes the server really receives."""
 
 from __future__ import annotations
 
@@ -38,7 +39,13 @@ def test_replay_sends_at_trace_times_and_hash_blocks_share_prompt_prefixes(
         "--mock-record-requests", wire,
     )  # fmt: skip
     assert result.exit_code == 0, result.stdout + result.stderr
-    assert assert_every_request_accounted(run_dir).totals.outcomes.completed == len(TRACE)
+    report = assert_every_request_accounted(run_dir)
+    assert report.totals.outcomes.completed == len(TRACE)
+    # An open loop owes its trace (issue 24: a replay step reported no schedule): both slices
+    # sent all they owed.
+    [step] = report.steps
+    assert (step.scheduled, step.not_sent, step.lost) == (len(TRACE), 0, 0)
+    assert (report.totals.scheduled, report.totals.not_sent) == (len(TRACE), 0)
     records = {line["id"]: line for line in read_record_lines(run_dir)}
     start_ns = records["req-00000000"]["targeted_start_ns"]
     for index, ms in enumerate(TIMES_MS):

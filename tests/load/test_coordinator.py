@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from functools import partial
+from pathlib import Path
 
+import orjson
 import psutil  # type: ignore[import-untyped]  # no stubs installed; only cmdline() is used
 import pytest
 
 from assay.backend import BackendSettings
 from assay.core import Endpoint, GenerationResponse
-from assay.data import FixedCount, SyntheticSource
+from assay.data import FixedCount, RequestSource, SyntheticSource
+from assay.data.trace import TraceConfig, load_trace
 from assay.engine import (
     BenchmarkPlan,
     Constant,
@@ -30,19 +34,25 @@ from assay.engine import (
 )
 from assay.errors import ConfigError
 from assay.records import RequestRecord
+from assay.spec.load import Replay
 from assay.validators import default_chain
 
 
 def two_process_plan(
-    constraints: Constraints, profile: Profile | None = None, **options: float
+    constraints: Constraints,
+    profile: Profile | None = None,
+    source: RequestSource | None = None,
+    **options: float,
 ) -> BenchmarkPlan:
-    """A plan of two slices (constant 50/s unless `profile` says otherwise) whose target does
-    not listen: every request fails fast, so only the accounting is under test."""
+    """A plan of two slices (constant 50/s of synthetic prompts unless `profile` and `source`
+    say otherwise) whose target does not listen: every request fails fast, so only the
+    accounting is under test."""
     return BenchmarkPlan(
         profile=profile or Constant(rate=50),
         constraints=constraints,
         processes=2,
-        source=SyntheticSource(
+        source=source
+        or SyntheticSource(
             model="m", prompt_tokens=FixedCount(value=8), output_tokens=FixedCount(value=4)
         ),
         backend=BackendSettings(base_url="http://127.0.0.1:9"),  # nothing listens there
@@ -50,6 +60,13 @@ def two_process_plan(
         seed=3,
         **options,
     )
+
+
+def trace_source(path: Path, times_ms: Sequence[float]) -> RequestSource:
+    """A plain trace written to `path`, one prompt at each of `times_ms`, as `--trace` reads it."""
+    rows = ({"timestamp": ms, "prompt": f"prompt {i}"} for i, ms in enumerate(times_ms))
+    path.write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in rows))
+    return load_trace(TraceConfig(path=path, model="m"))
 
 
 class MainModuleSink:
@@ -123,6 +140,26 @@ def test_a_load_process_that_exits_without_a_word_is_a_lost_slice_of_a_finished_
     assert lost.reason == "load process 1 exited with code 3"
     assert lost.scheduled == 2  # indices 1 and 3 of the 4 were its slice
     assert step.totals.dispatched == 2  # process 0 ran its own slice to the end
+
+
+def test_replay_slices_report_what_they_owed_and_the_step_adds_them_up(tmp_path: Path) -> None:
+    # Issue 24: replay slices reported no `scheduled`, so the step had none either.
+    trace = trace_source(tmp_path / "trace.jsonl", [0, 20, 40, 60, 80, 100])
+    result = run_benchmark(two_process_plan(Constraints(), Replay(), trace), counting_sink)
+    [step] = result.steps
+    assert step.scheduled == 6  # each slice owed its 3, the whole trace
+    assert step.totals.dispatched == 6
+    assert step.not_sent == 0
+    assert [counts.total for counts in step.sink_results] == [3, 3]
+
+
+def test_a_lost_replay_slice_owed_its_share_of_the_trace(tmp_path: Path) -> None:
+    trace = trace_source(tmp_path / "trace.jsonl", [0, 20, 40, 60, 80, 100])
+    plan = two_process_plan(Constraints(max_requests=4), Replay(), trace)
+    [step] = run_benchmark(plan, vanishing_sink).steps
+    [lost] = step.lost_processes
+    assert lost.scheduled == 2  # indices 1 and 3 of the 4 were its slice
+    assert step.scheduled == step.totals.dispatched == 2
 
 
 def test_a_sink_factory_of_the_running_script_is_refused_before_any_load() -> None:

@@ -19,6 +19,7 @@ import pytest
 
 from assay.benchmark.run import recover_lost_shards, step_report
 from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary
+from assay.data import RequestSource
 from assay.engine import (
     BenchmarkPlan,
     BenchmarkResult,
@@ -38,7 +39,8 @@ from assay.engine import (
     start_ray_actors,
 )
 from assay.records.jsonl import read_records
-from tests.load.test_coordinator import two_process_plan
+from assay.spec.load import Pacing, Replay, StepLoad, pacing
+from tests.load.test_coordinator import trace_source, two_process_plan
 from tests.ray_support import assert_no_ray_process_left, ray_environment
 
 pytestmark = pytest.mark.ray
@@ -63,8 +65,13 @@ def local_ray(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
             assert_no_ray_process_left(temp)
 
 
-def plan(profile: Profile, constraints: Constraints, **options: float) -> BenchmarkPlan:
-    return two_process_plan(constraints, profile, **options)
+def plan(
+    profile: Profile,
+    constraints: Constraints,
+    source: RequestSource | None = None,
+    **options: float,
+) -> BenchmarkPlan:
+    return two_process_plan(constraints, profile, source, **options)
 
 
 def slices(result: BenchmarkResult[ShardSummary]) -> dict[int, list[tuple[str, int]]]:
@@ -94,14 +101,16 @@ def once(action: Callable[[], None]) -> Callable[[ProgressSnapshot], None]:
 
 @pytest.mark.parametrize(
     "profile",
-    [Constant(rate=40), Poisson(rate=40), Concurrent(streams=4), Throughput(max_concurrency=4),
-     Synchronous()],
+    [Constant(rate=40), Poisson(rate=40), Replay(), Concurrent(streams=4),
+     Throughput(max_concurrency=4), Synchronous()],
     ids=lambda profile: profile.kind,
 )  # fmt: skip
 def test_ray_actors_send_each_slice_as_the_load_process_of_that_slice(
-    tmp_path: Path, profile: Profile
+    tmp_path: Path, profile: StepLoad
 ) -> None:
-    work = plan(profile, Constraints(max_requests=24))
+    # A trace at 40 req/s: replay takes its times from it, the others only its prompts.
+    trace = trace_source(tmp_path / "trace.jsonl", [index * 25 for index in range(24)])
+    work = plan(profile, Constraints(max_requests=24), trace)
     ray_sinks = ShardSinkFactory(tmp_path / "ray")
     with start_ray_actors(None, 2) as actors:
         on_ray = run_benchmark(work, ray_sinks, started=actors)
@@ -112,14 +121,16 @@ def test_ray_actors_send_each_slice_as_the_load_process_of_that_slice(
     ray_slices, local_slices = slices(on_ray), slices(local)
     # Every record streamed back from the actors is in the driver's shards.
     assert sum(map(len, ray_slices.values())) == 24
-    if isinstance(profile, (Constant, Poisson)):
-        # An open loop: the same requests at the same targeted times, slice by slice.
-        assert ray_slices == local_slices
-    else:
-        # A closed loop sends when the previous answer is in: the same requests per slice.
-        ids = {process: [request for request, _ in sent] for process, sent in ray_slices.items()}
-        local_ids = {p: [request for request, _ in sent] for p, sent in local_slices.items()}
-        assert ids == local_ids
+    match pacing(profile):
+        case Pacing.open_loop:
+            # The same requests at the same targeted times, slice by slice, and what they owed.
+            assert ray_slices == local_slices
+            assert on_ray.steps[0].scheduled == 24
+        case Pacing.closed_loop:
+            # Each sends when its previous answer is in: the same requests per slice.
+            ids = {p: [request for request, _ in sent] for p, sent in ray_slices.items()}
+            local_ids = {p: [request for request, _ in sent] for p, sent in local_slices.items()}
+            assert ids == local_ids
 
 
 def test_an_actor_killed_mid_step_is_a_lost_slice_and_the_run_is_degraded(
