@@ -52,6 +52,7 @@ async def test_replay_sends_every_request_at_its_trace_time_scaled_by_speed() ->
         result = await replay(speed)
         totals = result.totals
         assert totals.dispatched == totals.completed == len(TRACE_MS)
+        assert (result.scheduled, result.not_sent) == (len(TRACE_MS), 0)  # owed the trace
         sent = {r.request_id: r for r in result.summary}
         for index, ms in enumerate(TRACE_MS):
             record = sent[f"req-{index:08d}"]
@@ -75,3 +76,4 @@ async def test_replay_processes_split_the_trace_and_keep_its_times() -> None:
     ]
     together = {r.request_id: r.targeted_start_ns for part in parts for r in part.summary}
     assert together == alone
+    assert [part.scheduled for part in parts] == [3, 3]
