@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
+from pydantic import JsonValue
 from returns.result import Failure
 
 from assay.backend.client import open_backend
@@ -21,7 +22,7 @@ from assay.core.clock import MonotonicClock
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
 from assay.errors import ServerNotReady
-from assay.spec.endpoint import Endpoint
+from assay.spec.endpoint import Carries, Endpoint
 
 NO_ROUTE: Final = frozenset({404, 405})
 REFUSED_SHAPE: Final = frozenset({400, 422})
@@ -94,13 +95,21 @@ def _failure_of(result: object) -> UnusableResponse:
 def _tiny_request(endpoint: Endpoint, model: str) -> GenerationRequest:
     """A one-token, non-streamed question for `endpoint`, to see whether the route exists."""
     text = "Say hi."
+    traits = endpoint.traits
+    prompt: str | None = None
+    messages: tuple[dict[str, JsonValue], ...] | None = None
+    match traits.carries:
+        case Carries.messages:
+            messages = ({"role": "user", "content": text},)
+        case Carries.prompt | Carries.inputs:
+            prompt = text
     return GenerationRequest(
         request_id="probe",
         endpoint=endpoint,
         model=model,
-        prompt=None if endpoint is Endpoint.chat else text,
-        messages=({"role": "user", "content": text},) if endpoint is Endpoint.chat else None,
-        max_output_tokens=None if endpoint is Endpoint.embeddings else 1,
+        prompt=prompt,
+        messages=messages,
+        max_output_tokens=1 if traits.generates else None,
         stream=False,
     )
 

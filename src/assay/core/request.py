@@ -7,7 +7,7 @@ from typing import Self
 
 from pydantic import BaseModel, ConfigDict, JsonValue, model_validator
 
-from assay.spec.endpoint import Endpoint
+from assay.spec.endpoint import Answer, Endpoint
 
 
 class RequestEcho(BaseModel):
@@ -101,13 +101,16 @@ class GenerationRequest(BaseModel):
 
     def echo(self) -> RequestEcho:
         """The request facts that travel with the response for validation."""
-        if not self.extra_body and self.endpoint is not Endpoint.embeddings:
+        expected: int | None
+        match self.endpoint.traits.answer:
+            case Answer.text:
+                expected = None
+            case Answer.vectors:
+                expected = len(self.prompt) if isinstance(self.prompt, tuple) else 1
+        if not self.extra_body and expected is None:
             # Nearly every request: no JSON mode, no embeddings count; one shared frozen echo
             # per (limit, ignore_eos) instead of a validated model per request.
             return _plain_echo(self.max_output_tokens, self.ignore_eos)
-        expected: int | None = None
-        if self.endpoint is Endpoint.embeddings:
-            expected = len(self.prompt) if isinstance(self.prompt, tuple) else 1
         return RequestEcho(
             max_output_tokens=self.max_output_tokens,
             ignore_eos=self.ignore_eos,

@@ -63,7 +63,7 @@ from assay.metrics.step_metrics import (
     Tokens,
 )
 from assay.records.record import Cancelled, Completed, Errored, RequestRecord
-from assay.spec.endpoint import Endpoint
+from assay.spec.endpoint import Answer
 
 _MS = 1e-6  # ns -> ms
 
@@ -228,14 +228,27 @@ class StepAggregator:
             prompt_tokens = usage.prompt_tokens
         if prompt_tokens is not None:
             self._prompt_tokens.add(prompt_tokens)
-        if response.endpoint is Endpoint.embeddings:
-            # Vectors, not tokens: no output count, no token timing; E2E is the latency.
-            self._embeddings += 1
-            self._not_streamed += not response.streamed
-            slo = self.slo
-            if slo is not None and _meets(slo, e2e, None, 0.0, e2e):
-                self._good += 1
-            return
+        match response.endpoint.traits.answer:
+            case Answer.vectors:
+                self._add_vectors(response, e2e)
+            case Answer.text:
+                self._add_generated(response, e2e, output_tokens)
+
+    def _add_vectors(self, response: GenerationResponse, e2e: int) -> None:
+        # Vectors, not tokens: no output count, no token timing; E2E is the latency.
+        self._embeddings += 1
+        self._not_streamed += not response.streamed
+        slo = self.slo
+        if slo is not None and _meets(slo, e2e, None, 0.0, e2e):
+            self._good += 1
+
+    def _add_generated(
+        self, response: GenerationResponse, e2e: int, output_tokens: int | None
+    ) -> None:
+        # Generated text: output tokens (usage, else the streamed count) and, when it streamed,
+        # the token timings.
+        timing = response.timing
+        send = timing.send_ns
         if output_tokens is None:
             output_tokens = response.streamed_tokens
             source = response.streamed_token_source

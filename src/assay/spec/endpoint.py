@@ -6,7 +6,9 @@ decided for every endpoint in one exhaustive `match` (`_traits_of`), and the lay
 trait or `match` exhaustively on one of the closed sets below (`Answer`, `Carries`). Adding an
 endpoint is therefore a type error until every place that must decide has decided: the traits
 here, the handler that reads its answer (`handlers/by_endpoint.py`), and what a request for it
-must hold (`core/request.py`).
+must hold (`core/request.py`). Adding an `Answer` kind likewise stops at every decision made per
+kind of answer: the default validator chain, the validators of one kind, the metrics; a new
+`Carries` at every place that fills a request body.
 """
 
 from __future__ import annotations
@@ -78,6 +80,9 @@ class EndpointTraits:
     - `streams`: whether it can answer as a stream (SSE); when not, `stream` is never sent true.
     - `terminal_marker`: what ends a complete stream (`[DONE]`, `response.completed`), if it
       streams.
+    - `streams_finish_reason`: whether its stream states why the answer stopped (a
+      `finish_reason` on a chunk), so a finished stream without one was cut. A `/v1/responses`
+      stream ends with a status instead (assay derives the finish_reason from it).
     - `takes_conversation`: whether a request may carry a multi-turn conversation, so sessions
       can run on it.
     """
@@ -87,6 +92,7 @@ class EndpointTraits:
     answer: Answer
     streams: bool
     terminal_marker: str | None
+    streams_finish_reason: bool
     takes_conversation: bool
 
     @property
@@ -108,6 +114,7 @@ def _traits_of(endpoint: Endpoint) -> EndpointTraits:
                 answer=Answer.text,
                 streams=True,
                 terminal_marker="[DONE]",
+                streams_finish_reason=True,
                 takes_conversation=True,
             )
         case Endpoint.chat:
@@ -117,6 +124,7 @@ def _traits_of(endpoint: Endpoint) -> EndpointTraits:
                 answer=Answer.text,
                 streams=True,
                 terminal_marker="[DONE]",
+                streams_finish_reason=True,
                 takes_conversation=True,
             )
         case Endpoint.responses:
@@ -126,6 +134,7 @@ def _traits_of(endpoint: Endpoint) -> EndpointTraits:
                 answer=Answer.text,
                 streams=True,
                 terminal_marker="response.completed",
+                streams_finish_reason=False,
                 takes_conversation=True,
             )
         case Endpoint.embeddings:
@@ -135,6 +144,7 @@ def _traits_of(endpoint: Endpoint) -> EndpointTraits:
                 answer=Answer.vectors,
                 streams=False,
                 terminal_marker=None,
+                streams_finish_reason=False,
                 takes_conversation=False,
             )
 

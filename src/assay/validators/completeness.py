@@ -6,7 +6,7 @@ from returns.result import Result, Success
 
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.response import GenerationResponse
-from assay.spec.endpoint import Endpoint
+from assay.spec.endpoint import Answer
 from assay.validators.reject import reject
 
 
@@ -83,13 +83,12 @@ def empty_response(response: GenerationResponse) -> Result[GenerationResponse, U
     empty response payload: no text, no tool calls, no reasoning; server reported 1 completion
     token (finish_reason='stop', 0 content chunks)
     """
-    if (
-        response.endpoint is Endpoint.embeddings
-        or response.text
-        or response.tool_calls
-        or response.reasoning
-    ):
-        return Success(response)
+    match response.endpoint.traits.answer:
+        case Answer.vectors:
+            return Success(response)
+        case Answer.text:
+            if response.text or response.tool_calls or response.reasoning:
+                return Success(response)
     return reject(
         response,
         DiagnosticCode.empty_response,
@@ -135,7 +134,7 @@ def stream_without_finish_reason(
         not response.streamed
         or not response.terminal_seen
         or response.finish_reason is not None
-        or response.endpoint not in (Endpoint.chat, Endpoint.completions)
+        or not response.endpoint.traits.streams_finish_reason
     ):
         return Success(response)
     return reject(
@@ -158,8 +157,12 @@ def missing_finish_reason(
     >>> print(missing_finish_reason(r).failure().message)
     response has no finish_reason (stream terminal marker seen: True, 1 output tokens)
     """
-    if response.endpoint is Endpoint.embeddings or response.finish_reason is not None:
-        return Success(response)
+    match response.endpoint.traits.answer:
+        case Answer.vectors:
+            return Success(response)  # a vector has no reason to stop
+        case Answer.text:
+            if response.finish_reason is not None:
+                return Success(response)
     terminal = (
         f"stream terminal marker seen: {response.terminal_seen}, " if response.streamed else ""
     )

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from assay.core.diagnostics import DiagnosticCode
 from assay.core.response import GenerationResponse
-from assay.spec.endpoint import Endpoint
+from assay.spec.endpoint import Answer, Endpoint
 from assay.validators.chain import Validator, chain
 from assay.validators.completeness import (
     empty_response,
@@ -117,7 +117,7 @@ _CONTENT_CHECKS = (max_tokens_not_honoured, invalid_json_output, invalid_tool_ca
 
 
 def _generation_chain(*, strict: bool, allow_missing_done: bool) -> Validator[GenerationResponse]:
-    """The chat/completions/responses chain for one combination of the two switches."""
+    """The chain of a text answer for one combination of the two switches."""
     ended = truncated_before_finish if allow_missing_done else truncated_stream
     if strict:
         return chain(
@@ -151,6 +151,8 @@ def default_chain(
 ) -> Validator[GenerationResponse]:
     """The validators every answer from `endpoint` passes unless the user changes the chain.
 
+    The chain is decided by the kind of answer (`Endpoint.traits.answer`): generated text, or
+    vectors.
     Strict mode widens the finish_reason check to every answer (`missing_finish_reason`) and
     checks usage both ways where the stream proves its count. `allow_missing_done` is for
     servers that never end a stream with `[DONE]`: a stream that carried a `finish_reason` then
@@ -164,9 +166,11 @@ def default_chain(
     >>> default_chain(Endpoint.embeddings, strict=True)
     chain(empty_embedding)
     """
-    if endpoint is Endpoint.embeddings:
-        return _EMBEDDING_CHAIN
-    return _GENERATION_CHAINS[(strict, allow_missing_done)]
+    match endpoint.traits.answer:
+        case Answer.text:
+            return _GENERATION_CHAINS[(strict, allow_missing_done)]
+        case Answer.vectors:
+            return _EMBEDDING_CHAIN
 
 
 def builtin_validator(name: str) -> Validator[GenerationResponse] | None:

@@ -6,7 +6,7 @@ from returns.result import Result, Success
 
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.response import GenerationResponse
-from assay.spec.endpoint import Endpoint
+from assay.spec.endpoint import Answer
 from assay.validators.reject import reject
 
 
@@ -22,12 +22,14 @@ def empty_embedding(response: GenerationResponse) -> Result[GenerationResponse, 
     >>> print(empty_embedding(r).failure().message)
     embeddings answer has 3 vectors for 4 inputs
     """
-    if response.endpoint is not Endpoint.embeddings:
-        return Success(response)
-    problem = _embedding_problem(response)
-    if problem is None:
-        return Success(response)
-    return reject(response, DiagnosticCode.empty_embedding, f"embeddings answer {problem}")
+    match response.endpoint.traits.answer:
+        case Answer.text:
+            return Success(response)  # tokens, not vectors: the generation validators judge it
+        case Answer.vectors:
+            problem = _embedding_problem(response)
+            if problem is None:
+                return Success(response)
+            return reject(response, DiagnosticCode.empty_embedding, f"embeddings answer {problem}")
 
 
 def _embedding_problem(response: GenerationResponse) -> str | None:

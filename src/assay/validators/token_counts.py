@@ -9,7 +9,6 @@ from returns.result import Result, Success
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.response import GenerationResponse, TokenSource
 from assay.errors import ConfigError
-from assay.spec.endpoint import Endpoint
 from assay.validators.chain import Validator
 from assay.validators.reject import reject
 
@@ -101,7 +100,7 @@ def max_tokens_not_honoured(
     if (
         not echo.ignore_eos
         or wanted is None
-        or response.endpoint is Endpoint.embeddings
+        or not response.endpoint.traits.generates
         or response.output_token_source is TokenSource.none
     ):
         return Success(response)

@@ -1,0 +1,154 @@
+"""The traits of each endpoint, and the decisions of the other layers that follow them.
+
+Every layer decides by an endpoint's traits (`Endpoint.traits`), never by naming an endpoint:
+the default validator chain and the metrics by the kind of answer, a request's body by what
+the endpoint carries, whether it streams and whether it generates tokens.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from assay.core import GenerationResponse, ResponseTiming, TokenSource, Usage
+from assay.data import FixedCount, SyntheticSource
+from assay.metrics import StepAggregator
+from assay.records import Completed, RequestRecord
+from assay.spec.endpoint import Answer, Carries, Endpoint, EndpointTraits
+from assay.validators import default_chain
+
+EXPECTED: dict[Endpoint, EndpointTraits] = {
+    Endpoint.completions: EndpointTraits(
+        path="/v1/completions",
+        carries=Carries.prompt,
+        answer=Answer.text,
+        streams=True,
+        terminal_marker="[DONE]",
+        streams_finish_reason=True,
+        takes_conversation=True,
+    ),
+    Endpoint.chat: EndpointTraits(
+        path="/v1/chat/completions",
+        carries=Carries.messages,
+        answer=Answer.text,
+        streams=True,
+        terminal_marker="[DONE]",
+        streams_finish_reason=True,
+        takes_conversation=True,
+    ),
+    Endpoint.responses: EndpointTraits(
+        path="/v1/responses",
+        carries=Carries.prompt,
+        answer=Answer.text,
+        streams=True,
+        terminal_marker="response.completed",
+        streams_finish_reason=False,
+        takes_conversation=True,
+    ),
+    Endpoint.embeddings: EndpointTraits(
+        path="/v1/embeddings",
+        carries=Carries.inputs,
+        answer=Answer.vectors,
+        streams=False,
+        terminal_marker=None,
+        streams_finish_reason=False,
+        takes_conversation=False,
+    ),
+}
+
+
+def test_every_endpoint_has_its_expected_traits() -> None:
+    assert set(EXPECTED) == set(Endpoint)
+    for endpoint, traits in EXPECTED.items():
+        assert endpoint.traits == traits
+        assert endpoint.path == traits.path
+
+
+def test_embeddings_answer_vectors_in_one_body_and_generate_nothing() -> None:
+    traits = Endpoint.embeddings.traits
+    assert traits.answer is Answer.vectors
+    assert not traits.streams
+    assert traits.terminal_marker is None
+    assert not traits.generates
+    assert not traits.takes_conversation
+
+
+def test_only_text_answers_generate_tokens() -> None:
+    for endpoint in Endpoint:
+        assert endpoint.traits.generates is (endpoint.traits.answer is Answer.text)
+
+
+def test_an_endpoint_that_streams_names_what_ends_its_stream() -> None:
+    for endpoint in Endpoint:
+        traits = endpoint.traits
+        assert (traits.terminal_marker is not None) is traits.streams
+        assert not traits.streams_finish_reason or traits.streams
+
+
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("allow_missing_done", [False, True])
+def test_the_default_chain_is_decided_by_the_kind_of_answer(
+    strict: bool, allow_missing_done: bool
+) -> None:
+    # One chain per kind of answer: endpoints that answer alike share it, whatever their name.
+    chains: dict[Answer, set[str]] = {}
+    for endpoint in Endpoint:
+        chosen = default_chain(endpoint, strict=strict, allow_missing_done=allow_missing_done)
+        chains.setdefault(endpoint.traits.answer, set()).add(str(chosen))
+    assert chains[Answer.vectors] == {"chain(empty_embedding)"}
+    (text_chain,) = chains[Answer.text]
+    assert "empty_response" in text_chain
+    assert "empty_embedding" not in text_chain
+
+
+def _completed(endpoint: Endpoint) -> RequestRecord[GenerationResponse]:
+    response = GenerationResponse(
+        request_id="r1",
+        endpoint=endpoint,
+        streamed=False,
+        text="Paris." if endpoint.traits.generates else "",
+        finish_reason="stop" if endpoint.traits.generates else None,
+        usage=Usage(prompt_tokens=4, completion_tokens=3 if endpoint.traits.generates else None),
+        timing=ResponseTiming(send_ns=0, end_ns=2_000_000),
+    )
+    return RequestRecord[GenerationResponse](
+        request_id="r1",
+        targeted_start_ns=0,
+        dispatched_ns=0,
+        finished_ns=2_000_000,
+        outcome=Completed(response=response),
+    )
+
+
+@pytest.mark.parametrize("endpoint", list(Endpoint))
+def test_metrics_count_output_tokens_only_for_a_text_answer(endpoint: Endpoint) -> None:
+    aggregator = StepAggregator()
+    aggregator.add(_completed(endpoint))
+    tokens = aggregator.snapshot().tokens
+    match endpoint.traits.answer:
+        case Answer.text:
+            assert tokens.embeddings == 0
+            assert tokens.output_sources == {TokenSource.usage: 1}
+            assert tokens.output_per_request is not None
+        case Answer.vectors:
+            assert tokens.embeddings == 1
+            assert tokens.output_sources == {}
+            assert tokens.output_per_request is None
+
+
+@pytest.mark.parametrize("endpoint", list(Endpoint))
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_synthetic_request_is_shaped_by_the_traits(endpoint: Endpoint, stream: bool) -> None:
+    traits = endpoint.traits
+    source = SyntheticSource(
+        endpoint=endpoint, model="m", prompt_tokens=FixedCount(value=8), stream=stream
+    )
+    request = source.request(0)
+    assert request.stream is (stream and traits.streams)
+    assert (request.max_output_tokens is not None) is traits.generates
+    match traits.carries:
+        case Carries.messages:
+            assert request.messages is not None
+            assert request.prompt is None
+        case Carries.prompt | Carries.inputs:
+            assert request.messages is None
+            assert request.prompt is not None
