@@ -14,12 +14,18 @@ from pydantic import JsonValue
 
 from assay.core import Endpoint
 
-_LIMIT_KEYS: dict[Endpoint, tuple[str, ...]] = {
-    Endpoint.chat: ("max_tokens", "max_completion_tokens"),
-    Endpoint.completions: ("max_tokens",),
-    Endpoint.responses: ("max_output_tokens",),
-    Endpoint.embeddings: (),
-}
+
+def _limit_keys(endpoint: Endpoint) -> tuple[str, ...]:
+    """The body fields that set the output-token limit on `endpoint`."""
+    match endpoint:
+        case Endpoint.chat:
+            return ("max_tokens", "max_completion_tokens")
+        case Endpoint.completions:
+            return ("max_tokens",)
+        case Endpoint.responses:
+            return ("max_output_tokens",)
+        case Endpoint.embeddings:
+            return ()
 
 
 def merge_fields(*layers: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
@@ -47,7 +53,7 @@ def asked_limits(
     >>> asked_limits(Endpoint.responses, {"max_tokens": 7}, 128, False)
     (128, False)
     """
-    for key in _LIMIT_KEYS[endpoint]:
+    for key in _limit_keys(endpoint):
         value = fields.get(key)
         if type(value) is int:
             max_output_tokens = value

@@ -21,6 +21,7 @@ from assay.data.source import index_rng, request_id
 from assay.data.synthetic import SyntheticSource
 from assay.data.token_count import sample_token_count
 from assay.errors import DataError
+from assay.spec.endpoint import Carries
 
 _TURN_ID: Final = re.compile(r"-turn-(\d+)$")
 
@@ -84,13 +85,19 @@ class Session:
         limit, ignore_eos = asked_limits(
             shape.endpoint, extra, self.turns[turn].max_output_tokens, shape.ignore_eos
         )
-        chat = shape.endpoint is Endpoint.chat
+        prompt: str | None = None
+        messages: tuple[dict[str, JsonValue], ...] | None = None
+        match shape.endpoint.traits.carries:
+            case Carries.messages:
+                messages = conversation
+            case Carries.prompt | Carries.inputs:
+                prompt = _as_text(conversation)
         return GenerationRequest(
             request_id=turn_request_id(self.index, turn + 1),
             endpoint=shape.endpoint,
             model=shape.model,
-            prompt=None if chat else _as_text(conversation),
-            messages=conversation if chat else None,
+            prompt=prompt,
+            messages=messages,
             max_output_tokens=limit,
             ignore_eos=ignore_eos,
             stream=shape.stream,

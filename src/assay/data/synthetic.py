@@ -20,6 +20,7 @@ from assay.data.token_count import (
 from assay.data.tokenizer import Tokenizer
 from assay.data.tokenizer_spec import load_tokenizer
 from assay.errors import DataError
+from assay.spec.endpoint import Carries
 
 # Joining two texts can merge or split tokens at the seam; resampling the tail with a corrected
 # length settles it in one or two rounds for real tokenizers.
@@ -88,7 +89,7 @@ class SyntheticSource(BaseModel):
                 f"shared_prefix_tokens ({self.shared_prefix_tokens}) exceeds the smallest "
                 f"prompt length ({shortest}); the prefix is part of the prompt's count"
             )
-        if self.endpoint is not Endpoint.embeddings and smallest_count(self.output_tokens) < 1:
+        if self.endpoint.traits.generates and smallest_count(self.output_tokens) < 1:
             raise ValueError("output_tokens must be at least 1 for a generation endpoint")
         return self
 
@@ -99,28 +100,31 @@ class SyntheticSource(BaseModel):
     def request(self, index: int) -> GenerationRequest:
         """The request at `index`, the same in every process."""
         rng = index_rng(self.seed, index)
-        if self.endpoint is Endpoint.embeddings:
-            counts = [
-                sample_token_count(self.prompt_tokens, rng)
-                for _ in range(self.embeddings_batch_size)
-            ]
-            inputs = tuple(self._prompt(count, rng) for count in counts)
-            return self._request(
-                index, prompt=inputs[0] if len(inputs) == 1 else inputs, prompt_tokens=sum(counts)
-            )
-        prompt_count = sample_token_count(self.prompt_tokens, rng)
-        output_count = sample_token_count(self.output_tokens, rng)
-        text = self._prompt(prompt_count, rng)
-        if self.endpoint is Endpoint.chat:
-            return self._request(
-                index,
-                messages=({"role": "user", "content": text},),
-                max_output_tokens=output_count,
-                prompt_tokens=prompt_count,
-            )
-        return self._request(
-            index, prompt=text, max_output_tokens=output_count, prompt_tokens=prompt_count
-        )
+        match self.endpoint.traits.carries:
+            case Carries.inputs:
+                counts = [
+                    sample_token_count(self.prompt_tokens, rng)
+                    for _ in range(self.embeddings_batch_size)
+                ]
+                inputs = tuple(self._prompt(count, rng) for count in counts)
+                return self._request(
+                    index,
+                    prompt=inputs[0] if len(inputs) == 1 else inputs,
+                    prompt_tokens=sum(counts),
+                )
+            case Carries.messages:
+                prompt_count, output_count, text = self._sampled_prompt(rng)
+                return self._request(
+                    index,
+                    messages=({"role": "user", "content": text},),
+                    max_output_tokens=output_count,
+                    prompt_tokens=prompt_count,
+                )
+            case Carries.prompt:
+                prompt_count, output_count, text = self._sampled_prompt(rng)
+                return self._request(
+                    index, prompt=text, max_output_tokens=output_count, prompt_tokens=prompt_count
+                )
 
     def build_tokenizer(self) -> Tokenizer:
         """The tokenizer prompts are counted with, loaded once per process on first use."""
@@ -168,12 +172,21 @@ class SyntheticSource(BaseModel):
                 "messages": messages,
                 "max_output_tokens": max_output_tokens,
                 "ignore_eos": ignore_eos,
-                # Embeddings answer in one body; there is nothing to stream.
-                "stream": self.stream and self.endpoint is not Endpoint.embeddings,
+                # An endpoint that answers in one body (embeddings) is never asked to stream.
+                "stream": self.stream and self.endpoint.traits.streams,
                 "prompt_tokens": prompt_tokens,
                 "extra_body": self.extra_body,
             },
         )
+
+    def _sampled_prompt(self, rng: random.Random) -> tuple[int, int | None, str]:
+        """The prompt's token count, the output limit (for an endpoint that generates) and the
+        prompt text, drawn from `rng` in that order."""
+        prompt_count = sample_token_count(self.prompt_tokens, rng)
+        output_count: int | None = None
+        if self.endpoint.traits.generates:
+            output_count = sample_token_count(self.output_tokens, rng)
+        return prompt_count, output_count, self._prompt(prompt_count, rng)
 
     def _prompt(self, n_tokens: int, rng: random.Random) -> str:
         # `self._runtime` goes through pydantic's `__getattr__`, which probes the private
