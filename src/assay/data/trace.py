@@ -22,12 +22,14 @@ from typing import Final, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from assay.core import Endpoint, GenerationRequest
-from assay.data.file_source import FileSource, FileSourceConfig, jsonl_records
+from assay.data.file_formats import jsonl_records
+from assay.data.file_source import FileSource, FileSourceConfig
 from assay.data.request_fields import asked_limits
 from assay.data.source import request_id
 from assay.data.tokenizer import Tokenizer
 from assay.data.tokenizer_spec import load_tokenizer
 from assay.errors import DataError
+from assay.spec.endpoint import Carries
 
 MOONCAKE_BLOCK_TOKENS: Final = 512
 _NS_PER_MS: Final = 1_000_000
@@ -95,7 +97,14 @@ class MooncakeTrace:
         row = self.rows[index]
         config = self.config
         text = build_prompt(row, config.block_tokens, config.seed, _tokenizer(config.tokenizer))
-        chat = config.endpoint is Endpoint.chat
+        traits = config.endpoint.traits
+        prompt: str | None = None
+        messages: tuple[dict[str, JsonValue], ...] | None = None
+        match traits.carries:
+            case Carries.messages:
+                messages = ({"role": "user", "content": text},)
+            case Carries.prompt | Carries.inputs:
+                prompt = text
         limit, ignore_eos = asked_limits(
             config.endpoint, config.extra_body, row.output_length, config.ignore_eos
         )
@@ -103,11 +112,11 @@ class MooncakeTrace:
             request_id=request_id(index),
             endpoint=config.endpoint,
             model=config.model,
-            prompt=None if chat else text,
-            messages=({"role": "user", "content": text},) if chat else None,
-            max_output_tokens=None if config.endpoint is Endpoint.embeddings else limit,
+            prompt=prompt,
+            messages=messages,
+            max_output_tokens=limit if traits.generates else None,
             ignore_eos=ignore_eos,
-            stream=config.stream and config.endpoint is not Endpoint.embeddings,
+            stream=config.stream and traits.streams,
             prompt_tokens=row.input_length,
             extra_body=config.extra_body,
         )

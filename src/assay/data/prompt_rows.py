@@ -1,0 +1,248 @@
+"""The rows of a data file, checked: the three shapes a row takes and the `PromptRow` of each.
+
+A row holds a prompt text or a conversation (`messages`), a ShareGPT conversation (its user
+turns; the first opens the request, all of them make a session), or a list of user turns. Every
+bad row stops the load with a `DataError` naming the file, the line and what was wrong; no row is
+skipped silently, except a conversation without a user turn, which the run's notes count. No field
+is dropped either: a row's keys other than the prompt, messages and output-length columns go into
+that request's body (as does the object of an `extra_body` key, over them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import JsonValue
+
+from assay.core import Endpoint
+from assay.data.file_formats import FileFormat, row_reading
+from assay.data.row_values import (
+    check_messages,
+    check_output_tokens,
+    json_kind,
+    message_texts,
+    parse_json_cell,
+    present,
+    row_fields,
+)
+from assay.data.sharegpt import read_conversation
+from assay.data.tokenizer import Tokenizer
+from assay.data.tokenizer_spec import load_tokenizer
+from assay.errors import DataError
+from assay.spec.endpoint import Carries
+from assay.spec.source import PromptColumns
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRow:
+    """One user turn of a session, with its own output target when the data gives one."""
+
+    text: str
+    output_tokens: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class PromptRow:
+    """One checked row: a prompt text or a conversation, and the facts given beside it."""
+
+    line: int
+    prompt: str | None
+    messages: tuple[dict[str, JsonValue], ...] | None
+    output_tokens: int | None
+    prompt_tokens: int | None
+    extra_body: dict[str, JsonValue]
+    # A session's user turns (a ShareGPT conversation or a `turns` list), in order.
+    turns: tuple[TurnRow, ...] = ()
+    system: str | None = None
+
+
+class RowCheck:
+    """Checks the rows of one file one by one and keeps what the run's notes should say about
+    them. A row's conversation becomes its `messages` where the endpoint's body carries them,
+    else the row's first user text is its prompt."""
+
+    def __init__(
+        self,
+        path: Path,
+        columns: PromptColumns,
+        endpoint: Endpoint,
+        file_format: FileFormat,
+        tokenizer: Tokenizer | None,
+    ) -> None:
+        self.path = path
+        self.columns = columns
+        self.endpoint = endpoint
+        reading = row_reading(file_format)
+        self.from_csv = reading.text_cells
+        self.pass_through = reading.pass_through
+        self.unit = reading.unit
+        self.tokenizer = tokenizer
+        self.unused: dict[str, None] = {}
+        self.skipped = 0
+        match endpoint.traits.carries:
+            case Carries.messages:
+                self.takes_messages = True
+            case Carries.prompt | Carries.inputs:
+                self.takes_messages = False
+
+    def row(self, values: Mapping[str, object], line: int) -> PromptRow | None:
+        """The checked row, or None for a conversation without a user turn (counted)."""
+        where = f"{self.path}, {self.unit} {line}"
+        names = self.columns
+        if not self.pass_through:
+            self.unused.update(dict.fromkeys(k for k in values if k not in names.interpreted()))
+        conversation = present(values.get(names.conversations), self.from_csv)
+        if conversation is not None:
+            row = self._sharegpt_row(values, conversation, line, where)
+            if row is None:
+                self.skipped += 1
+            return row
+        turns_value = present(values.get(names.turns), self.from_csv)
+        if turns_value is not None:
+            return self._turns_row(values, turns_value, line, where)
+        return self._prompt_row(values, line, where)
+
+    def notes(self) -> tuple[str, ...]:
+        """What the run's notes say about the rows checked so far."""
+        notes: list[str] = []
+        if self.skipped:
+            notes.append(f"data: {self.skipped} conversations without a user turn were not used")
+        if self.unused:
+            notes.append(f"data: columns not used: {', '.join(self.unused)}")
+        return tuple(notes)
+
+    def _prompt_row(self, values: Mapping[str, object], line: int, where: str) -> PromptRow:
+        names = self.columns
+        from_csv = self.from_csv
+        prompt = present(values.get(names.prompt), from_csv)
+        messages_value = present(values.get(names.messages), from_csv)
+        messages: tuple[dict[str, JsonValue], ...] | None = None
+        if messages_value is not None and (self.takes_messages or prompt is None):
+            if not self.takes_messages:
+                raise DataError(
+                    f"{where}: {names.messages!r} needs the chat endpoint, and the row has no "
+                    f"{names.prompt!r} for the {self.endpoint.value} endpoint"
+                )
+            messages = check_messages(messages_value, where, names.messages, from_csv=from_csv)
+            prompt = None
+        elif prompt is None and isinstance(values.get(names.prompt), str):
+            raise DataError(f"{where}: empty prompt in {names.prompt!r}")
+        elif prompt is None:
+            raise DataError(f"{where}: no {names.prompt!r} (or {names.messages!r}) in the row")
+        elif not isinstance(prompt, str):
+            raise DataError(f"{where}: {names.prompt!r} must be text, got {json_kind(prompt)}")
+        elif not prompt.strip():
+            raise DataError(f"{where}: empty prompt in {names.prompt!r}")
+        output_tokens = check_output_tokens(
+            present(values.get(names.output_tokens), from_csv), where, names.output_tokens
+        )
+        prompt_tokens: int | None = None
+        if self.tokenizer is not None:
+            texts = [prompt] if isinstance(prompt, str) else message_texts(messages or ())
+            prompt_tokens = sum(self.tokenizer.count(text) for text in texts)
+        return PromptRow(
+            line=line,
+            prompt=prompt if isinstance(prompt, str) else None,
+            messages=messages,
+            output_tokens=output_tokens,
+            prompt_tokens=prompt_tokens,
+            extra_body=row_fields(
+                values, where, names, from_csv=from_csv, pass_through=self.pass_through
+            ),
+        )
+
+    def _sharegpt_row(
+        self, values: Mapping[str, object], value: object, line: int, where: str
+    ) -> PromptRow | None:
+        names = self.columns
+        if self.from_csv and isinstance(value, str):
+            value = parse_json_cell(value, where, names.conversations)
+        conversation = read_conversation(value, where, names.conversations)
+        if not conversation.exchanges:
+            return None
+        counter = self.tokenizer or load_tokenizer(None)
+        turns = tuple(
+            TurnRow(
+                text=exchange.user,
+                output_tokens=(
+                    counter.count(exchange.recorded_answer) or None
+                    if exchange.recorded_answer is not None
+                    else None
+                ),
+            )
+            for exchange in conversation.exchanges
+        )
+        first = turns[0]
+        given = check_output_tokens(
+            present(values.get(names.output_tokens), self.from_csv), where, names.output_tokens
+        )
+        messages: tuple[dict[str, JsonValue], ...] | None = None
+        if self.takes_messages:
+            messages = _opening(conversation.system, first.text)
+        prompt_tokens = None
+        if self.tokenizer is not None:
+            texts = (
+                [first.text] if conversation.system is None else [conversation.system, first.text]
+            )
+            prompt_tokens = sum(self.tokenizer.count(text) for text in texts)
+        return PromptRow(
+            line=line,
+            prompt=None if messages is not None else first.text,
+            messages=messages,
+            output_tokens=given if given is not None else first.output_tokens,
+            prompt_tokens=prompt_tokens,
+            extra_body=row_fields(
+                values, where, names, from_csv=self.from_csv, pass_through=self.pass_through
+            ),
+            turns=turns,
+            system=conversation.system,
+        )
+
+    def _turns_row(
+        self, values: Mapping[str, object], value: object, line: int, where: str
+    ) -> PromptRow:
+        names = self.columns
+        if self.from_csv and isinstance(value, str):
+            value = parse_json_cell(value, where, names.turns)
+        if not isinstance(value, list) or not value:
+            raise DataError(f"{where}: {names.turns!r} must be a non-empty list of user turns")
+        turns: list[TurnRow] = []
+        for position, turn in enumerate(value):
+            at = f"{where}: {names.turns}[{position}]"
+            output: int | None = None
+            if isinstance(turn, dict):
+                text = turn.get("content", turn.get(names.prompt))
+                output = check_output_tokens(turn.get(names.output_tokens), at, "output_tokens")
+            else:
+                text = turn
+            if not isinstance(text, str) or not text.strip():
+                raise DataError(
+                    f"{at} must be text, or an object with a text 'content' (and optional "
+                    f"'output_tokens')"
+                )
+            turns.append(TurnRow(text=text, output_tokens=output))
+        first = turns[0]
+        takes_messages = self.takes_messages
+        return PromptRow(
+            line=line,
+            prompt=None if takes_messages else first.text,
+            messages=_opening(None, first.text) if takes_messages else None,
+            output_tokens=first.output_tokens,
+            prompt_tokens=None,
+            extra_body=row_fields(
+                values, where, names, from_csv=self.from_csv, pass_through=self.pass_through
+            ),
+            turns=tuple(turns),
+        )
+
+
+def _opening(system: str | None, user: str) -> tuple[dict[str, JsonValue], ...]:
+    first: dict[str, JsonValue] = {"role": "user", "content": user}
+    if system is None:
+        return (first,)
+    return ({"role": "system", "content": system}, first)
+
+
+__all__ = ["PromptRow", "RowCheck", "TurnRow"]

@@ -1,0 +1,185 @@
+"""The values of one data row: given or not, JSON or CSV text, and the checks every row shape
+shares (messages, an output length, the fields sent in the request body).
+
+Every problem is a `DataError` naming where it is (`where`: the file and the line, item or row)
+and what was wrong. `from_csv` says the row's cells are all text (see `RowReading.text_cells`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import orjson
+from pydantic import JsonValue
+
+from assay.errors import DataError
+from assay.spec.source import PromptColumns
+
+
+def present(value: object, from_csv: bool) -> object:
+    """`value`, or None when it is not given."""
+    # An empty CSV cell and a JSON null both mean "not given".
+    if value is None or (from_csv and isinstance(value, str) and not value.strip()):
+        return None
+    return value
+
+
+def parse_json_cell(value: str, where: str, column: str) -> object:
+    """A CSV cell that must hold JSON (a conversation, a list of turns, an object)."""
+    try:
+        return orjson.loads(value)
+    except orjson.JSONDecodeError as error:
+        raise DataError(f"{where}: {column!r} is not valid JSON: {error}") from None
+
+
+def row_fields(
+    values: Mapping[str, object],
+    where: str,
+    names: PromptColumns,
+    *,
+    from_csv: bool,
+    pass_through: bool = True,
+) -> dict[str, JsonValue]:
+    """The fields of a row that go into its request body: with `pass_through`, every key assay
+    does not interpret (a CSV cell is read as JSON when it parses as JSON, else as text; an
+    empty cell is not given); then the object of the `extra_body` column over them."""
+    interpreted = names.interpreted()
+    fields: dict[str, JsonValue] = {}
+    for key, value in values.items():
+        if key in interpreted or not pass_through:
+            continue
+        given = present(value, from_csv)
+        if given is None:
+            continue
+        fields[key] = _csv_cell(given) if from_csv else _json_value(given)
+    extra = present(values.get(names.extra_body), from_csv)
+    if extra is not None:
+        if from_csv and isinstance(extra, str):
+            extra = parse_json_cell(extra, where, names.extra_body)
+        if not isinstance(extra, dict):
+            raise DataError(
+                f"{where}: {names.extra_body!r} must be a JSON object, got {json_kind(extra)}"
+            )
+        fields.update({str(key): _json_value(value) for key, value in extra.items()})
+    return fields
+
+
+def check_messages(
+    value: object, where: str, column: str, *, from_csv: bool
+) -> tuple[dict[str, JsonValue], ...]:
+    """A conversation: a non-empty list of `{role, content}` objects with some text in it."""
+    if from_csv and isinstance(value, str):
+        try:
+            value = orjson.loads(value)
+        except orjson.JSONDecodeError as error:
+            raise DataError(f"{where}: {column!r} is not valid JSON: {error}") from None
+    if not isinstance(value, list):
+        raise DataError(
+            f"{where}: {column!r} must be a list of {{role, content}} objects, "
+            f"got {json_kind(value)}"
+        )
+    if not value:
+        raise DataError(f"{where}: {column!r} is an empty list")
+    checked: list[dict[str, JsonValue]] = []
+    for position, message in enumerate(value):
+        at = f"{where}: {column}[{position}]"
+        if not isinstance(message, dict):
+            raise DataError(f"{at} must be an object, got {json_kind(message)}")
+        role = message.get("role")
+        if not isinstance(role, str) or not role.strip():
+            raise DataError(f"{at} has no text 'role'")
+        content = message.get("content")
+        if not isinstance(content, str | list):
+            raise DataError(
+                f"{at} needs a 'content' that is text or a list of parts, got {json_kind(content)}"
+            )
+        checked.append(message)
+    if not any(message_texts(checked)):
+        raise DataError(f"{where}: {column!r} holds no text in any message")
+    return tuple(checked)
+
+
+def message_texts(
+    messages: tuple[dict[str, JsonValue], ...] | list[dict[str, JsonValue]],
+) -> list[str]:
+    """The non-blank texts of a conversation (text contents and text parts), in order."""
+    texts: list[str] = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            for part in content:
+                text = part.get("text") if isinstance(part, dict) else None
+                if isinstance(text, str):
+                    texts.append(text)
+    return [text for text in texts if text.strip()]
+
+
+def check_output_tokens(value: object, where: str, column: str) -> int | None:
+    """An output length: an integer (or integer text) of at least 1, or None when not given."""
+    if value is None:
+        return None
+    count: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        count = value
+    elif isinstance(value, str):
+        try:
+            count = int(value.strip())
+        except ValueError:
+            count = None
+    if count is None:
+        raise DataError(f"{where}: {column!r} must be an integer, got {value!r}")
+    if count < 1:
+        raise DataError(f"{where}: {column!r} must be at least 1, got {count}")
+    return count
+
+
+def json_kind(value: object) -> str:
+    """A JSON value's kind in words, for messages.
+
+    >>> json_kind([1]), json_kind(None), json_kind(True)
+    ('a list', 'null', 'a boolean')
+    """
+    match value:
+        case None:
+            return "null"
+        case bool():
+            return "a boolean"
+        case int() | float():
+            return "a number"
+        case str():
+            return "text"
+        case list():
+            return "a list"
+        case dict():
+            return "an object"
+        case _:
+            return type(value).__name__
+
+
+def _csv_cell(value: object) -> JsonValue:
+    # "0.2" is the number 0.2, "true" a boolean, '{"type": "json_object"}' an object; a cell
+    # that is not JSON ("stop here") is text.
+    assert isinstance(value, str), "csv cells are text"
+    try:
+        parsed: JsonValue = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return value
+    return parsed
+
+
+def _json_value(value: object) -> JsonValue:
+    # Everything here came out of orjson.loads (or is a CSV cell, text): JSON by construction.
+    return value  # type: ignore[return-value]  # orjson.loads returns Any-typed JSON values
+
+
+__all__ = [
+    "check_messages",
+    "check_output_tokens",
+    "json_kind",
+    "message_texts",
+    "parse_json_cell",
+    "present",
+    "row_fields",
+]
