@@ -101,6 +101,7 @@ class StepResult(Generic[S]):
     processes that finished the step; `lost_processes` the ones that did not (their counts are
     not in `totals`). `scheduled` is what an open-loop schedule owed the finished processes by
     the time dispatching stopped (None for closed loops); `not_sent` the part never dispatched.
+    `errors_by_code` counts as `totals` does (see `merge_step`), not as the report does.
     """
 
     index: int
@@ -162,6 +163,12 @@ def merge_step(
 
     The step's stop reason is the parent's when it stopped the step (merged error constraints,
     Ctrl-C), else the first a process hit, a constraint before the request budget running out.
+
+    Its `errors_by_code` sums the finished processes' `StepTally` counts: every errored record
+    of the step, warm-up and cool-down included, a lost process's left out (as from `totals`).
+    It is what a library caller of `run_benchmark` reads; the report counts again from the
+    records, in the measured window only (`StepAggregator`) and per interval (the timeline),
+    with the records a lost process's shard kept.
     """
     ordered = sorted(parts, key=lambda part: part.process)
     totals = OutcomeTotals()

@@ -58,7 +58,15 @@ class ProgressMessage:
 
 @dataclass(slots=True)
 class StepTally:
-    """The live counters of one step in one process (runtime state, mutated per record)."""
+    """The live counters of one step in one process (runtime state, mutated per record).
+
+    `errors_by_code` is one of four counts of diagnostic codes, each for its own reader. This
+    one counts every errored record of the step in this process as it finishes, warm-up and
+    cool-down included, by the code's string (it travels in progress messages): the progress
+    line and the step's `errors_by_code` (`merge_step`) are made of it. The report's figure is
+    `StepAggregator`'s (the measured window only) and the chart's the timeline's (every record,
+    by the interval it finished in).
+    """
 
     step: int
     process: int
@@ -133,7 +141,12 @@ class StepProgress:
         return total
 
     def errors_by_code(self) -> dict[str, int]:
-        """The merged error counts by diagnostic code, largest first."""
+        """The merged error counts by diagnostic code, largest first.
+
+        Only the progress display reads it: it sums each process's latest `StepTally` report,
+        so it lags by up to a progress interval and keeps a process that was later lost; the
+        step's own count is `merge_step`'s.
+        """
         merged: dict[str, int] = {}
         for message in self._latest.values():
             for code, count in message.errors_by_code.items():

@@ -93,6 +93,9 @@ class ProcessStepResult(Generic[S]):
     `assay.spec.load.pacing`) owed by the time the step stopped dispatching; those not
     dispatched were never sent (`not_sent`) because this process fell behind its schedule.
     Closed loops owe no send times: `scheduled` is None.
+
+    `errors_by_code` is this process's `StepTally` count at the end of the step: every errored
+    record, warm-up and cool-down included (see `StepTally` for the other counts).
     """
 
     process: int
@@ -378,7 +381,7 @@ class _StepRunner(Generic[S]):
                 self._track(group.create_task(self._send(request, index, target_ns)))
             else:
                 assert sessions is not None  # no request built: a session source
-                # Rate profiles start sessions at the rate; each runs its turns on its own.
+                # An open loop starts sessions at its send times; each runs its turns on its own.
                 self._track(group.create_task(self._session(sessions, index, target_ns)))
 
     def scheduled(self) -> int | None:
@@ -475,6 +478,7 @@ class _StepRunner(Generic[S]):
             case Errored(diagnostic=diagnostic):
                 tally.errored += 1
                 tally.recent.append(1)
+                # Every record, whatever the measured window: the live count (see `StepTally`).
                 code = diagnostic.code.value
                 tally.errors_by_code[code] = tally.errors_by_code.get(code, 0) + 1
                 reason = self.watch.observe(errored=True)

@@ -1,7 +1,8 @@
-"""Where records leave the scheduler: a sink per step and process, built by a picklable factory.
+"""Where records leave the load: a sink per step and process, built by a picklable factory.
 
-Aggregation and file writing stay with the caller: the scheduler hands every record to the
-sink, then returns what each sink's `close()` gave back (a small picklable summary `S`).
+Aggregation and file writing stay with the caller: the step runner (`assay.load`) hands every
+record to the sink, and the engine (`assay.engine`) returns what each sink's `close()` gave
+back (a small picklable summary `S`).
 """
 
 from __future__ import annotations
@@ -83,7 +84,11 @@ class SpooledSinkFactory(Protocol[S_co]):
 
 @dataclass(frozen=True, slots=True)
 class OutcomeCounts:
-    """How many records of each outcome a sink saw, inside and outside the measured window."""
+    """How many records of each outcome a sink saw, inside and outside the measured window.
+
+    The outcomes count every record, warm-up and cool-down included, as the step's `totals`
+    do; `outside_window` says how many of them the report's aggregator would leave out.
+    """
 
     completed: int = 0
     errored: int = 0
