@@ -2,8 +2,9 @@
 
 A run's children are fresh interpreters (`python -m assay.engine.load_child FD`) that
 import the whole run path, about half a second. This module imports nothing heavy, so the CLI
-can start them before it imports the run path itself and the two imports overlap; the scheduler
-then hands them their plan over the socket pair each child has with this process.
+can start them before it imports the run path itself and the two imports overlap; the engine's
+coordinator (`assay.engine.coordinator`) then hands them their plan over the socket pair each
+child has with this process.
 """
 
 from __future__ import annotations

@@ -2,6 +2,9 @@
 
 The times come from the source (`TimedSource.offset_ns`), so every process computes the same
 time for the same index; process p owns the indices i with i % P == p, as for rate loads.
+They are also what a replay step owes the accounting, as a rate's schedule is: `scheduled`
+counts the trace requests due before the step stopped dispatching, the trace's size bounding
+them as a budget (see `assay.load.step_runner.open_loop_slice`).
 """
 
 from __future__ import annotations

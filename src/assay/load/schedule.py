@@ -46,7 +46,7 @@ def poisson_offsets_ns(rate: float, seed: int) -> Iterator[int]:
 def rate_slice(
     load: Constant | Poisson, seed: int, process: int, processes: int, budget: int | None
 ) -> Iterator[tuple[int, int]]:
-    """`(index, offset_ns)` of the requests process `process` sends for an open-loop load.
+    """`(index, offset_ns)` of the requests process `process` sends for a rate load.
 
     Process p owns the indices i with i % P == p. Poisson times are replayed in full so the
     owned ones are exactly the times a single process would use.
