@@ -14,12 +14,10 @@ import traceback
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final
 
 from assay import __version__
+from assay.cli.guard import EXIT_CRASH
 from assay.run_folder import CRASH_FILE, SHARDS_DIR
-
-EXIT_CRASH: Final = 3
 
 
 @dataclass(slots=True)

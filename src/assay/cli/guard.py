@@ -1,0 +1,48 @@
+"""How a command ends: the exit codes, and the guard every command's body runs in.
+
+Every error meant for the user (`AssayError`) is one line on stderr and exit code 2; Ctrl-C is
+exit code 130; a crash of assay itself is one line saying where its traceback was saved, and
+exit code 3 (Python's own 1 would read as INVALID RUN).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NoReturn
+
+import typer
+
+if TYPE_CHECKING:
+    from assay.cli.crash import CrashSite
+
+EXIT_VALID = 0
+EXIT_INVALID = 1
+EXIT_USAGE = 2
+EXIT_CRASH = 3
+EXIT_INTERRUPTED = 130
+
+
+def guarded(body: Callable[[], int], site: CrashSite | None = None) -> int:
+    """Run a command's body: bad input is one `error:` line and exit 2, Ctrl-C exit 130, and
+    anything else a crash (exit 3) whose traceback is saved, not printed."""
+    from assay.errors import AssayError
+
+    try:
+        code = body()
+    except AssayError as error:
+        typer.echo(f"error: {error}", err=True)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        return EXIT_INTERRUPTED
+    except Exception as error:
+        from assay.cli.crash import CrashSite, crash_line, save_crash
+
+        typer.echo(crash_line(error, save_crash(error, site or CrashSite())), err=True)
+        return EXIT_CRASH
+    return code
+
+
+def exit_guarded(body: Callable[[], int], site: CrashSite | None = None) -> NoReturn:
+    """Run a command's body `guarded` and end the command with its exit code."""
+    raise typer.Exit(guarded(body, site))
