@@ -17,6 +17,7 @@ from typer._click.formatting import HelpFormatter
 from typer.core import TyperCommand
 
 from assay import __version__
+from assay.cli.compare_command import compare
 from assay.cli.guard import (
     EXIT_CRASH,
     EXIT_INTERRUPTED,
@@ -665,29 +666,7 @@ def revalidate(
 
 
 app.command()(report)
-
-
-@app.command()
-def compare(
-    run_dirs: Annotated[
-        list[Path], typer.Argument(help="Two or more run directories; the first is the baseline.")
-    ],
-    force: Annotated[
-        bool, typer.Option("--force", help="Compare runs even when their workloads differ.")
-    ] = False,
-    html: Annotated[
-        Path | None, typer.Option(help="Also write the comparison as an HTML page here.")
-    ] = None,
-) -> None:
-    """Compare stored runs step by step: each figure against the first run, better or worse, or
-    within the noise their sample sizes allow.
-    """
-    from assay.cli.compare_command import compare_runs
-
-    def body() -> int:
-        return compare_runs(run_dirs, force=force, html=html)
-
-    exit_guarded(body)
+app.command()(compare)
 
 
 def main() -> None:

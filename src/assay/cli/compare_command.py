@@ -4,18 +4,44 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Annotated
 
-from rich.console import Console
+import typer
 
-from assay.errors import ConfigError
-from assay.reports import load_report
-from assay.reports.compare import workload_differences
-from assay.reports.compare_console import render_comparison
-from assay.reports.compare_html import write_compare_html
+from assay.cli.guard import EXIT_VALID, exit_guarded
+
+
+def compare(
+    run_dirs: Annotated[
+        list[Path], typer.Argument(help="Two or more run directories; the first is the baseline.")
+    ],
+    force: Annotated[
+        bool, typer.Option("--force", help="Compare runs even when their workloads differ.")
+    ] = False,
+    html: Annotated[
+        Path | None, typer.Option(help="Also write the comparison as an HTML page here.")
+    ] = None,
+) -> None:
+    """Compare stored runs step by step: each figure against the first run, better or worse, or
+    within the noise their sample sizes allow.
+    """
+
+    def body() -> int:
+        return compare_runs(run_dirs, force=force, html=html)
+
+    exit_guarded(body)
 
 
 def compare_runs(run_dirs: Sequence[Path], *, force: bool, html: Path | None = None) -> int:
     """Load the runs, check their workloads agree (unless `force`), print the comparison."""
+    from rich.console import Console
+
+    from assay.errors import ConfigError
+    from assay.reports import load_report
+    from assay.reports.compare import workload_differences
+    from assay.reports.compare_console import render_comparison
+    from assay.reports.compare_html import write_compare_html
+
     if len(run_dirs) < 2:
         raise ConfigError("compare needs at least two run directories")
     reports = [load_report(run_dir) for run_dir in run_dirs]
@@ -34,4 +60,4 @@ def compare_runs(run_dirs: Sequence[Path], *, force: bool, html: Path | None = N
     if html is not None:
         write_compare_html(html, reports, labels)
         console.print(f"wrote {html}", highlight=False)
-    return 0
+    return EXIT_VALID
