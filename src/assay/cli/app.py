@@ -28,6 +28,7 @@ from assay.cli.guard import (
     guarded,
 )
 from assay.cli.report_command import report
+from assay.cli.revalidate_command import revalidate
 
 app = typer.Typer(
     name="assay",
@@ -621,50 +622,7 @@ def validators(
     exit_guarded(body)
 
 
-@app.command()
-def revalidate(
-    run_dir: Annotated[Path, typer.Argument(help="A run's output directory.")],
-    validator: Annotated[
-        list[str] | None,
-        typer.Option(
-            metavar="NAME|MODULE:ATTR",
-            help="Add a validator: a built-in name or package.module:name.",
-        ),
-    ] = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Use the strict chains.")] = False,
-    no_default_validators: Annotated[
-        bool, typer.Option("--no-default-validators", help="Only the --validator ones.")
-    ] = False,
-    allow_missing_done: Annotated[
-        bool,
-        typer.Option(
-            "--allow-missing-done", help="A stream with a finish_reason passes without [DONE]."
-        ),
-    ] = False,
-    max_error_rate: Annotated[
-        float | None, typer.Option(help="Validity threshold [the run's].")
-    ] = None,
-) -> None:
-    """Re-apply a validator chain to a run's stored responses and write a new report beside it.
-
-    Only validators' verdicts are judged again: a transport or handler failure (no usable
-    answer arrived) stays as it was.
-    """
-    from assay.cli.revalidate_command import revalidate_run
-
-    def body() -> int:
-        return revalidate_run(
-            run_dir,
-            validators=tuple(validator or ()),
-            strict=strict,
-            default_validators=not no_default_validators,
-            allow_missing_done=allow_missing_done,
-            max_error_rate=max_error_rate,
-        )
-
-    exit_guarded(body)
-
-
+app.command()(revalidate)
 app.command()(report)
 app.command()(compare)
 

@@ -3,14 +3,53 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
-from rich.console import Console
+import typer
 
-from assay.benchmark.revalidate import REVALIDATED_DIR, revalidate
-from assay.reports import render_summary
+from assay.cli.guard import EXIT_INVALID, EXIT_VALID, exit_guarded
 
-EXIT_VALID = 0
-EXIT_INVALID = 1
+
+def revalidate(
+    run_dir: Annotated[Path, typer.Argument(help="A run's output directory.")],
+    validator: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="NAME|MODULE:ATTR",
+            help="Add a validator: a built-in name or package.module:name.",
+        ),
+    ] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Use the strict chains.")] = False,
+    no_default_validators: Annotated[
+        bool, typer.Option("--no-default-validators", help="Only the --validator ones.")
+    ] = False,
+    allow_missing_done: Annotated[
+        bool,
+        typer.Option(
+            "--allow-missing-done", help="A stream with a finish_reason passes without [DONE]."
+        ),
+    ] = False,
+    max_error_rate: Annotated[
+        float | None, typer.Option(help="Validity threshold [the run's].")
+    ] = None,
+) -> None:
+    """Re-apply a validator chain to a run's stored responses and write a new report beside it.
+
+    Only validators' verdicts are judged again: a transport or handler failure (no usable
+    answer arrived) stays as it was.
+    """
+
+    def body() -> int:
+        return revalidate_run(
+            run_dir,
+            validators=tuple(validator or ()),
+            strict=strict,
+            default_validators=not no_default_validators,
+            allow_missing_done=allow_missing_done,
+            max_error_rate=max_error_rate,
+        )
+
+    exit_guarded(body)
 
 
 def revalidate_run(
@@ -23,8 +62,14 @@ def revalidate_run(
     max_error_rate: float | None,
 ) -> int:
     """Revalidate, print the new summary and what changed; the exit code of the new verdict."""
+    from rich.console import Console
+
+    from assay.benchmark.revalidate import REVALIDATED_DIR
+    from assay.benchmark.revalidate import revalidate as revalidate_records
+    from assay.reports import render_summary
+
     console = Console(highlight=False)
-    result = revalidate(
+    result = revalidate_records(
         run_dir,
         extra=validators,
         strict=strict,
