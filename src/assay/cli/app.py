@@ -27,6 +27,7 @@ from assay.cli.guard import (
     exit_guarded,
     guarded,
 )
+from assay.cli.listing import validators
 from assay.cli.report_command import report
 from assay.cli.revalidate_command import revalidate
 
@@ -601,27 +602,7 @@ def mock(
     exit_guarded(body)
 
 
-@app.command()
-def validators(
-    validator: Annotated[
-        list[str] | None,
-        typer.Option(
-            metavar="MODULE:ATTR",
-            help="Also list the custom diagnostic codes this validator's module defines "
-            "(repeatable).",
-        ),
-    ] = None,
-) -> None:
-    """List the built-in validators and every diagnostic code with its meaning."""
-    from assay.cli.listing import print_validators
-
-    def body() -> int:
-        print_validators(validators=tuple(validator or ()))
-        return EXIT_VALID
-
-    exit_guarded(body)
-
-
+app.command()(validators)
 app.command()(revalidate)
 app.command()(report)
 app.command()(compare)

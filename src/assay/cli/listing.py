@@ -2,11 +2,33 @@
 
 from __future__ import annotations
 
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING, Annotated
 
-from assay.core import CODE_MEANINGS, stage_of
-from assay.validators import BUILTIN_VALIDATORS, custom_codes_of
+import typer
+
+from assay.cli.guard import EXIT_VALID, exit_guarded
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def validators(
+    validator: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="MODULE:ATTR",
+            help="Also list the custom diagnostic codes this validator's module defines "
+            "(repeatable).",
+        ),
+    ] = None,
+) -> None:
+    """List the built-in validators and every diagnostic code with its meaning."""
+
+    def body() -> int:
+        print_validators(validators=tuple(validator or ()))
+        return EXIT_VALID
+
+    exit_guarded(body)
 
 
 def print_validators(console: Console | None = None, validators: tuple[str, ...] = ()) -> None:
@@ -15,6 +37,12 @@ def print_validators(console: Console | None = None, validators: tuple[str, ...]
     Each `package.module:name` in `validators` is loaded as `assay run --validator` would, and
     the `CustomCode`s its module defines are listed after the built-in codes.
     """
+    from rich.console import Console
+    from rich.table import Table
+
+    from assay.core import CODE_MEANINGS, stage_of
+    from assay.validators import BUILTIN_VALIDATORS, custom_codes_of
+
     console = console or Console()
     custom = {spec: custom_codes_of(spec) for spec in validators}
     table = Table(title="Built-in validators (use with --validator NAME)", title_justify="left")
