@@ -12,9 +12,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from typer._click.core import Context as _ClickContext
-from typer._click.formatting import HelpFormatter
-from typer.core import TyperCommand
 
 from assay import __version__
 from assay.cli.compare_command import compare
@@ -28,6 +25,7 @@ from assay.cli.guard import (
     guarded,
 )
 from assay.cli.listing import validators
+from assay.cli.mock_command import MockCommand, mock
 from assay.cli.report_command import report
 from assay.cli.revalidate_command import revalidate
 
@@ -542,66 +540,7 @@ def run(
     exit_guarded(body, site)
 
 
-class _MockCommand(TyperCommand):
-    """`assay mock` whose help ends with the fault table, imported only when help is shown."""
-
-    # typer vendors click; its Context and HelpFormatter are the supertype's own types.
-    def format_epilog(self, ctx: _ClickContext, formatter: HelpFormatter) -> None:
-        from assay.mock import FAULTS
-
-        rows = [
-            (name, f"-> {info.code.value}: {info.description}") for name, info in FAULTS.items()
-        ]
-        with formatter.section("Faults (NAME -> the code the client must report)"):
-            formatter.write_dl(rows)
-
-
-@app.command(cls=_MockCommand)
-def mock(
-    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
-    workers: Annotated[int, typer.Option(help="Server processes sharing the port.")] = 1,
-    ttft_ms: Annotated[float, typer.Option(help="Time to first token.")] = 0.0,
-    itl_ms: Annotated[float, typer.Option(help="Inter-token latency.")] = 0.0,
-    output_tokens: Annotated[int, typer.Option(help="Tokens the model wants to say.")] = 16,
-    fault: Annotated[
-        list[str] | None,
-        typer.Option(
-            metavar="NAME=RATE",
-            help="Inject a fault at a rate, NAME=RATE (repeatable; faults below).",
-        ),
-    ] = None,
-    fault_after: Annotated[int, typer.Option(help="Tokens before a mid-stream fault.")] = 2,
-    seed: Annotated[int, typer.Option(help="Seed of latencies and fault choices.")] = 0,
-    model_name: Annotated[str, typer.Option(help="The model /v1/models lists.")] = "assay-mock",
-    metrics_scale: Annotated[
-        float,
-        typer.Option(help="Report /metrics counters times this (1 = truthfully; for testing)."),
-    ] = 1.0,
-    record_requests: Annotated[
-        Path | None,
-        typer.Option(help="Append every request received (path, id, body) to this JSONL file."),
-    ] = None,
-) -> None:
-    """Serve an OpenAI-compatible mock LLM with fault injection (per request with the header
-    `X-Assay-Fault: NAME; after=N`, or per run with --fault NAME=RATE).
-    """
-    from assay.cli.mock_command import serve_mock
-    from assay.cli.options import parse_pairs
-
-    def body() -> int:
-        serve_mock(
-            host=host, port=port, workers=workers, ttft_ms=ttft_ms, itl_ms=itl_ms,
-            output_tokens=output_tokens, faults=parse_pairs(fault, "--fault") or {},
-            fault_after=fault_after, seed=seed, model_name=model_name,
-            metrics_scale=metrics_scale,
-            record_requests=record_requests,
-        )  # fmt: skip
-        return EXIT_VALID
-
-    exit_guarded(body)
-
-
+app.command(cls=MockCommand)(mock)
 app.command()(validators)
 app.command()(revalidate)
 app.command()(report)

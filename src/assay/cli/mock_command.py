@@ -1,13 +1,75 @@
-"""`assay mock`: serve the mock server in the foreground until Ctrl-C."""
+"""`assay mock`: serve the mock server in the foreground until Ctrl-C; its help ends with the
+table of faults it can inject."""
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
+from typing import Annotated
 
 import typer
+from typer._click.core import Context as _ClickContext
+from typer._click.formatting import HelpFormatter
+from typer.core import TyperCommand
 
-from assay.mock import Fixed, LatencyModel, MockConfig, serve
+from assay.cli.guard import EXIT_VALID, exit_guarded
+
+
+class MockCommand(TyperCommand):
+    """`assay mock` whose help ends with the fault table, imported only when help is shown."""
+
+    # typer vendors click; its Context and HelpFormatter are the supertype's own types.
+    def format_epilog(self, ctx: _ClickContext, formatter: HelpFormatter) -> None:
+        from assay.mock import FAULTS
+
+        rows = [
+            (name, f"-> {info.code.value}: {info.description}") for name, info in FAULTS.items()
+        ]
+        with formatter.section("Faults (NAME -> the code the client must report)"):
+            formatter.write_dl(rows)
+
+
+def mock(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    workers: Annotated[int, typer.Option(help="Server processes sharing the port.")] = 1,
+    ttft_ms: Annotated[float, typer.Option(help="Time to first token.")] = 0.0,
+    itl_ms: Annotated[float, typer.Option(help="Inter-token latency.")] = 0.0,
+    output_tokens: Annotated[int, typer.Option(help="Tokens the model wants to say.")] = 16,
+    fault: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="NAME=RATE",
+            help="Inject a fault at a rate, NAME=RATE (repeatable; faults below).",
+        ),
+    ] = None,
+    fault_after: Annotated[int, typer.Option(help="Tokens before a mid-stream fault.")] = 2,
+    seed: Annotated[int, typer.Option(help="Seed of latencies and fault choices.")] = 0,
+    model_name: Annotated[str, typer.Option(help="The model /v1/models lists.")] = "assay-mock",
+    metrics_scale: Annotated[
+        float,
+        typer.Option(help="Report /metrics counters times this (1 = truthfully; for testing)."),
+    ] = 1.0,
+    record_requests: Annotated[
+        Path | None,
+        typer.Option(help="Append every request received (path, id, body) to this JSONL file."),
+    ] = None,
+) -> None:
+    """Serve an OpenAI-compatible mock LLM with fault injection (per request with the header
+    `X-Assay-Fault: NAME; after=N`, or per run with --fault NAME=RATE).
+    """
+    from assay.cli.options import parse_pairs
+
+    def body() -> int:
+        serve_mock(
+            host=host, port=port, workers=workers, ttft_ms=ttft_ms, itl_ms=itl_ms,
+            output_tokens=output_tokens, faults=parse_pairs(fault, "--fault") or {},
+            fault_after=fault_after, seed=seed, model_name=model_name,
+            metrics_scale=metrics_scale,
+            record_requests=record_requests,
+        )  # fmt: skip
+        return EXIT_VALID
+
+    exit_guarded(body)
 
 
 def serve_mock(
@@ -30,6 +92,7 @@ def serve_mock(
 
     from assay.config import describe_validation_error
     from assay.errors import ConfigError
+    from assay.mock import Fixed, LatencyModel, MockConfig, serve
 
     try:
         config = MockConfig(
@@ -62,6 +125,8 @@ def serve_mock(
 def check_listen_address(host: str, port: int, workers: int) -> None:
     """Refuse a port out of range, too many workers, or an address this machine cannot listen
     on (not one of its own, or a port already taken) with one `ConfigError` line."""
+    import socket
+
     from assay.config import PROCESSES_PER_CPU, usable_cpus
     from assay.errors import ConfigError
 
