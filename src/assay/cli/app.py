@@ -5,7 +5,8 @@ Each command is a module of its own that imports what it runs only when it runs,
 `assay --help` stays fast. How a command ends (its exit code) is `assay.cli.guard`'s.
 """
 
-from __future__ import annotations
+# Annotations are evaluated here, once, at import (no `from __future__ import annotations`):
+# typer reads every flag's annotation at each start, and would otherwise evaluate the strings.
 
 import sys
 from typing import Annotated

@@ -1,6 +1,7 @@
 """`assay compare`: stored runs side by side, refusing runs of different workloads."""
 
-from __future__ import annotations
+# Annotations are evaluated here, once, at import (no `from __future__ import annotations`):
+# typer reads every flag's annotation at each start, and would otherwise evaluate the strings.
 
 from collections.abc import Sequence
 from pathlib import Path

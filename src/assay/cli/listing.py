@@ -1,6 +1,7 @@
 """`assay validators`: the built-in validators and the diagnostic codes, for people."""
 
-from __future__ import annotations
+# Annotations are evaluated here, once, at import (no `from __future__ import annotations`):
+# typer reads every flag's annotation at each start, and would otherwise evaluate the strings.
 
 from typing import TYPE_CHECKING, Annotated
 
@@ -31,7 +32,7 @@ def validators(
     exit_guarded(body)
 
 
-def print_validators(console: Console | None = None, validators: tuple[str, ...] = ()) -> None:
+def print_validators(console: "Console | None" = None, validators: tuple[str, ...] = ()) -> None:
     """Print the validator table and the code table, with the custom codes of `validators`.
 
     Each `package.module:name` in `validators` is loaded as `assay run --validator` would, and

@@ -1,7 +1,8 @@
 """`assay mock`: serve the mock server in the foreground until Ctrl-C; its help ends with the
 table of faults it can inject."""
 
-from __future__ import annotations
+# Annotations are evaluated here, once, at import (no `from __future__ import annotations`):
+# typer reads every flag's annotation at each start, and would otherwise evaluate the strings.
 
 from pathlib import Path
 from typing import Annotated

@@ -1,6 +1,7 @@
 """`assay report`: a run's HTML page, (re)built from the files the run wrote."""
 
-from __future__ import annotations
+# Annotations are evaluated here, once, at import (no `from __future__ import annotations`):
+# typer reads every flag's annotation at each start, and would otherwise evaluate the strings.
 
 from pathlib import Path
 from typing import Annotated

@@ -1,6 +1,7 @@
 """`assay revalidate`: a stricter (or looser) definition of usable, applied after the fact."""
 
-from __future__ import annotations
+# Annotations are evaluated here, once, at import (no `from __future__ import annotations`):
+# typer reads every flag's annotation at each start, and would otherwise evaluate the strings.
 
 from pathlib import Path
 from typing import Annotated

@@ -5,7 +5,8 @@ Each flag reaches `RunConfig` by its name (`assay.cli.run_overrides`). What the 
 imported only once it runs, so `assay --help` stays fast.
 """
 
-from __future__ import annotations
+# Annotations are evaluated here, once, at import (no `from __future__ import annotations`):
+# typer reads every flag's annotation at each start, and would otherwise evaluate the strings.
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -502,7 +503,9 @@ def run(
 
 
 def run_and_report(
-    config: RunConfig, started: LoadProcesses | None = None, folder: RunFolder | None = None
+    config: "RunConfig",
+    started: "LoadProcesses | None" = None,
+    folder: "RunFolder | None" = None,
 ) -> int:
     """Run, print the summary and where the files are; the exit code for the outcome."""
     from rich.console import Console
