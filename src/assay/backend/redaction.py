@@ -16,61 +16,17 @@ import orjson
 from assay.core.diagnostics import UnusableResponse, cap_excerpt
 from assay.core.response import GenerationResponse
 
-MASK = "**********"
+# What is masked, and how, is the run's vocabulary (the config and the report mask with it too).
+from assay.spec.target import MASK as MASK
+from assay.spec.target import is_secret_header as is_secret_header
+from assay.spec.target import mask_headers as mask_headers
+from assay.spec.target import mask_url as mask_url
+
 _MASK_BYTES = MASK.encode()
 
 # Shorter values are not treated as secrets: masking every "1" or "on" in a text would destroy
 # the evidence and protect nothing.
 MIN_SECRET_LENGTH = 4
-
-# Header names whose values are credentials (matched as parts of the lower-cased name).
-_SECRET_NAME_WORDS = ("auth", "key", "token", "secret", "cookie", "session", "password")
-
-
-def is_secret_header(name: str, marked: Iterable[str] = ()) -> bool:
-    """Whether a header's value is a credential: auth-like by name, or marked by the user.
-
-    >>> is_secret_header("X-Api-Key"), is_secret_header("Cookie"), is_secret_header("X-Team")
-    (True, True, False)
-    >>> is_secret_header("X-Tenant", marked=["x-tenant"])
-    True
-    """
-    lowered = name.lower()
-    if any(lowered == other.lower() for other in marked):
-        return True
-    return any(word in lowered for word in _SECRET_NAME_WORDS)
-
-
-def mask_headers(headers: dict[str, str], marked: Iterable[str] = ()) -> dict[str, str]:
-    """`headers` with every secret value replaced by the mask, for reports and repr.
-
-    >>> mask_headers({"X-Api-Key": "k-123456", "X-Team": "infra"})
-    {'X-Api-Key': '**********', 'X-Team': 'infra'}
-    """
-    marked = tuple(marked)
-    return {
-        name: MASK if is_secret_header(name, marked) else value for name, value in headers.items()
-    }
-
-
-def mask_url(url: str) -> str:
-    """`url` with the password of its user info masked; other URLs unchanged.
-
-    >>> mask_url("http://bob:hunter22@127.0.0.1:8000/v1")
-    'http://bob:**********@127.0.0.1:8000/v1'
-    >>> mask_url("http://127.0.0.1:8000")
-    'http://127.0.0.1:8000'
-    """
-    try:
-        parts = urlsplit(url)
-        password = parts.password
-    except ValueError:
-        return url
-    if password is None or "@" not in parts.netloc:
-        return url
-    user_info, _, host = parts.netloc.rpartition("@")
-    user = user_info.partition(":")[0]
-    return parts._replace(netloc=f"{user}:{MASK}@{host}").geturl()
 
 
 def header_secrets(name: str, value: str) -> list[str]:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any, Final, TypeAlias
+from typing import Any, Final
 from urllib.parse import unquote, urlsplit
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -27,6 +26,11 @@ from assay.backend.redaction import (
     url_secrets,
 )
 
+# What a sendable header is belongs to the run's vocabulary: the run config checks it as well.
+from assay.spec.target import SendableHeaders as SendableHeaders
+from assay.spec.target import check_header as check_header
+from assay.spec.target import sendable_headers as sendable_headers
+
 # Well above any real answer (a 128k-token answer is about 1 MB of SSE), low enough that an
 # endless or runaway response fails long before it can exhaust memory.
 DEFAULT_MAX_RESPONSE_BYTES: Final = 64 * 1024 * 1024
@@ -39,9 +43,6 @@ _ENDPOINT_PATHS: Final = (
     "/v1/responses",
     "/v1/embeddings",
     "/v1/models",
-)
-_TOKEN_CHARS: Final = frozenset(
-    "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 )
 
 
@@ -77,41 +78,6 @@ def split_endpoint_path(url: str) -> tuple[str, str | None]:
         if stripped.endswith(path):
             return stripped.removesuffix(path), path
     return url, None
-
-
-def check_header(name: str, value: str) -> str | None:
-    """Why `name: value` cannot be sent as an HTTP header, or None when it can.
-
-    The value itself is never quoted: it may be a credential.
-
-    >>> check_header("X-Team", "a\\r\\nX-Evil: 1")
-    'header X-Team: the value holds a line break (CR or LF)'
-    """
-    if not name or not set(name) <= _TOKEN_CHARS:
-        return f"header name {name!r} is not a valid HTTP header name"
-    if "\r" in value or "\n" in value or "\0" in value:
-        return f"header {name}: the value holds a line break (CR or LF)"
-    return None
-
-
-def sendable_headers(headers: dict[str, str]) -> dict[str, str]:
-    """`headers` when every one can be sent, else a ValueError naming the first that cannot.
-
-    >>> sendable_headers({"X-Team": "infra"})
-    {'X-Team': 'infra'}
-    >>> sendable_headers({"X Team": "infra"})
-    Traceback (most recent call last):
-    ValueError: header name 'X Team' is not a valid HTTP header name
-    """
-    for name, value in headers.items():
-        problem = check_header(name, value)
-        if problem is not None:
-            raise ValueError(problem)
-    return headers
-
-
-SendableHeaders: TypeAlias = Annotated[dict[str, str], AfterValidator(sendable_headers)]
-"""Extra request headers, each checked by `check_header` (the run config's and the backend's)."""
 
 
 class BackendSettings(BaseModel):
