@@ -58,9 +58,9 @@ def test_config_file_keys_are_honoured(tmp_path: Path) -> None:
     assert step.profile == "concurrent"
     assert step.requested_concurrency == 3
     assert report.totals.outcomes.dispatched == 30
-    assert report.run_config["seed"] == 5
-    assert report.run_config["mock_faults"] == {"http_503": 0.25}
-    assert report.run_config["output_tokens"] == "16"
+    assert report.run_config.seed == 5
+    assert report.run_config.mock_faults == {"http_503": 0.25}
+    assert report.run_config.output_tokens == "16"
     counts = {code.value: s.count for code, s in report.totals.errors_by_code.items()}
     assert counts == injected(run_dir, seed=5)
     assert counts  # the file's fault was injected at all
@@ -77,8 +77,8 @@ def test_flags_override_the_config_file(tmp_path: Path) -> None:
     assert not (tmp_path / "unused").exists()
     report = assert_every_request_accounted(run_dir)
     assert report.totals.outcomes.dispatched == 12
-    assert report.run_config["max_requests"] == 12
-    assert report.run_config["seed"] == 9
+    assert report.run_config.max_requests == 12
+    assert report.run_config.seed == 9
     assert report.steps[0].requested_concurrency == 3  # still from the file
     counts = {code.value: s.count for code, s in report.totals.errors_by_code.items()}
     assert counts == injected(run_dir, seed=9)

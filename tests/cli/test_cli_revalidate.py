@@ -80,7 +80,7 @@ def test_strict_revalidation_errors_every_answer_without_finish_reason(lenient_r
     assert counts == {"missing_finish_reason": expected}
     assert new.totals.outcomes.dispatched == REQUESTS
     assert new.totals.outcomes.completed == REQUESTS - expected
-    assert "strict" in str(new.run_config["validator_chain"])
+    assert "strict" in str(new.run_config.validator_chain)
     for line in read_record_lines(new_dir):
         faulted = choose_fault(SEED, RATES, wire_request_id(line["id"])) is not None
         assert line["status"] == ("errored" if faulted else "completed"), line

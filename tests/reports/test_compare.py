@@ -13,6 +13,7 @@ from assay.metrics import StepAggregator
 from assay.records import Completed, RequestRecord
 from assay.reports import Report, StepReport, build_report, collect_environment, write_report
 from assay.reports.compare import Row, compare_step, workload_differences
+from assay.spec.run import RunEcho
 from tests.cli.cli_harness import run_assay
 
 MS = 1_000_000
@@ -63,7 +64,7 @@ def _report(
     if run_config is not None:
         config = run_config
     return build_report(
-        run_config=config,
+        run_config=RunEcho.model_validate(config),
         steps=[step],
         started_at=NOW,
         finished_at=NOW,

@@ -20,6 +20,7 @@ from assay.engine import StopReason
 from assay.metrics import Slo, StepAggregator
 from assay.records import Completed, Errored, JudgedBy, RequestRecord
 from assay.reports import Report, StepReport, build_report, collect_environment, render_summary
+from assay.spec.run import RunEcho
 
 MS = 1_000_000
 NOW = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)
@@ -89,7 +90,7 @@ def _report(errors_per_code: int) -> Report:
             aggregator.add(_errored(i, code))
     step = StepReport.of(0, "constant", aggregator.snapshot(), requested_rate=25.0)
     return build_report(
-        run_config={"profile": "constant"},
+        run_config=RunEcho(profile="constant"),
         steps=[step],
         started_at=NOW,
         finished_at=NOW,
@@ -154,7 +155,7 @@ def _short_step_report() -> Report:
         0, "throughput", metrics, requested_concurrency=64, stopped_by=StopReason.max_errors
     )
     return build_report(
-        run_config={"constraints": {"max_errors": 7}},
+        run_config=RunEcho.model_validate({"constraints": {"max_errors": 7}}),
         steps=[step],
         started_at=NOW,
         finished_at=NOW,
@@ -195,7 +196,7 @@ def test_steps_table_has_a_row_per_step_with_short_steps_marked() -> None:
     long_step = _report(errors_per_code=0).steps[0]
     short_step = _short_step_report().steps[0].model_copy(update={"index": 1})
     report = build_report(
-        run_config={},
+        run_config=RunEcho(),
         steps=[long_step, short_step],
         started_at=NOW,
         finished_at=NOW,

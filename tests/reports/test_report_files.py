@@ -25,12 +25,13 @@ from assay.reports import (
     SUMMARY_COLUMNS,
     Report,
     StepReport,
+    assess_validity,
     build_report,
     collect_environment,
-    judge,
     summary_row,
     write_report,
 )
+from assay.spec.run import RunEcho
 
 MS = 1_000_000
 STARTED = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)
@@ -100,7 +101,7 @@ def _report(completed: int = 10, errored: int = 0) -> Report:
         ),
     ]
     return build_report(
-        run_config={"target": "http://127.0.0.1:8000", "profile": {"kind": "sweep"}},
+        run_config=RunEcho(target="http://127.0.0.1:8000", profile="sweep"),
         steps=steps,
         started_at=STARTED,
         finished_at=FINISHED,
@@ -162,14 +163,14 @@ def test_run_with_too_many_errors_is_invalid_with_the_reason() -> None:
     )
 
 
-def test_judge_needs_at_least_one_completed_request() -> None:
-    verdict = judge(Outcomes(dispatched=3, cancelled=3), max_error_rate=1.0)
+def test_a_run_with_no_completed_request_is_invalid() -> None:
+    verdict = assess_validity(Outcomes(dispatched=3, cancelled=3), max_error_rate=1.0)
     assert verdict.valid is False
     assert verdict.reasons == ("no request completed (3 dispatched)",)
 
 
-def test_judge_accepts_an_error_rate_at_the_limit() -> None:
-    verdict = judge(Outcomes(dispatched=20, completed=19, errored=1), max_error_rate=0.05)
+def test_a_run_at_the_error_rate_limit_is_valid() -> None:
+    verdict = assess_validity(Outcomes(dispatched=20, completed=19, errored=1), max_error_rate=0.05)
     assert verdict.valid is True
     assert verdict.reasons == ()
 

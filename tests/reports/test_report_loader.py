@@ -7,16 +7,18 @@ from pathlib import Path
 
 import pytest
 
+from assay.core import Endpoint
 from assay.errors import DataError
 from assay.metrics import StepAggregator
 from assay.reports import StepReport, build_report, collect_environment, load_report, write_report
+from assay.spec.run import RunEcho
 
 NOW = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)
 
 
 def test_load_report_reads_a_run_directory_or_its_report_file(tmp_path: Path) -> None:
     report = build_report(
-        run_config={"endpoint": "chat"},
+        run_config=RunEcho(endpoint=Endpoint.chat),
         steps=[StepReport.of(0, "synchronous", StepAggregator().snapshot())],
         started_at=NOW,
         finished_at=NOW,

@@ -27,11 +27,11 @@ def test_stop_error_rate_is_recorded_under_its_own_name(tmp_path: Path) -> None:
     report = assert_every_request_accounted(tmp_path)
     step = report.steps[0]
     assert step.stopped_by == "stop_error_rate"
-    constraints = report.run_config["constraints"]
-    assert isinstance(constraints, dict)
-    assert constraints["stop_error_rate"] == 0.5
-    assert "max_error_rate" not in constraints
-    assert report.run_config["max_error_rate"] == 0.05  # the validity threshold, unchanged
+    constraints = report.run_config.constraints
+    assert constraints is not None
+    assert constraints.stop_error_rate == 0.5
+    assert constraints.model_extra == {}  # no `max_error_rate` beside it
+    assert report.run_config.max_error_rate == 0.05  # the validity threshold, unchanged
     raw = (tmp_path / "report.json").read_text()
     assert '"stopped_by": "stop_error_rate"' in raw
     assert (
@@ -45,8 +45,8 @@ def test_report_records_the_demo_faults_and_the_default_concurrency(tmp_path: Pa
     result = run_fast(tmp_path, "--max-requests", "20", "--processes", "1")
     assert result.exit_code in (0, 1), result.stderr
     report = read_report(tmp_path)
-    assert report.run_config["mock_faults"] == DEMO_FAULTS
-    assert report.run_config["concurrency"] == 64
+    assert report.run_config.mock_faults == DEMO_FAULTS
+    assert report.run_config.concurrency == 64
     # Issue 8 item 8: the title read "throughput x64 concurrent".
     assert "Step 1: throughput, up to 64 in flight" in result.stdout
     assert "x64 concurrent" not in result.stdout

@@ -9,8 +9,8 @@ from pydantic import SecretStr, ValidationError
 
 from assay.backend import BackendSettings, Timeouts
 from assay.benchmark.chain_spec import ChainSpec
-from assay.config import RunConfig
-from assay.config.run_config import describe_validation_error
+from assay.config import RunConfig, describe_validation_error
+from assay.config.limits import load_processes
 from assay.data import (
     FileSource,
     FileSourceConfig,
@@ -210,7 +210,7 @@ def plan_of(
     return BenchmarkPlan(
         profile=profile_of(config),
         constraints=constraints_of(config),
-        processes=slices or config.load_processes,
+        processes=slices or load_processes(config),
         source=source,
         backend=backend,
         validator_factory=chain,

@@ -16,7 +16,7 @@ from pathlib import Path
 from returns.result import Failure, Result, Success
 
 from assay.benchmark.chain_spec import ChainSpec
-from assay.core import Endpoint, GenerationResponse, UnusableResponse
+from assay.core import GenerationResponse, UnusableResponse
 from assay.errors import DataError
 from assay.metrics import Slo, StepAggregator, Timeline, TimeWindow
 from assay.records import Cancelled, Completed, Errored, JudgedBy, RequestRecord
@@ -24,7 +24,6 @@ from assay.records.jsonl import RecordWriter, read_records
 from assay.reports import Report, StepReport, build_report, write_report
 from assay.reports.html import write_html
 from assay.reports.loader import load_report
-from assay.reports.validity import DEFAULT_MAX_NOT_SENT_RATE
 from assay.run_folder import fresh_folder
 from assay.validators import Validator
 from assay.worker import judge
@@ -93,17 +92,16 @@ def revalidate(
     `run_dir/revalidated/` (or `revalidated-2/`, ... when taken); the run's files stay as they
     were."""
     old = load_report(run_dir)
-    endpoint = Endpoint(str(old.run_config.get("endpoint", Endpoint.chat.value)))
+    ran = old.run_config
     spec = ChainSpec(
-        endpoint,
+        ran.endpoint,
         strict=strict,
         extra=extra,
         use_defaults=use_defaults,
         allow_missing_done=allow_missing_done,
     )
     validate = spec()
-    slo_keys = old.run_config.get("slo")
-    slo = Slo.model_validate(slo_keys) if isinstance(slo_keys, dict) and slo_keys else None
+    slo = Slo.model_validate(ran.slo) if ran.slo else None
     aggregators = {step.index: StepAggregator(slo=slo, window=_window(step)) for step in old.steps}
     timelines = {
         step.index: Timeline(origin_ns=step.timeline.origin_ns)
@@ -149,32 +147,23 @@ def revalidate(
         )
         for step in old.steps
     ]
-    threshold = max_error_rate
-    if threshold is None:
-        stored = old.run_config.get("max_error_rate")
-        threshold = float(stored) if isinstance(stored, int | float) else 0.05
+    threshold = ran.max_error_rate if max_error_rate is None else max_error_rate
     report = build_report(
-        run_config={
-            **old.run_config,
-            "validator_chain": spec.describe(),
-            "revalidated_at": datetime.now(UTC).isoformat(),
-            "max_error_rate": threshold,
-        },
+        run_config=ran.revalidated(
+            validator_chain=spec.describe(),
+            at=datetime.now(UTC).isoformat(),
+            max_error_rate=threshold,
+        ),
         steps=steps,
         started_at=old.started_at,
         finished_at=old.finished_at,
         max_error_rate=threshold,
-        max_not_sent_rate=_stored_rate(old, "max_not_sent_rate", DEFAULT_MAX_NOT_SENT_RATE),
+        max_not_sent_rate=ran.max_not_sent_rate,
         environment=old.environment,
     )
     write_report(report, out_dir)
     write_html(out_dir, report)
     return RevalidationOutcome(report, out_dir, newly_errored, newly_completed, recoded)
-
-
-def _stored_rate(report: Report, key: str, default: float) -> float:
-    stored = report.run_config.get(key)
-    return float(stored) if isinstance(stored, int | float) else default
 
 
 def _window(step: StepReport) -> TimeWindow | None:

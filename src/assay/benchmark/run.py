@@ -20,7 +20,6 @@ from pydantic import JsonValue
 
 from assay.backend import split_endpoint_path, wait_until_ready
 from assay.backend.probe import probe_endpoint
-from assay.backend.redaction import mask_url
 from assay.benchmark.chain_spec import ChainSpec
 from assay.benchmark.from_config import (
     backend_settings_of,
@@ -33,6 +32,7 @@ from assay.benchmark.preflight import check_before_start
 from assay.benchmark.server_observation import observe_server, server_metrics_report
 from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary
 from assay.config import RunConfig, check_machine_limits
+from assay.config.limits import load_processes
 from assay.data.describe import describe_source
 from assay.engine import (
     BenchmarkPlan,
@@ -54,6 +54,7 @@ from assay.reports.html import write_html
 from assay.reports.report import SessionSummary
 from assay.run_folder import RunFolder, claim_run_folder
 from assay.spec.load import CONCURRENCY_KINDS, DEFAULT_CONCURRENCY
+from assay.spec.run import RunEcho
 
 if TYPE_CHECKING:
     from assay.mock import MockConfig
@@ -114,13 +115,24 @@ def effective_settings(config: RunConfig) -> dict[str, JsonValue]:
     >>> effective_settings(RunConfig(target="http://127.0.0.1:1", profile="synchronous"))
     {'concurrency': None, 'mock_faults': {}}
     """
-    concurrency = config.concurrency
-    if concurrency is None and config.profile in CONCURRENCY_KINDS:
-        concurrency = DEFAULT_CONCURRENCY
-    faults: dict[str, JsonValue] = {}
-    if config.target is None:
-        faults.update(injected_faults(config))
-    return {"concurrency": concurrency, "mock_faults": faults}
+    faults: dict[str, JsonValue] = {**effective_faults(config)}
+    return {"concurrency": effective_concurrency(config), "mock_faults": faults}
+
+
+def effective_concurrency(config: RunConfig) -> int | None:
+    """The concurrency of a profile that uses one (the default when none was given), else None.
+
+    >>> effective_concurrency(RunConfig()), effective_concurrency(RunConfig(profile="synchronous"))
+    (64, None)
+    """
+    if config.concurrency is None and config.profile in CONCURRENCY_KINDS:
+        return DEFAULT_CONCURRENCY
+    return config.concurrency
+
+
+def effective_faults(config: RunConfig) -> dict[str, float]:
+    """The faults the embedded mock injects; none with a real target."""
+    return injected_faults(config) if config.target is None else {}
 
 
 @contextmanager
@@ -198,7 +210,7 @@ def _run(
             started = stack.enter_context(start_ray_actors(config.ray_address, config.ray_workers))
             note(f"engine: {started.processes} Ray actors on {started.nodes} nodes")
         elif started is None:
-            started = stack.enter_context(start_load_processes(config.load_processes))
+            started = stack.enter_context(start_load_processes(load_processes(config)))
         url = stack.enter_context(open_target(config, note))
         if isinstance(started, RayActors):
             started.check_can_reach(url)
@@ -261,19 +273,19 @@ def _run(
         for step in result.steps
         for summary in (*step.sink_results, *recovered.get(step.index, []))
     )
-    run_config: dict[str, JsonValue] = {
-        **config.model_dump(mode="json"),
-        **effective_settings(config),
-        "resolved_target": mask_url(url),
-        "resolved_model": model,
-        "validator_chain": chain.describe(),
-        "processes": plan.processes,
-        "constraints": plan.constraints.model_dump(mode="json"),
-        "interrupted": was_interrupted,
-        "degraded": result.degraded,
-    }
     report = build_report(
-        run_config=run_config,
+        run_config=RunEcho.of(
+            config,
+            concurrency=effective_concurrency(config),
+            mock_faults=effective_faults(config),
+            resolved_target=url,
+            resolved_model=model,
+            validator_chain=chain.describe(),
+            processes=plan.processes,
+            constraints=plan.constraints,
+            interrupted=was_interrupted,
+            degraded=result.degraded,
+        ),
         steps=steps,
         server_metrics=server,
         started_at=started_at,

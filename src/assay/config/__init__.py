@@ -1,4 +1,5 @@
-"""Run configuration: the frozen `RunConfig`, config files, and merging flags over them."""
+"""Run configuration: config files and flags merged into the run spec's frozen `RunConfig`
+(declared in `assay.spec.run`), and the limits of the machine the run starts on."""
 
 from assay.config.limits import PROCESSES_PER_CPU, check_machine_limits, usable_cpus
 from assay.config.run_config import (

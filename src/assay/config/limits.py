@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import math
 import os
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from assay.errors import ConfigError
-
-if TYPE_CHECKING:
-    from assay.config.run_config import RunConfig
+from assay.spec.run import RunConfig
 
 PROCESSES_PER_CPU: Final = 4
 """Load (or mock) processes allowed per usable CPU; more only compete for the same cores."""
@@ -33,6 +31,18 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def load_processes(config: RunConfig) -> int:
+    """Load-generating processes on this machine: `config.processes`, else one per usable CPU.
+
+    The run spec holds only what was asked (`processes`, None for "one per CPU"); how many CPUs
+    that is depends on the machine the run starts on, a question for the system, asked here.
+
+    >>> load_processes(RunConfig(processes=3))
+    3
+    """
+    return config.processes or usable_cpus()
+
+
 def open_file_limit() -> int | None:
     """The soft limit on open files (`ulimit -n`), None where it is unknown or unlimited."""
     try:
@@ -48,8 +58,9 @@ def check_machine_limits(config: RunConfig) -> tuple[str, ...]:
     do only poorly (more load processes than CPUs)."""
     cpus = usable_cpus()
     most = PROCESSES_PER_CPU * cpus
+    processes = load_processes(config)
     for flag, count in (
-        ("--processes", config.load_processes),
+        ("--processes", processes),
         ("--mock-workers", config.mock_workers),
     ):
         if count > most:
@@ -58,15 +69,15 @@ def check_machine_limits(config: RunConfig) -> tuple[str, ...]:
                 f"({PROCESSES_PER_CPU} per CPU, {cpus} usable CPUs)"
             )
     warnings: list[str] = []
-    if config.load_processes > cpus:
+    if processes > cpus:
         warnings.append(
-            f"--processes {config.load_processes} is more than the {cpus} usable CPUs: the load "
+            f"--processes {processes} is more than the {cpus} usable CPUs: the load "
             "processes compete for them and the client, not the server, may set the pace"
         )
     files = open_file_limit()
     if config.concurrency is not None and files is not None:
         # Every stream in flight holds one connection, so one socket, in its process.
-        per_process = math.ceil(config.concurrency / config.load_processes)
+        per_process = math.ceil(config.concurrency / processes)
         allowed = files - RESERVED_FILES
         if per_process > allowed:
             raise ConfigError(
@@ -81,6 +92,7 @@ __all__ = [
     "PROCESSES_PER_CPU",
     "RESERVED_FILES",
     "check_machine_limits",
+    "load_processes",
     "open_file_limit",
     "usable_cpus",
 ]

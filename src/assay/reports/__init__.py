@@ -18,7 +18,7 @@ from assay.reports.report import (
     collect_environment,
 )
 from assay.reports.summary import render_summary
-from assay.reports.validity import Validity, judge
+from assay.reports.validity import Validity, assess_validity
 
 __all__ = [
     "REPORT_FILE",
@@ -30,9 +30,9 @@ __all__ = [
     "StepReport",
     "Totals",
     "Validity",
+    "assess_validity",
     "build_report",
     "collect_environment",
-    "judge",
     "load_report",
     "render_summary",
     "summary_row",

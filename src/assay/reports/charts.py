@@ -16,6 +16,7 @@ from pydantic import JsonValue
 from assay.metrics.sketch import Distribution
 from assay.metrics.timeline import TimelineSnapshot
 from assay.reports.report import Report, StepReport
+from assay.spec.validation import SLO_KEYS
 
 PERCENTILE_FIELDS: tuple[tuple[str, str], ...] = (
     ("p50", "p50"),
@@ -30,13 +31,8 @@ LATENCY_METRICS: tuple[tuple[str, str], ...] = (
     ("tpot_ms", "Time per output token"),
     ("e2e_ms", "End-to-end latency"),
 )
-# SLO keys as `--slo` takes them, and the latency metric each bounds.
-SLO_METRICS: Mapping[str, str] = {
-    "ttft_ms": "ttft_ms",
-    "itl_ms": "itl_ms",
-    "tpot_ms": "tpot_ms",
-    "e2e_ms": "e2e_ms",
-}
+# SLO keys as `--slo` takes them, and the latency metric each bounds (the one it is named after).
+SLO_METRICS: Mapping[str, str] = {key: key for key in SLO_KEYS}
 OUTCOME_COLOURS: Mapping[str, str] = {
     "completed": "#2e7d32",
     "errored": "#c62828",
@@ -62,11 +58,18 @@ def step_label(step: StepReport) -> str:
     >>> step_label(StepReport.of(0, "constant", StepAggregator().snapshot(), requested_rate=20))
     '1 constant 20/s'
     """
-    if step.requested_rate is not None:
-        return f"{step.index + 1} {step.profile} {step.requested_rate:g}/s"
-    if step.requested_concurrency is not None and step.profile != "synchronous":
-        return f"{step.index + 1} {step.profile} x{step.requested_concurrency}"
-    return f"{step.index + 1} {step.profile}"
+    name = f"{step.index + 1} {step.profile}"
+    rate, streams = step.requested_rate, step.requested_concurrency
+    match step.profile_kind:
+        case "synchronous":
+            streams = None  # always one in flight: not worth a label
+        case "concurrent" | "throughput" | "constant" | "poisson" | "sweep" | "replay" | None:
+            pass
+    if rate is not None:
+        return f"{name} {rate:g}/s"
+    if streams is not None:
+        return f"{name} x{streams}"
+    return name
 
 
 def _layout(title: str, x_title: str, y_title: str, **extra: JsonValue) -> dict[str, JsonValue]:
@@ -418,14 +421,11 @@ def sweep_latency_figure(report: Report, metric: str, title: str) -> Figure:
 
 def _slo_of(report: Report) -> dict[str, float]:
     """The run's latency SLOs in ms by metric name, from its config (empty when none)."""
-    raw = report.run_config.get("slo")
-    if not isinstance(raw, dict):
-        return {}
     out: dict[str, float] = {}
-    for key, value in raw.items():
+    for key, value in report.run_config.slo.items():
         metric = SLO_METRICS.get(key)
-        if metric is not None and isinstance(value, int | float) and not isinstance(value, bool):
-            out[metric] = float(value)
+        if metric is not None:
+            out[metric] = value
     return out
 
 

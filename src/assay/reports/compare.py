@@ -28,23 +28,38 @@ from enum import Enum
 from typing import Final
 
 from pydantic import JsonValue
+from pydantic_core import to_jsonable_python
 
 from assay.metrics.sketch import Distribution
 from assay.metrics.step_metrics import StepMetrics
 from assay.reports.report import Report, StepReport
 from assay.reports.step_words import rate_is_meaningful
+from assay.spec.run import RunEcho
 
-WORKLOAD_KEYS: Final = (
-    "endpoint",
-    "profile",
-    "data",
-    "prompt_tokens",
-    "output_tokens",
-    "shared_prefix_tokens",
-    "stream",
-    "ignore_eos",
-    "tokenizer",
-)
+
+def workload(echo: RunEcho) -> dict[str, JsonValue]:
+    """The settings that define the workload, by run_config key, as report.json writes them:
+    runs that differ in one are not comparable.
+
+    >>> workload(RunEcho())["endpoint"]
+    'chat'
+    """
+    settings: dict[str, object] = {
+        "endpoint": echo.endpoint,
+        "profile": echo.profile,
+        "data": echo.data,
+        "prompt_tokens": echo.prompt_tokens,
+        "output_tokens": echo.output_tokens,
+        "shared_prefix_tokens": echo.shared_prefix_tokens,
+        "stream": echo.stream,
+        "ignore_eos": echo.ignore_eos,
+        "tokenizer": echo.tokenizer,
+    }
+    plain: dict[str, JsonValue] = to_jsonable_python(settings)
+    return plain
+
+
+WORKLOAD_KEYS: Final = tuple(workload(RunEcho()))
 """run_config keys that define the workload: runs that differ in one are not comparable."""
 
 _Z: Final = 2.0  # standard errors that count as "beyond noise"
@@ -108,18 +123,18 @@ def workload_differences(reports: Sequence[Report]) -> list[str]:
 
     >>> from datetime import UTC, datetime
     >>> from assay.reports.report import build_report
+    >>> from assay.spec.run import RunEcho
     >>> now = datetime(2026, 1, 1, tzinfo=UTC)
-    >>> a, b = (build_report(run_config={"endpoint": e}, steps=[], started_at=now,
-    ...     finished_at=now, max_error_rate=0.05) for e in ("chat", "embeddings"))
+    >>> a, b = (build_report(run_config=RunEcho.model_validate({"endpoint": e}), steps=[],
+    ...     started_at=now, finished_at=now, max_error_rate=0.05) for e in ("chat", "embeddings"))
     >>> workload_differences([a, b])
     ["endpoint: 'chat' (run 1) vs 'embeddings' (run 2)"]
     """
-    first = reports[0].run_config
+    first = workload(reports[0].run_config)
     differences = []
     for number, report in enumerate(reports[1:], start=2):
-        for key in WORKLOAD_KEYS:
-            mine: JsonValue = first.get(key)
-            theirs: JsonValue = report.run_config.get(key)
+        for key, theirs in workload(report.run_config).items():
+            mine = first[key]
             if mine != theirs:
                 differences.append(f"{key}: {mine!r} (run 1) vs {theirs!r} (run {number})")
     return differences

@@ -197,7 +197,7 @@ def _e(text: object) -> str:
 
 
 def _verdict_word(report: Report) -> str:
-    interrupted = report.run_config.get("interrupted") is True
+    interrupted = report.run_config.interrupted
     word = "VALID" if report.validity.valid else "INVALID"
     return f"{word} (interrupted)" if interrupted else word
 
@@ -209,8 +209,9 @@ def _header(report: Report) -> str:
     reasons = "".join(f"<li>{_e(reason)}</li>" for reason in report.validity.reasons)
     duration = sum(step.metrics.throughput.duration_s for step in report.steps)
     usable = sum(step.metrics.throughput.usable_requests_per_s for step in report.steps)
-    target = report.run_config.get("resolved_target") or report.run_config.get("target")
-    model = report.run_config.get("resolved_model") or report.run_config.get("model")
+    echo = report.run_config
+    target = echo.resolved_target or echo.target
+    model = echo.resolved_model or echo.model
     cards = [
         ("dispatched", f"{outcomes.dispatched:,}"),
         ("completed", f"{outcomes.completed:,}"),
@@ -232,7 +233,7 @@ def _header(report: Report) -> str:
         f'<span class="verdict {"valid" if valid else "invalid"}">'
         f"{_e(_verdict_word(report))} RUN</span></h1>"
         f'<div class="muted">target {_e(target)} · model {_e(model)} · '
-        f"endpoint {_e(report.run_config.get('endpoint'))} · "
+        f"endpoint {_e(echo.endpoint)} · "
         f"{len(report.steps)} step(s) · started {_e(report.started_at.isoformat())} · "
         f"assay {_e(report.environment.assay_version)}</div>"
         + (f"<ul>{reasons}</ul>" if reasons else "")
@@ -351,9 +352,11 @@ def _step_row(step: StepReport) -> str:
 
 
 def _config_tables(report: Report) -> str:
+    # Every key as report.json holds it, the ones this version does not know included.
+    written: dict[str, JsonValue] = report.run_config.model_dump(mode="json")
     config_rows = "".join(
         f"<tr><th>{_e(key)}</th><td><code>{_e(_json_text(value))}</code></td></tr>"
-        for key, value in sorted(report.run_config.items())
+        for key, value in sorted(written.items())
     )
     environment_rows = "".join(
         f"<tr><th>{_e(key)}</th><td>{_e(value)}</td></tr>"

@@ -9,16 +9,29 @@ import socket
 import sys
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Final, Literal, TypeGuard, get_args
 
-from pydantic import BaseModel, ConfigDict, JsonValue, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    JsonValue,
+    TypeAdapter,
+    field_validator,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from assay.core.diagnostics import AnyCode
 from assay.metrics.step_metrics import ErrorSummary, Outcomes, StepMetrics
 from assay.metrics.timeline import TimelineSnapshot
-from assay.reports.validity import DEFAULT_MAX_NOT_SENT_RATE, Validity, judge
+from assay.reports.validity import Validity, assess_validity
 from assay.server_metrics import ServerMetricsReport
 from assay.spec.constraints import StopReason
+from assay.spec.load import ProfileKind
+from assay.spec.run import RunEcho
+from assay.spec.validation import DEFAULT_MAX_NOT_SENT_RATE
 from assay.version import __version__
 
 SCHEMA_VERSION: Literal["assay.report/1"] = "assay.report/1"
@@ -52,6 +65,27 @@ def collect_environment(*, include_hostname: bool = True) -> Environment:
         cpu_count=os.cpu_count(),
         hostname_sha256=hashed,
     )
+
+
+_PROFILE_KINDS: Final[frozenset[str]] = frozenset(get_args(ProfileKind))
+
+
+def _is_profile_kind(name: str) -> TypeGuard[ProfileKind]:
+    return name in _PROFILE_KINDS
+
+
+class _FreeFormInSchema:
+    """report.schema.json keeps `run_config` a free-form object, as documented: a validator
+    written against it accepts every report.json, the older ones too (the model reads them
+    leniently as well; see `RunEcho`)."""
+
+    _FREE_FORM: Final = TypeAdapter(dict[str, JsonValue])
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return handler(cls._FREE_FORM.core_schema)
 
 
 # The name earlier reports gave the `--stop-error-rate` stop, which was easy to take for
@@ -108,6 +142,17 @@ class StepReport(BaseModel):
     @classmethod
     def _legacy_stop_name(cls, value: object) -> object:
         return _LEGACY_STOP_NAMES.get(value, value) if isinstance(value, str) else value
+
+    @property
+    def profile_kind(self) -> ProfileKind | None:
+        """The step's load as a `ProfileKind`, for an exhaustive `match`; None for a name no
+        profile of this assay has (a report from another version).
+
+        >>> from assay.metrics import StepAggregator
+        >>> StepReport.of(0, "constant", StepAggregator().snapshot()).profile_kind
+        'constant'
+        """
+        return self.profile if _is_profile_kind(self.profile) else None
 
     sessions: SessionSummary | None = None
     # The metrics of each turn index (1 = a session's first turn) when the step ran sessions.
@@ -208,7 +253,7 @@ class Report(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     schema_version: Literal["assay.report/1"] = SCHEMA_VERSION
-    run_config: dict[str, JsonValue]
+    run_config: Annotated[RunEcho, _FreeFormInSchema, Field(title="Run Config")]
     environment: Environment
     started_at: datetime
     finished_at: datetime
@@ -220,7 +265,7 @@ class Report(BaseModel):
 
 def build_report(
     *,
-    run_config: dict[str, JsonValue],
+    run_config: RunEcho,
     steps: Iterable[StepReport],
     started_at: datetime,
     finished_at: datetime,
@@ -229,14 +274,14 @@ def build_report(
     environment: Environment | None = None,
     server_metrics: ServerMetricsReport | None = None,
 ) -> Report:
-    """Assemble a report: totals over the steps and the verdict of `judge` on them.
+    """Assemble a report: totals over the steps and the verdict of `assess_validity` on them.
 
     >>> from datetime import UTC, datetime
     >>> from assay.metrics import StepAggregator
     >>> step = StepReport.of(0, "synchronous", StepAggregator().snapshot())
     >>> now = datetime(2026, 1, 1, tzinfo=UTC)
-    >>> report = build_report(run_config={}, steps=[step], started_at=now, finished_at=now,
-    ...                       max_error_rate=0.05)
+    >>> report = build_report(run_config=RunEcho(), steps=[step], started_at=now,
+    ...                       finished_at=now, max_error_rate=0.05)
     >>> report.validity.reasons
     ('no request completed (0 dispatched)',)
     """
@@ -249,7 +294,7 @@ def build_report(
         finished_at=finished_at,
         steps=steps,
         totals=totals,
-        validity=judge(
+        validity=assess_validity(
             totals.outcomes,
             max_error_rate,
             scheduled=totals.scheduled,

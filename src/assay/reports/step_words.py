@@ -6,36 +6,33 @@ run, not failed by the server, and the report must say so where it shows them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
-from pydantic import JsonValue
-
 from assay.reports.report import Report, StepReport
-from assay.spec.constraints import StopReason
+from assay.spec.constraints import Constraints, StopReason
 
 MIN_RATE_WINDOW_S: Final = 1.0
 """Below this step duration a request rate is not shown: a handful of requests over a few
 milliseconds gives a number (e.g. 738 req/s over 0.01 s) that describes nothing."""
 
 
-def constraint(report: Report, name: str) -> float | None:
-    """A per-step constraint the run used (`max_seconds`, ...), from the report's config.
+def constraint(report: Report, limit: Callable[[Constraints], float | None]) -> float | None:
+    """A per-step constraint the run used, from the report's config; None when the report
+    records no constraints.
 
     >>> from datetime import UTC, datetime
     >>> from assay.reports.report import build_report
+    >>> from assay.spec.run import RunEcho
     >>> now = datetime(2026, 1, 1, tzinfo=UTC)
-    >>> report = build_report(run_config={"constraints": {"max_seconds": 10.0}}, steps=[],
-    ...                       started_at=now, finished_at=now, max_error_rate=0.05)
-    >>> constraint(report, "max_seconds"), constraint(report, "max_errors")
+    >>> echo = RunEcho.model_validate({"constraints": {"max_seconds": 10.0}})
+    >>> report = build_report(run_config=echo, steps=[], started_at=now, finished_at=now,
+    ...                       max_error_rate=0.05)
+    >>> constraint(report, lambda c: c.max_seconds), constraint(report, lambda c: c.max_errors)
     (10.0, None)
     """
-    constraints: JsonValue = report.run_config.get("constraints")
-    if not isinstance(constraints, dict):
-        return None
-    value = constraints.get(name)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
+    constraints = report.run_config.constraints
+    return None if constraints is None else limit(constraints)
 
 
 def stop_phrase(step: StepReport, report: Report) -> str:
@@ -45,29 +42,31 @@ def stop_phrase(step: StepReport, report: Report) -> str:
     >>> from assay.metrics import StepAggregator
     >>> from assay.reports.report import build_report
     >>> now = datetime(2026, 1, 1, tzinfo=UTC)
+    >>> from assay.spec.run import RunEcho
     >>> step = StepReport.of(0, "throughput", StepAggregator().snapshot(),
     ...                      stopped_by=StopReason.max_seconds)
-    >>> report = build_report(run_config={"constraints": {"max_seconds": 10.0}}, steps=[step],
-    ...                       started_at=now, finished_at=now, max_error_rate=0.05)
+    >>> echo = RunEcho.model_validate({"constraints": {"max_seconds": 10.0}})
+    >>> report = build_report(run_config=echo, steps=[step], started_at=now, finished_at=now,
+    ...                       max_error_rate=0.05)
     >>> stop_phrase(step, report)
     'stopped at the 10 s limit (--max-seconds)'
     """
     match step.stopped_by:
         case StopReason.max_seconds:
-            limit = constraint(report, "max_seconds")
+            limit = constraint(report, lambda c: c.max_seconds)
             at = f"the {limit:g} s limit" if limit is not None else "its time limit"
             return f"stopped at {at} (--max-seconds)"
         case StopReason.max_requests:
-            limit = constraint(report, "max_requests")
+            limit = constraint(report, lambda c: c.max_requests)
             count = f"{limit:g} requests" if limit is not None else "its request budget"
             return f"stopped after {count} (--max-requests)"
         case StopReason.max_errors:
-            limit = constraint(report, "max_errors")
+            limit = constraint(report, lambda c: c.max_errors)
             count = f"{limit:g} errored requests" if limit is not None else "its error budget"
             return f"stopped after {count} (--max-errors)"
         case StopReason.stop_error_rate:
-            rate = constraint(report, "stop_error_rate")
-            window = constraint(report, "error_rate_window")
+            rate = constraint(report, lambda c: c.stop_error_rate)
+            window = constraint(report, lambda c: c.error_rate_window)
             over = f" over the last {window:g} finished requests" if window is not None else ""
             reached = f" reached {rate * 100:g} %" if rate is not None else " reached its limit"
             return f"stopped: the error rate{over}{reached} (--stop-error-rate)"
@@ -86,9 +85,11 @@ def cancelled_phrase(step: StepReport, report: Report) -> str | None:
     >>> now = datetime(2026, 1, 1, tzinfo=UTC)
     >>> metrics = StepAggregator().snapshot().model_copy(
     ...     update={"outcomes": Outcomes(dispatched=70, completed=6, cancelled=64)})
+    >>> from assay.spec.run import RunEcho
     >>> step = StepReport.of(0, "throughput", metrics, stopped_by=StopReason.max_seconds)
-    >>> report = build_report(run_config={"constraints": {"max_seconds": 10.0}}, steps=[step],
-    ...                       started_at=now, finished_at=now, max_error_rate=0.05)
+    >>> echo = RunEcho.model_validate({"constraints": {"max_seconds": 10.0}})
+    >>> report = build_report(run_config=echo, steps=[step], started_at=now, finished_at=now,
+    ...                       max_error_rate=0.05)
     >>> print(cancelled_phrase(step, report))
     64 in flight at the 10 s limit were cancelled: cut by the run, not failed by the server
     """
@@ -98,7 +99,7 @@ def cancelled_phrase(step: StepReport, report: Report) -> str | None:
     when = "when the step ended"
     match step.stopped_by:
         case StopReason.max_seconds:
-            limit = constraint(report, "max_seconds")
+            limit = constraint(report, lambda c: c.max_seconds)
             when = f"at the {limit:g} s limit" if limit is not None else "at the time limit"
         case StopReason.stop_signal:
             when = "at the interrupt"
@@ -124,7 +125,7 @@ def describe_load(step: StepReport) -> str:
     """
     rate = step.requested_rate
     streams = step.requested_concurrency
-    match step.profile:
+    match step.profile_kind:
         case "synchronous":
             return "synchronous, one request at a time"
         case "concurrent" if streams is not None:
@@ -133,10 +134,10 @@ def describe_load(step: StepReport) -> str:
             return f"throughput, up to {streams} in flight"
         case "poisson" if rate is not None:
             return f"poisson at {rate:g} req/s (mean)"
-        case _ if rate is not None:
-            return f"{step.profile} at {rate:g} req/s"
-        case _:
-            return step.profile
+        case "concurrent" | "throughput" | "poisson" | "constant" | "replay" | "sweep" | None:
+            # A kind without the figure that names it, an open loop at its rate, a name
+            # from another version: the rate when there is one, else the name.
+            return f"{step.profile} at {rate:g} req/s" if rate is not None else step.profile
 
 
 def format_ms(value: float) -> str:

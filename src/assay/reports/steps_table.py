@@ -30,17 +30,18 @@ def offered(step: StepReport) -> str:
     >>> offered(StepReport.of(2, "constant", StepAggregator().snapshot(), requested_rate=12.5))
     '12.5/s'
     """
-    match step.profile:
+    rate, streams = step.requested_rate, step.requested_concurrency
+    match step.profile_kind:
         case "synchronous":
             return "sync"
-        case "concurrent" if step.requested_concurrency is not None:
-            return f"{step.requested_concurrency} streams"
-        case "throughput" if step.requested_concurrency is not None:
-            return f"max <={step.requested_concurrency}"
-        case _ if step.requested_rate is not None:
-            return f"{step.requested_rate:.3g}/s"
-        case _:
-            return step.profile
+        case "concurrent" if streams is not None:
+            return f"{streams} streams"
+        case "throughput" if streams is not None:
+            return f"max <={streams}"
+        case "concurrent" | "throughput" | "constant" | "poisson" | "replay" | "sweep" | None:
+            # The rate of an open loop; else the name (of a kind without its figure, or of a
+            # kind from another version).
+            return f"{rate:.3g}/s" if rate is not None else step.profile
 
 
 def steps_table(report: Report) -> Table:

@@ -25,7 +25,6 @@ from assay.reports.step_words import (
     stop_phrase,
 )
 from assay.reports.steps_table import steps_table
-from assay.spec.endpoint import Endpoint
 
 DISPATCH_LAG_WARNING_MS = 25.0
 """A dispatch lag p99 from which a step warns that the client could not keep its schedule."""
@@ -47,8 +46,9 @@ def render_summary(report: Report, console: Console) -> None:
     >>> from datetime import UTC, datetime
     >>> from assay.metrics import StepAggregator
     >>> from assay.reports.report import build_report
+    >>> from assay.spec.run import RunEcho
     >>> now = datetime(2026, 1, 1, tzinfo=UTC)
-    >>> report = build_report(run_config={}, started_at=now, finished_at=now,
+    >>> report = build_report(run_config=RunEcho(), started_at=now, finished_at=now,
     ...     steps=[StepReport.of(0, "synchronous", StepAggregator().snapshot())],
     ...     max_error_rate=0.05)
     >>> import io
@@ -120,7 +120,7 @@ def _render_step(step: StepReport, report: Report, console: Console) -> None:
 
 def is_embeddings(step: StepReport, report: Report) -> bool:
     """Whether the step's answers are embeddings (no output tokens, no token timing)."""
-    if report.run_config.get("endpoint") == Endpoint.embeddings.value:
+    if not report.run_config.endpoint.traits.generates:
         return True
     tokens = step.metrics.tokens
     return tokens.embeddings > 0 and tokens.embeddings == step.metrics.outcomes.completed
@@ -337,7 +337,7 @@ def _render_verdict(report: Report, console: Console) -> None:
     if totals.lost:
         counts += f", {totals.lost} lost"
     console.print(f"Totals: {counts}", highlight=False)
-    if report.run_config.get("interrupted") is True:
+    if report.run_config.interrupted:
         # A partial run has no verdict: its figures cover only the part that ran.
         console.print(Text("INTERRUPTED: partial results, no verdict", style="bold yellow"))
     elif report.validity.valid:

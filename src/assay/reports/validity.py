@@ -3,16 +3,10 @@ behind its schedule or a lost load process makes it invalid."""
 
 from __future__ import annotations
 
-from typing import Final
-
 from pydantic import BaseModel, ConfigDict
 
 from assay.metrics.step_metrics import Outcomes
-
-DEFAULT_MAX_NOT_SENT_RATE: Final = 0.05
-"""The share of scheduled requests a valid run may have left unsent (5 %): a loaded machine
-can leave a request or two due just before a deadline unsent; a client that cannot keep its
-rate leaves far more."""
+from assay.spec.validation import DEFAULT_MAX_NOT_SENT_RATE as DEFAULT_MAX_NOT_SENT_RATE
 
 
 class Validity(BaseModel):
@@ -24,7 +18,7 @@ class Validity(BaseModel):
     reasons: tuple[str, ...] = ()
 
 
-def judge(
+def assess_validity(
     outcomes: Outcomes,
     max_error_rate: float,
     *,
@@ -33,15 +27,19 @@ def judge(
     max_not_sent_rate: float = DEFAULT_MAX_NOT_SENT_RATE,
     lost_processes: tuple[str, ...] = (),
 ) -> Validity:
-    """Invalid when errored / (completed + errored) exceeds `max_error_rate`, nothing completed,
-    more than `max_not_sent_rate` of the `scheduled` requests were never sent (the client, not
-    the server, set the pace), or a load process was lost (its slice of the load is missing).
+    """The run's verdict (`assay.worker.judge` gives each request's): invalid when errored /
+    (completed + errored) exceeds `max_error_rate`, nothing completed, more than
+    `max_not_sent_rate` of the `scheduled` requests were never sent (the client, not the server,
+    set the pace), or a load process was lost (its slice of the load is missing).
 
-    >>> judge(Outcomes(dispatched=10, completed=10), max_error_rate=0.05).valid
+    >>> assess_validity(Outcomes(dispatched=10, completed=10), max_error_rate=0.05).valid
     True
-    >>> judge(Outcomes(dispatched=10, completed=5, errored=5), max_error_rate=0.05).reasons
+    >>> half = Outcomes(dispatched=10, completed=5, errored=5)
+    >>> assess_validity(half, max_error_rate=0.05).reasons
     ('error rate 50.0 % exceeds the allowed 5.0 % (5 errored of 10 finished)',)
-    >>> behind = judge(Outcomes(dispatched=90, completed=90), 0.05, scheduled=100, not_sent=10)
+    >>> behind = assess_validity(
+    ...     Outcomes(dispatched=90, completed=90), 0.05, scheduled=100, not_sent=10
+    ... )
     >>> behind.reasons[0].split(": ")[1]
     '10 of 100 scheduled requests (10.0 %) were never sent, above the allowed 5.0 %'
 
