@@ -17,8 +17,6 @@ from tests.cli.cli_harness import (
 )
 from tests.cli.wire import bodies_by_id
 
-from assay.data.session import turn_of
-
 CONCURRENT = ("--profile", "concurrent", "--concurrency", "3")
 
 
@@ -111,9 +109,11 @@ def test_an_errored_turn_ends_its_session_and_the_rest_are_counted_not_sent(
     report = assert_every_request_accounted(run_dir)
     by_session: dict[str, dict[int, str]] = defaultdict(dict)
     for line in read_record_lines(run_dir):
-        turn = turn_of(line["id"])
-        assert turn is not None
-        by_session[line["id"].rsplit("-turn-", 1)[0]][turn] = line["status"]
+        # The record carries its turn, the same turn its id names.
+        turn = line["turn"]
+        session, _, turn_in_id = line["id"].rpartition("-turn-")
+        assert turn == int(turn_in_id)
+        by_session[session][turn] = line["status"]
     expected_not_sent = 0
     for statuses in by_session.values():
         sent = sorted(statuses)

@@ -145,3 +145,15 @@ def test_line_with_unknown_status_is_rejected() -> None:
     line = record_line(record("req-00000007", Cancelled()))
     with pytest.raises(KeyError, match="unknown status"):
         record_from_line({**line, "status": "skipped"})
+
+
+def test_a_session_turn_travels_on_its_record_and_its_line() -> None:
+    original = record("req-00000008-turn-03", Cancelled()).model_copy(update={"turn": 3})
+    line = record_line(original)
+    assert list(line)[:3] == ["id", "step", "turn"]
+    assert line["turn"] == 3
+    assert through_a_file_line(original) == original
+
+
+def test_a_record_outside_any_session_writes_no_turn_key() -> None:
+    assert "turn" not in record_line(record("req-00000009", Cancelled()))

@@ -10,7 +10,6 @@ import orjson
 from pydantic import ValidationError
 
 from assay.core import GenerationResponse
-from assay.data.session import turn_of
 from assay.errors import OutputError
 from assay.metrics import Slo, StepAggregator, Timeline, TimeWindow
 from assay.records import RequestRecord
@@ -82,7 +81,7 @@ class ShardSink:
             raise _output_error(self._writer.path, error) from None
         self._aggregator.add(record)
         self._timeline.add(record)
-        turn = turn_of(record.request_id)
+        turn = record.turn
         if turn is not None:
             turns = self._turns
             if turns is None:

@@ -8,9 +8,8 @@ production. Sessions come from data rows with turns (a ShareGPT conversation wit
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Final, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from pydantic import JsonValue
 
@@ -23,8 +22,6 @@ from assay.data.token_count import sample_token_count
 from assay.errors import DataError
 from assay.spec.endpoint import Carries
 
-_TURN_ID: Final = re.compile(r"-turn-(\d+)$")
-
 
 def turn_request_id(session: int, turn: int) -> str:
     """The request id of turn `turn` (from 1) of session `session`.
@@ -33,16 +30,6 @@ def turn_request_id(session: int, turn: int) -> str:
     'req-00000003-turn-02'
     """
     return f"{request_id(session)}-turn-{turn:02d}"
-
-
-def turn_of(request_id_text: str) -> int | None:
-    """The turn number a request id names, None for a request outside any session.
-
-    >>> turn_of("req-00000003-turn-02"), turn_of("req-00000003")
-    (2, None)
-    """
-    match = _TURN_ID.search(request_id_text)
-    return int(match.group(1)) if match else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +211,5 @@ __all__ = [
     "SessionSource",
     "SyntheticSessions",
     "Turn",
-    "turn_of",
     "turn_request_id",
 ]

@@ -61,8 +61,9 @@ class SessionTally:
         )
 
 
-SendTurn = Callable[[GenerationRequest, int], Awaitable[RequestRecord[GenerationResponse]]]
-"""Sends one request targeted at a time and returns its record (the runner's `_send`)."""
+SendTurn = Callable[[GenerationRequest, int, int], Awaitable[RequestRecord[GenerationResponse]]]
+"""Sends one request (its turn, counted from 1, and the time it is targeted at) and returns its
+record (the runner's `_send`); the record carries the turn."""
 
 
 async def run_session(
@@ -97,7 +98,7 @@ async def run_session(
                         return
             request = session.request(turn, history)
             sent += 1
-            record = await send(request, target_ns)
+            record = await send(request, turn + 1, target_ns)
             match record.outcome:
                 case Completed(response=response):
                     user: dict[str, JsonValue] = {

@@ -430,7 +430,7 @@ class _StepRunner(Generic[S]):
                 await self._send(self.source.request(index), index, now_ns)
 
     async def _session(self, sessions: SessionSource, index: int, target_ns: int) -> None:
-        async def send(request: GenerationRequest, turn_target_ns: int) -> Record:
+        async def send(request: GenerationRequest, turn: int, turn_target_ns: int) -> Record:
             # As `_send`, but the record comes back: the next turn is built from its answer.
             self.tally.dispatched += 1
             return await execute(
@@ -441,6 +441,7 @@ class _StepRunner(Generic[S]):
                 clock=self.clock,
                 targeted_start_ns=turn_target_ns,
                 step=self.work.step,
+                turn=turn,
                 sink=self._take,
             )
 

@@ -33,9 +33,10 @@ _RESPONSE_ELSEWHERE = {"timing", "usage"}
 def record_line(record: RequestRecord[GenerationResponse]) -> dict[str, Any]:
     """The JSON object written for one record.
 
-    Keys: id, step, status, the three schedule times; for errored records code, stage, message,
-    `judged_by` (transport, handler, validator or internal), `validator` (its name, for a
-    validator's verdict) and the HTTP status, excerpt and traceback of the evidence; `timing`,
+    Keys: id, step, `turn` (a multi-turn session's turn, only there), status, the three schedule
+    times; for errored records code, stage, message, `judged_by` (transport, handler, validator
+    or internal), `validator` (its name, for a validator's verdict) and the HTTP status, excerpt
+    and traceback of the evidence; `timing`,
     `usage` and `response` (the compiled answer, or the partial one of an errored request,
     without its timing and usage, which sit at the top level) when there is a response.
 
@@ -45,14 +46,13 @@ def record_line(record: RequestRecord[GenerationResponse]) -> dict[str, Any]:
     >>> line["status"], line["reason"], line["response"]
     ('cancelled', 'cancelled', None)
     """
-    line: dict[str, Any] = {
-        "id": record.request_id,
-        "step": record.step,
-        "status": record.outcome.status,
-        "targeted_start_ns": record.targeted_start_ns,
-        "dispatched_ns": record.dispatched_ns,
-        "finished_ns": record.finished_ns,
-    }
+    line: dict[str, Any] = {"id": record.request_id, "step": record.step}
+    if record.turn is not None:
+        line["turn"] = record.turn
+    line["status"] = record.outcome.status
+    line["targeted_start_ns"] = record.targeted_start_ns
+    line["dispatched_ns"] = record.dispatched_ns
+    line["finished_ns"] = record.finished_ns
     response: GenerationResponse | None = None
     match record.outcome:
         case Completed(response=completed):
@@ -259,6 +259,7 @@ def record_from_line(line: dict[str, Any]) -> RequestRecord[GenerationResponse]:
     return RequestRecord[GenerationResponse](
         request_id=line["id"],
         step=line["step"],
+        turn=line.get("turn"),
         targeted_start_ns=line["targeted_start_ns"],
         dispatched_ns=line["dispatched_ns"],
         finished_ns=line["finished_ns"],

@@ -111,6 +111,8 @@ class RequestRecord(BaseModel, Generic[ResponseT]):
 
     request_id: str
     step: int = 0
+    # The request's turn in a multi-turn session, from 1; None outside sessions.
+    turn: int | None = Field(default=None, ge=1)
     targeted_start_ns: int
     dispatched_ns: int
     finished_ns: int

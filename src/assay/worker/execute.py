@@ -29,9 +29,13 @@ async def execute(
     clock: Clock,
     targeted_start_ns: int,
     step: int = 0,
+    turn: int | None = None,
     sink: Callable[[RequestRecord[ResponseT]], None],
 ) -> RequestRecord[ResponseT]:
     """Resolve `request`, judge the answer, and sink and return exactly one record.
+
+    `turn` is the request's turn in a multi-turn session (from 1), None outside sessions; it
+    travels on the record so per-turn figures never parse it back out of the id.
 
     `judge` decides (the same function `assay revalidate` uses): completed, or errored with the
     part that decided. Cancellation sinks a cancelled record and re-raises; any other exception
@@ -60,13 +64,19 @@ async def execute(
         reason = f"cancelled while the {stage} was running"
         sink(
             _record(
-                request_id, step, targeted_start_ns, dispatched_ns, clock, Cancelled(reason=reason)
+                request_id,
+                step,
+                turn,
+                targeted_start_ns,
+                dispatched_ns,
+                clock,
+                Cancelled(reason=reason),
             )
         )
         raise
     except Exception as error:
         terminal = Errored(diagnostic=_internal_error(stage, error), judged_by=JudgedBy.internal)
-    record = _record(request_id, step, targeted_start_ns, dispatched_ns, clock, terminal)
+    record = _record(request_id, step, turn, targeted_start_ns, dispatched_ns, clock, terminal)
     sink(record)
     return record
 
@@ -74,6 +84,7 @@ async def execute(
 def _record(
     request_id: str,
     step: int,
+    turn: int | None,
     targeted_start_ns: int,
     dispatched_ns: int,
     clock: Clock,
@@ -86,6 +97,7 @@ def _record(
         {
             "request_id": request_id,
             "step": step,
+            "turn": turn,
             "targeted_start_ns": targeted_start_ns,
             "dispatched_ns": dispatched_ns,
             "finished_ns": clock.now_ns(),
