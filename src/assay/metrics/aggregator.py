@@ -105,6 +105,13 @@ class StepAggregator:
 
     Aggregators built in several processes with the same SLO and window `merge` exactly.
 
+    Its errors by code are the report's figure, one of four counts of the same codes that differ
+    on purpose: only errored records whose targeted start falls in the measured window (warm-up
+    and cool-down are `excluded`), merged over every process, the records a lost process's shard
+    kept included. The live counts (`StepTally`, and `StepResult.errors_by_code` from
+    `merge_step`) count every record of the step as it runs, and the timeline every record per
+    interval.
+
     >>> from assay.core import Endpoint, GenerationResponse, ResponseTiming
     >>> from assay.records import Completed, RequestRecord
     >>> timing = ResponseTiming(send_ns=0, first_token_ns=50_000_000, end_ns=90_000_000,

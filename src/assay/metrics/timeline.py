@@ -8,6 +8,10 @@ start on the shared monotonic clock) and merge bucket by bucket.
 Per bucket: requests dispatched (by actual send), completed, errored by code and cancelled (by
 finish), output tokens of completed requests (by finish), time to first token of completed
 requests (by send: mean and max), and the mean number of requests in flight.
+
+Errors by code count every record, warm-up and cool-down included (the chart shows the whole
+step), in the interval it finished in; the report's table by code is `StepAggregator`'s, which
+counts the measured window only, so the series can add up to more than the table.
 """
 
 from __future__ import annotations
@@ -16,8 +20,8 @@ from pydantic import BaseModel, ConfigDict
 
 from assay.core import GenerationResponse
 from assay.records import Cancelled, Completed, Errored, RequestRecord
+from assay.spec.constraints import NS_PER_S
 
-NS_PER_S = 1_000_000_000
 # A quarter second to start with and 240 buckets: a one-minute step keeps quarter seconds, and a
 # longer one doubles into round widths (0.5 s up to two minutes, 1 s up to four, ...).
 DEFAULT_WIDTH_NS = NS_PER_S // 4
