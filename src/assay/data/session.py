@@ -74,7 +74,8 @@ class Session:
         )
         prompt: str | None = None
         messages: tuple[dict[str, JsonValue], ...] | None = None
-        match shape.endpoint.traits.carries:
+        traits = shape.endpoint.traits
+        match traits.carries:
             case Carries.messages:
                 messages = conversation
             case Carries.prompt | Carries.inputs:
@@ -85,9 +86,9 @@ class Session:
             model=shape.model,
             prompt=prompt,
             messages=messages,
-            max_output_tokens=limit,
+            max_output_tokens=limit if traits.generates else None,
             ignore_eos=ignore_eos,
-            stream=shape.stream,
+            stream=shape.stream and traits.streams,
             extra_body=extra,
         )
 
