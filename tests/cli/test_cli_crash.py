@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.cli.app import EXIT_CRASH, EXIT_INVALID, EXIT_USAGE, _guarded
+from assay.cli.guard import EXIT_CRASH, EXIT_INVALID, EXIT_USAGE, guarded
 from assay.cli.crash import CrashSite
 from assay.errors import ConfigError
 
@@ -25,7 +25,7 @@ def saved_path(stderr: str) -> Path:
 def test_a_crash_exits_3_and_saves_its_traceback_in_the_run_folder(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = _guarded(crashing_body, CrashSite(folder=tmp_path))
+    code = guarded(crashing_body, CrashSite(folder=tmp_path))
     assert code == EXIT_CRASH
     assert EXIT_CRASH not in (EXIT_INVALID, EXIT_USAGE)
     captured = capsys.readouterr()
@@ -43,7 +43,7 @@ def test_a_crash_mid_run_points_at_the_records_it_kept(
     shard = tmp_path / "shards" / "records.step000.p000.jsonl"
     shard.parent.mkdir()
     shard.write_text('{"id": "req-00000000"}\n', encoding="utf-8")
-    assert _guarded(crashing_body, CrashSite(folder=tmp_path)) == EXIT_CRASH
+    assert guarded(crashing_body, CrashSite(folder=tmp_path)) == EXIT_CRASH
     text = saved_path(capsys.readouterr().err).read_text(encoding="utf-8")
     assert f"kept in {shard.parent}" in text
     assert shard.read_text(encoding="utf-8") == '{"id": "req-00000000"}\n'
@@ -54,7 +54,7 @@ def test_a_second_crash_never_overwrites_the_first_traceback(
 ) -> None:
     first = tmp_path / "crash-traceback.txt"
     first.write_text("the first crash\n", encoding="utf-8")
-    assert _guarded(crashing_body, CrashSite(folder=tmp_path)) == EXIT_CRASH
+    assert guarded(crashing_body, CrashSite(folder=tmp_path)) == EXIT_CRASH
     saved = saved_path(capsys.readouterr().err)
     try:
         assert saved != first
@@ -67,7 +67,7 @@ def test_a_second_crash_never_overwrites_the_first_traceback(
 def test_a_crash_before_a_run_folder_exists_saves_to_a_temporary_file(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert _guarded(crashing_body) == EXIT_CRASH
+    assert guarded(crashing_body) == EXIT_CRASH
     saved = saved_path(capsys.readouterr().err)
     try:
         assert saved.name.startswith("assay-crash-")
@@ -80,5 +80,5 @@ def test_bad_input_is_still_exit_2_not_a_crash(capsys: pytest.CaptureFixture[str
     def bad_input() -> int:
         raise ConfigError("--rate must be positive")
 
-    assert _guarded(bad_input) == EXIT_USAGE
+    assert guarded(bad_input) == EXIT_USAGE
     assert capsys.readouterr().err == "error: --rate must be positive\n"

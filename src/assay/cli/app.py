@@ -15,14 +15,7 @@ import typer
 
 from assay import __version__
 from assay.cli.compare_command import compare
-from assay.cli.guard import (
-    EXIT_CRASH,
-    EXIT_INTERRUPTED,
-    EXIT_INVALID,
-    EXIT_USAGE,
-    EXIT_VALID,
-    guarded,
-)
+from assay.cli.guard import EXIT_INTERRUPTED, EXIT_USAGE, EXIT_VALID
 from assay.cli.listing import validators
 from assay.cli.mock_command import MockCommand, mock
 from assay.cli.report_command import report
@@ -82,7 +75,4 @@ def main() -> None:
     sys.exit(code if isinstance(code, int) else EXIT_VALID)
 
 
-# `tests/cli/test_cli_crash.py` still reads the guard and the exit codes from here.
-_guarded = guarded
-
-__all__ = ["EXIT_CRASH", "EXIT_INVALID", "EXIT_USAGE", "app", "main"]
+__all__ = ["app", "main"]

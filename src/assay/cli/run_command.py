@@ -473,6 +473,7 @@ def run(
     from assay.cli.crash import CrashSite
     from assay.cli.run_overrides import run_overrides
     from assay.config import build_config, check_machine_limits, load_config_file
+    from assay.config.limits import load_processes
     from assay.run_folder import claim_run_folder
 
     def body() -> int:
@@ -493,7 +494,7 @@ def run(
                 return run_and_report(run_config, None, folder)  # the run starts its actors
             # The load processes import the run path (`run_and_report` imports it) while this
             # process does the same.
-            with start_load_processes(run_config.load_processes) as started:
+            with start_load_processes(load_processes(run_config)) as started:
                 return run_and_report(run_config, started, folder)
         finally:
             folder.remove_if_empty()
