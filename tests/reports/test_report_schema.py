@@ -77,7 +77,12 @@ def test_each_record_line_has_exactly_the_keys_of_its_schema_variant() -> None:
             judged_by=JudgedBy.transport,
         ),
     )
-    for record, variant in ((cancelled, CancelledLine), (errored, ErroredLine)):
+    session_turn = cancelled.model_copy(update={"turn": 2})
+    for record, variant in (
+        (cancelled, CancelledLine),
+        (errored, ErroredLine),
+        (session_turn, CancelledLine),
+    ):
         line = record_line(record)
         assert isinstance(RECORD_LINE.validate_python(line), variant)
         assert set(line) <= _keys(variant)

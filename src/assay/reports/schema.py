@@ -46,6 +46,9 @@ class _Line(BaseModel):
 
     id: str = Field(description="assay's request id")
     step: int = Field(description="index of the profile step (0-based)")
+    turn: int | None = Field(
+        default=None, ge=1, description="the turn of a multi-turn session (from 1); only there"
+    )
     targeted_start_ns: int = Field(description="when the schedule wanted it sent (monotonic ns)")
     dispatched_ns: int = Field(description="when it was sent (monotonic ns)")
     finished_ns: int = Field(description="when its outcome was known (monotonic ns)")
