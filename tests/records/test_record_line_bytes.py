@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
-from pydantic import JsonValue
+from pydantic import BaseModel, JsonValue
 
 from assay.core import (
     DiagnosticCode,
@@ -28,7 +28,7 @@ from assay.core import (
 )
 from assay.handlers import SseEvent, Transfer, handler_for
 from assay.records import Cancelled, Completed, Errored, JudgedBy, RequestRecord
-from assay.records.jsonl import record_line
+from assay.records.jsonl import _stored_response, record_line
 
 Record = RequestRecord[GenerationResponse]
 
@@ -127,6 +127,32 @@ def subclass_answer() -> GenerationResponse:
     )
 
 
+class Ranked(BaseModel):
+    """A result model nested one level deeper than the flat models the writer knows."""
+
+    index: int
+    score: float
+    echo: RequestEcho = RequestEcho()
+
+
+class ResponseWithResults(GenerationResponse):
+    """An answer kind with a field of models the record writer was never told about."""
+
+    best: Ranked | None = None
+    results: tuple[Ranked, ...] = ()
+
+
+def unknown_models_answer() -> GenerationResponse:
+    return ResponseWithResults(
+        request_id="r5",
+        endpoint=Endpoint.chat,
+        streamed=False,
+        best=Ranked(index=1, score=0.5, echo=RequestEcho(choices=2)),
+        results=(Ranked(index=1, score=0.5), Ranked(index=0, score=0.25)),
+        timing=ResponseTiming(send_ns=0, end_ns=1),
+    )
+
+
 def errored_with(partial: GenerationResponse | None) -> Errored:
     diagnostic = UnusableResponse(
         code=DiagnosticCode.truncated_stream,
@@ -167,3 +193,11 @@ def test_record_line_leaves_the_record_unchanged() -> None:
     line["response"]["echo"]["json_mode"] = False
     line["timing"]["end_ns"] = 0
     assert answer.model_dump() == before
+
+
+def test_a_response_field_of_models_the_writer_does_not_know_is_written_as_pydantic_would() -> None:
+    """A field added to the response (an endpoint's own results) needs no change in the writer:
+    the fast path dumps any model-valued field, nested ones included, as `model_dump` does."""
+    answer = unknown_models_answer()
+    stored = _stored_response(answer)
+    assert orjson.dumps(stored) == orjson.dumps(answer.model_dump(exclude={"timing", "usage"}))

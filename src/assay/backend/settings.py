@@ -27,6 +27,7 @@ from assay.backend.redaction import (
 )
 
 # What a sendable header is belongs to the run's vocabulary: the run config checks it as well.
+from assay.spec.endpoint import Endpoint
 from assay.spec.target import SendableHeaders as SendableHeaders
 from assay.spec.target import check_header as check_header
 from assay.spec.target import sendable_headers as sendable_headers
@@ -37,13 +38,7 @@ DEFAULT_MAX_RESPONSE_BYTES: Final = 64 * 1024 * 1024
 DEFAULT_REQUEST_ID_HEADER: Final = "X-Request-Id"
 
 # Endpoint paths a user may paste with the server URL; the backend adds them itself.
-_ENDPOINT_PATHS: Final = (
-    "/v1/chat/completions",
-    "/v1/completions",
-    "/v1/responses",
-    "/v1/embeddings",
-    "/v1/models",
-)
+_ENDPOINT_PATHS: Final = (*(endpoint.path for endpoint in Endpoint), "/v1/models")
 
 
 class Timeouts(BaseModel):

@@ -101,18 +101,27 @@ def _stored_response(response: GenerationResponse) -> dict[str, Any]:
     """`response.model_dump(exclude={"timing", "usage"})`, built from the models' fields.
 
     Written once per record, so it is built by hand: pydantic's serializer costs about ten
-    microseconds a response here. The test suite checks the two write the same bytes.
+    microseconds a response here. The test suite checks the two write the same bytes. A field
+    that holds a model, or a tuple or list of models, is dumped whatever its type, so an answer
+    kind that adds one (an endpoint's own result) is written without a change here.
     """
     fields = dict(response.__dict__)
     del fields["timing"], fields["usage"]
-    fields["echo"] = _plain(fields["echo"], RequestEcho)
-    calls = fields["tool_calls"]
-    if calls:
-        fields["tool_calls"] = [_plain(call, ToolCall) for call in calls]
-    embeddings = fields["embeddings"]
-    if embeddings is not None:
-        fields["embeddings"] = _plain(embeddings, EmbeddingSummary)
+    for name, value in fields.items():
+        if isinstance(value, BaseModel):
+            fields[name] = _plain(value, _FLAT.get(name, BaseModel))
+        elif isinstance(value, (tuple, list)) and value and isinstance(value[0], BaseModel):
+            kind = _FLAT.get(name, BaseModel)
+            fields[name] = [_plain(item, kind) for item in value]
     return fields
+
+
+# The flat models a response holds, by field: written from `__dict__`; any other model is dumped.
+_FLAT: dict[str, type[BaseModel]] = {
+    "echo": RequestEcho,
+    "tool_calls": ToolCall,
+    "embeddings": EmbeddingSummary,
+}
 
 
 class RecordWriter:
