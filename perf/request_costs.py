@@ -1,4 +1,5 @@
-"""Per-request costs outside the stream: building a synthetic request and writing its record.
+"""Per-request costs outside the stream: building a synthetic request and writing its record,
+and building a synthetic prompt per token at 8k and 32k tokens (a cost that grows with the work).
 
 Run with `python -m perf.request_costs`; prints one JSON object of nanoseconds per
 request (best of several rounds). Together with the chunk, chain and aggregation figures these
@@ -8,15 +9,18 @@ account for what assay adds to each request over a bare HTTP loop.
 from __future__ import annotations
 
 import json
+import random
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import orjson
 
 from assay.core import Endpoint
 from assay.data import FixedCount, SyntheticSource
+from assay.data.tokenizer import BuiltinTokenizer
 from assay.handlers import handler_for
 from assay.records.jsonl import RecordWriter
 from perf.aggregation_cost import typical_records
@@ -37,7 +41,8 @@ def best_ns_per_call(work: Callable[[int], object], count: int = COUNT) -> float
 
 
 def main() -> None:
-    """Print ns per synthetic request, per request body and per JSONL record line."""
+    """Print ns per synthetic request, per request body, per JSONL record line, and per prompt
+    token of a long synthetic prompt."""
     source = SyntheticSource(
         model="assay-mock",
         endpoint=Endpoint.chat,
@@ -59,6 +64,12 @@ def main() -> None:
         ),
         "record_line_ns": record_ns,
     }
+    tokenizer = BuiltinTokenizer()
+    rng = random.Random(0)
+    for n_tokens, label in ((8_192, "8k"), (32_768, "32k")):
+        prompt = partial(tokenizer.sample_text, n_tokens, rng)
+        per_prompt = best_ns_per_call(lambda _: prompt(), count=200)  # noqa: B023 (called here)
+        figures[f"prompt_ns_per_token_{label}"] = round(per_prompt / n_tokens, 2)
     print(json.dumps(figures))
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.data.tokenizer import MAX_PIECE_CHARS, BuiltinTokenizer, Tokenizer
+from assay.data.tokenizer import _POOL_PIECES, MAX_PIECE_CHARS, BuiltinTokenizer, Tokenizer
 from assay.errors import DataError
 
 TOKENIZER = BuiltinTokenizer()
@@ -81,3 +81,20 @@ def test_pieces_of_any_text_join_back_to_it(text: str) -> None:
     pieces = TOKENIZER.pieces(text)
     assert "".join(pieces) == text
     assert len(pieces) == TOKENIZER.count(text) == len(TOKENIZER.encode(text))
+
+
+@pytest.mark.parametrize(
+    "n_tokens",
+    [1, 2, _POOL_PIECES - 1, _POOL_PIECES, _POOL_PIECES + 1, 2 * _POOL_PIECES + 5],
+)
+@pytest.mark.parametrize("seed", range(6))
+def test_sampled_text_counts_exactly_across_the_pool_boundary(n_tokens: int, seed: int) -> None:
+    """Prompts are slices of a shared pool that wrap around it; every length counts exactly."""
+    text = TOKENIZER.sample_text(n_tokens, random.Random(seed))
+    assert TOKENIZER.count(text) == n_tokens
+    assert not text.startswith((" ", ",", "."))
+
+
+def test_prompts_of_different_seeds_start_at_different_places() -> None:
+    prompts = {TOKENIZER.sample_text(32, random.Random(seed)) for seed in range(200)}
+    assert len(prompts) == 200

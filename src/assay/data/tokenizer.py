@@ -12,7 +12,9 @@ from __future__ import annotations
 import random
 import re
 import zlib
+from array import array
 from bisect import bisect_right
+from functools import cache
 from typing import Final, Protocol
 
 from assay.errors import DataError
@@ -62,6 +64,12 @@ _IDS: Final = {piece: index for index, piece in enumerate(_CHOICES)}
 # Pieces outside the sampling vocabulary get a stable id above it (crc32, not `hash`, which is
 # salted per process).
 _HASHED_ID_SPACE: Final = 1 << 20
+
+# Sampled text is sliced from one pool of pieces drawn once per process from a fixed seed, so a
+# prompt costs a copy of its characters instead of a draw per token; the caller's generator picks
+# where the slice starts (and its first word), so prompts still differ by seed and by request.
+_POOL_PIECES: Final = 1 << 15
+_POOL_SEED: Final = 0x5EED
 
 
 class Tokenizer(Protocol):
@@ -160,12 +168,47 @@ class BuiltinTokenizer:
         return pieces
 
     def sample_text(self, n_tokens: int, rng: random.Random) -> str:
-        """Text that counts as exactly `n_tokens`.
+        """Text that counts as exactly `n_tokens`: a word, then `n_tokens - 1` pieces of the
+        shared pool from an offset drawn from `rng` (wrapping around it as often as needed).
+
+        Every pool piece is " word", "," or ".", each one token whatever precedes it, so any run
+        of them after a word counts exactly its length. The cost is one slice of the pool's text
+        per pool length, independent of how the pieces were drawn.
 
         >>> BuiltinTokenizer().count(BuiltinTokenizer().sample_text(100, random.Random(3)))
         100
         """
-        return "".join(self.token_strings(n_tokens, rng))
+        if n_tokens < 0:
+            raise DataError(f"a token count must be >= 0, got {n_tokens}")
+        if n_tokens == 0:
+            return ""
+        text, offsets = _pool()
+        first = _WORDS[int(rng.random() * len(_WORDS))]
+        start = int(rng.random() * _POOL_PIECES)
+        laps, end = divmod(start + n_tokens - 1, _POOL_PIECES)
+        if laps == 0:
+            return first + text[offsets[start] : offsets[end]]
+        return "".join((first, text[offsets[start] :], text * (laps - 1), text[: offsets[end]]))
+
+
+@cache
+def _pool() -> tuple[str, array[int]]:
+    """The shared pool's text and the character offset of each of its pieces (and of its end).
+
+    Drawn like `token_strings` but with a space before every word, the first included, so the
+    pool can be sliced anywhere and wrapped around onto itself.
+    """
+    draw = random.Random(_POOL_SEED).random
+    words = len(_WORDS)
+    last = len(_CHOICES) - 1
+    pieces = [
+        _CHOICES[int(x)] if x < words else _CHOICES[bisect_right(_CUM_WEIGHTS, x, 0, last)]
+        for x in [draw() * _TOTAL_WEIGHT for _ in range(_POOL_PIECES)]
+    ]
+    offsets = array("q", [0])
+    for piece in pieces:
+        offsets.append(offsets[-1] + len(piece))
+    return "".join(pieces), offsets
 
 
 __all__ = ["MAX_PIECE_CHARS", "BuiltinTokenizer", "Tokenizer"]
