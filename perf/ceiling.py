@@ -1,4 +1,5 @@
-"""Client ceiling: `assay run --profile throughput` next to a bare aiohttp loop, same mock.
+"""Client ceiling: `assay run --profile throughput` next to a bare aiohttp loop and the limit
+loop (perf/limit_loop.py: the least work the promise needs), same mock.
 
 The bare loop (POST, read the stream to EOF, nothing else) runs in this process on the same
 event loop assay's load processes use, before and after the assay runs, so drifting load on a
@@ -20,6 +21,7 @@ import orjson
 from assay.core import Endpoint
 from assay.handlers import handler_for
 from perf.harness import MockProcess, own_cpu_seconds, run_assay, running_mock
+from perf.limit_loop import limit_loop_for
 from perf.resolve_vs_bare import chat_request
 
 T = TypeVar("T")
@@ -94,6 +96,19 @@ def _bare(mock: MockProcess, seconds: float) -> dict[str, float]:
     }
 
 
+def _limit(mock: MockProcess, seconds: float) -> dict[str, float]:
+    client_before = own_cpu_seconds()
+    elapsed, tally = run_on_fast_loop(limit_loop_for(mock.url, CONCURRENCY, seconds))
+    client_cpu = own_cpu_seconds() - client_before
+    done = tally.usable + tally.unusable
+    return {
+        "requests_per_s": round(tally.usable / elapsed, 1),
+        "usable": tally.usable,
+        "unusable": tally.unusable,
+        "client_cpu_us_per_request": round(client_cpu / max(done, 1) * 1e6, 1),
+    }
+
+
 def _assay(mock: MockProcess, seconds: float, processes: int | None) -> dict[str, Any]:
     arguments = [
         "--profile",
@@ -147,6 +162,7 @@ def measure(seconds: float = 10.0) -> dict[str, Any]:
     with running_mock(output_tokens=OUTPUT_TOKENS, workers=1) as mock:
         run_on_fast_loop(bare_loop_for(mock.url, CONCURRENCY, 1.0))  # warm the mock up
         bares = [_bare(mock, bare_seconds)]
+        limits = [_limit(mock, bare_seconds)]
         runs: dict[str, dict[str, Any]] = {}
         for name, processes in configurations.items():
             runs[name] = _assay(mock, seconds, processes)
@@ -160,6 +176,7 @@ def measure(seconds: float = 10.0) -> dict[str, Any]:
                 round(extra_cpu / extra_requests * 1e6, 1) if extra_requests > 0 else None
             )
             runs[name]["short_run_client_cpu_s"] = short["client_cpu_s"]
+        limits.append(_limit(mock, bare_seconds))
     for index, run in enumerate(runs.values()):
         around = (bares[index]["requests_per_s"] + bares[index + 1]["requests_per_s"]) / 2
         run["bare_around_requests_per_s"] = round(around, 1)
@@ -169,6 +186,7 @@ def measure(seconds: float = 10.0) -> dict[str, Any]:
     client_us = [bare["client_cpu_us_per_request"] for bare in bares]
     best = max(runs.values(), key=lambda run: float(run["usable_requests_per_s"]))
     bare_cpu = sum(client_us) / len(client_us)
+    limit_cpu = sum(limit["client_cpu_us_per_request"] for limit in limits) / len(limits)
     p1_cpu = runs["assay_p1"]["marginal_client_cpu_us_per_request"]
     return {
         "concurrency": CONCURRENCY,
@@ -186,4 +204,8 @@ def measure(seconds: float = 10.0) -> dict[str, Any]:
         # The issue's CPU target: assay's steady-state CPU per request with one process over
         # the bare loop's, both measured against the same mock in this part.
         "assay_p1_cpu_over_bare": round(p1_cpu / bare_cpu, 3) if p1_cpu and bare_cpu else None,
+        # The least work the promise needs (perf/limit_loop.py), before and after the runs.
+        "limit_runs": limits,
+        "limit_client_cpu_us_per_request": round(limit_cpu, 1),
+        "assay_p1_cpu_over_limit": (round(p1_cpu / limit_cpu, 3) if p1_cpu and limit_cpu else None),
     }
