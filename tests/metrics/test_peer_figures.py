@@ -138,9 +138,7 @@ def test_peak_output_rate_is_the_fullest_one_second_bucket_from_the_steps_start(
     aggregator = StepAggregator(origin_ns=origin)
     # Bucket 0 holds 2 tokens, bucket 1 holds 3 (one from each answer), bucket 2 holds 1.
     aggregator.add(_answer(origin, (origin + 100 * MS, origin + 900 * MS, origin + 1100 * MS)))
-    aggregator.add(
-        _answer(origin, (origin + 1200 * MS, origin + 1999 * MS, origin + 2000 * MS))
-    )
+    aggregator.add(_answer(origin, (origin + 1200 * MS, origin + 1999 * MS, origin + 2000 * MS)))
     throughput = aggregator.snapshot().throughput
     assert throughput.peak_output_tokens_per_s == 3
     assert throughput.peak_output_at_s == 1.0
@@ -203,8 +201,10 @@ def test_a_one_token_answer_has_ttft_and_decode_but_no_ttst_tpot_or_per_user_rat
     aggregator = StepAggregator()
     aggregator.add(_answer(0, (100 * MS,), tail_ns=5 * MS))
     metrics = aggregator.snapshot()
-    assert metrics.latency.ttft_ms is not None and metrics.latency.ttft_ms.count == 1
-    assert metrics.latency.decode_ms is not None and metrics.latency.decode_ms.max == 5.0
+    assert metrics.latency.ttft_ms is not None
+    assert metrics.latency.ttft_ms.count == 1
+    assert metrics.latency.decode_ms is not None
+    assert metrics.latency.decode_ms.max == 5.0
     assert metrics.latency.ttst_ms is None
     assert metrics.latency.tpot_ms is None
     assert metrics.throughput.per_user_output_tokens_per_s is None
@@ -216,7 +216,8 @@ def test_decode_time_and_ttft_split_the_e2e_of_streamed_answers() -> None:
     aggregator.add(_answer(0, (100 * MS, 200 * MS, 300 * MS), tail_ns=10 * MS))
     aggregator.add(_answer(0, (50 * MS, 60 * MS)))
     latency = aggregator.snapshot().latency
-    assert latency.decode_ms is not None and latency.ttft_ms is not None
+    assert latency.decode_ms is not None
+    assert latency.ttft_ms is not None
     assert latency.e2e_ms is not None
     assert latency.decode_ms.count == latency.ttft_ms.count == 2
     assert latency.decode_ms.mean + latency.ttft_ms.mean == pytest.approx(latency.e2e_ms.mean)
@@ -255,11 +256,14 @@ def test_new_figures_merge_as_if_one_aggregator_had_seen_every_record() -> None:
         assert (throughput.peak_output_tokens_per_s, throughput.peak_output_at_s) == (5, 1.0)
         assert throughput.usable_input_tokens == 18
         per_user = throughput.per_user_output_tokens_per_s
-        assert per_user is not None and per_user.count == 3
+        assert per_user is not None
+        assert per_user.count == 3
         assert per_user.min == pytest.approx(1 / 1.15)
-        assert latency.ttst_ms is not None and latency.ttst_ms.count == 3
+        assert latency.ttst_ms is not None
+        assert latency.ttst_ms.count == 3
         assert (latency.ttst_ms.min, latency.ttst_ms.max) == (30.0, 1150.0)
-        assert latency.decode_ms is not None and latency.decode_ms.count == 3
+        assert latency.decode_ms is not None
+        assert latency.decode_ms.count == 3
 
 
 def test_aggregators_of_different_bucket_origins_do_not_merge() -> None:

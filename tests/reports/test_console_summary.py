@@ -234,8 +234,6 @@ def test_summary_shows_the_figures_peers_print() -> None:
     assert ttst_row.split()[1:4] == ["30", "12.0", "12.0"]
     (decode_row,) = [line for line in text.splitlines() if "Decode (E2E - TTFT)" in line]
     assert decode_row.split()[4:6] == ["30", "181"]
-    assert (
-        f"Per-user output tokens/s (30 answers of 2+ tokens): mean {15 / 0.181:.1f}" in text
-    )
+    assert f"Per-user output tokens/s (30 answers of 2+ tokens): mean {15 / 0.181:.1f}" in text
     assert "Prefill vs decode (30 streamed answers): TTFT mean" in text
-    assert "Concurrency: mean 5.22, peak 7 requests in flight (at most 7" in text
+    assert "Concurrency (requests in flight): mean 5.22, peak 7 (at most 7" in text

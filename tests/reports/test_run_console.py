@@ -181,13 +181,15 @@ def test_run_against_the_mock_reports_the_figures_peers_print(tmp_path: Path) ->
     assert throughput.usable_input_tokens == prompts > 0
     assert throughput.peak_output_tokens_per_s is not None
     assert 0 < throughput.peak_output_tokens_per_s <= throughput.usable_output_tokens
-    assert latency.ttst_ms is not None and latency.ttst_ms.count == completed
-    assert latency.decode_ms is not None and latency.decode_ms.count == completed
+    assert latency.ttst_ms is not None
+    assert latency.ttst_ms.count == completed
+    assert latency.decode_ms is not None
+    assert latency.decode_ms.count == completed
     assert metrics.concurrency.max <= 4
     for label in ("input tokens/s", "total tokens/s", "TTST ", "Decode (E2E - TTFT)"):
         assert label in result.stdout, label
     assert "Prefill vs decode (40 streamed answers)" in result.stdout
-    assert "requests in flight" in result.stdout
+    assert "Concurrency (requests in flight): mean" in result.stdout
     summary = (tmp_path / "summary.csv").read_text().splitlines()
     row = dict(zip(summary[0].split(","), summary[1].split(","), strict=True))
     assert int(row["peak_output_tok_per_s"]) == throughput.peak_output_tokens_per_s

@@ -112,7 +112,8 @@ def _render_step(step: StepReport, report: Report, console: Console) -> None:
     else:
         console.print(Text(f"Output token counts from: {m.tokens.output_source_note}; ") + prompts)
     console.print(
-        f"Concurrency: mean {m.concurrency.mean:.2f}, peak {m.concurrency.max} requests in flight "
+        f"Concurrency (requests in flight): mean {m.concurrency.mean:.2f}, "
+        f"peak {m.concurrency.max} "
         f"(at most {m.concurrency.max_upper_bound}, "
         f"sampled every {_resolution(m.concurrency.resolution_ns)})",
         highlight=False,
