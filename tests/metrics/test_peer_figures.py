@@ -269,3 +269,18 @@ def test_new_figures_merge_as_if_one_aggregator_had_seen_every_record() -> None:
 def test_aggregators_of_different_bucket_origins_do_not_merge() -> None:
     with pytest.raises(ConfigError, match="origins"):
         StepAggregator(origin_ns=0).merge(StepAggregator(origin_ns=S))
+
+
+def test_warm_up_and_cool_down_records_add_to_no_new_figure() -> None:
+    window = TimeWindow(start_ns=S, end_ns=3 * S)
+    aggregator = StepAggregator(window=window, origin_ns=0)
+    aggregator.add(_answer(S, (S + 100 * MS, S + 200 * MS), prompt_tokens=5))
+    # Targeted before and after the window: excluded, whatever their tokens.
+    aggregator.add(_answer(0, (S + 300 * MS, S + 400 * MS, S + 500 * MS), prompt_tokens=50))
+    aggregator.add(_answer(3 * S, (3 * S + 100 * MS,) * 3, prompt_tokens=50))
+    metrics = aggregator.snapshot()
+    assert metrics.excluded == 2
+    assert metrics.throughput.usable_input_tokens == 5
+    assert metrics.throughput.peak_output_tokens_per_s == 2
+    assert metrics.latency.ttst_ms is not None
+    assert metrics.latency.ttst_ms.count == 1
