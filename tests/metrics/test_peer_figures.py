@@ -154,15 +154,24 @@ def test_peak_buckets_start_at_the_measured_windows_start() -> None:
 
 
 def test_peak_buckets_spread_the_servers_count_over_the_chunks_and_add_up_to_the_output() -> None:
-    # Two chunks counted one token each, the server's usage says 10: 5 per chunk.
+    # Two chunks counted one token each, the server's usage says 20: 10 per chunk, in buckets
+    # 0 and 1 (by the chunks' own counts the peak would be the 7 of bucket 2).
     aggregator = StepAggregator(origin_ns=0)
-    aggregator.add(_answer(0, (100 * MS, 1100 * MS), completion_tokens=10))
+    aggregator.add(_answer(0, (100 * MS, 1100 * MS), completion_tokens=20))
     # A non-streamed answer's 7 tokens all arrive with its end, in bucket 2.
     aggregator.add(_whole(0, 2500 * MS, completion_tokens=7, prompt_tokens=3))
     metrics = aggregator.snapshot()
-    assert metrics.throughput.peak_output_tokens_per_s == 7
-    assert metrics.throughput.peak_output_at_s == 2.0
-    assert metrics.throughput.usable_output_tokens == 17
+    assert metrics.throughput.peak_output_tokens_per_s == 10
+    assert metrics.throughput.peak_output_at_s == 0.0
+    assert metrics.throughput.usable_output_tokens == 27
+
+
+def test_spread_tokens_round_so_the_buckets_add_up_to_the_servers_count() -> None:
+    # 7 tokens over 3 chunks of one token, one chunk per second: 2, 3 (rounded) and 2.
+    aggregator = StepAggregator(origin_ns=0)
+    aggregator.add(_answer(0, (100 * MS, 1100 * MS, 2100 * MS), completion_tokens=7))
+    throughput = aggregator.snapshot().throughput
+    assert (throughput.peak_output_tokens_per_s, throughput.peak_output_at_s) == (3, 1.0)
 
 
 def test_a_tie_for_the_peak_names_the_earliest_second() -> None:
