@@ -219,3 +219,21 @@ def test_report_with_the_former_stop_name_loads_as_stop_error_rate() -> None:
     raw["steps"][0]["stopped_by"] = "max_error_rate"
     loaded = Report.model_validate(raw)
     assert loaded.steps[0].stopped_by is StopReason.stop_error_rate
+
+
+def test_summary_shows_the_figures_peers_print() -> None:
+    # 30 answers of 16 tokens and 64 prompt tokens, 40 ms apart: tokens every 12 ms after the
+    # first, the end 1 ms after the last, so 181 ms of decode per answer.
+    text = _render(_report(errors_per_code=0))
+    (input_row,) = [line for line in text.splitlines() if "input tokens/s" in line]
+    assert input_row.split()[-1] == f"{30 * 64 / 1.402:.1f}"
+    assert [line for line in text.splitlines() if "total tokens/s" in line]
+    (peak_row,) = [line for line in text.splitlines() if "peak output tokens/s (1 s)" in line]
+    assert int(peak_row.split()[-1]) > 0
+    (ttst_row,) = [line for line in text.splitlines() if line.strip().startswith("TTST")]
+    assert ttst_row.split()[1:4] == ["30", "12.0", "12.0"]
+    (decode_row,) = [line for line in text.splitlines() if "Decode (E2E - TTFT)" in line]
+    assert decode_row.split()[4:6] == ["30", "181"]
+    assert f"Per-user output tokens/s (30 answers of 2+ tokens): mean {15 / 0.181:.1f}" in text
+    assert "Prefill vs decode (30 streamed answers): TTFT mean" in text
+    assert "Concurrency (requests in flight): mean 5.22, peak 7 (at most 7" in text

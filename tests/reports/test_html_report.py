@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
 from assay.reports import load_report
-from assay.reports.html import HTML_FILE, plotly_js, read_latency_samples
+from assay.reports.html import HTML_FILE, plotly_js, read_latency_samples, render_html
 from tests.cli.cli_harness import read_report, run_assay, run_fast
 from tests.reports.browser import ChartState, artifacts_dir, render
 
@@ -166,3 +167,32 @@ def test_revalidate_writes_a_report_html_with_a_timeline(single_run: Path) -> No
     report = read_report(revalidated)
     assert all(step.timeline is not None for step in report.steps)
     assert (revalidated / HTML_FILE).is_file()
+
+
+def _figures_on(page: str) -> dict[str, Any]:
+    """The chart specifications a page hands to plotly.js, by chart id."""
+    (line,) = [line for line in page.splitlines() if line.startswith("const ASSAY_FIGURES = ")]
+    specs = orjson.loads(line.removeprefix("const ASSAY_FIGURES = ").removesuffix(";"))
+    return {spec["id"]: spec for spec in specs}
+
+
+def test_report_html_shows_the_token_rates_per_user_speed_and_prefill_vs_decode(
+    single_run: Path,
+) -> None:
+    page = (single_run / HTML_FILE).read_text(encoding="utf-8")
+    step = read_report(single_run).steps[0]
+    throughput = step.metrics.throughput
+    assert "<h2>Token rates, per-user speed, prefill vs decode</h2>" in page
+    assert "peak concurrent requests" in page
+    figures = _figures_on(page)
+    rates = {trace["name"]: trace["y"] for trace in figures["token-rates"]["data"]}
+    assert rates["input"] == [throughput.usable_input_tokens_per_s]
+    assert rates["total"] == [throughput.usable_total_tokens_per_s]
+    assert rates["peak output (busiest second)"] == [throughput.peak_output_tokens_per_s]
+    assert {"prefill-decode", "per-user-output", "latency-ttst_ms"} <= set(figures)
+
+
+def test_report_html_of_a_report_before_the_token_figures_has_no_such_section() -> None:
+    page = render_html(load_report(Path(__file__).parent / "stored_runs" / "6364a6d"), {})
+    assert "Token rates, per-user speed" not in page
+    assert "token-rates" not in _figures_on(page)

@@ -202,3 +202,42 @@ def test_summary_row_keys_are_the_summary_columns_in_order() -> None:
     # Both come from one list in reports/files.py; a column added to one is in the other.
     for step in _report(errored=1).steps:
         assert tuple(summary_row(step)) == SUMMARY_COLUMNS
+
+
+def test_summary_csv_and_report_json_carry_the_figures_peers_print(tmp_path: Path) -> None:
+    # Ten answers sent 100 ms apart: 32 prompt and 8 output tokens each, first token 80 ms
+    # after the send, then one every 10 ms, the end 1 ms after the last: the step lasts 1.051 s.
+    json_path, csv_path = write_report(_report(errored=0), tmp_path)
+    with csv_path.open(newline="") as handle:
+        row = list(csv.DictReader(handle))[1]
+    assert float(row["usable_input_tok_per_s"]) == pytest.approx(320 / 1.051, abs=1e-3)
+    assert float(row["usable_total_tok_per_s"]) == pytest.approx(400 / 1.051, abs=1e-3)
+    # Seconds from the clock's zero: 9 whole answers and 2 tokens of the tenth in the first.
+    assert row["peak_output_tok_per_s"] == "74"
+    assert float(row["ttst_p50_ms"]) == pytest.approx(10.0, rel=0.01)
+    assert float(row["decode_p99_ms"]) == pytest.approx(71.0, rel=0.01)
+    assert float(row["per_user_output_tok_per_s_min"]) == pytest.approx(7 / 0.071, abs=1e-3)
+    step = json.loads(json_path.read_text())["steps"][1]["metrics"]
+    assert step["throughput"]["usable_input_tokens"] == 320
+    assert step["throughput"]["peak_output_tokens_per_s"] == 74
+    assert step["throughput"]["peak_output_at_s"] == 0.0
+    assert step["throughput"]["per_user_output_tokens_per_s"]["count"] == 10
+    assert step["latency"]["ttst_ms"]["count"] == 10
+    assert step["latency"]["decode_ms"]["count"] == 10
+
+
+def test_summary_csv_leaves_unmeasured_new_figures_empty(tmp_path: Path) -> None:
+    report = _report(errored=0)
+    bare = report.steps[0].model_copy(update={"metrics": StepAggregator().snapshot()})
+    _, csv_path = write_report(report.model_copy(update={"steps": (bare,)}), tmp_path)
+    with csv_path.open(newline="") as handle:
+        (row,) = list(csv.DictReader(handle))
+    for column in (
+        "usable_input_tok_per_s",
+        "usable_total_tok_per_s",
+        "peak_output_tok_per_s",
+        "ttst_p50_ms",
+        "decode_p50_ms",
+        "per_user_output_tok_per_s_p50",
+    ):
+        assert row[column] == "", column

@@ -6,7 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from assay.benchmark.run import DEMO_FAULTS
-from tests.cli.cli_harness import assert_every_request_accounted, read_report, run_assay, run_fast
+from tests.cli.cli_harness import (
+    assert_every_request_accounted,
+    read_record_lines,
+    read_report,
+    run_assay,
+    run_fast,
+)
 
 # A fault at rate 0: no demo faults, so a small run's validity does not depend on chance.
 NO_FAULTS = ("--mock-fault", "empty_stream=0")
@@ -152,3 +158,39 @@ def test_sweep_ends_with_one_table_row_per_step(tmp_path: Path) -> None:
         assert step.requested_rate is not None
         assert row[1] == f"{step.requested_rate:.3g}/s"
     assert all(row[-2:] == ["time", "limit"] for row in rows)
+
+
+def test_run_against_the_mock_reports_the_figures_peers_print(tmp_path: Path) -> None:
+    result = run_fast(
+        tmp_path, "--profile", "concurrent", "--concurrency", "4", "--max-requests", "40",
+        "--max-seconds", "30", "--processes", "2", "--mock-itl-ms", "10", *NO_FAULTS,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stdout + result.stderr
+    # A token every 10 ms: 40 answers of 16 tokens over 4 streams last over a second, so the
+    # console shows rates.
+    metrics = read_report(tmp_path).steps[0].metrics
+    completed = metrics.outcomes.completed
+    assert completed == 40
+    throughput, latency = metrics.throughput, metrics.latency
+    # Input is the server's prompt counts of the completed requests, read back from the records.
+    prompts = sum(
+        line["usage"]["prompt_tokens"]
+        for line in read_record_lines(tmp_path)
+        if line["status"] == "completed"
+    )
+    assert throughput.usable_input_tokens == prompts > 0
+    assert throughput.peak_output_tokens_per_s is not None
+    assert 0 < throughput.peak_output_tokens_per_s <= throughput.usable_output_tokens
+    assert latency.ttst_ms is not None
+    assert latency.ttst_ms.count == completed
+    assert latency.decode_ms is not None
+    assert latency.decode_ms.count == completed
+    assert metrics.concurrency.max <= 4
+    for label in ("input tokens/s", "total tokens/s", "TTST ", "Decode (E2E - TTFT)"):
+        assert label in result.stdout, label
+    assert "Prefill vs decode (40 streamed answers)" in result.stdout
+    assert "Concurrency (requests in flight): mean" in result.stdout
+    summary = (tmp_path / "summary.csv").read_text().splitlines()
+    row = dict(zip(summary[0].split(","), summary[1].split(","), strict=True))
+    assert int(row["peak_output_tok_per_s"]) == throughput.peak_output_tokens_per_s
+    assert row["ttst_p50_ms"] != ""

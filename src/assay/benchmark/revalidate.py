@@ -102,7 +102,10 @@ def revalidate(
     )
     validate = spec()
     slo = Slo.model_validate(ran.slo) if ran.slo else None
-    aggregators = {step.index: StepAggregator(slo=slo, window=_window(step)) for step in old.steps}
+    aggregators = {
+        step.index: StepAggregator(slo=slo, window=_window(step), origin_ns=_origin(step))
+        for step in old.steps
+    }
     timelines = {
         step.index: Timeline(origin_ns=step.timeline.origin_ns)
         for step in old.steps
@@ -171,3 +174,10 @@ def _window(step: StepReport) -> TimeWindow | None:
     if metrics.excluded and metrics.start_ns is not None and metrics.end_ns is not None:
         return TimeWindow(start_ns=metrics.start_ns, end_ns=metrics.end_ns)
     return None
+
+
+def _origin(step: StepReport) -> int | None:
+    """The step's start, where its peak output rate's one-second buckets began."""
+    if step.timeline is not None:
+        return step.timeline.origin_ns
+    return step.metrics.start_ns

@@ -88,7 +88,9 @@ class ShardSink:
                 turns = self._turns = {}
             aggregator = turns.get(turn)
             if aggregator is None:
-                aggregator = turns[turn] = StepAggregator(slo=self._slo, window=self._window)
+                aggregator = turns[turn] = StepAggregator(
+                    slo=self._slo, window=self._window, origin_ns=self._context.start_ns
+                )
             aggregator.add(record)
 
     def spooled(self) -> bytes:
@@ -190,7 +192,9 @@ class ShardSinkFactory:
 
     def aggregator_for(self, context: StepContext) -> StepAggregator:
         """An empty aggregator for one step and process, with the step's measured window."""
-        return StepAggregator(slo=self.slo, window=self.window_for(context))
+        return StepAggregator(
+            slo=self.slo, window=self.window_for(context), origin_ns=context.start_ns
+        )
 
     def recover(self, context: StepContext) -> ShardSummary:
         """The summary a lost process's sink never returned, rebuilt from its shard.

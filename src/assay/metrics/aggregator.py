@@ -37,17 +37,41 @@ bracketed in bounded memory (see `assay.metrics.concurrency`).
 
 With a window, only records whose targeted start falls in [start_ns, end_ns) are counted; the
 others are counted as `excluded` and nothing else.
+
+The figures peers print beside these, each from the completed requests counted above:
+
+- Input tokens/s = the server's prompt tokens of the completed requests / duration; total
+  tokens/s = (input + usable output tokens) / duration. Both are None unless every completed
+  request had a server prompt count: assay does not tokenize prompts itself, and a partial sum
+  would understate them.
+- Peak output tokens/s: time after the bucket origin (the window's start when there is one,
+  else the step's start `origin_ns`, else 0) is cut into one-second buckets
+  [origin + k s, origin + (k+1) s); each output token of a completed request goes to the bucket
+  it arrived in (a chunk's tokens at the chunk's arrival, a non-streamed answer's at its end),
+  and the peak is the fullest bucket. The tokens per chunk are assay's per-chunk counts; when the
+  request's output count (server usage) differs, its tokens are spread over its chunks in
+  proportion, so the buckets always add up to the usable output tokens. Memory: one integer per
+  second that saw a token.
+- TTST (time to second token) = arrival of the second output token - arrival of the first, by
+  the per-chunk counts: 0 when the first read brought two tokens. Answers whose chunks never
+  counted two tokens have none.
+- Decode time = E2E - TTFT, for every streamed answer with a first token, so TTFT (prefill) and
+  decode split the same answers' E2E.
+- Per-user output tokens/s = (output tokens - 1) / decode time = 1 / TPOT, per streamed answer
+  of 2+ output tokens with a decode time above 0: the first token arrived at TTFT, so the decode
+  time holds the other output tokens - 1.
 """
 
 from __future__ import annotations
 
 import itertools
+from bisect import bisect_left
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from assay.core.diagnostics import AnyCode, DiagnosticCode
-from assay.core.response import GenerationResponse, TokenSource
+from assay.core.response import GenerationResponse, ResponseTiming, TokenSource
 from assay.errors import ConfigError
 from assay.metrics.concurrency import ConcurrencyTracker
 from assay.metrics.sketch import QuantileSketch
@@ -63,6 +87,7 @@ from assay.metrics.step_metrics import (
     Tokens,
 )
 from assay.records.record import Cancelled, Completed, Errored, RequestRecord
+from assay.spec.constraints import NS_PER_S
 from assay.spec.endpoint import Answer
 
 _MS = 1e-6  # ns -> ms
@@ -133,6 +158,7 @@ class StepAggregator:
         "_cancelled",
         "_completed",
         "_concurrency",
+        "_decode",
         "_dispatch_lag",
         "_e2e",
         "_e2e_from_target",
@@ -146,19 +172,32 @@ class StepAggregator:
         "_itl_coalesced",
         "_last_finish_ns",
         "_not_streamed",
+        "_output_by_second",
         "_output_sources",
         "_output_tokens",
+        "_per_user",
         "_prompt_tokens",
         "_tpot",
         "_ttft",
+        "_ttst",
         "_usable_output_tokens",
+        "_usable_prompt_tokens",
+        "origin_ns",
         "slo",
         "window",
     )
 
-    def __init__(self, slo: Slo | None = None, window: TimeWindow | None = None) -> None:
+    def __init__(
+        self,
+        slo: Slo | None = None,
+        window: TimeWindow | None = None,
+        origin_ns: int | None = None,
+    ) -> None:
         self.slo = slo
         self.window = window
+        # Where the one-second buckets of the peak output rate start: the window's start when
+        # there is one, else the step's start (shared by its processes), else the clock's zero.
+        self.origin_ns = origin_ns
         self._completed = 0
         self._errored = 0
         self._cancelled = 0
@@ -182,6 +221,18 @@ class StepAggregator:
         self._concurrency = ConcurrencyTracker()
         self._first_dispatch_ns: int | None = None
         self._last_finish_ns: int | None = None
+        self._ttst = QuantileSketch()
+        self._decode = QuantileSketch()
+        self._per_user = QuantileSketch()
+        self._usable_prompt_tokens = 0
+        self._output_by_second: dict[int, int] = {}
+
+    @property
+    def bucket_origin_ns(self) -> int:
+        """Where the peak output rate's one-second buckets start (see the module's notes)."""
+        if self.window is not None:
+            return self.window.start_ns
+        return 0 if self.origin_ns is None else self.origin_ns
 
     def add(self, record: RequestRecord[GenerationResponse]) -> None:
         """Count one finished record (any outcome)."""
@@ -235,6 +286,7 @@ class StepAggregator:
             prompt_tokens = usage.prompt_tokens
         if prompt_tokens is not None:
             self._prompt_tokens.add(prompt_tokens)
+            self._usable_prompt_tokens += prompt_tokens
         match response.endpoint.traits.answer:
             case Answer.vectors:
                 self._add_vectors(response, e2e)
@@ -266,6 +318,8 @@ class StepAggregator:
         self._attempted_output_tokens += output_tokens
         sources = self._output_sources
         sources[source] = sources.get(source, 0) + 1
+        if output_tokens > 0:
+            self._add_arrivals(timing, output_tokens)
 
         if not response.streamed:
             # The answer came whole: when its first token arrived is not observed. For the SLO
@@ -278,12 +332,19 @@ class StepAggregator:
 
         ttft: int | None = None
         tpot: float | None = None
-        if timing.first_token_ns is not None:
-            ttft = timing.first_token_ns - send
+        first_token = timing.first_token_ns
+        if first_token is not None:
+            ttft = first_token - send
             self._ttft.add(ttft)
+            self._decode.add(e2e - ttft)
             if output_tokens >= 2:
                 tpot = (e2e - ttft) / (output_tokens - 1)
                 self._tpot.add(tpot)
+                if tpot > 0:
+                    self._per_user.add(1e9 / tpot)
+            second_token = _second_token_ns(timing)
+            if second_token is not None:
+                self._ttst.add(second_token - first_token)
 
         worst_gap = 0.0
         times = timing.chunk_times_ns
@@ -303,6 +364,41 @@ class StepAggregator:
         slo = self.slo
         if slo is not None and _meets(slo, ttft, tpot, worst_gap, e2e):
             self._good += 1
+
+    def _add_arrivals(self, timing: ResponseTiming, output_tokens: int) -> None:
+        """Count a completed answer's output tokens into the seconds they arrived in."""
+        origin = self.bucket_origin_ns
+        buckets = self._output_by_second
+        times = timing.chunk_times_ns
+        count = len(times)
+        counts = timing.chunk_tokens
+        cumulative: list[int] | None = None  # tokens up to each chunk; None: one per chunk
+        if len(counts) == count and counts.count(1) == count:
+            total = count
+        else:
+            have = len(counts)
+            cumulative = list(
+                itertools.accumulate(max(0, counts[i]) if i < have else 1 for i in range(count))
+            )
+            total = cumulative[-1] if cumulative else 0
+        if total <= 0:
+            # Nothing was seen arriving token by token: every token came with the end.
+            second = (timing.end_ns - origin) // NS_PER_S
+            buckets[second] = buckets.get(second, 0) + output_tokens
+            return
+        counted = 0  # output tokens put in buckets so far
+        begin = 0  # the first chunk not yet counted
+        for second in range((times[0] - origin) // NS_PER_S, (times[-1] - origin) // NS_PER_S + 1):
+            end = bisect_left(times, origin + (second + 1) * NS_PER_S, begin)
+            if end == begin:
+                continue
+            seen = end if cumulative is None else cumulative[end - 1]
+            # The server's count spread over the chunks in proportion to what they carried.
+            upto = seen if total == output_tokens else (output_tokens * seen + total // 2) // total
+            if upto > counted:
+                buckets[second] = buckets.get(second, 0) + upto - counted
+                counted = upto
+            begin = end
 
     def _add_spread_gaps(self, times: tuple[int, ...], counts: tuple[int, ...]) -> float:
         """Add the ITL samples of reads carrying several tokens; return the worst gap.
@@ -340,10 +436,15 @@ class StepAggregator:
 
     def merge(self, other: StepAggregator) -> None:
         """Fold `other` (the same step aggregated elsewhere) into this aggregator."""
-        if other.slo != self.slo or other.window != self.window:
+        if (
+            other.slo != self.slo
+            or other.window != self.window
+            or other.bucket_origin_ns != self.bucket_origin_ns
+        ):
             raise ConfigError(
-                "cannot merge step aggregators with different SLOs or windows: "
-                f"{self.slo} / {self.window} vs {other.slo} / {other.window}"
+                "cannot merge step aggregators with different SLOs, windows or origins: "
+                f"{self.slo} / {self.window} / {self.bucket_origin_ns} vs "
+                f"{other.slo} / {other.window} / {other.bucket_origin_ns}"
             )
         self._completed += other._completed
         self._errored += other._errored
@@ -368,8 +469,15 @@ class StepAggregator:
             (self._dispatch_lag, other._dispatch_lag),
             (self._output_tokens, other._output_tokens),
             (self._prompt_tokens, other._prompt_tokens),
+            (self._ttst, other._ttst),
+            (self._decode, other._decode),
+            (self._per_user, other._per_user),
         ):
             mine.merge(theirs)
+        self._usable_prompt_tokens += other._usable_prompt_tokens
+        buckets = self._output_by_second
+        for second, tokens in other._output_by_second.items():
+            buckets[second] = buckets.get(second, 0) + tokens
         for source, n in other._output_sources.items():
             self._output_sources[source] = self._output_sources.get(source, 0) + n
         self._usable_output_tokens += other._usable_output_tokens
@@ -405,6 +513,18 @@ class StepAggregator:
 
         peak = self._concurrency.peak()
         finished = self._completed + self._errored
+        # Input counts only when the server gave one for every completed request.
+        input_tokens: int | None = None
+        if self._completed and self._prompt_tokens.count == self._completed:
+            input_tokens = self._usable_prompt_tokens
+        peak_tokens: int | None = None
+        peak_at_s: float | None = None
+        if self._output_by_second:
+            # The fullest second; the earliest of equal ones.
+            peak_second, peak_tokens = max(
+                sorted(self._output_by_second.items()), key=lambda item: item[1]
+            )
+            peak_at_s = float(peak_second)
         goodput = None
         if self.slo is not None:
             goodput = Goodput(
@@ -430,6 +550,8 @@ class StepAggregator:
                 dispatch_lag_ms=self._dispatch_lag.summary(_MS),
                 not_streamed=self._not_streamed,
                 itl_coalesced_gaps=self._itl_coalesced,
+                ttst_ms=self._ttst.summary(_MS),
+                decode_ms=self._decode.summary(_MS),
             ),
             tokens=Tokens(
                 output_per_request=self._output_tokens.summary(),
@@ -446,6 +568,16 @@ class StepAggregator:
                 attempted_output_tokens_per_s=per_s(self._attempted_output_tokens),
                 usable_output_tokens=self._usable_output_tokens,
                 attempted_output_tokens=self._attempted_output_tokens,
+                usable_input_tokens=input_tokens,
+                usable_input_tokens_per_s=None if input_tokens is None else per_s(input_tokens),
+                usable_total_tokens_per_s=(
+                    None
+                    if input_tokens is None
+                    else per_s(input_tokens + self._usable_output_tokens)
+                ),
+                peak_output_tokens_per_s=peak_tokens,
+                peak_output_at_s=peak_at_s,
+                per_user_output_tokens_per_s=self._per_user.summary(),
             ),
             concurrency=Concurrency(
                 mean=per_s(self._concurrency.in_flight_ns / 1e9),
@@ -457,6 +589,18 @@ class StepAggregator:
             start_ns=start_ns,
             end_ns=end_ns,
         )
+
+
+def _second_token_ns(timing: ResponseTiming) -> int | None:
+    """When the answer's second output token arrived, by the per-chunk token counts."""
+    counts = timing.chunk_tokens
+    have = len(counts)
+    seen = 0
+    for i, at in enumerate(timing.chunk_times_ns):
+        seen += max(0, counts[i]) if i < have else 1
+        if seen >= 2:
+            return at
+    return None
 
 
 def _meets(

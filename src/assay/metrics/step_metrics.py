@@ -56,6 +56,11 @@ class Latency(BaseModel):
     or TPOT (not measured, rather than a made-up 0). `itl_coalesced_gaps` counts token gaps the
     transport hid: tokens that arrived in the same network read as the token before them. Their
     read's gap is spread over its tokens in `itl_ms` (see `assay.metrics.aggregator`).
+
+    `ttst_ms` is the time from the first token to the second (answers of 2+ tokens);
+    `decode_ms` is E2E - TTFT, the part of a streamed answer after its first token, so that
+    `ttft_ms` (prefill, queueing and network included) and `decode_ms` split the same answers'
+    E2E. Both are None in reports written before they existed.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -68,6 +73,8 @@ class Latency(BaseModel):
     dispatch_lag_ms: Distribution | None = None
     not_streamed: int = 0
     itl_coalesced_gaps: int = 0
+    ttst_ms: Distribution | None = None
+    decode_ms: Distribution | None = None
 
 
 class Tokens(BaseModel):
@@ -109,7 +116,16 @@ class Tokens(BaseModel):
 
 
 class Throughput(BaseModel):
-    """Rates over the step's duration: usable counts completed requests only, attempted all."""
+    """Rates over the step's duration: usable counts completed requests only, attempted all.
+
+    Input and total token rates use the server's prompt counts of the completed requests; they
+    are None unless every completed request had one (a partial sum would understate them).
+    `peak_output_tokens_per_s` is the most output tokens of completed requests that arrived in
+    one second-long bucket, the buckets counted from the step's start (the measured window's
+    start with warm-up), and `peak_output_at_s` where that bucket starts;
+    `per_user_output_tokens_per_s` is, per streamed answer of 2+ tokens, its decode rate
+    (output tokens - 1) / (E2E - TTFT). See `assay.metrics.aggregator` for the exact rules.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -120,6 +136,12 @@ class Throughput(BaseModel):
     attempted_output_tokens_per_s: float = 0.0
     usable_output_tokens: int = 0
     attempted_output_tokens: int = 0
+    usable_input_tokens: int | None = None
+    usable_input_tokens_per_s: float | None = None
+    usable_total_tokens_per_s: float | None = None
+    peak_output_tokens_per_s: int | None = None
+    peak_output_at_s: float | None = None
+    per_user_output_tokens_per_s: Distribution | None = None
 
 
 class Concurrency(BaseModel):

@@ -19,13 +19,19 @@ Column: TypeAlias = Callable[[StepReport], Cell]
 
 
 def _ms(distribution: Callable[[StepReport], Distribution | None], percentile: str) -> Column:
-    """A latency percentile in ms, rounded to µs; empty where it was not measured."""
+    """A latency percentile in ms, rounded to µs (or a rate to 3 decimals); empty where it was
+    not measured."""
 
     def cell(step: StepReport) -> Cell:
         measured = distribution(step)
         return None if measured is None else round(float(getattr(measured, percentile)), 3)
 
     return cell
+
+
+def _rounded(value: float | None) -> Cell:
+    """A rate rounded to 3 decimals; empty where it was not measured."""
+    return None if value is None else round(value, 3)
 
 
 # The one list of summary.csv's columns, in order, each with how its cell is read from a step:
@@ -58,6 +64,9 @@ _SUMMARY: Final[tuple[tuple[str, Column], ...]] = (
         "attempted_output_tok_per_s",
         lambda s: round(s.metrics.throughput.attempted_output_tokens_per_s, 3),
     ),
+    ("usable_input_tok_per_s", lambda s: _rounded(s.metrics.throughput.usable_input_tokens_per_s)),
+    ("usable_total_tok_per_s", lambda s: _rounded(s.metrics.throughput.usable_total_tokens_per_s)),
+    ("peak_output_tok_per_s", lambda s: s.metrics.throughput.peak_output_tokens_per_s),
     (
         "goodput_req_per_s",
         lambda s: None if s.metrics.goodput is None else round(s.metrics.goodput.requests_per_s, 3),
@@ -73,6 +82,18 @@ _SUMMARY: Final[tuple[tuple[str, Column], ...]] = (
     ("itl_coalesced_gaps", lambda s: s.metrics.latency.itl_coalesced_gaps),
     ("tpot_p50_ms", _ms(lambda s: s.metrics.latency.tpot_ms, "p50")),
     ("tpot_p99_ms", _ms(lambda s: s.metrics.latency.tpot_ms, "p99")),
+    ("ttst_p50_ms", _ms(lambda s: s.metrics.latency.ttst_ms, "p50")),
+    ("ttst_p99_ms", _ms(lambda s: s.metrics.latency.ttst_ms, "p99")),
+    ("decode_p50_ms", _ms(lambda s: s.metrics.latency.decode_ms, "p50")),
+    ("decode_p99_ms", _ms(lambda s: s.metrics.latency.decode_ms, "p99")),
+    (
+        "per_user_output_tok_per_s_p50",
+        _ms(lambda s: s.metrics.throughput.per_user_output_tokens_per_s, "p50"),
+    ),
+    (
+        "per_user_output_tok_per_s_min",
+        _ms(lambda s: s.metrics.throughput.per_user_output_tokens_per_s, "min"),
+    ),
     ("e2e_p50_ms", _ms(lambda s: s.metrics.latency.e2e_ms, "p50")),
     ("e2e_p99_ms", _ms(lambda s: s.metrics.latency.e2e_ms, "p99")),
     ("not_streamed", lambda s: s.metrics.latency.not_streamed),

@@ -18,7 +18,7 @@ import orjson
 from pydantic import JsonValue
 
 from assay.errors import DataError
-from assay.reports.charts import Figure, figures_of, step_label
+from assay.reports.charts import Figure, figures_of, has_token_figures, step_label
 from assay.reports.loader import load_report
 from assay.reports.report import Report, StepReport
 
@@ -149,6 +149,7 @@ def render_html(report: Report, samples: Mapping[str, Mapping[int, Sequence[floa
         _server_table(report),
         *(_section(title, group) for title, group in sections),
         _steps_table(report),
+        *_token_figures_table(report),
         _config_tables(report),
         "</main>",
     ]
@@ -373,3 +374,53 @@ def _json_text(value: JsonValue) -> str:
     if isinstance(value, str):
         return value
     return orjson.dumps(value).decode()
+
+
+def _token_figures_table(report: Report) -> list[str]:
+    """Per step, the figures peers print beside output throughput (nothing for reports written
+    before assay measured them)."""
+    if not has_token_figures(report):
+        return []
+    head = (
+        "<tr><th>step</th><th>input tok/s</th><th>output tok/s</th><th>total tok/s</th>"
+        "<th>peak output tok/s (at s)</th><th>peak concurrent requests</th>"
+        "<th>TTST p50 / p99 ms</th><th>per-user tok/s p50 / min</th>"
+        "<th>prefill / decode mean ms</th></tr>"
+    )
+    rows = "".join(_token_figures_row(step) for step in report.steps)
+    return [
+        "<h2>Token rates, per-user speed, prefill vs decode</h2>"
+        '<p class="muted">Completed requests only. Input uses the server\'s prompt counts; the '
+        "peak is the fullest one-second bucket of output tokens, counted from the step's "
+        "start; per-user tok/s is (output tokens - 1) / (E2E - TTFT) per streamed answer of 2+ "
+        "tokens; TTST is the time from the first token to the second. Peak concurrency is the "
+        "most requests in flight at one instant (every outcome).</p>"
+        f"<table>{head}{rows}</table>"
+    ]
+
+
+def _token_figures_row(step: StepReport) -> str:
+    m = step.metrics
+    t, latency = m.throughput, m.latency
+    ttst, per_user = latency.ttst_ms, t.per_user_output_tokens_per_s
+    ttft, decode = latency.ttft_ms, latency.decode_ms
+    peak = (
+        "n/a"
+        if t.peak_output_tokens_per_s is None
+        else f"{t.peak_output_tokens_per_s:,} ({t.peak_output_at_s:g})"
+    )
+    cells = [
+        _fmt(t.usable_input_tokens_per_s, 1),
+        _fmt(t.usable_output_tokens_per_s, 1),
+        _fmt(t.usable_total_tokens_per_s, 1),
+        peak,
+        f"{m.concurrency.max:,}",
+        "n/a" if ttst is None else f"{ttst.p50:,.1f} / {ttst.p99:,.1f}",
+        "n/a" if per_user is None else f"{per_user.p50:,.1f} / {per_user.min:,.1f}",
+        "n/a" if ttft is None or decode is None else f"{ttft.mean:,.1f} / {decode.mean:,.1f}",
+    ]
+    return (
+        f"<tr><td>{_e(step_label(step))}</td>"
+        + "".join(f'<td class="num">{cell}</td>' for cell in cells)
+        + "</tr>"
+    )

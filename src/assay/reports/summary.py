@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from assay.metrics.sketch import Distribution
-from assay.metrics.step_metrics import Outcomes, StepMetrics
+from assay.metrics.step_metrics import Outcomes, StepMetrics, Throughput
 from assay.reports.report import Report, StepReport
 from assay.reports.step_words import (
     cancelled_phrase,
@@ -31,8 +31,10 @@ DISPATCH_LAG_WARNING_MS = 25.0
 
 _LATENCY_ROWS: tuple[tuple[str, str], ...] = (
     ("TTFT", "ttft_ms"),
+    ("TTST", "ttst_ms"),
     ("ITL", "itl_ms"),
     ("TPOT", "tpot_ms"),
+    ("Decode (E2E - TTFT)", "decode_ms"),
     ("E2E", "e2e_ms"),
     ("E2E from targeted start", "e2e_from_target_ms"),
     ("Dispatch lag", "dispatch_lag_ms"),
@@ -83,6 +85,8 @@ def _render_step(step: StepReport, report: Report, console: Console) -> None:
     for note in _latency_notes(m, embeddings=embeddings):
         console.print(note, highlight=False)
     console.print(_throughput_table(step, embeddings=embeddings))
+    for line in peer_figure_lines(step, embeddings=embeddings):
+        console.print(line, highlight=False)
     if m.goodput is not None:
         limits = ", ".join(
             f"{name.removesuffix('_ms').upper()} <= {value:g} ms"
@@ -108,7 +112,8 @@ def _render_step(step: StepReport, report: Report, console: Console) -> None:
     else:
         console.print(Text(f"Output token counts from: {m.tokens.output_source_note}; ") + prompts)
     console.print(
-        f"Concurrency: mean {m.concurrency.mean:.2f}, max {m.concurrency.max} "
+        f"Concurrency (requests in flight): mean {m.concurrency.mean:.2f}, "
+        f"peak {m.concurrency.max} "
         f"(at most {m.concurrency.max_upper_bound}, "
         f"sampled every {_resolution(m.concurrency.resolution_ns)})",
         highlight=False,
@@ -245,7 +250,7 @@ def _errors_table(m: StepMetrics) -> Table:
 
 
 _NOT_STREAMED: Final = "n/a (not streamed)"
-_TOKEN_TIMING: Final = frozenset({"ttft_ms", "itl_ms", "tpot_ms"})
+_TOKEN_TIMING: Final = frozenset({"ttft_ms", "ttst_ms", "itl_ms", "tpot_ms", "decode_ms"})
 
 
 def _latency_table(m: StepMetrics, *, embeddings: bool) -> Table:
@@ -314,7 +319,49 @@ def _throughput_table(step: StepReport, *, embeddings: bool) -> Table:
             f"{t.usable_output_tokens_per_s:.1f}",
             f"{t.attempted_output_tokens_per_s:.1f}",
         )
+    _add_token_rate_rows(table, t, embeddings=embeddings)
     return table
+
+
+def _add_token_rate_rows(table: Table, t: Throughput, *, embeddings: bool) -> None:
+    """Input, total and peak output token rates: completed requests only, so no attempted."""
+    if t.usable_input_tokens_per_s is None or t.usable_total_tokens_per_s is None:
+        table.add_row("input tokens/s", "n/a (no server prompt count)", "")
+    else:
+        table.add_row("input tokens/s", f"{t.usable_input_tokens_per_s:.1f}", "")
+        if not embeddings:
+            table.add_row("total tokens/s", f"{t.usable_total_tokens_per_s:.1f}", "")
+    if not embeddings and t.peak_output_tokens_per_s is not None:
+        table.add_row("peak output tokens/s (1 s)", f"{t.peak_output_tokens_per_s}", "")
+
+
+def peer_figure_lines(step: StepReport, *, embeddings: bool) -> list[str]:
+    """The lines under the throughput table: per-user output rate and prefill vs decode time.
+
+    The rates beside output (input, total, peak) are rows of the throughput table; these are
+    distributions over requests, so they read better as lines.
+    """
+    if embeddings:
+        return []
+    m = step.metrics
+    lines: list[str] = []
+    per_user = m.throughput.per_user_output_tokens_per_s
+    if per_user is not None:
+        lines.append(
+            f"Per-user output tokens/s ({per_user.count} answers of 2+ tokens): "
+            f"mean {per_user.mean:.1f}, p50 {per_user.p50:.1f}, min {per_user.min:.1f}, "
+            f"max {per_user.max:.1f}"
+        )
+    ttft, decode = m.latency.ttft_ms, m.latency.decode_ms
+    if ttft is not None and decode is not None:
+        whole = ttft.mean + decode.mean
+        share = ttft.mean / whole * 100 if whole > 0 else 0.0
+        lines.append(
+            f"Prefill vs decode ({ttft.count} streamed answers): TTFT mean "
+            f"{format_ms(ttft.mean)} ms ({share:.0f} % of E2E), decode "
+            f"{format_ms(decode.mean)} ms ({100 - share:.0f} %)"
+        )
+    return lines
 
 
 def _resolution(ns: int) -> str:
