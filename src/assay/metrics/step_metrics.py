@@ -76,7 +76,8 @@ class Tokens(BaseModel):
     `output_sources` counts completed requests by the source of their output count (server
     usage, running usage, assay's streamed count); `prompt_reported` how many had a server prompt
     count (the prompt distribution uses only those). `embeddings` counts completed embeddings
-    answers, which have no output tokens and are left out of the output figures.
+    answers and `scored` completed rerank and score answers, which have no output tokens and
+    are left out of the output figures.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -86,6 +87,7 @@ class Tokens(BaseModel):
     output_sources: dict[TokenSource, int] = {}
     prompt_reported: int = 0
     embeddings: int = 0
+    scored: int = 0
 
     @property
     def output_source_note(self) -> str:
@@ -120,6 +122,10 @@ class Throughput(BaseModel):
     attempted_output_tokens_per_s: float = 0.0
     usable_output_tokens: int = 0
     attempted_output_tokens: int = 0
+    # Documents scored by completed rerank and score answers (each document of a request, also
+    # those a rerank `top_n` left out of the answer).
+    usable_documents: int = 0
+    usable_documents_per_s: float = 0.0
 
 
 class Concurrency(BaseModel):
