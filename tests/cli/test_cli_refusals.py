@@ -95,7 +95,10 @@ CASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("--endpoint", "embeddings", "--document-tokens", "32"),
         ("--document-tokens", "embeddings"),
     ),
-    "documents_zero": (("--endpoint", "rerank", "--documents", "0"), ("--documents",)),
+    "documents_zero": (
+        ("--endpoint", "rerank", "--documents", "0"),
+        ("documents", "greater than or equal to 1"),
+    ),
     "document_tokens_zero": (
         ("--endpoint", "score", "--document-tokens", "0"),
         ("document_tokens", "at least 1"),
