@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from assay.core.diagnostics import AnyCode
 from assay.core.response import TokenSource
@@ -70,6 +70,11 @@ class Latency(BaseModel):
     itl_coalesced_gaps: int = 0
 
 
+def _nothing(value: float) -> bool:
+    """A figure left out of report.json: zero, for a kind of answer the run did not have."""
+    return value == 0
+
+
 class Tokens(BaseModel):
     """Token counts per completed request and where the counts came from.
 
@@ -87,7 +92,8 @@ class Tokens(BaseModel):
     output_sources: dict[TokenSource, int] = {}
     prompt_reported: int = 0
     embeddings: int = 0
-    scored: int = 0
+    # Written only by a run that scored documents, so earlier reports are written back as read.
+    scored: int = Field(default=0, exclude_if=_nothing)
 
     @property
     def output_source_note(self) -> str:
@@ -123,9 +129,9 @@ class Throughput(BaseModel):
     usable_output_tokens: int = 0
     attempted_output_tokens: int = 0
     # Documents scored by completed rerank and score answers (each document of a request, also
-    # those a rerank `top_n` left out of the answer).
-    usable_documents: int = 0
-    usable_documents_per_s: float = 0.0
+    # those a rerank `top_n` left out of the answer); written only by a run that scored some.
+    usable_documents: int = Field(default=0, exclude_if=_nothing)
+    usable_documents_per_s: float = Field(default=0.0, exclude_if=_nothing)
 
 
 class Concurrency(BaseModel):
