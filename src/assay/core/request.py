@@ -121,8 +121,11 @@ class GenerationRequest(BaseModel):
             case Answer.vectors:
                 expected = len(self.prompt) if isinstance(self.prompt, tuple) else 1
             case Answer.scores:
-                documents = len(self.documents or ())
-                results = _result_count(self.endpoint, documents, self.extra_body)
+                # Unknown for an answer judged without its request: the checks that need the
+                # documents' count are then skipped.
+                if self.documents is not None:
+                    documents = len(self.documents)
+                    results = _result_count(self.endpoint, documents, self.extra_body)
         if not self.extra_body and expected is None and documents is None:
             # Nearly every request: no JSON mode, no embeddings count; one shared frozen echo
             # per (limit, ignore_eos) instead of a validated model per request.
