@@ -53,6 +53,24 @@ EXPECTED: dict[Endpoint, EndpointTraits] = {
         streams_finish_reason=False,
         takes_conversation=False,
     ),
+    Endpoint.rerank: EndpointTraits(
+        path="/v1/rerank",
+        carries=Carries.documents,
+        answer=Answer.scores,
+        streams=False,
+        terminal_marker=None,
+        streams_finish_reason=False,
+        takes_conversation=False,
+    ),
+    Endpoint.score: EndpointTraits(
+        path="/v1/score",
+        carries=Carries.documents,
+        answer=Answer.scores,
+        streams=False,
+        terminal_marker=None,
+        streams_finish_reason=False,
+        takes_conversation=False,
+    ),
 }
 
 
@@ -95,6 +113,9 @@ def test_the_default_chain_is_decided_by_the_kind_of_answer(
         chosen = default_chain(endpoint, strict=strict, allow_missing_done=allow_missing_done)
         chains.setdefault(endpoint.traits.answer, set()).add(str(chosen))
     assert chains[Answer.vectors] == {"chain(empty_embedding)"}
+    assert chains[Answer.scores] == {
+        "chain(no_results, result_count_mismatch, invalid_result_index, non_finite_score)"
+    }
     (text_chain,) = chains[Answer.text]
     assert "empty_response" in text_chain
     assert "empty_embedding" not in text_chain
@@ -133,6 +154,10 @@ def test_metrics_count_output_tokens_only_for_a_text_answer(endpoint: Endpoint) 
             assert tokens.embeddings == 1
             assert tokens.output_sources == {}
             assert tokens.output_per_request is None
+        case Answer.scores:
+            assert (tokens.embeddings, tokens.scored) == (0, 1)
+            assert tokens.output_sources == {}
+            assert tokens.output_per_request is None
 
 
 @pytest.mark.parametrize("endpoint", list(Endpoint))
@@ -152,3 +177,9 @@ def test_a_synthetic_request_is_shaped_by_the_traits(endpoint: Endpoint, stream:
         case Carries.prompt | Carries.inputs:
             assert request.messages is None
             assert request.prompt is not None
+            assert request.documents is None
+        case Carries.documents:
+            assert request.messages is None
+            assert isinstance(request.prompt, str)
+            assert request.documents is not None
+            assert len(request.documents) == source.documents

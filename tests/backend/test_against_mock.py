@@ -10,16 +10,24 @@ import pytest
 from pydantic import JsonValue, SecretStr
 
 from assay.backend import BackendSettings, Timeouts, open_backend
-from assay.core import Endpoint, GenerationRequest, GenerationResponse, MonotonicClock
+from assay.core import (
+    Endpoint,
+    GenerationRequest,
+    GenerationResponse,
+    MonotonicClock,
+    ScoreSummary,
+)
 from assay.mock.app import fault_applies
 from assay.mock.asks import Api
 from assay.mock.faults import FAULT_HEADER, FAULTS
 from assay.records.record import Completed, Errored, RequestRecord
+from assay.spec.endpoint import Answer, Carries
 from assay.validators import default_chain
 from assay.worker import execute
 
 API_KEY = "sk-mock-4e1d8b2f90c7a6"
 OUTPUT_TOKENS = 12
+DOCUMENTS = ("rivers run to the sea", "the sea does not fill", "clouds carry the water back")
 TOOLS: JsonValue = [
     {
         "type": "function",
@@ -33,7 +41,7 @@ MODES = [
     (endpoint, stream)
     for endpoint in Endpoint
     for stream in (True, False)
-    if not (endpoint is Endpoint.embeddings and stream)
+    if endpoint.traits.streams or not stream
 ]
 FAULT_CASES = [
     pytest.param(name, endpoint, stream, id=f"{name}-{endpoint}-{'stream' if stream else 'body'}")
@@ -52,6 +60,15 @@ def request_for(endpoint: Endpoint, stream: bool, fault: str | None = None) -> G
             extra["text"] = {"format": {"type": "json_object"}}
     if fault == "invalid_tool_call":
         extra["tools"] = TOOLS
+    if endpoint.traits.carries is Carries.documents:
+        return GenerationRequest(
+            request_id=f"{endpoint}-1",
+            endpoint=endpoint,
+            model="assay-mock",
+            prompt="where do rivers go",
+            documents=DOCUMENTS,
+            stream=False,
+        )
     if endpoint is Endpoint.embeddings:
         return GenerationRequest(
             request_id="emb-1",
@@ -138,6 +155,12 @@ async def test_clean_answer_completes_with_the_mock_token_counts(
     if endpoint is Endpoint.embeddings:
         assert response.embeddings is not None
         assert response.embeddings.count == 2
+        return
+    if endpoint.traits.answer is Answer.scores:
+        assert response.scores == ScoreSummary(count=3, lowest_index=0, highest_index=2)
+        assert response.output_tokens == 0
+        assert response.usage.prompt_tokens is not None
+        assert response.usage.prompt_tokens > 0
         return
     assert response.usage.completion_tokens == OUTPUT_TOKENS
     assert response.output_tokens == OUTPUT_TOKENS

@@ -90,6 +90,27 @@ CASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("--endpoint", "embeddings", "--output-tokens", "16"),
         ("--output-tokens", "embeddings"),
     ),
+    "documents_with_chat": (("--documents", "4"), ("--documents", "chat", "no documents")),
+    "document_tokens_with_embeddings": (
+        ("--endpoint", "embeddings", "--document-tokens", "32"),
+        ("--document-tokens", "embeddings"),
+    ),
+    "documents_zero": (
+        ("--endpoint", "rerank", "--documents", "0"),
+        ("documents", "greater than or equal to 1"),
+    ),
+    "document_tokens_zero": (
+        ("--endpoint", "score", "--document-tokens", "0"),
+        ("document_tokens", "at least 1"),
+    ),
+    "documents_with_data": (
+        ("--endpoint", "rerank", "--data", "{data}", "--documents", "4"),
+        ("--documents", "--data"),
+    ),
+    "rerank_data_without_documents": (
+        ("--endpoint", "rerank", "--data", "{data}"),
+        ("prompts.jsonl, line 1", "no 'documents'"),
+    ),
     "mock_flags_with_target": (
         ("--target", "http://127.0.0.1:18431", "--mock-fault", "empty_stream=0.1"),
         ("--mock-fault", "--target"),

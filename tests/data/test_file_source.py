@@ -234,7 +234,7 @@ def test_missing_file_is_data_error(tmp_path: Path) -> None:
 def test_csv_without_prompt_column_names_the_header(tmp_path: Path) -> None:
     path = _write(tmp_path, "p.csv", "question,answer\nwhy,because\n")
     message = _fails(path)
-    assert "p.csv, line 1: no 'prompt' or 'messages' column" in message
+    assert "p.csv, line 1: no 'prompt', 'messages' or 'query' column" in message
     assert "question, answer" in message
 
 

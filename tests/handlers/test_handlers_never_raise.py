@@ -11,6 +11,7 @@ from returns.result import Failure, Success
 
 from assay.core import Endpoint, GenerationRequest
 from assay.handlers import SseEvent, SseParser, Transfer, handler_for
+from assay.spec.endpoint import Carries
 
 REQUESTS = {
     endpoint: GenerationRequest(
@@ -19,6 +20,7 @@ REQUESTS = {
         model="m",
         prompt="p",
         messages=({"role": "user", "content": "p"},) if endpoint is Endpoint.chat else None,
+        documents=("d", "e") if endpoint.traits.carries is Carries.documents else None,
     )
     for endpoint in Endpoint
 }
@@ -31,7 +33,8 @@ _KEYS = st.sampled_from(
         "tool_calls", "function", "name", "arguments", "index", "id", "finish_reason", "usage",
         "completion_tokens", "prompt_tokens", "error", "type", "response", "output", "status",
         "item", "output_index", "incomplete_details", "reason", "data", "embedding", "role",
-        "model", "summary", "completion_tokens_details", "call_id",
+        "model", "summary", "completion_tokens_details", "call_id", "results",
+        "relevance_score", "score",
     ]
 )  # fmt: skip
 _SCALARS = (

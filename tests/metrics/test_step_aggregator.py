@@ -11,7 +11,9 @@ from assay.core import (
     Endpoint,
     Evidence,
     GenerationResponse,
+    RequestEcho,
     ResponseTiming,
+    ScoreSummary,
     TokenSource,
     UnusableResponse,
     Usage,
@@ -445,3 +447,39 @@ def test_merge_sums_not_streamed_coalesced_and_embedding_counts() -> None:
     assert merged.latency.not_streamed == 2
     assert merged.latency.itl_coalesced_gaps == 2
     assert merged.tokens.embeddings == 1
+
+
+def _scored(documents: int, request_id: str) -> RequestRecord[GenerationResponse]:
+    response = GenerationResponse(
+        request_id=request_id,
+        endpoint=Endpoint.rerank,
+        streamed=False,
+        echo=RequestEcho(documents=documents, expected_results=documents),
+        scores=ScoreSummary(count=documents, lowest_index=0, highest_index=documents - 1),
+        usage=Usage(prompt_tokens=10 * documents, total_tokens=10 * documents),
+        terminal_seen=True,
+        timing=ResponseTiming(send_ns=0, end_ns=500_000_000),
+    )
+    return RequestRecord[GenerationResponse](
+        request_id=request_id,
+        targeted_start_ns=0,
+        dispatched_ns=0,
+        finished_ns=500_000_000,
+        outcome=Completed(response=response),
+    )
+
+
+def test_rerank_answers_count_their_documents_not_output_tokens() -> None:
+    first, second = StepAggregator(), StepAggregator()
+    first.add(_scored(8, "r1"))
+    second.add(_scored(4, "r2"))
+    first.merge(second)
+    metrics = first.snapshot()
+    assert metrics.tokens.scored == 2
+    assert metrics.tokens.output_per_request is None
+    assert metrics.throughput.usable_documents == 12
+    assert metrics.throughput.usable_documents_per_s == pytest.approx(24.0)  # over 0.5 s
+    assert metrics.throughput.usable_output_tokens == 0
+    assert metrics.latency.ttft_ms is None
+    assert metrics.latency.e2e_ms is not None
+    assert metrics.latency.e2e_ms.count == 2

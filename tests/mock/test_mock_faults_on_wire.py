@@ -19,6 +19,10 @@ CHAT = "/v1/chat/completions"
 COMPLETIONS = "/v1/completions"
 RESPONSES = "/v1/responses"
 EMBEDDINGS = "/v1/embeddings"
+RERANK = "/v1/rerank"
+SCORE = "/v1/score"
+RANKED = {"query": "where do rivers go", "documents": ["to the sea", "uphill", "nowhere"]}
+SCORED = {"text_1": "where do rivers go", "text_2": ["to the sea", "uphill", "nowhere"]}
 MESSAGES = [{"role": "user", "content": "List three uses of a lighthouse."}]
 
 
@@ -282,6 +286,42 @@ async def test_empty_embedding_has_no_vectors(mock_url: str) -> None:
     assert answer["usage"]["prompt_tokens"] == 2
 
 
+async def test_no_results_is_an_empty_result_list(mock_url: str) -> None:
+    assert (await post(mock_url, RERANK, RANKED, "no_results")).json()["results"] == []
+    assert (await post(mock_url, SCORE, SCORED, "no_results")).json()["data"] == []
+
+
+async def test_result_count_mismatch_drops_the_last_result(mock_url: str) -> None:
+    ranked = (await post(mock_url, RERANK, RANKED, "result_count_mismatch")).json()
+    clean = (await post(mock_url, RERANK, RANKED)).json()
+    assert ranked["results"] == clean["results"][:-1]
+    scored = (await post(mock_url, SCORE, SCORED, "result_count_mismatch")).json()
+    assert [item["index"] for item in scored["data"]] == [0, 1]
+
+
+async def test_index_out_of_range_names_a_document_not_sent(mock_url: str) -> None:
+    for path, body, key in ((RERANK, RANKED, "results"), (SCORE, SCORED, "data")):
+        answer = (await post(mock_url, path, body, "index_out_of_range")).json()
+        assert [item["index"] for item in answer[key]][-1] == 3  # three documents: 0..2
+
+
+async def test_repeated_index_names_the_first_document_again(mock_url: str) -> None:
+    for path, body, key in ((RERANK, RANKED, "results"), (SCORE, SCORED, "data")):
+        answer = (await post(mock_url, path, body, "repeated_index")).json()
+        indices = [item["index"] for item in answer[key]]
+        assert len(indices) == 3
+        assert indices[-1] == indices[0]
+
+
+async def test_non_finite_score_writes_a_bare_nan(mock_url: str) -> None:
+    reply = await post(mock_url, RERANK, RANKED, "non_finite_score")
+    assert reply.body.count(b'"relevance_score":NaN') == 1
+    with pytest.raises(orjson.JSONDecodeError):
+        orjson.loads(reply.body)  # strict JSON has no NaN: the client must read it leniently
+    scored = await post(mock_url, SCORE, SCORED, "non_finite_score")
+    assert scored.body.count(b'"score":NaN') == 1
+
+
 async def test_invalid_tool_call_streams_arguments_that_are_not_json(mock_url: str) -> None:
     chunks = (await post(mock_url, CHAT, chat(), "invalid_tool_call")).chunks()
     calls = [
@@ -363,5 +403,10 @@ def test_every_fault_has_a_wire_test_here() -> None:
         "invalid_tool_call",
         "invalid_json_output",
         "missing_done",
+        "no_results",
+        "result_count_mismatch",
+        "index_out_of_range",
+        "repeated_index",
+        "non_finite_score",
     }
     assert set(FAULTS) == tested

@@ -212,3 +212,18 @@ def test_partial_answer_of_a_long_broken_stream_is_capped_as_in_a_run() -> None:
     assert found.evidence.partial is not None
     assert len(found.evidence.partial.text) <= PARTIAL_TEXT_LIMIT + 100  # the cap and its note
     assert found.evidence.partial.text.startswith("x" * 1000)
+
+
+def test_a_captured_ranking_without_its_request_is_judged_on_what_it_holds() -> None:
+    # The documents' count is unknown: no count or range check, but repeats and NaN still fail.
+    body = (
+        b'{"id": "r", "model": "m", "usage": {"prompt_tokens": 9, "total_tokens": 9}, '
+        b'"results": [{"index": 4, "relevance_score": 0.9}, {"index": 0, "relevance_score": 0.1}]}'
+    )
+    assert answer(judge_bytes(Endpoint.rerank, body, "application/json")).scores is not None
+    repeated = body.replace(b'"index": 0', b'"index": 4')
+    verdict = problem(judge_bytes(Endpoint.rerank, repeated, "application/json"))
+    assert verdict.code is DiagnosticCode.invalid_result_index
+    nan = body.replace(b"results", b"data").replace(b"relevance_score", b"score")
+    verdict = problem(judge_bytes(Endpoint.score, nan.replace(b"0.1", b"NaN"), "application/json"))
+    assert verdict.code is DiagnosticCode.non_finite_score

@@ -98,17 +98,21 @@ def _tiny_request(endpoint: Endpoint, model: str) -> GenerationRequest:
     traits = endpoint.traits
     prompt: str | None = None
     messages: tuple[dict[str, JsonValue], ...] | None = None
+    documents: tuple[str, ...] | None = None
     match traits.carries:
         case Carries.messages:
             messages = ({"role": "user", "content": text},)
         case Carries.prompt | Carries.inputs:
             prompt = text
+        case Carries.documents:
+            prompt, documents = text, ("Hi.",)
     return GenerationRequest(
         request_id="probe",
         endpoint=endpoint,
         model=model,
         prompt=prompt,
         messages=messages,
+        documents=documents,
         max_output_tokens=1 if traits.generates else None,
         stream=False,
     )

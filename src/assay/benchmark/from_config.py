@@ -170,6 +170,8 @@ def source_config_of(
         model=model,
         prompt_tokens=parse_token_count(config.prompt_tokens),
         output_tokens=output_tokens,
+        documents=config.documents,
+        document_tokens=parse_token_count(config.document_tokens),
         shared_prefix_tokens=config.shared_prefix_tokens,
         ignore_eos=config.ignore_eos,
         stream=config.stream,

@@ -43,7 +43,8 @@ def run(
     endpoint: Annotated[
         str | None,
         typer.Option(
-            help="completions | chat | responses | embeddings [chat]", rich_help_panel=_TARGET
+            help="completions | chat | responses | embeddings | rerank | score [chat]",
+            rich_help_panel=_TARGET,
         ),
     ] = None,
     model: Annotated[
@@ -226,7 +227,7 @@ def run(
         typer.Option(
             metavar="ROLE=COLUMN",
             help="The column holding a role: prompt, messages, output_tokens, conversations, "
-            "turns or extra_body (repeatable).",
+            "turns, query, documents or extra_body (repeatable).",
             rich_help_panel=_DATA,
         ),
     ] = None,
@@ -260,6 +261,22 @@ def run(
     output_tokens: Annotated[
         str | None,
         typer.Option(help="Output tokens asked for, same forms [128].", rich_help_panel=_DATA),
+    ] = None,
+    documents: Annotated[
+        int | None,
+        typer.Option(
+            help="Rerank and score: synthetic documents per request, scored against a query of "
+            "--prompt-tokens [8].",
+            rich_help_panel=_DATA,
+        ),
+    ] = None,
+    document_tokens: Annotated[
+        str | None,
+        typer.Option(
+            help="Rerank and score: tokens of each synthetic document, same forms as "
+            "--prompt-tokens [128].",
+            rich_help_panel=_DATA,
+        ),
     ] = None,
     shared_prefix_tokens: Annotated[
         int | None,

@@ -57,6 +57,10 @@ class DiagnosticCode(StrEnum):
     usage_mismatch = "usage_mismatch"
     max_tokens_not_honoured = "max_tokens_not_honoured"
     empty_embedding = "empty_embedding"
+    no_results = "no_results"
+    result_count_mismatch = "result_count_mismatch"
+    invalid_result_index = "invalid_result_index"
+    non_finite_score = "non_finite_score"
     invalid_json_output = "invalid_json_output"
     invalid_tool_call = "invalid_tool_call"
     internal_error = "internal_error"
@@ -99,6 +103,10 @@ _STAGES: dict[DiagnosticCode, Stage] = {
             _C.usage_mismatch,
             _C.max_tokens_not_honoured,
             _C.empty_embedding,
+            _C.no_results,
+            _C.result_count_mismatch,
+            _C.invalid_result_index,
+            _C.non_finite_score,
             _C.invalid_json_output,
             _C.invalid_tool_call,
         ),
@@ -133,6 +141,12 @@ CODE_MEANINGS: dict[DiagnosticCode, str] = {
     _C.usage_mismatch: "server-reported output tokens disagree with the streamed count",
     _C.max_tokens_not_honoured: "ignore_eos asked for N output tokens and got a different count",
     _C.empty_embedding: "no vectors, wrong count, zero dimension or non-finite values",
+    _C.no_results: "a rerank or score answer with no results at all",
+    _C.result_count_mismatch: "a rerank or score answer with more or fewer results than the "
+    "documents sent (or than rerank's top_n)",
+    _C.invalid_result_index: "a rerank or score result naming a document that was not sent, or "
+    "one already named",
+    _C.non_finite_score: "a rerank or score result whose score is NaN or infinite",
     _C.invalid_json_output: "JSON mode was requested and the text does not parse or match",
     _C.invalid_tool_call: "a tool call whose arguments do not parse as JSON",
     _C.internal_error: "a bug in assay, recorded with its traceback",

@@ -15,7 +15,8 @@ class RequestEcho(BaseModel):
 
     A validator sees only the response (`Callable[[R], Result[R, UnusableResponse]]`), so what it
     must compare against (the token count asked for, JSON mode, the number of embedding inputs,
-    how many choices `n` asked for) travels with the response instead of the whole request and
+    how many choices `n` asked for, how many documents a rerank or score request carried and
+    how many results it asked for) travels with the response instead of the whole request and
     its prompt.
     """
 
@@ -27,16 +28,20 @@ class RequestEcho(BaseModel):
     json_schema: dict[str, JsonValue] | None = None
     expected_embeddings: int | None = None
     choices: int = 1
+    documents: int | None = None
+    expected_results: int | None = None
 
 
 class GenerationRequest(BaseModel):
     """One request to one endpoint.
 
     `prompt` is the text for completions, responses and embeddings (a tuple for a batch of
-    embedding inputs); `messages` is the conversation for chat. `extra_body` fields are merged
-    into the JSON body last, so a user can set anything the server accepts. A request without
-    what its endpoint sends (chat: messages or a text prompt; responses: either; completions
-    and embeddings: a prompt) is refused when it is built, not found out when it is sent.
+    embedding inputs) and the query of rerank and score; `messages` is the conversation for
+    chat; `documents` are the texts rerank and score judge against the query. `extra_body`
+    fields are merged into the JSON body last, so a user can set anything the server accepts. A
+    request without what its endpoint sends (chat: messages or a text prompt; responses:
+    either; completions and embeddings: a prompt; rerank and score: a text query and at least
+    one document) is refused when it is built, not found out when it is sent.
 
     >>> r = GenerationRequest(request_id="r1", endpoint=Endpoint.chat, model="m",
     ...                       messages=({"role": "user", "content": "hi"},), max_output_tokens=8)
@@ -56,6 +61,7 @@ class GenerationRequest(BaseModel):
     model: str
     prompt: str | tuple[str, ...] | None = None
     messages: tuple[dict[str, JsonValue], ...] | None = None
+    documents: tuple[str, ...] | None = None
     max_output_tokens: int | None = None
     ignore_eos: bool = False
     stream: bool = True
@@ -80,6 +86,11 @@ class GenerationRequest(BaseModel):
             case Endpoint.completions | Endpoint.embeddings:
                 if self.prompt is None:
                     return "no prompt"
+            case Endpoint.rerank | Endpoint.score:
+                if not isinstance(self.prompt, str):
+                    return "no text query"
+                if not self.documents:
+                    return "no documents"
         return None
 
     def json_mode(self) -> bool:
@@ -101,13 +112,21 @@ class GenerationRequest(BaseModel):
 
     def echo(self) -> RequestEcho:
         """The request facts that travel with the response for validation."""
-        expected: int | None
+        expected: int | None = None
+        documents: int | None = None
+        results: int | None = None
         match self.endpoint.traits.answer:
             case Answer.text:
-                expected = None
+                pass
             case Answer.vectors:
                 expected = len(self.prompt) if isinstance(self.prompt, tuple) else 1
-        if not self.extra_body and expected is None:
+            case Answer.scores:
+                # Unknown for an answer judged without its request: the checks that need the
+                # documents' count are then skipped.
+                if self.documents is not None:
+                    documents = len(self.documents)
+                    results = _result_count(self.endpoint, documents, self.extra_body)
+        if not self.extra_body and expected is None and documents is None:
             # Nearly every request: no JSON mode, no embeddings count; one shared frozen echo
             # per (limit, ignore_eos) instead of a validated model per request.
             return _plain_echo(self.max_output_tokens, self.ignore_eos)
@@ -118,6 +137,8 @@ class GenerationRequest(BaseModel):
             json_schema=self.json_schema(),
             expected_embeddings=expected,
             choices=_choice_count(self.extra_body),
+            documents=documents,
+            expected_results=results,
         )
 
 
@@ -131,6 +152,26 @@ def _choice_count(extra_body: dict[str, JsonValue]) -> int:
     """How many answers one request asks for (`n`); usage then covers all of them."""
     n = extra_body.get("n")
     return n if type(n) is int and n > 1 else 1
+
+
+def _result_count(endpoint: Endpoint, documents: int, extra_body: dict[str, JsonValue]) -> int:
+    """How many results a scores answer must hold: one per document, or on `/v1/rerank` the
+    best `top_n` of them when `top_n` is a positive number below the documents' (vLLM's rule:
+    0, the default, returns them all).
+
+    >>> _result_count(Endpoint.rerank, 8, {"top_n": 3}), _result_count(Endpoint.score, 8, {})
+    (3, 8)
+    """
+    match endpoint:
+        case Endpoint.rerank:
+            top_n = extra_body.get("top_n")
+            if type(top_n) is int and 0 < top_n < documents:
+                return top_n
+            return documents
+        case Endpoint.score:
+            return documents
+        case Endpoint.chat | Endpoint.completions | Endpoint.responses | Endpoint.embeddings:
+            return documents  # no scores answer: nothing reads it
 
 
 def _format_of(extra_body: dict[str, JsonValue]) -> JsonValue:

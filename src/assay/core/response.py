@@ -44,6 +44,23 @@ class EmbeddingSummary(BaseModel):
     consistent_dimension: bool = True
 
 
+class ScoreSummary(BaseModel):
+    """What a rerank or score answer held; the scores themselves are not kept.
+
+    `lowest_index`/`highest_index` are the document indices the results named (None when there
+    are no results), `repeated_index` the first index named twice, `non_finite` how many
+    scores were NaN or infinite.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    count: int
+    lowest_index: int | None = None
+    highest_index: int | None = None
+    repeated_index: int | None = None
+    non_finite: int = 0
+
+
 class TokenSource(StrEnum):
     """Where an output token count came from."""
 
@@ -94,6 +111,7 @@ class GenerationResponse(BaseModel):
     reasoning: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     embeddings: EmbeddingSummary | None = None
+    scores: ScoreSummary | None = None
     finish_reason: str | None = None
     usage: Usage | None = None
     content_chunks: int = 0

@@ -89,7 +89,8 @@ def format_of(path: Path) -> FileFormat:
 def read_records(
     path: Path, file_format: FileFormat, columns: PromptColumns
 ) -> list[tuple[int, Mapping[str, object]]]:
-    """Every row of the file at `path` (a CSV header must name the prompt or messages column)."""
+    """Every row of the file at `path` (a CSV header must name the prompt, messages or query
+    column)."""
     match file_format:
         case "jsonl":
             return jsonl_records(_read_text(path), path)
@@ -160,10 +161,10 @@ def _csv_records(
                 continue
             if header is None:
                 header = [name.strip() for name in fields]
-                if columns.prompt not in header and columns.messages not in header:
+                if not {columns.prompt, columns.messages, columns.query} & set(header):
                     raise DataError(
-                        f"{path}, line {line}: no {columns.prompt!r} or {columns.messages!r} "
-                        f"column in the header (columns: {', '.join(header)})"
+                        f"{path}, line {line}: no {columns.prompt!r}, {columns.messages!r} or "
+                        f"{columns.query!r} column in the header (columns: {', '.join(header)})"
                     )
                 continue
             if len(fields) != len(header):

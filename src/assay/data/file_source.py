@@ -116,8 +116,8 @@ class FileSource:
                 if messages is None:
                     messages = ({"role": "user", "content": prompt},)
                     prompt = None
-            case Carries.prompt | Carries.inputs:
-                pass  # the row was checked to hold a prompt for these
+            case Carries.prompt | Carries.inputs | Carries.documents:
+                pass  # the row was checked to hold a prompt (and documents) for these
         extra = merge_fields(config.extra_body, row.extra_body) if row.extra_body else None
         ignore_eos = config.ignore_eos
         fields = config.extra_body if extra is None else extra
@@ -131,6 +131,7 @@ class FileSource:
             model=config.model,
             prompt=prompt,
             messages=messages,
+            documents=row.documents,
             max_output_tokens=output_tokens,
             ignore_eos=ignore_eos,
             stream=config.stream and traits.streams,

@@ -1,7 +1,8 @@
-"""The rows of a data file, checked: the three shapes a row takes and the `PromptRow` of each.
+"""The rows of a data file, checked: the shapes a row takes and the `PromptRow` of each.
 
 A row holds a prompt text or a conversation (`messages`), a ShareGPT conversation (its user
-turns; the first opens the request, all of them make a session), or a list of user turns. Every
+turns; the first opens the request, all of them make a session), a list of user turns, or, for
+rerank and score, a query (`query`, else `prompt`) and its `documents`. Every
 bad row stops the load with a `DataError` naming the file, the line and what was wrong; no row is
 skipped silently, except a conversation without a user turn, which the run's notes count. No field
 is dropped either: a row's keys other than the prompt, messages and output-length columns go into
@@ -56,6 +57,8 @@ class PromptRow:
     # A session's user turns (a ShareGPT conversation or a `turns` list), in order.
     turns: tuple[TurnRow, ...] = ()
     system: str | None = None
+    # Rerank and score: the documents judged against the query (`prompt`).
+    documents: tuple[str, ...] | None = None
 
 
 class RowCheck:
@@ -81,11 +84,15 @@ class RowCheck:
         self.tokenizer = tokenizer
         self.unused: dict[str, None] = {}
         self.skipped = 0
+        self.takes_documents = False
         match endpoint.traits.carries:
             case Carries.messages:
                 self.takes_messages = True
             case Carries.prompt | Carries.inputs:
                 self.takes_messages = False
+            case Carries.documents:
+                self.takes_messages = False
+                self.takes_documents = True
 
     def row(self, values: Mapping[str, object], line: int) -> PromptRow | None:
         """The checked row, or None for a conversation without a user turn (counted)."""
@@ -93,6 +100,14 @@ class RowCheck:
         names = self.columns
         if not self.pass_through:
             self.unused.update(dict.fromkeys(k for k in values if k not in names.interpreted()))
+        if self.takes_documents:
+            return self._documents_row(values, line, where)
+        # Only rerank and score read these roles: elsewhere they are named, not dropped unseen.
+        self.unused.update(
+            dict.fromkeys(
+                k for k in (names.query, names.documents) if present(values.get(k), self.from_csv)
+            )
+        )
         conversation = present(values.get(names.conversations), self.from_csv)
         if conversation is not None:
             row = self._sharegpt_row(values, conversation, line, where)
@@ -151,6 +166,40 @@ class RowCheck:
             extra_body=row_fields(
                 values, where, names, from_csv=from_csv, pass_through=self.pass_through
             ),
+        )
+
+    def _documents_row(self, values: Mapping[str, object], line: int, where: str) -> PromptRow:
+        """A rerank or score row: a text query (the `query` column, else `prompt`) and a
+        non-empty list of text documents."""
+        names = self.columns
+        from_csv = self.from_csv
+        column = names.query
+        query = present(values.get(column), from_csv)
+        if query is None:
+            column = names.prompt
+            query = present(values.get(column), from_csv)
+        if query is None:
+            raise DataError(f"{where}: no {names.query!r} (or {names.prompt!r}) in the row")
+        if not isinstance(query, str):
+            raise DataError(f"{where}: {column!r} must be text, got {json_kind(query)}")
+        if not query.strip():
+            raise DataError(f"{where}: empty query in {column!r}")
+        documents = check_documents(
+            present(values.get(names.documents), from_csv), where, names.documents, from_csv
+        )
+        prompt_tokens: int | None = None
+        if self.tokenizer is not None:
+            prompt_tokens = sum(self.tokenizer.count(text) for text in (query, *documents))
+        return PromptRow(
+            line=line,
+            prompt=query,
+            messages=None,
+            output_tokens=None,
+            prompt_tokens=prompt_tokens,
+            extra_body=row_fields(
+                values, where, names, from_csv=from_csv, pass_through=self.pass_through
+            ),
+            documents=documents,
         )
 
     def _sharegpt_row(
@@ -236,6 +285,24 @@ class RowCheck:
             ),
             turns=tuple(turns),
         )
+
+
+def check_documents(value: object, where: str, column: str, from_csv: bool) -> tuple[str, ...]:
+    """The documents of a rerank or score row: a non-empty list of non-blank texts (in a CSV
+    cell, that list as JSON)."""
+    if value is None:
+        raise DataError(f"{where}: no {column!r} in the row (rerank and score need documents)")
+    if from_csv and isinstance(value, str):
+        value = parse_json_cell(value, where, column)
+    if not isinstance(value, list) or not value:
+        raise DataError(
+            f"{where}: {column!r} must be a non-empty list of texts, got {json_kind(value)}"
+        )
+    for position, document in enumerate(value):
+        if not isinstance(document, str) or not document.strip():
+            got = "blank text" if isinstance(document, str) else json_kind(document)
+            raise DataError(f"{where}: {column}[{position}] must be a non-blank text, got {got}")
+    return tuple(value)
 
 
 def _opening(system: str | None, user: str) -> tuple[dict[str, JsonValue], ...]:

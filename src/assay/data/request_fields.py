@@ -24,7 +24,7 @@ def _limit_keys(endpoint: Endpoint) -> tuple[str, ...]:
             return ("max_tokens",)
         case Endpoint.responses:
             return ("max_output_tokens",)
-        case Endpoint.embeddings:
+        case Endpoint.embeddings | Endpoint.rerank | Endpoint.score:
             return ()
 
 

@@ -80,6 +80,9 @@ class Session:
                 messages = conversation
             case Carries.prompt | Carries.inputs:
                 prompt = _as_text(conversation)
+            case Carries.documents:
+                # Refused with the run's settings (a ranking takes no conversation).
+                raise DataError(f"{shape.endpoint} requests carry documents, not a conversation")
         return GenerationRequest(
             request_id=turn_request_id(self.index, turn + 1),
             endpoint=shape.endpoint,

@@ -52,7 +52,10 @@ class SyntheticSource(BaseModel):
 
     The prompt counts exactly the sampled number of tokens under `tokenizer` (the shared prefix
     included); `max_output_tokens` is the sampled output count. For embeddings each request holds
-    `embeddings_batch_size` inputs, each of its own sampled length.
+    `embeddings_batch_size` inputs, each of its own sampled length. For rerank and score the
+    prompt is the query, and each request holds `documents` documents of `document_tokens`
+    each (sampled per document, without the shared prefix); `prompt_tokens` counts the query
+    and the documents.
 
     >>> source = SyntheticSource(model="m", prompt_tokens=FixedCount(value=12), seed=3)
     >>> request = source.request(5)
@@ -76,6 +79,8 @@ class SyntheticSource(BaseModel):
     tokenizer: str | None = None
     extra_body: dict[str, JsonValue] = {}
     embeddings_batch_size: int = Field(default=1, ge=1)
+    documents: int = Field(default=8, ge=1)
+    document_tokens: TokenCount = FixedCount(value=128)
 
     _runtime: _Runtime = PrivateAttr(default_factory=_Runtime)
 
@@ -91,6 +96,8 @@ class SyntheticSource(BaseModel):
             )
         if self.endpoint.traits.generates and smallest_count(self.output_tokens) < 1:
             raise ValueError("output_tokens must be at least 1 for a generation endpoint")
+        if smallest_count(self.document_tokens) < 1:
+            raise ValueError("document_tokens must be at least 1: servers reject empty documents")
         return self
 
     def size(self) -> int | None:
@@ -125,6 +132,19 @@ class SyntheticSource(BaseModel):
                 return self._request(
                     index, prompt=text, max_output_tokens=output_count, prompt_tokens=prompt_count
                 )
+            case Carries.documents:
+                query_count, _, query = self._sampled_prompt(rng)
+                counts = [
+                    sample_token_count(self.document_tokens, rng) for _ in range(self.documents)
+                ]
+                tokenizer = self.build_tokenizer()
+                documents = tuple(tokenizer.sample_text(count, rng) for count in counts)
+                return self._request(
+                    index,
+                    prompt=query,
+                    documents=documents,
+                    prompt_tokens=query_count + sum(counts),
+                )
 
     def build_tokenizer(self) -> Tokenizer:
         """The tokenizer prompts are counted with, loaded once per process on first use."""
@@ -150,6 +170,7 @@ class SyntheticSource(BaseModel):
         prompt_tokens: int,
         prompt: str | tuple[str, ...] | None = None,
         messages: tuple[dict[str, JsonValue], ...] | None = None,
+        documents: tuple[str, ...] | None = None,
         max_output_tokens: int | None = None,
     ) -> GenerationRequest:
         # Every value is of its declared type already (this source's validated config, ints
@@ -170,6 +191,7 @@ class SyntheticSource(BaseModel):
                 "model": self.model,
                 "prompt": prompt,
                 "messages": messages,
+                "documents": documents,
                 "max_output_tokens": max_output_tokens,
                 "ignore_eos": ignore_eos,
                 # An endpoint that answers in one body (embeddings) is never asked to stream.

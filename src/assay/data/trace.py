@@ -105,6 +105,8 @@ class MooncakeTrace:
                 messages = ({"role": "user", "content": text},)
             case Carries.prompt | Carries.inputs:
                 prompt = text
+            case Carries.documents:
+                _mooncake_fits(config)  # refused when the trace was loaded
         limit, ignore_eos = asked_limits(
             config.endpoint, config.extra_body, row.output_length, config.ignore_eos
         )
@@ -151,6 +153,7 @@ def load_trace(config: TraceConfig) -> MooncakeTrace | PlainTrace:
     first_ms = timed[0][0]
     offsets = tuple(round((ms - first_ms) * _NS_PER_MS) for ms, _, _ in timed)
     if "input_length" in rows[0][1]:
+        _mooncake_fits(config)
         mooncake = tuple(_mooncake_row(values, line, config) for _, line, values in timed)
         _tokenizer(config.tokenizer)  # a bad tokenizer fails here, not in a load process
         return MooncakeTrace(config=config, rows=mooncake, offsets=offsets)
@@ -216,6 +219,19 @@ def _timestamp(values: Mapping[str, object], path: Path, line: int) -> float:
             f"{path}, line {line}: 'timestamp' must be a number of milliseconds >= 0, got {value!r}"
         )
     return float(value)
+
+
+def _mooncake_fits(config: TraceConfig) -> None:
+    """Refuse a Mooncake trace for an endpoint whose body it cannot fill."""
+    match config.endpoint.traits.carries:
+        case Carries.messages | Carries.prompt | Carries.inputs:
+            return
+        case Carries.documents:
+            raise DataError(
+                f"{config.path}: a Mooncake trace row holds one prompt length, not the query "
+                f"and documents of a {config.endpoint} request (use prompt rows with 'query' "
+                f"and 'documents' and a 'timestamp')"
+            )
 
 
 def _mooncake_row(values: Mapping[str, object], line: int, config: TraceConfig) -> MooncakeRow:

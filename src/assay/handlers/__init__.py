@@ -13,7 +13,10 @@ from assay.handlers.by_endpoint import handler_for
 from assay.handlers.chat import ChatAccumulator, ChatHandler
 from assay.handlers.completions import CompletionsAccumulator, CompletionsHandler
 from assay.handlers.embeddings import EmbeddingsAccumulator, EmbeddingsHandler
+from assay.handlers.rerank import RerankHandler
 from assay.handlers.responses import ResponsesAccumulator, ResponsesHandler
+from assay.handlers.score import ScoreHandler
+from assay.handlers.scores import ScoresAccumulator
 from assay.handlers.sse import SseParser
 
 __all__ = [
@@ -24,8 +27,11 @@ __all__ = [
     "EmbeddingsAccumulator",
     "EmbeddingsHandler",
     "EndpointHandler",
+    "RerankHandler",
     "ResponsesAccumulator",
     "ResponsesHandler",
+    "ScoreHandler",
+    "ScoresAccumulator",
     "SseEvent",
     "SseParser",
     "StreamAccumulator",

@@ -6,13 +6,17 @@ from assay.handlers.base import EndpointHandler
 from assay.handlers.chat import ChatHandler
 from assay.handlers.completions import CompletionsHandler
 from assay.handlers.embeddings import EmbeddingsHandler
+from assay.handlers.rerank import RerankHandler
 from assay.handlers.responses import ResponsesHandler
+from assay.handlers.score import ScoreHandler
 from assay.spec.endpoint import Endpoint
 
 _COMPLETIONS = CompletionsHandler()
 _CHAT = ChatHandler()
 _RESPONSES = ResponsesHandler()
 _EMBEDDINGS = EmbeddingsHandler()
+_RERANK = RerankHandler()
+_SCORE = ScoreHandler()
 
 
 def handler_for(endpoint: Endpoint) -> EndpointHandler:
@@ -30,3 +34,7 @@ def handler_for(endpoint: Endpoint) -> EndpointHandler:
             return _RESPONSES
         case Endpoint.embeddings:
             return _EMBEDDINGS
+        case Endpoint.rerank:
+            return _RERANK
+        case Endpoint.score:
+            return _SCORE

@@ -289,6 +289,7 @@ class StreamDraft:
                 "reasoning": "".join(self._reasoning),
                 "tool_calls": tuple(tools[i].freeze() for i in sorted(tools)) if tools else (),
                 "embeddings": None,
+                "scores": None,
                 "finish_reason": self._finish_reason,
                 "usage": parse_usage(self._usage),
                 "content_chunks": len(chunk_times),

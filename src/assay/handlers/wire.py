@@ -1,11 +1,12 @@
 """Reading the OpenAI wire format: JSON bodies, in-band errors, usage and tool calls.
 
-Shared by the four endpoint handlers; everything here is total over arbitrary JSON (it narrows
+Shared by the endpoint handlers; everything here is total over arbitrary JSON (it narrows
 with `isinstance` and never raises for what a server sent).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
@@ -18,6 +19,7 @@ from assay.core.response import (
     EmbeddingSummary,
     GenerationResponse,
     ResponseTiming,
+    ScoreSummary,
     ToolCall,
     Usage,
 )
@@ -163,11 +165,15 @@ def unusable(
     )
 
 
-def decode_body(body: bytes, transfer: Transfer, what: str) -> dict[str, object] | UnusableResponse:
+def decode_body(
+    body: bytes, transfer: Transfer, what: str, *, non_finite: bool = False
+) -> dict[str, object] | UnusableResponse:
     """The JSON object of a non-streamed body, or why it is not one (`what` names the endpoint).
 
     Empty is no_terminal_response, unparsable is invalid_json, `{"error": ...}` is inband_error
-    and any other non-object is unexpected_shape.
+    and any other non-object is unexpected_shape. With `non_finite`, the `NaN`, `Infinity` and
+    out-of-range numbers a Python server's default JSON encoder writes are read as such (an
+    endpoint's validators then judge the values) instead of making the body invalid_json.
     """
     if not body.strip():
         return unusable(
@@ -178,9 +184,12 @@ def decode_body(body: bytes, transfer: Transfer, what: str) -> dict[str, object]
     try:
         obj = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        return unusable(
-            DiagnosticCode.invalid_json, f"{what} body is not valid JSON: {exc}", transfer, body
-        )
+        lenient = _non_finite_json(body) if non_finite else None
+        if lenient is None:
+            return unusable(
+                DiagnosticCode.invalid_json, f"{what} body is not valid JSON: {exc}", transfer, body
+            )
+        obj = lenient
     if not isinstance(obj, dict):
         return unusable(
             DiagnosticCode.unexpected_shape,
@@ -196,6 +205,20 @@ def decode_body(body: bytes, transfer: Transfer, what: str) -> dict[str, object]
             transfer,
             body,
         )
+    return obj
+
+
+def _non_finite_json(body: bytes) -> object | None:
+    """`body` read by the standard library's decoder, which takes `NaN`, `Infinity` and numbers
+    beyond a double (as infinity), or None when even that fails.
+
+    >>> _non_finite_json(b'{"score": NaN, "top": 1e999}')
+    {'score': nan, 'top': inf}
+    """
+    try:
+        obj: object = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
     return obj
 
 
@@ -221,6 +244,7 @@ def body_answer(
     reasoning: str = "",
     tool_calls: tuple[ToolCall, ...] = (),
     embeddings: EmbeddingSummary | None = None,
+    scores: ScoreSummary | None = None,
     finish_reason: str | None = None,
 ) -> Result[GenerationResponse, UnusableResponse]:
     """A non-streamed answer: what the endpoint read, with the body's model, usage and timing."""
@@ -236,6 +260,7 @@ def body_answer(
             reasoning=reasoning,
             tool_calls=tool_calls,
             embeddings=embeddings,
+            scores=scores,
             finish_reason=finish_reason,
             usage=parse_usage(obj.get("usage")),
             terminal_seen=True,
@@ -264,6 +289,15 @@ def text_prompt(request: GenerationRequest) -> str | list[JsonValue]:
     if isinstance(request.prompt, tuple):
         return list(request.prompt)
     raise DataError(f"{request.endpoint} request {request.request_id!r} has no prompt")
+
+
+def query_and_documents(request: GenerationRequest) -> tuple[str, list[JsonValue]]:
+    """The query and documents of a rerank or score request; a request without them is misuse."""
+    if isinstance(request.prompt, str) and request.documents:
+        return request.prompt, list(request.documents)
+    raise DataError(
+        f"{request.endpoint} request {request.request_id!r} has no text query and documents"
+    )
 
 
 def generation_body(

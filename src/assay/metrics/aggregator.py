@@ -14,7 +14,8 @@ Definitions (all times are monotonic ns of the run's clock, reported in ms):
 - TPOT = (E2E - TTFT) / (output tokens - 1), for responses with >= 2 output tokens.
 - A non-streamed answer arrives whole: its first token is not observed, so it has no TTFT, ITL
   or TPOT (counted in `not_streamed`); an embeddings answer has no output tokens either
-  (counted in `Tokens.embeddings`, left out of the output figures).
+  (counted in `Tokens.embeddings`, left out of the output figures), nor has a rerank or score
+  answer (counted in `Tokens.scored`; its documents make `Throughput.usable_documents_per_s`).
 - E2E latency = end - send.
 - Latency from targeted start = end - targeted start: it includes the time the client was late,
   so a client that falls behind its schedule cannot hide it (coordinated omission).
@@ -177,9 +178,11 @@ class StepAggregator:
         "_output_tokens",
         "_per_user",
         "_prompt_tokens",
+        "_scored",
         "_tpot",
         "_ttft",
         "_ttst",
+        "_usable_documents",
         "_usable_output_tokens",
         "_usable_prompt_tokens",
         "origin_ns",
@@ -216,6 +219,8 @@ class StepAggregator:
         self._not_streamed = 0
         self._itl_coalesced = 0
         self._embeddings = 0
+        self._scored = 0
+        self._usable_documents = 0
         self._usable_output_tokens = 0
         self._attempted_output_tokens = 0
         self._concurrency = ConcurrencyTracker()
@@ -290,12 +295,24 @@ class StepAggregator:
         match response.endpoint.traits.answer:
             case Answer.vectors:
                 self._add_vectors(response, e2e)
+            case Answer.scores:
+                self._add_scores(response, e2e)
             case Answer.text:
                 self._add_generated(response, e2e, output_tokens)
 
     def _add_vectors(self, response: GenerationResponse, e2e: int) -> None:
         # Vectors, not tokens: no output count, no token timing; E2E is the latency.
         self._embeddings += 1
+        self._not_streamed += not response.streamed
+        slo = self.slo
+        if slo is not None and _meets(slo, e2e, None, 0.0, e2e):
+            self._good += 1
+
+    def _add_scores(self, response: GenerationResponse, e2e: int) -> None:
+        # Scores of documents, not tokens: no output count, no token timing; E2E is the latency
+        # and the documents scored are the work done.
+        self._scored += 1
+        self._usable_documents += response.echo.documents or 0
         self._not_streamed += not response.streamed
         slo = self.slo
         if slo is not None and _meets(slo, e2e, None, 0.0, e2e):
@@ -454,6 +471,8 @@ class StepAggregator:
         self._not_streamed += other._not_streamed
         self._itl_coalesced += other._itl_coalesced
         self._embeddings += other._embeddings
+        self._scored += other._scored
+        self._usable_documents += other._usable_documents
         for code, other_tally in other._errors.items():
             tally = self._errors.get(code)
             if tally is None:
@@ -559,6 +578,7 @@ class StepAggregator:
                 output_sources=dict(self._output_sources),
                 prompt_reported=self._prompt_tokens.count,
                 embeddings=self._embeddings,
+                scored=self._scored,
             ),
             throughput=Throughput(
                 duration_s=duration_s,
@@ -578,6 +598,8 @@ class StepAggregator:
                 peak_output_tokens_per_s=peak_tokens,
                 peak_output_at_s=peak_at_s,
                 per_user_output_tokens_per_s=self._per_user.summary(),
+                usable_documents=self._usable_documents,
+                usable_documents_per_s=per_s(self._usable_documents),
             ),
             concurrency=Concurrency(
                 mean=per_s(self._concurrency.in_flight_ns / 1e9),

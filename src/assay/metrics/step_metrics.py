@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from assay.core.diagnostics import AnyCode
 from assay.core.response import TokenSource
@@ -77,13 +77,19 @@ class Latency(BaseModel):
     decode_ms: Distribution | None = None
 
 
+def _nothing(value: float) -> bool:
+    """A figure left out of report.json: zero, for a kind of answer the run did not have."""
+    return value == 0
+
+
 class Tokens(BaseModel):
     """Token counts per completed request and where the counts came from.
 
     `output_sources` counts completed requests by the source of their output count (server
     usage, running usage, assay's streamed count); `prompt_reported` how many had a server prompt
     count (the prompt distribution uses only those). `embeddings` counts completed embeddings
-    answers, which have no output tokens and are left out of the output figures.
+    answers and `scored` completed rerank and score answers, which have no output tokens and
+    are left out of the output figures.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -93,6 +99,8 @@ class Tokens(BaseModel):
     output_sources: dict[TokenSource, int] = {}
     prompt_reported: int = 0
     embeddings: int = 0
+    # Written only by a run that scored documents, so earlier reports are written back as read.
+    scored: int = Field(default=0, exclude_if=_nothing)
 
     @property
     def output_source_note(self) -> str:
@@ -142,6 +150,10 @@ class Throughput(BaseModel):
     peak_output_tokens_per_s: int | None = None
     peak_output_at_s: float | None = None
     per_user_output_tokens_per_s: Distribution | None = None
+    # Documents scored by completed rerank and score answers (each document of a request, also
+    # those a rerank `top_n` left out of the answer); written only by a run that scored some.
+    usable_documents: int = Field(default=0, exclude_if=_nothing)
+    usable_documents_per_s: float = Field(default=0.0, exclude_if=_nothing)
 
 
 class Concurrency(BaseModel):

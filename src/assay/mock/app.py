@@ -24,9 +24,11 @@ from assay.mock.asks import (
     BadRequest,
     EmbeddingAsk,
     GenerationAsk,
+    RankingAsk,
     load_body,
     read_embedding,
     read_generation,
+    read_ranking,
 )
 from assay.mock.choices import BAD_TOOL_ARGUMENTS, choices_body, choices_stream
 from assay.mock.config import MockConfig
@@ -39,6 +41,7 @@ from assay.mock.faults import (
     parse_fault_header,
 )
 from assay.mock.metrics import EMPTY_FAULTS, FINISHED_FAULTS, Served, ServedCounters
+from assay.mock.ranking import ranking_body
 from assay.mock.responses import responses_body, responses_stream
 from assay.mock.script import (
     JSON_CONTENT_TYPE,
@@ -60,6 +63,15 @@ _GENERATION = _EVERYWHERE | {"empty_stream", "short_output", "invalid_json_outpu
 # tokens (a whole body has no streamed count to disagree with).
 _STREAMED = _GENERATION | {"sse_error_event", "truncated_stream", "wrong_usage"}
 _CHOICES = frozenset({"choices_empty", "missing_finish_reason"})
+_RANKING = frozenset(
+    {
+        "no_results",
+        "result_count_mismatch",
+        "index_out_of_range",
+        "repeated_index",
+        "non_finite_score",
+    }
+)
 # `[DONE]` ends only a chat/completions stream; a responses stream ends with its terminal event.
 _DONE_ENDED = _STREAMED | _CHOICES | {"missing_done"}
 _APPLICABLE: dict[tuple[Api, bool], frozenset[str]] = {
@@ -70,6 +82,8 @@ _APPLICABLE: dict[tuple[Api, bool], frozenset[str]] = {
     (Api.responses, True): _STREAMED,
     (Api.responses, False): _GENERATION,
     (Api.embeddings, False): _EVERYWHERE | {"empty_embedding"},
+    (Api.rerank, False): _EVERYWHERE | _RANKING,
+    (Api.score, False): _EVERYWHERE | _RANKING,
 }
 
 
@@ -100,6 +114,8 @@ _SERVED_PATHS = {
     Api.completions: "/v1/completions",
     Api.responses: "/v1/responses",
     Api.embeddings: "/v1/embeddings",
+    Api.rerank: "/v1/rerank",
+    Api.score: "/v1/score",
 }
 
 
@@ -207,11 +223,14 @@ class MockService:
             if self._recording is not None:
                 self._record(request, raw)
             body = load_body(raw)
-            ask: GenerationAsk | EmbeddingAsk = (
-                read_embedding(body, self._tokenizer, self.config.model_name)
-                if api is Api.embeddings
-                else read_generation(api, body, self._tokenizer, self.config.model_name)
-            )
+            ask: GenerationAsk | EmbeddingAsk | RankingAsk
+            match api:
+                case Api.embeddings:
+                    ask = read_embedding(body, self._tokenizer, self.config.model_name)
+                case Api.rerank | Api.score:
+                    ask = read_ranking(api, body, self._tokenizer, self.config.model_name)
+                case Api.chat | Api.completions | Api.responses:
+                    ask = read_generation(api, body, self._tokenizer, self.config.model_name)
             stream = isinstance(ask, GenerationAsk) and ask.stream
             fault = self._choose_fault(request, api, stream)
         except (BadRequest, ConfigError) as error:
@@ -229,6 +248,13 @@ class MockService:
             if isinstance(ask, EmbeddingAsk):
                 dimension = self.config.embedding_dimension
                 served = await self._play_body(request, embeddings_body(ask, dimension, fault), 0)
+                if finishes:
+                    counters.finished("stop", ask.prompt_tokens, 0)
+                return served
+            if isinstance(ask, RankingAsk):
+                response_id = f"{self._id_prefix}{next(self._ids):08x}"
+                script = ranking_body(api, ask, response_id, fault)
+                served = await self._play_body(request, script, 0)
                 if finishes:
                     counters.finished("stop", ask.prompt_tokens, 0)
                 return served
@@ -270,10 +296,12 @@ class MockService:
                 return await self._play_stream(
                     request, responses_stream(answer, ask.max_tokens, fault)
                 )
-            case _:
+            case Api.responses:
                 return await self._play_body(
                     request, responses_body(answer, ask.max_tokens, fault), n
                 )
+            case Api.embeddings | Api.rerank | Api.score:
+                raise AssertionError(f"{api} answers are not generated text")
 
     def _choose_fault(self, request: web.Request, api: Api, stream: bool) -> FaultSpec | None:
         after = self.config.fault_after_tokens

@@ -1,4 +1,5 @@
-"""What the mock reads from a request body: limits, streaming options, JSON mode, prompt text.
+"""What the mock reads from a request body: limits, streaming options, JSON mode, prompt text,
+and the query and documents of a rerank or score request.
 
 Read leniently, like real servers: unknown keys are ignored; a body that is not a JSON object or
 a limit that is not a number is a 400 (`BadRequest`), never a crash.
@@ -22,6 +23,8 @@ class Api(StrEnum):
     completions = "completions"
     responses = "responses"
     embeddings = "embeddings"
+    rerank = "rerank"
+    score = "score"
 
 
 class BadRequest(Exception):
@@ -56,6 +59,21 @@ class EmbeddingAsk:
     base64: bool
 
 
+@dataclass(frozen=True, slots=True)
+class RankingAsk:
+    """The pairs of one rerank or score request: each document against its query.
+
+    `queries[i]` is the query document `i` is scored against (rerank and a one-text `text_1`:
+    the same query for all); `top_n` is rerank's cut (0: every document).
+    """
+
+    model: str
+    queries: tuple[str, ...]
+    documents: tuple[str, ...]
+    top_n: int
+    prompt_tokens: int
+
+
 def load_body(raw: bytes) -> dict[str, Any]:
     """The JSON object of a request body."""
     try:
@@ -71,9 +89,9 @@ def read_generation(
     api: Api, body: dict[str, Any], tokenizer: BuiltinTokenizer, default_model: str
 ) -> GenerationAsk:
     """The generation facts of a chat, completions or responses body."""
-    if api is Api.embeddings:
-        raise BadRequest("embeddings requests carry no generation parameters")
     match api:
+        case Api.embeddings | Api.rerank | Api.score:
+            raise BadRequest(f"{api} requests carry no generation parameters")
         case Api.chat:
             max_tokens = _limit(body, "max_completion_tokens")
             if max_tokens is None:
@@ -84,7 +102,7 @@ def read_generation(
             max_tokens = _limit(body, "max_tokens")
             prompt_tokens = _count_content(body.get("prompt"), tokenizer)
             json_mode = _format_type(body.get("response_format")) in {"json_object", "json_schema"}
-        case _:  # Api.responses
+        case _:  # Api.responses: every other API was refused above
             max_tokens = _limit(body, "max_output_tokens")
             prompt_tokens = _count_content(body.get("input"), tokenizer) + _count_content(
                 body.get("instructions"), tokenizer
@@ -138,6 +156,69 @@ def read_embedding(
         dimensions=dimensions or None,
         base64=body.get("encoding_format") == "base64",
     )
+
+
+def read_ranking(
+    api: Api, body: dict[str, Any], tokenizer: BuiltinTokenizer, default_model: str
+) -> RankingAsk:
+    """The pairs of a rerank (`query`, `documents`, `top_n`) or score (`text_1`, `text_2`) body.
+
+    `/v1/score` takes, as vLLM does, one `text_1` against every `text_2`, or two lists of one
+    length scored pair by pair. Prompt tokens count every pair, the query once per document, as
+    a cross-encoder reads them.
+    """
+    queries, documents, top_n = _pairs(api, body)
+    counts: dict[str, int] = {}
+    prompt_tokens = 0
+    for query, document in zip(queries, documents, strict=True):
+        for text in (query, document):
+            count = counts.get(text)
+            if count is None:
+                count = counts[text] = tokenizer.count(text)
+            prompt_tokens += count
+    return RankingAsk(
+        model=_model(body, default_model),
+        queries=tuple(queries),
+        documents=tuple(documents),
+        top_n=top_n,
+        prompt_tokens=prompt_tokens,
+    )
+
+
+def _pairs(api: Api, body: dict[str, Any]) -> tuple[list[str], list[str], int]:
+    """The query of each document, the documents, and rerank's `top_n` (0 for all)."""
+    match api:
+        case Api.rerank:
+            query = body.get("query")
+            if not isinstance(query, str):
+                raise BadRequest("rerank request without a text `query`")
+            documents = _texts(body.get("documents"), "documents")
+            return [query] * len(documents), documents, _limit(body, "top_n") or 0
+        case Api.score:
+            documents = _texts(body.get("text_2"), "text_2")
+            first = body.get("text_1")
+            if isinstance(first, str):
+                return [first] * len(documents), documents, 0
+            queries = _texts(first, "text_1")
+            if len(queries) == 1:
+                return queries * len(documents), documents, 0
+            if len(queries) != len(documents):
+                raise BadRequest(
+                    f"`text_1` holds {len(queries)} texts and `text_2` {len(documents)}: "
+                    "one text, or as many as `text_2`"
+                )
+            return queries, documents, 0
+        case Api.chat | Api.completions | Api.responses | Api.embeddings:
+            raise BadRequest(f"{api} requests carry no query and documents")
+
+
+def _texts(value: object, key: str) -> list[str]:
+    """A text or a non-empty list of texts."""
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise BadRequest(f"`{key}` must be a text or a non-empty list of texts")
+    return value
 
 
 def _model(body: dict[str, Any], default: str) -> str:
@@ -233,7 +314,9 @@ __all__ = [
     "BadRequest",
     "EmbeddingAsk",
     "GenerationAsk",
+    "RankingAsk",
     "load_body",
     "read_embedding",
     "read_generation",
+    "read_ranking",
 ]

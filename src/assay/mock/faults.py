@@ -75,6 +75,20 @@ FAULTS: Mapping[str, FaultInfo] = MappingProxyType(
             _C.truncated_stream,
             "the whole answer with finish_reason (and usage), then a clean end with no [DONE]",
         ),
+        "no_results": FaultInfo(_C.no_results, "rerank/score answer with an empty result list"),
+        "result_count_mismatch": FaultInfo(
+            _C.result_count_mismatch, "rerank/score answer missing its last result"
+        ),
+        "index_out_of_range": FaultInfo(
+            _C.invalid_result_index, "rerank/score: the last result names a document not sent"
+        ),
+        "repeated_index": FaultInfo(
+            _C.invalid_result_index,
+            "rerank/score: the last result names the first one's document again",
+        ),
+        "non_finite_score": FaultInfo(
+            _C.non_finite_score, "rerank/score: the last result's score is NaN"
+        ),
     }
 )
 """Fault name -> the diagnostic code the client must report, and a one-line description."""

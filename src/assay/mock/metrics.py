@@ -45,6 +45,11 @@ FINISHED_FAULTS: Final = frozenset(
         "invalid_tool_call",
         "invalid_json_output",
         "missing_done",
+        "no_results",
+        "result_count_mismatch",
+        "index_out_of_range",
+        "repeated_index",
+        "non_finite_score",
     }
 )
 EMPTY_FAULTS: Final = frozenset({"empty_stream", "choices_empty"})

@@ -21,6 +21,7 @@ from assay.core.response import (
     EmbeddingSummary,
     GenerationResponse,
     ResponseTiming,
+    ScoreSummary,
     ToolCall,
     Usage,
 )
@@ -121,6 +122,7 @@ _FLAT: dict[str, type[BaseModel]] = {
     "echo": RequestEcho,
     "tool_calls": ToolCall,
     "embeddings": EmbeddingSummary,
+    "scores": ScoreSummary,
 }
 
 

@@ -25,6 +25,7 @@ from assay.reports.step_words import (
     stop_phrase,
 )
 from assay.reports.steps_table import steps_table
+from assay.spec.endpoint import Answer
 
 DISPATCH_LAG_WARNING_MS = 25.0
 """A dispatch lag p99 from which a step warns that the client could not keep its schedule."""
@@ -84,7 +85,9 @@ def _render_step(step: StepReport, report: Report, console: Console) -> None:
     console.print(_latency_table(m, embeddings=embeddings))
     for note in _latency_notes(m, embeddings=embeddings):
         console.print(note, highlight=False)
-    console.print(_throughput_table(step, embeddings=embeddings))
+    console.print(
+        _throughput_table(step, embeddings=embeddings, documents=_scores_documents(report))
+    )
     for line in peer_figure_lines(step, embeddings=embeddings):
         console.print(line, highlight=False)
     if m.goodput is not None:
@@ -108,7 +111,7 @@ def _render_step(step: StepReport, report: Report, console: Console) -> None:
         f"{m.outcomes.completed}."
     )
     if embeddings:
-        console.print(Text("Embeddings: no output tokens; ") + prompts)
+        console.print(Text(_no_output_words(report)) + prompts)
     else:
         console.print(Text(f"Output token counts from: {m.tokens.output_source_note}; ") + prompts)
     console.print(
@@ -124,11 +127,30 @@ def _render_step(step: StepReport, report: Report, console: Console) -> None:
 
 
 def is_embeddings(step: StepReport, report: Report) -> bool:
-    """Whether the step's answers are embeddings (no output tokens, no token timing)."""
+    """Whether the step's answers have no output tokens and no token timing (embeddings,
+    rerank and score)."""
     if not report.run_config.endpoint.traits.generates:
         return True
     tokens = step.metrics.tokens
     return tokens.embeddings > 0 and tokens.embeddings == step.metrics.outcomes.completed
+
+
+def _no_output_words(report: Report) -> str:
+    """How the console names answers without output tokens, by the run's kind of answer."""
+    match report.run_config.endpoint.traits.answer:
+        case Answer.vectors | Answer.text:
+            return "Embeddings: no output tokens; "
+        case Answer.scores:
+            return "Rankings (scored documents): no output tokens; "
+
+
+def _scores_documents(report: Report) -> bool:
+    """Whether the run's answers score documents, so documents/s is its throughput."""
+    match report.run_config.endpoint.traits.answer:
+        case Answer.scores:
+            return True
+        case Answer.vectors | Answer.text:
+            return False
 
 
 def _render_sessions(step: StepReport, console: Console) -> None:
@@ -295,7 +317,7 @@ def _latency_notes(m: StepMetrics, *, embeddings: bool) -> list[str]:
     return notes
 
 
-def _throughput_table(step: StepReport, *, embeddings: bool) -> Table:
+def _throughput_table(step: StepReport, *, embeddings: bool, documents: bool = False) -> Table:
     t = step.metrics.throughput
     table = Table(title="Throughput", title_justify="left", box=box.SIMPLE)
     table.add_column("", no_wrap=True)
@@ -307,6 +329,8 @@ def _throughput_table(step: StepReport, *, embeddings: bool) -> Table:
             table.add_row(
                 "output tokens", str(t.usable_output_tokens), str(t.attempted_output_tokens)
             )
+        if documents:
+            table.add_row("documents scored", str(t.usable_documents), "-")
         table.caption = f"no rates: the step lasted {t.duration_s:.2f} s"
         table.caption_justify = "left"
         return table
@@ -320,6 +344,8 @@ def _throughput_table(step: StepReport, *, embeddings: bool) -> Table:
             f"{t.attempted_output_tokens_per_s:.1f}",
         )
     _add_token_rate_rows(table, t, embeddings=embeddings)
+    if documents:
+        table.add_row("documents/s", f"{t.usable_documents_per_s:.1f}", "-")
     return table
 
 

@@ -25,6 +25,8 @@ class Endpoint(StrEnum):
     chat = "chat"
     responses = "responses"
     embeddings = "embeddings"
+    rerank = "rerank"
+    score = "score"
 
     @property
     def path(self) -> str:
@@ -50,11 +52,14 @@ class Answer(StrEnum):
 
     `text`: generated output tokens (text, tool calls or reasoning), with token timings, a
     `finish_reason` and output-token usage. `vectors`: one embedding per input, no output tokens,
-    the end-to-end latency is the only timing.
+    the end-to-end latency is the only timing. `scores`: one relevance score per document (a
+    ranking, or the scores of query-document pairs), no output tokens, the end-to-end latency is
+    the only timing.
     """
 
     text = "text"
     vectors = "vectors"
+    scores = "scores"
 
 
 class Carries(StrEnum):
@@ -63,11 +68,14 @@ class Carries(StrEnum):
     `messages`: a conversation (`messages`); a plain text prompt becomes one user message.
     `prompt`: one text prompt (`prompt` / `input`), or a conversation where the endpoint takes one.
     `inputs`: one text or a batch of texts to embed (`input`).
+    `documents`: a query and the documents to score against it (`query` + `documents` on
+    `/v1/rerank`, `text_1` + `text_2` on `/v1/score`).
     """
 
     messages = "messages"
     prompt = "prompt"
     inputs = "inputs"
+    documents = "documents"
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +109,7 @@ class EndpointTraits:
         match self.answer:
             case Answer.text:
                 return True
-            case Answer.vectors:
+            case Answer.vectors | Answer.scores:
                 return False
 
 
@@ -142,6 +150,26 @@ def _traits_of(endpoint: Endpoint) -> EndpointTraits:
                 path="/v1/embeddings",
                 carries=Carries.inputs,
                 answer=Answer.vectors,
+                streams=False,
+                terminal_marker=None,
+                streams_finish_reason=False,
+                takes_conversation=False,
+            )
+        case Endpoint.rerank:
+            return EndpointTraits(
+                path="/v1/rerank",
+                carries=Carries.documents,
+                answer=Answer.scores,
+                streams=False,
+                terminal_marker=None,
+                streams_finish_reason=False,
+                takes_conversation=False,
+            )
+        case Endpoint.score:
+            return EndpointTraits(
+                path="/v1/score",
+                carries=Carries.documents,
+                answer=Answer.scores,
                 streams=False,
                 terminal_marker=None,
                 streams_finish_reason=False,

@@ -36,7 +36,7 @@ from pydantic import (
 )
 
 from assay.spec.constraints import Constraints
-from assay.spec.endpoint import Answer, Endpoint, EndpointTraits
+from assay.spec.endpoint import Answer, Carries, Endpoint, EndpointTraits
 from assay.spec.load import CONCURRENCY_KINDS, RATE_KINDS, ProfileKind
 from assay.spec.source import PromptColumns
 from assay.spec.target import SendableHeaders, check_header, check_target, mask_headers, mask_url
@@ -114,6 +114,10 @@ class RunSettings(BaseModel):
     think_time_ms: float = Field(default=0.0, ge=0)
     prompt_tokens: str = "256"
     output_tokens: str = "128"
+    # Rerank and score: documents per request, and the token count of each (the query's is
+    # `prompt_tokens`)
+    documents: int = Field(default=8, ge=1, le=100_000)
+    document_tokens: str = "128"
     shared_prefix_tokens: int = Field(default=0, ge=0)
     tokenizer: str | None = None
     stream: bool = True
@@ -261,7 +265,18 @@ class RunConfig(RunSettings):
                     raise ValueError(
                         f"{_flag(key)} does not apply with --data (the file's prompts are sent)"
                     )
+            for key in ("documents", "document_tokens"):
+                if key in given:
+                    raise ValueError(
+                        f"{_flag(key)} does not apply with --data (the file's documents are sent)"
+                    )
         traits = self.endpoint.traits
+        carried = [key for key in ("documents", "document_tokens") if key in given]
+        if carried and not _carries_documents(traits):
+            raise ValueError(
+                f"{', '.join(map(_flag, carried))} applies to the rerank and score endpoints, "
+                f"not {self.endpoint} (its requests carry no documents)"
+            )
         ignored: list[str] = []
         if not traits.generates:
             ignored += ["output_tokens"] if "output_tokens" in given else []
@@ -356,8 +371,18 @@ def _answer_noun(answer: Answer) -> str:
     match answer:
         case Answer.vectors:
             return "an embedding"
+        case Answer.scores:
+            return "a ranking"
         case Answer.text:
             return "its answer"
+
+
+def _carries_documents(traits: EndpointTraits) -> bool:
+    match traits.carries:
+        case Carries.documents:
+            return True
+        case Carries.messages | Carries.prompt | Carries.inputs:
+            return False
 
 
 def _what_it_lacks(traits: EndpointTraits) -> str:

@@ -12,7 +12,8 @@ EXTRA_BODY_COLUMN: Final = "extra_body"
 
 class PromptColumns(BaseModel):
     """Which keys or columns hold the prompt, the chat messages, the output length, a ShareGPT
-    conversation, a session's user turns and extra body fields."""
+    conversation, a session's user turns, the query and documents of a rerank or score request
+    and extra body fields."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -21,6 +22,8 @@ class PromptColumns(BaseModel):
     output_tokens: str = "output_tokens"
     conversations: str = "conversations"
     turns: str = "turns"
+    query: str = "query"
+    documents: str = "documents"
     extra_body: str = EXTRA_BODY_COLUMN
 
     def interpreted(self) -> frozenset[str]:
@@ -32,6 +35,8 @@ class PromptColumns(BaseModel):
                 self.output_tokens,
                 self.conversations,
                 self.turns,
+                self.query,
+                self.documents,
                 self.extra_body,
             }
         )

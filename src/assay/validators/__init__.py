@@ -29,6 +29,12 @@ from assay.validators.defaults import (
 from assay.validators.embeddings import empty_embedding
 from assay.validators.loading import custom_codes_of, load_validator, resolve_validator
 from assay.validators.reject import reject
+from assay.validators.scores import (
+    invalid_result_index,
+    no_results,
+    non_finite_score,
+    result_count_mismatch,
+)
 from assay.validators.structured_output import invalid_json_output, invalid_tool_call
 from assay.validators.token_counts import max_tokens_not_honoured, usage_mismatch
 from assay.validators.usage import impossible_usage
@@ -46,13 +52,17 @@ __all__ = [
     "empty_response",
     "impossible_usage",
     "invalid_json_output",
+    "invalid_result_index",
     "invalid_tool_call",
     "load_validator",
     "max_tokens_not_honoured",
     "missing_finish_reason",
     "named_steps",
+    "no_results",
+    "non_finite_score",
     "reject",
     "resolve_validator",
+    "result_count_mismatch",
     "stream_without_finish_reason",
     "truncated_before_finish",
     "truncated_stream",

@@ -73,7 +73,7 @@ def empty_response(response: GenerationResponse) -> Result[GenerationResponse, U
     A server's token count does not make an empty answer usable: vLLM reports 1 completion
     token (the EOS) for a forced-empty answer, and a count with nothing to show for it is not
     output. The message says what the server reported. Embeddings are checked by
-    `empty_embedding` instead.
+    `empty_embedding` instead, rerank and score answers by `validators/scores.py`.
 
     >>> from assay.core import Endpoint, ResponseTiming, Usage
     >>> empty = GenerationResponse(request_id="r1", endpoint=Endpoint.chat, streamed=False,
@@ -84,8 +84,8 @@ def empty_response(response: GenerationResponse) -> Result[GenerationResponse, U
     token (finish_reason='stop', 0 content chunks)
     """
     match response.endpoint.traits.answer:
-        case Answer.vectors:
-            return Success(response)
+        case Answer.vectors | Answer.scores:
+            return Success(response)  # no text to have: their own validators judge them
         case Answer.text:
             if response.text or response.tool_calls or response.reasoning:
                 return Success(response)
@@ -158,8 +158,8 @@ def missing_finish_reason(
     response has no finish_reason (stream terminal marker seen: True, 1 output tokens)
     """
     match response.endpoint.traits.answer:
-        case Answer.vectors:
-            return Success(response)  # a vector has no reason to stop
+        case Answer.vectors | Answer.scores:
+            return Success(response)  # a vector or a score has no reason to stop
         case Answer.text:
             if response.finish_reason is not None:
                 return Success(response)

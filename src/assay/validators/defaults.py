@@ -16,6 +16,12 @@ from assay.validators.completeness import (
     truncated_stream,
 )
 from assay.validators.embeddings import empty_embedding
+from assay.validators.scores import (
+    invalid_result_index,
+    no_results,
+    non_finite_score,
+    result_count_mismatch,
+)
 from assay.validators.structured_output import invalid_json_output, invalid_tool_call
 from assay.validators.token_counts import max_tokens_not_honoured, usage_mismatch
 from assay.validators.usage import impossible_usage
@@ -106,6 +112,30 @@ BUILTIN_VALIDATORS: tuple[BuiltinValidator, ...] = (
         "embeddings: no vectors, wrong count, dimension 0, differing dimensions or NaN/inf",
         empty_embedding,
     ),
+    BuiltinValidator(
+        "no_results",
+        DiagnosticCode.no_results,
+        "rerank/score: an answer with no results",
+        no_results,
+    ),
+    BuiltinValidator(
+        "result_count_mismatch",
+        DiagnosticCode.result_count_mismatch,
+        "rerank/score: more or fewer results than documents sent (or rerank's top_n)",
+        result_count_mismatch,
+    ),
+    BuiltinValidator(
+        "invalid_result_index",
+        DiagnosticCode.invalid_result_index,
+        "rerank/score: a result index outside the documents sent, or named twice",
+        invalid_result_index,
+    ),
+    BuiltinValidator(
+        "non_finite_score",
+        DiagnosticCode.non_finite_score,
+        "rerank/score: a score that is NaN or infinite",
+        non_finite_score,
+    ),
 )
 """Every built-in validator, in default-chain order; each is a no-op where it does not apply."""
 
@@ -144,6 +174,7 @@ _GENERATION_CHAINS = {
     for lenient in (False, True)
 }
 _EMBEDDING_CHAIN = chain(empty_embedding)
+_SCORES_CHAIN = chain(no_results, result_count_mismatch, invalid_result_index, non_finite_score)
 
 
 def default_chain(
@@ -151,8 +182,8 @@ def default_chain(
 ) -> Validator[GenerationResponse]:
     """The validators every answer from `endpoint` passes unless the user changes the chain.
 
-    The chain is decided by the kind of answer (`Endpoint.traits.answer`): generated text, or
-    vectors.
+    The chain is decided by the kind of answer (`Endpoint.traits.answer`): generated text,
+    vectors, or scores (rerank and score).
     Strict mode widens the finish_reason check to every answer (`missing_finish_reason`) and
     checks usage both ways where the stream proves its count. `allow_missing_done` is for
     servers that never end a stream with `[DONE]`: a stream that carried a `finish_reason` then
@@ -165,12 +196,16 @@ def default_chain(
     chain(truncated_before_finish, impossible_usage, ...)
     >>> default_chain(Endpoint.embeddings, strict=True)
     chain(empty_embedding)
+    >>> default_chain(Endpoint.rerank)
+    chain(no_results, result_count_mismatch, invalid_result_index, non_finite_score)
     """
     match endpoint.traits.answer:
         case Answer.text:
             return _GENERATION_CHAINS[(strict, allow_missing_done)]
         case Answer.vectors:
             return _EMBEDDING_CHAIN
+        case Answer.scores:
+            return _SCORES_CHAIN
 
 
 def builtin_validator(name: str) -> Validator[GenerationResponse] | None:

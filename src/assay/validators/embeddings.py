@@ -23,8 +23,8 @@ def empty_embedding(response: GenerationResponse) -> Result[GenerationResponse, 
     embeddings answer has 3 vectors for 4 inputs
     """
     match response.endpoint.traits.answer:
-        case Answer.text:
-            return Success(response)  # tokens, not vectors: the generation validators judge it
+        case Answer.text | Answer.scores:
+            return Success(response)  # not vectors: the answer's own validators judge it
         case Answer.vectors:
             problem = _embedding_problem(response)
             if problem is None:

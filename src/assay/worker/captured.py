@@ -13,8 +13,9 @@ from assay.backend.received import compile_received
 from assay.core.diagnostics import UnusableResponse
 from assay.core.request import GenerationRequest
 from assay.core.response import GenerationResponse
+from assay.core.trusted import trusted
 from assay.records.record import Completed, Errored
-from assay.spec.endpoint import Endpoint
+from assay.spec.endpoint import Carries, Endpoint
 from assay.validators.chain import Validator
 from assay.validators.defaults import default_chain
 from assay.worker.judge import judge
@@ -65,11 +66,37 @@ def judge_bytes(
 
 def captured_request(endpoint: Endpoint) -> GenerationRequest:
     """The plain request a captured answer is judged against when none is given: no token
-    limit, no JSON mode, one input, one choice.
+    limit, no JSON mode, one input, one choice; for rerank and score, documents of an unknown
+    count (an answer is then checked for results, repeated indices and finite scores, not for
+    its count or the documents' range).
 
     >>> captured_request(Endpoint.embeddings).echo().expected_embeddings
     1
+    >>> captured_request(Endpoint.rerank).echo().documents is None
+    True
     """
+    match endpoint.traits.carries:
+        case Carries.documents:
+            # Built unvalidated: a request to send must hold its documents, a stand-in for an
+            # answer captured without its request cannot know them.
+            return trusted(
+                GenerationRequest,
+                {
+                    "request_id": CAPTURED_REQUEST_ID,
+                    "endpoint": endpoint,
+                    "model": CAPTURED_REQUEST_ID,
+                    "prompt": "",
+                    "messages": None,
+                    "documents": None,
+                    "max_output_tokens": None,
+                    "ignore_eos": False,
+                    "stream": False,
+                    "prompt_tokens": None,
+                    "extra_body": {},
+                },
+            )
+        case Carries.messages | Carries.prompt | Carries.inputs:
+            pass
     return GenerationRequest(
         request_id=CAPTURED_REQUEST_ID,
         endpoint=endpoint,

@@ -1,0 +1,103 @@
+"""What rerank and score answers share: a list of results, each a document index and a score.
+
+The scores are checked and summarised (count, the indices named, repeats, non-finite values),
+not kept; the validators of `validators/scores.py` judge the summary against the request.
+"""
+
+from __future__ import annotations
+
+import math
+
+from returns.result import Failure, Result
+
+from assay.core.diagnostics import DiagnosticCode, UnusableResponse
+from assay.core.request import GenerationRequest
+from assay.core.response import GenerationResponse, ScoreSummary
+from assay.handlers.base import SseEvent, Transfer
+from assay.handlers.stream import StreamDraft
+from assay.handlers.wire import body_answer, body_list, decode_body, unusable
+
+
+def compile_scores(
+    request: GenerationRequest,
+    body: bytes,
+    transfer: Transfer,
+    *,
+    what: str,
+    list_key: str,
+    score_key: str,
+) -> Result[GenerationResponse, UnusableResponse]:
+    """The answer of a body holding a `list_key` list of `{index, score_key}` results.
+
+    A `NaN` or `Infinity` score is read as such (a Python server's encoder writes them), so
+    the `non_finite_score` validator names it instead of the body reading as invalid_json.
+    """
+    obj = decode_body(body, transfer, what, non_finite=True)
+    if isinstance(obj, UnusableResponse):
+        return Failure(obj)
+    items = body_list(obj, list_key, body, transfer, what)
+    if isinstance(items, UnusableResponse):
+        return Failure(items)
+    summary = summarise_scores(items, score_key, what)
+    if isinstance(summary, str):
+        return Failure(unusable(DiagnosticCode.unexpected_shape, summary, transfer, body))
+    return body_answer(request, request.endpoint, obj, transfer, scores=summary)
+
+
+def summarise_scores(items: list[object], score_key: str, what: str) -> ScoreSummary | str:
+    """The summary of a results list, or what is wrong with its shape.
+
+    >>> summarise_scores([{"index": 2, "relevance_score": 0.9},
+    ...                   {"index": 0, "relevance_score": 0.1}], "relevance_score", "rerank")
+    ScoreSummary(count=2, lowest_index=0, highest_index=2, repeated_index=None, non_finite=0)
+    >>> summarise_scores([{"index": 0, "score": "high"}], "score", "score")
+    'score body item 0 has no number `score`'
+    """
+    seen: set[int] = set()
+    lowest: int | None = None
+    highest: int | None = None
+    repeated: int | None = None
+    non_finite = 0
+    for position, item in enumerate(items):
+        if not isinstance(item, dict):
+            return f"{what} body item {position} is not an object"
+        index = item.get("index")
+        if type(index) is not int:
+            return f"{what} body item {position} has no integer `index`"
+        score = item.get(score_key)
+        if type(score) is not float and type(score) is not int:
+            return f"{what} body item {position} has no number `{score_key}`"
+        if not math.isfinite(score):
+            non_finite += 1
+        if index in seen:
+            repeated = index if repeated is None else repeated
+        else:
+            seen.add(index)
+        lowest = index if lowest is None else min(lowest, index)
+        highest = index if highest is None else max(highest, index)
+    return ScoreSummary(
+        count=len(items),
+        lowest_index=lowest,
+        highest_index=highest,
+        repeated_index=repeated,
+        non_finite=non_finite,
+    )
+
+
+class ScoresAccumulator(StreamDraft):
+    """Rerank and score answers are never streamed: an SSE answer is unexpected_shape, none at
+    all is no_terminal_response (the accumulator exists so every endpoint meets one protocol)."""
+
+    __slots__ = ()
+
+    def feed(self, event: SseEvent, received_ns: int) -> None:
+        """Any event is a fault: the server streamed an answer that has no streamed form."""
+        self._events += 1
+        self._fail(
+            DiagnosticCode.unexpected_shape,
+            f"{self._what} answer came as an SSE stream, which the endpoint does not define",
+            event.data,
+        )
+
+
+__all__ = ["ScoresAccumulator", "compile_scores", "summarise_scores"]
