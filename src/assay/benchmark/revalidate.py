@@ -144,6 +144,8 @@ def revalidate(
             not_sent=step.not_sent,
             lost=step.lost,
             lost_processes=step.lost_processes,
+            ramp=step.ramp,
+            data_rows=step.data_rows,
         )
         for step in old.steps
     ]

@@ -63,7 +63,18 @@ def step_label(step: StepReport) -> str:
     match step.profile_kind:
         case "synchronous":
             streams = None  # always one in flight: not worth a label
-        case "concurrent" | "throughput" | "constant" | "poisson" | "sweep" | "replay" | None:
+        case "ramp_up" if step.ramp is not None:
+            return f"{name} {step.ramp.start_rate:g}->{step.ramp.end_rate:g}/s"
+        case (
+            "concurrent"
+            | "throughput"
+            | "constant"
+            | "poisson"
+            | "ramp_up"
+            | "sweep"
+            | "replay"
+            | None
+        ):
             pass
     if rate is not None:
         return f"{name} {rate:g}/s"
