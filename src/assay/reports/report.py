@@ -107,6 +107,10 @@ class SessionSummary(BaseModel):
     turns_not_sent: int
 
 
+def _is_none(value: object) -> bool:
+    return value is None
+
+
 class StepReport(BaseModel):
     """One profile step: what was asked (kind, rate or concurrency), what was achieved, the figures.
 
@@ -141,8 +145,9 @@ class StepReport(BaseModel):
     lost_processes: tuple[str, ...] = ()
     metrics: StepMetrics
     timeline: TimelineSnapshot | None = None
-    ramp: RateRamp | None = None
-    data_rows: int | None = None
+    # Written only when set, so a report from before they existed is written back as it was.
+    ramp: RateRamp | None = Field(default=None, exclude_if=_is_none)
+    data_rows: int | None = Field(default=None, exclude_if=_is_none)
 
     @field_validator("stopped_by", mode="before")
     @classmethod
