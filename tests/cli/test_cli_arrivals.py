@@ -199,7 +199,7 @@ BAD_ARRIVALS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "3",
         ),
         ("--rate", "ramp_up"),
-    ),  # fmt: skip
+    ),
     "sweep_concurrency_zero_and_text": (
         ("--profile", "sweep", "--sweep-concurrency", "0,x"),
         ("sweep-concurrency", "'0'", "1,4,16,64"),
