@@ -45,6 +45,8 @@ def test_burstiness_sends_at_the_seeded_gamma_times(tmp_path: Path) -> None:
     report = assert_every_request_accounted(tmp_path / "run")
     assert report.steps[0].scheduled == 30
     assert report.run_config.burstiness == 0.5
+    assert report.steps[0].burstiness == 0.5
+    assert "poisson at 40 req/s (mean), burstiness 0.5 (gamma gaps)" in result.stdout
     expected = list(itertools.islice(gamma_offsets_ns(40.0, 0.5, 5), 30))
     assert _due_offsets_ns(tmp_path / "run") == expected
 

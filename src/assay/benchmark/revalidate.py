@@ -145,6 +145,7 @@ def revalidate(
             lost=step.lost,
             lost_processes=step.lost_processes,
             ramp=step.ramp,
+            burstiness=step.burstiness,
             data_rows=step.data_rows,
         )
         for step in old.steps

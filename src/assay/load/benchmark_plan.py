@@ -29,6 +29,7 @@ from assay.spec.load import (
     Sweep,
     Synchronous,
     Throughput,
+    burstiness_of,
     rate_ramp,
     requested_concurrency,
     requested_rate,
@@ -129,8 +130,10 @@ class StepResult(Generic[S]):
     sink_results: list[S]
     scheduled: int | None = None
     lost_processes: tuple[LostProcess, ...] = ()
-    # The rate curve a ramped step followed (None unless it ramped).
+    # The rate curve a ramped step followed (None unless it ramped), and the gamma shape of its
+    # arrival gaps (None unless `burstiness` was given).
     ramp: RateRamp | None = None
+    burstiness: float | None = None
 
     @property
     def not_sent(self) -> int:
@@ -210,6 +213,7 @@ def merge_step(
         scheduled=sum(owed) if owed else None,
         lost_processes=tuple(sorted(lost, key=lambda loss: loss.process)),
         ramp=rate_ramp(load),
+        burstiness=burstiness_of(load),
         sessions=_merged_sessions(ordered),
     )
 

@@ -127,7 +127,8 @@ class StepReport(BaseModel):
     lost. For an open loop, `scheduled == dispatched + not_sent + lost`.
 
     `ramp` is the rate curve a ramp_up step followed (its `requested_rate` is None: the rate
-    moved); `data_rows` the rows its data held when they ran out before the run's limits
+    moved); `burstiness` the gamma shape of its arrival gaps when one was given; `data_rows` the
+    rows its data held when they ran out before the run's limits
     (`stopped_by` `data_exhausted`).
     """
 
@@ -148,6 +149,7 @@ class StepReport(BaseModel):
     # Written only when set, so a report from before they existed is written back as it was.
     ramp: RateRamp | None = Field(default=None, exclude_if=_is_none)
     data_rows: int | None = Field(default=None, exclude_if=_is_none)
+    burstiness: float | None = Field(default=None, exclude_if=_is_none)
 
     @field_validator("stopped_by", mode="before")
     @classmethod
@@ -188,6 +190,7 @@ class StepReport(BaseModel):
         turns: dict[int, StepMetrics] | None = None,
         ramp: RateRamp | None = None,
         data_rows: int | None = None,
+        burstiness: float | None = None,
     ) -> StepReport:
         """A step entry whose achieved rate is read from its metrics."""
         return cls(
@@ -207,6 +210,7 @@ class StepReport(BaseModel):
             turns=turns,
             ramp=ramp,
             data_rows=data_rows,
+            burstiness=burstiness,
         )
 
 

@@ -120,13 +120,20 @@ def rate_is_meaningful(step: StepReport) -> bool:
 
 def describe_load(step: StepReport) -> str:
     """The load a step offered: "synchronous", "throughput, up to 64 in flight", "ramp_up,
-    linear from 1 to 20 req/s over 10 s", ...
+    linear from 1 to 20 req/s over 10 s", "constant at 20 req/s, burstiness 0.5", ...
 
     >>> from assay.metrics import StepAggregator
     >>> describe_load(StepReport.of(1, "throughput", StepAggregator().snapshot(),
     ...                             requested_concurrency=64))
     'throughput, up to 64 in flight'
     """
+    load = _offered_load(step)
+    if step.burstiness is not None:
+        return f"{load}, burstiness {step.burstiness:g} (gamma gaps)"
+    return load
+
+
+def _offered_load(step: StepReport) -> str:
     rate = step.requested_rate
     streams = step.requested_concurrency
     match step.profile_kind:

@@ -257,6 +257,20 @@ def requested_rate(load: StepLoad) -> float | None:
             return None
 
 
+def burstiness_of(load: StepLoad) -> float | None:
+    """The gamma shape of a step's arrival gaps, None when it was not given (evenly spaced, or
+    plain Poisson, or not an open loop at a rate).
+
+    >>> burstiness_of(Poisson(rate=5, burstiness=0.5)), burstiness_of(Constant(rate=5))
+    (0.5, None)
+    """
+    match load:
+        case Constant(burstiness=shape) | Poisson(burstiness=shape) | RampUp(burstiness=shape):
+            return shape
+        case Synchronous() | Concurrent() | Throughput() | Replay():
+            return None
+
+
 def rate_ramp(load: StepLoad) -> RateRamp | None:
     """The rate curve a step follows, None unless it ramps.
 
@@ -331,6 +345,7 @@ __all__ = [
     "Sweep",
     "Synchronous",
     "Throughput",
+    "burstiness_of",
     "pacing",
     "rate_ramp",
     "requested_concurrency",
