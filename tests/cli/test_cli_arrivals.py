@@ -100,7 +100,7 @@ def test_a_concurrency_sweep_runs_a_step_per_level(tmp_path: Path) -> None:
     assert all(step.scheduled is None for step in report.steps)  # closed loops owe no times
     assert [step.metrics.outcomes.dispatched for step in report.steps] == [12, 12, 12]
     assert report.run_config.concurrency == 6
-    for streams in ("1 streams", "3 streams", "6 streams"):
+    for streams in ("1 stream ", "3 streams", "6 streams"):
         assert streams in result.stdout
 
 

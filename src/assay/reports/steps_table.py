@@ -37,7 +37,7 @@ def offered(step: StepReport) -> str:
         case "synchronous":
             return "sync"
         case "concurrent" if streams is not None:
-            return f"{streams} streams"
+            return f"{streams} stream{'s' if streams != 1 else ''}"
         case "throughput" if streams is not None:
             return f"max <={streams}"
         case "ramp_up" if step.ramp is not None:
