@@ -14,6 +14,7 @@ from tests.cli.cli_harness import (
     assert_every_request_accounted,
     read_record_lines,
     read_report,
+    run_assay,
     run_fast,
 )
 from tests.cli.test_cli_bad_input import assert_one_error_line
@@ -83,9 +84,15 @@ def test_a_ramp_over_max_seconds_draws_achieved_against_target(tmp_path: Path) -
     report = read_report(tmp_path / "run")
     (step,) = report.steps
     assert step.ramp == RateRamp(curve="exponential", start_rate=4, end_rate=64, duration_s=2)
+    assert step.burstiness == 2.0
     page = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
     assert "ramp-rate" in page
     assert "target, 1 ramp_up 4-&gt;64/s" in page or "target, 1 ramp_up 4->64/s" in page
+    # A revalidation keeps what the step offered.
+    again = run_assay("revalidate", tmp_path / "run")
+    assert again.exit_code in (0, 1), again.stdout + again.stderr
+    (judged,) = read_report(tmp_path / "run" / "revalidated").steps
+    assert (judged.ramp, judged.burstiness) == (step.ramp, 2.0)
 
 
 def test_a_concurrency_sweep_runs_a_step_per_level(tmp_path: Path) -> None:
