@@ -61,4 +61,8 @@ def _config(kind: str) -> RunConfig:
         parameters["concurrency"] = 4
     if kind == "replay":
         parameters["trace"] = "trace.jsonl"
+    if kind == "ramp_up":
+        parameters.update(
+            ramp_up="linear", ramp_up_start_rate=1.0, ramp_up_end_rate=4.0, max_seconds=5.0
+        )
     return RunConfig.model_validate(parameters)

@@ -11,6 +11,7 @@ import asyncio
 import typing
 from dataclasses import dataclass
 
+import pytest
 from returns.result import Result
 
 from assay.core import GenerationRequest, GenerationResponse, UnusableResponse
@@ -23,6 +24,8 @@ from assay.spec.load import (
     Constant,
     Pacing,
     Poisson,
+    RampUp,
+    RateRamp,
     Replay,
     StepLoad,
     Synchronous,
@@ -187,7 +190,14 @@ async def test_every_open_loop_profile_reports_what_it_owed_and_no_closed_loop_d
         Concurrent(streams=2),
         Throughput(max_concurrency=2),
         Constant(rate=10),
+        Constant(rate=10, burstiness=0.5),
         Poisson(rate=10),
+        Poisson(rate=10, burstiness=0.5),
+        RampUp(ramp=RateRamp(curve="linear", start_rate=1, end_rate=20, duration_s=1)),
+        RampUp(
+            ramp=RateRamp(curve="exponential", start_rate=1, end_rate=20, duration_s=1),
+            burstiness=0.5,
+        ),
         Replay(),
     ]
     assert {type(load) for load in loads} == set(typing.get_args(StepLoad))
@@ -197,6 +207,34 @@ async def test_every_open_loop_profile_reports_what_it_owed_and_no_closed_loop_d
         )
         assert (result.scheduled is not None) == (pacing(load) is Pacing.open_loop), load.kind
         assert result.totals.dispatched + result.not_sent == (result.scheduled or 4), load.kind
+
+
+@pytest.mark.parametrize(
+    "load",
+    [
+        Constant(rate=1000, burstiness=0.5),
+        Poisson(rate=1000, seed=2, burstiness=0.3),
+        RampUp(ramp=RateRamp(curve="linear", start_rate=100, end_rate=1900, duration_s=1)),
+        RampUp(
+            ramp=RateRamp(curve="exponential", start_rate=100, end_rate=3000, duration_s=1),
+            burstiness=0.5,
+        ),
+    ],
+)
+async def test_bursty_and_ramped_clients_that_fall_behind_owe_what_their_schedule_owed(
+    load: Constant | Poisson | RampUp,
+) -> None:
+    # The same accounting as constant: what the schedule had due before the deadline (less the
+    # grace) is owed, exactly, and each owed request was dispatched or counted as not sent.
+    scheduled, dispatched, not_sent = await run_slow_client(
+        load, Constraints(max_seconds=1), cost_ns=2 * MS
+    )
+    work = StepWork(0, load, Constraints(max_seconds=1), 1, 0, 1, start_ns=0)
+    assert scheduled == slice_owed(work, NumberedSource(), None, end_ns=1_000 * MS)
+    assert scheduled is not None
+    assert scheduled > 800  # each schedule offers 850 to 1,000 requests in its second
+    assert dispatched + not_sent == scheduled
+    assert not_sent >= 300
 
 
 async def test_a_client_that_keeps_up_owes_nothing() -> None:

@@ -15,6 +15,7 @@ import orjson
 import pytest
 
 from assay.reports import load_report
+from assay.reports.charts import figures_of
 from assay.reports.html import HTML_FILE, plotly_js, read_latency_samples, render_html
 from tests.cli.cli_harness import read_report, run_assay, run_fast
 from tests.reports.browser import ChartState, artifacts_dir, render
@@ -196,3 +197,53 @@ def test_report_html_of_a_report_before_the_token_figures_has_no_such_section() 
     page = render_html(load_report(Path(__file__).parent / "stored_runs" / "6364a6d"), {})
     assert "Token rates, per-user speed" not in page
     assert "token-rates" not in _figures_on(page)
+
+
+@pytest.fixture(scope="module")
+def ramp_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run_dir = tmp_path_factory.mktemp("html") / "ramp"
+    result = run_fast(
+        run_dir,
+        "--ramp-up", "linear", "--ramp-up-start-rate", "4", "--ramp-up-end-rate", "40",
+        "--max-seconds", "2", "--burstiness", "0.5", "--max-error-rate", "0.5",
+        "--processes", "1",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    return run_dir
+
+
+def test_the_ramp_chart_draws_the_dispatched_rate_against_its_target_curve(
+    ramp_run: Path,
+) -> None:
+    report = read_report(ramp_run)
+    (step,) = report.steps
+    ramp, timeline = step.ramp, step.timeline
+    assert ramp is not None
+    assert timeline is not None
+    sections = dict(figures_of(report, {}))
+    (figure,) = [figure for figure in sections["Over time"] if figure.id == "ramp-rate"]
+    target, achieved = figure.data
+    assert target["y"] == [ramp.rate_at(float(t)) for t in _numbers(target["x"])]
+    assert _numbers(target["y"])[0] == 4.0
+    assert max(_numbers(target["y"])) == 40.0
+    width = timeline.interval_s
+    assert achieved["y"] == [count / width for count in timeline.dispatched]
+    assert sum(timeline.dispatched) == step.metrics.outcomes.dispatched
+    # Without a ramp there is no such chart.
+    flat = report.model_copy(update={"steps": (step.model_copy(update={"ramp": None}),)})
+    assert all(
+        figure.id != "ramp-rate" for _, figures in figures_of(flat, {}) for figure in figures
+    )
+
+
+def test_every_chart_of_a_ramp_renders_in_chromium(ramp_run: Path) -> None:
+    page = render(ramp_run / HTML_FILE, artifacts_dir() / "report-ramp.png")
+    assert page.errors == ()
+    assert "ramp-rate" in {chart.id for chart in page.charts}
+    for chart in page.charts:
+        _assert_drawn(chart)
+
+
+def _numbers(values: object) -> list[float]:
+    assert isinstance(values, list)
+    return [float(value) for value in values]

@@ -31,6 +31,8 @@ from assay.spec.load import (
     Constant,
     Poisson,
     Profile,
+    RampUp,
+    RateRamp,
     Replay,
     Sweep,
     Synchronous,
@@ -45,7 +47,7 @@ def profile_of(config: RunConfig) -> Profile:
     """The load profile the flags describe (the config already checked its parameters).
 
     >>> profile_of(RunConfig(profile="constant", rate=5))
-    Constant(kind='constant', rate=5.0)
+    Constant(kind='constant', rate=5.0, burstiness=None)
     """
     concurrency = config.concurrency or DEFAULT_CONCURRENCY
     match config.profile:
@@ -56,13 +58,37 @@ def profile_of(config: RunConfig) -> Profile:
         case "throughput":
             return Throughput(max_concurrency=concurrency)
         case "constant":
-            return Constant(rate=config.rate or 1.0)
+            return Constant(rate=config.rate or 1.0, burstiness=config.burstiness)
         case "poisson":
-            return Poisson(rate=config.rate or 1.0, seed=config.seed)
+            return Poisson(rate=config.rate or 1.0, seed=config.seed, burstiness=config.burstiness)
+        case "ramp_up":
+            return RampUp(ramp=ramp_of(config), burstiness=config.burstiness, seed=config.seed)
         case "sweep":
-            return Sweep(rates=config.sweep_rates, max_concurrency=concurrency)
+            return Sweep(
+                rates=config.sweep_rates,
+                max_concurrency=concurrency,
+                concurrencies=config.sweep_concurrency,
+            )
         case "replay":
             return Replay(speed=config.replay_speed)
+
+
+def ramp_of(config: RunConfig) -> RateRamp:
+    """The ramp of `--ramp-up`: over `--max-seconds` when given, else over the time the curve
+    takes to offer `--max-requests` (its integral reaches them at its end).
+
+    >>> ramp_of(RunConfig(ramp_up="linear", ramp_up_start_rate=1, ramp_up_end_rate=9,
+    ...                   max_requests=50)).duration_s
+    10.0
+    """
+    curve, start, end = config.ramp_up, config.ramp_up_start_rate, config.ramp_up_end_rate
+    if curve is None or start is None or end is None:
+        raise ConfigError("--ramp-up needs --ramp-up-start-rate and --ramp-up-end-rate")
+    if config.max_seconds is not None:
+        return RateRamp(curve=curve, start_rate=start, end_rate=end, duration_s=config.max_seconds)
+    if config.max_requests is not None:
+        return RateRamp.offering(curve, start, end, config.max_requests)
+    raise ConfigError("--ramp-up needs --max-seconds or --max-requests (the step's length)")
 
 
 def constraints_of(config: RunConfig) -> Constraints:
@@ -128,6 +154,8 @@ def source_of(config: RunConfig, model: str) -> RequestSource:
             return load_trace(trace)
         case FileSourceConfig() as file_config:
             rows = FileSource.load(file_config)
+            if config.data_cycle:
+                rows = rows.cycled()
             return FileSessions.of(rows, think_time_ns) if config.multi_turn else rows
         case SyntheticSource() as synthetic:
             if config.turns > 1:

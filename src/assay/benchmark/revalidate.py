@@ -147,6 +147,9 @@ def revalidate(
             not_sent=step.not_sent,
             lost=step.lost,
             lost_processes=step.lost_processes,
+            ramp=step.ramp,
+            burstiness=step.burstiness,
+            data_rows=step.data_rows,
         )
         for step in old.steps
     ]

@@ -53,6 +53,7 @@ from assay.reports import Report, StepReport, build_report, write_report
 from assay.reports.html import write_html
 from assay.reports.report import SessionSummary
 from assay.run_folder import RunFolder, claim_run_folder
+from assay.spec.constraints import StopReason
 from assay.spec.load import CONCURRENCY_KINDS, DEFAULT_CONCURRENCY
 from assay.spec.run import RunEcho
 
@@ -125,6 +126,8 @@ def effective_concurrency(config: RunConfig) -> int | None:
     >>> effective_concurrency(RunConfig()), effective_concurrency(RunConfig(profile="synchronous"))
     (64, None)
     """
+    if config.sweep_concurrency:
+        return max(config.sweep_concurrency)  # the most the sweep's levels keep in flight
     if config.concurrency is None and config.profile in CONCURRENCY_KINDS:
         return DEFAULT_CONCURRENCY
     return config.concurrency
@@ -254,7 +257,11 @@ def _run(
             result = run_benchmark(plan, sinks, on_progress=on_progress, started=started)
         was_interrupted = result.interrupted or interrupted.is_set()
         recovered = recover_lost_shards(result, sinks, plan)
-        steps = [step_report(step, recovered.get(step.index, [])) for step in result.steps]
+        rows = plan.source.size()
+        steps = [
+            step_report(step, recovered.get(step.index, []), data_rows=rows)
+            for step in result.steps
+        ]
         server = (
             None
             if observer is None or first is None
@@ -322,9 +329,14 @@ def recover_lost_shards(
 
 
 def step_report(
-    step: StepResult[ShardSummary], recovered: list[ShardSummary] | None = None
+    step: StepResult[ShardSummary],
+    recovered: list[ShardSummary] | None = None,
+    *,
+    data_rows: int | None = None,
 ) -> StepReport:
     """One step's report entry from the aggregators of every process.
+
+    `data_rows` (the source's size) is kept when the step ended because the data ran out.
 
     A lost process counts with the records its shard kept; what it had dispatched beyond them
     (by its last progress report) is `lost`, and what its slice owed beyond that, `not_sent`.
@@ -366,6 +378,9 @@ def step_report(
         lost_processes=tuple(process.reason for process in step.lost_processes),
         sessions=None if sessions is None else SessionSummary.model_validate(asdict(sessions)),
         turns={turn: turns[turn].snapshot() for turn in sorted(turns)} if turns else None,
+        ramp=step.ramp,
+        burstiness=step.burstiness,
+        data_rows=data_rows if step.stopped_by is StopReason.data_exhausted else None,
     )
 
 

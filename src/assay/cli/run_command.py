@@ -117,8 +117,8 @@ def run(
     profile: Annotated[
         str | None,
         typer.Option(
-            help="synchronous | concurrent | throughput | constant | poisson | sweep | replay "
-            "[throughput]",
+            help="synchronous | concurrent | throughput | constant | poisson | ramp_up | sweep | "
+            "replay [throughput; ramp_up with --ramp-up]",
             rich_help_panel=_LOAD,
         ),
     ] = None,
@@ -136,6 +136,41 @@ def run(
     sweep_rates: Annotated[
         int | None,
         typer.Option(help="Constant-rate steps of a sweep [5].", rich_help_panel=_LOAD),
+    ] = None,
+    sweep_concurrency: Annotated[
+        str | None,
+        typer.Option(
+            metavar="N,N,...",
+            help="Sweep over these concurrency levels instead of rates: one concurrent step "
+            "per level, in order, e.g. 1,4,16,64.",
+            rich_help_panel=_LOAD,
+        ),
+    ] = None,
+    burstiness: Annotated[
+        float | None,
+        typer.Option(
+            metavar="F",
+            help="Gamma-distributed gaps of shape F between arrivals of constant, poisson and "
+            "ramp_up (mean 1/rate; 1 is Poisson, below 1 burstier), seeded by --seed.",
+            rich_help_panel=_LOAD,
+        ),
+    ] = None,
+    ramp_up: Annotated[
+        str | None,
+        typer.Option(
+            metavar="linear|exponential",
+            help="Ramp the offered rate from --ramp-up-start-rate to --ramp-up-end-rate over "
+            "--max-seconds (or over the time the ramp takes to offer --max-requests).",
+            rich_help_panel=_LOAD,
+        ),
+    ] = None,
+    ramp_up_start_rate: Annotated[
+        float | None,
+        typer.Option(help="Requests/s at the ramp's start.", rich_help_panel=_LOAD),
+    ] = None,
+    ramp_up_end_rate: Annotated[
+        float | None,
+        typer.Option(help="Requests/s at the ramp's end.", rich_help_panel=_LOAD),
     ] = None,
     trace: Annotated[
         Path | None,
@@ -228,6 +263,15 @@ def run(
             metavar="ROLE=COLUMN",
             help="The column holding a role: prompt, messages, output_tokens, conversations, "
             "turns, query, documents or extra_body (repeatable).",
+            rich_help_panel=_DATA,
+        ),
+    ] = None,
+    data_cycle: Annotated[
+        bool | None,
+        typer.Option(
+            "--data-cycle",
+            help="Reuse the rows of --data in file order, pass after pass, until --max-requests "
+            "or --max-seconds (by default each row is sent once).",
             rich_help_panel=_DATA,
         ),
     ] = None,
@@ -536,6 +580,8 @@ def run_and_report(
 
     console = Console(highlight=False)
     steps = None if config.profile == "sweep" else 1
+    if config.sweep_concurrency:
+        steps = len(config.sweep_concurrency)
     max_seconds = constraints_of(config).max_seconds
     with ProgressDisplay(console, steps=steps, max_seconds=max_seconds) as display:
         outcome = run_from_config(

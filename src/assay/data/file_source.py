@@ -8,7 +8,7 @@ request's body over the run's request fields.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -52,15 +52,18 @@ class FileSourceConfig(BaseModel):
 
 @dataclass(frozen=True, slots=True)
 class FileSource:
-    """The rows of one prompt file; request `i` is row `i % size()`, so a long run cycles.
+    """The rows of one prompt file; request `i` is row `i % len(rows)`.
 
-    Build it with `FileSource.load(config)`; the rows travel with it when it is pickled, so
-    worker processes do not read the file again.
+    A run sends each row once (`size()` is the row count) unless the source is `cycled()`:
+    then it has no size and reuses the rows in file order, pass after pass, until the run's
+    limits. Build it with `FileSource.load(config)`; the rows travel with it when it is
+    pickled, so worker processes do not read the file again.
     """
 
     config: FileSourceConfig
     rows: tuple[PromptRow, ...]
     notes: tuple[str, ...] = ()
+    cycle: bool = False
 
     @classmethod
     def load(cls, config: FileSourceConfig) -> FileSource:
@@ -87,8 +90,12 @@ class FileSource:
         return cls(config=config, rows=rows, notes=check.notes())
 
     def size(self) -> int | None:
-        """The number of rows."""
-        return len(self.rows)
+        """The number of rows; None when cycled (the rows come round again without end)."""
+        return None if self.cycle else len(self.rows)
+
+    def cycled(self) -> FileSource:
+        """The same rows, reused in file order pass after pass (`--data-cycle`)."""
+        return replace(self, cycle=True)
 
     def body_fields(self) -> list[str]:
         """The row fields sent in request bodies, in first-seen order (for the run's notes)."""

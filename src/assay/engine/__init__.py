@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from assay.spec.load import Constant as Constant
     from assay.spec.load import Poisson as Poisson
     from assay.spec.load import Profile as Profile
+    from assay.spec.load import RampUp as RampUp
+    from assay.spec.load import RateRamp as RateRamp
     from assay.spec.load import StepLoad as StepLoad
     from assay.spec.load import Sweep as Sweep
     from assay.spec.load import Synchronous as Synchronous
@@ -58,6 +60,8 @@ _HOMES = {
     "Poisson": "assay.spec.load",
     "Profile": "assay.spec.load",
     "ProgressSnapshot": "assay.load.progress",
+    "RampUp": "assay.spec.load",
+    "RateRamp": "assay.spec.load",
     "RayActors": "assay.engine.ray_engine",
     "RecordSink": "assay.records.sink",
     "SinkFactory": "assay.records.sink",
@@ -89,6 +93,8 @@ __all__ = [
     "Poisson",
     "Profile",
     "ProgressSnapshot",
+    "RampUp",
+    "RateRamp",
     "RayActors",
     "RecordSink",
     "SinkFactory",

@@ -22,11 +22,15 @@ from assay.spec.load import (
     Constant,
     Poisson,
     Profile,
+    RampUp,
+    RateRamp,
     Replay,
     StepLoad,
     Sweep,
     Synchronous,
     Throughput,
+    burstiness_of,
+    rate_ramp,
     requested_concurrency,
     requested_rate,
     sweep_rates,
@@ -72,9 +76,19 @@ class BenchmarkPlan(BaseModel):
 
 def _concurrency_limit(profile: Profile) -> int | None:
     match profile:
+        case Sweep(concurrencies=levels) if levels:
+            return max(levels)
         case Sweep(max_concurrency=limit):
             return limit
-        case Synchronous() | Concurrent() | Throughput() | Constant() | Poisson() | Replay():
+        case (
+            Synchronous()
+            | Concurrent()
+            | Throughput()
+            | Constant()
+            | Poisson()
+            | RampUp()
+            | Replay()
+        ):
             return requested_concurrency(profile)
 
 
@@ -116,6 +130,10 @@ class StepResult(Generic[S]):
     sink_results: list[S]
     scheduled: int | None = None
     lost_processes: tuple[LostProcess, ...] = ()
+    # The rate curve a ramped step followed (None unless it ramped), and the gamma shape of its
+    # arrival gaps (None unless `burstiness` was given).
+    ramp: RateRamp | None = None
+    burstiness: float | None = None
 
     @property
     def not_sent(self) -> int:
@@ -194,6 +212,8 @@ def merge_step(
         sink_results=[part.summary for part in ordered],
         scheduled=sum(owed) if owed else None,
         lost_processes=tuple(sorted(lost, key=lambda loss: loss.process)),
+        ramp=rate_ramp(load),
+        burstiness=burstiness_of(load),
         sessions=_merged_sessions(ordered),
     )
 
@@ -213,11 +233,16 @@ def next_load(profile: Profile, done: list[StepResult[S]]) -> StepLoad | None:
 
     A sweep runs synchronous, then throughput, then its constant rates placed between the two
     usable rates measured; with no usable rate measured there is nothing to place, so it ends.
+    A sweep over concurrency levels runs one concurrent step per level, in the order given.
 
     >>> next_load(Synchronous(), [])
     Synchronous(kind='synchronous')
+    >>> next_load(Sweep(concurrencies=(1, 4)), [])
+    Concurrent(kind='concurrent', streams=1)
     """
     match profile:
+        case Sweep(concurrencies=levels) if levels:
+            return Concurrent(streams=levels[len(done)]) if len(done) < len(levels) else None
         case Sweep(rates=count, max_concurrency=limit):
             if not done:
                 return Synchronous()
@@ -228,7 +253,15 @@ def next_load(profile: Profile, done: list[StepResult[S]]) -> StepLoad | None:
             if position >= count or max(low, high) <= 0:
                 return None
             return Constant(rate=sweep_rates(low, high, count)[position])
-        case Synchronous() | Concurrent() | Throughput() | Constant() | Poisson() | Replay():
+        case (
+            Synchronous()
+            | Concurrent()
+            | Throughput()
+            | Constant()
+            | Poisson()
+            | RampUp()
+            | Replay()
+        ):
             return None if done else profile
 
 

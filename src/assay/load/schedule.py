@@ -1,9 +1,9 @@
 """Pure schedules: when each request is due, and which process owns which request.
 
 Every time is an offset in nanoseconds from the step's start and is computed from the index
-alone (constant) or from a seeded stream every process replays in full (poisson), so the i-th
-time is the same in whatever process computes it and never drifts. Slicing gives each of P
-processes a disjoint share; the shares together cover the same indices whatever P is.
+alone (constant) or from a seeded stream every process replays in full (poisson, gamma, a ramp),
+so the i-th time is the same in whatever process computes it and never drifts. Slicing gives
+each of P processes a disjoint share; the shares together cover the same indices whatever P is.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import random
 from collections.abc import Iterator
 
 from assay.spec.constraints import NS_PER_S
-from assay.spec.load import Constant, Poisson
+from assay.spec.load import Constant, Poisson, RampUp, RateRamp
 
 
 def constant_offset_ns(index: int, rate: float) -> int:
@@ -43,8 +43,66 @@ def poisson_offsets_ns(rate: float, seed: int) -> Iterator[int]:
         offset += round(rng.expovariate(rate) * NS_PER_S)
 
 
+def gamma_offsets_ns(rate: float, shape: float, seed: int) -> Iterator[int]:
+    """Arrival offsets at `rate` per second with gamma gaps of mean 1/rate and shape `shape`.
+
+    Shape 1 is Poisson and gives exactly the arrivals of `poisson_offsets_ns` for the same
+    seed; below 1 the arrivals come in bursts (the gaps' coefficient of variation is
+    1/sqrt(shape)), above 1 they are more even than Poisson. Gaps are rounded to whole
+    nanoseconds before they are summed, as Poisson's are.
+
+    >>> poisson, gamma = poisson_offsets_ns(10.0, seed=3), gamma_offsets_ns(10.0, 1.0, seed=3)
+    >>> [next(poisson) for _ in range(4)] == [next(gamma) for _ in range(4)]
+    True
+    """
+    if shape == 1:
+        yield from poisson_offsets_ns(rate, seed)
+        return
+    rng = random.Random(f"assay:gamma:{seed}")
+    scale = 1 / (shape * rate)
+    offset = 0
+    while True:
+        yield offset
+        offset += round(rng.gammavariate(shape, scale) * NS_PER_S)
+
+
+def ramp_offsets_ns(ramp: RateRamp, burstiness: float | None, seed: int) -> Iterator[int]:
+    """Arrival offsets whose rate follows `ramp`: arrival i is due when the curve's integral
+    reaches the i-th arrival of a unit-rate stream (i itself when `burstiness` is None, else a
+    sum of seeded gamma gaps of mean 1 and shape `burstiness`).
+
+    Mapping a unit-rate stream through the inverse integral is how a varying-rate arrival
+    process is drawn exactly (a time change): the gaps keep their shape at every rate.
+
+    >>> from assay.spec.load import RateRamp
+    >>> ramp = RateRamp(curve="linear", start_rate=1, end_rate=3, duration_s=2)
+    >>> list(itertools.islice(ramp_offsets_ns(ramp, None, seed=0), 5))
+    [0, 732050808, 1236067977, 1645751311, 2000000000]
+    """
+    for expected in _unit_arrivals(burstiness, seed):
+        yield round(ramp.time_of(expected) * NS_PER_S)
+
+
+def _unit_arrivals(burstiness: float | None, seed: int) -> Iterator[float]:
+    if burstiness is None:
+        yield from itertools.count()
+        return
+    rng = random.Random(f"assay:ramp:{seed}")
+    expected = 0.0
+    while True:
+        yield expected
+        if burstiness == 1:
+            expected += rng.expovariate(1.0)
+        else:
+            expected += rng.gammavariate(burstiness, 1 / burstiness)
+
+
 def rate_slice(
-    load: Constant | Poisson, seed: int, process: int, processes: int, budget: int | None
+    load: Constant | Poisson | RampUp,
+    seed: int,
+    process: int,
+    processes: int,
+    budget: int | None,
 ) -> Iterator[tuple[int, int]]:
     """`(index, offset_ns)` of the requests process `process` sends for a rate load.
 
@@ -62,12 +120,19 @@ def rate_slice(
     return itertools.islice(numbered, process, None, processes)
 
 
-def _offsets_ns(load: Constant | Poisson, seed: int) -> Iterator[int]:
+def _offsets_ns(load: Constant | Poisson | RampUp, seed: int) -> Iterator[int]:
     match load:
-        case Constant(rate=rate):
-            return (constant_offset_ns(index, rate) for index in itertools.count())
-        case Poisson(rate=rate, seed=own_seed):
-            return poisson_offsets_ns(rate, seed if own_seed is None else own_seed)
+        case Constant(rate=rate, burstiness=shape):
+            if shape is None:
+                return (constant_offset_ns(index, rate) for index in itertools.count())
+            return gamma_offsets_ns(rate, shape, seed)
+        case Poisson(rate=rate, seed=own_seed, burstiness=shape):
+            seed = seed if own_seed is None else own_seed
+            if shape is None:
+                return poisson_offsets_ns(rate, seed)
+            return gamma_offsets_ns(rate, shape, seed)
+        case RampUp(ramp=ramp, burstiness=burstiness, seed=own_seed):
+            return ramp_offsets_ns(ramp, burstiness, seed if own_seed is None else own_seed)
 
 
 def owned_streams(streams: int, process: int, processes: int) -> range:
@@ -125,8 +190,10 @@ def throughput_indices(
 __all__ = [
     "NS_PER_S",
     "constant_offset_ns",
+    "gamma_offsets_ns",
     "owned_streams",
     "poisson_offsets_ns",
+    "ramp_offsets_ns",
     "rate_slice",
     "stream_indices",
     "throughput_indices",

@@ -39,6 +39,7 @@ from assay.spec.load import (
     Constant,
     Pacing,
     Poisson,
+    RampUp,
     Replay,
     StepLoad,
     Synchronous,
@@ -180,7 +181,7 @@ def open_loop_slice(
     """
     load = work.load
     match load:
-        case Constant() | Poisson():
+        case Constant() | Poisson() | RampUp():
             return rate_slice(load, work.seed, work.process, work.processes, budget)
         case Replay(speed=speed):
             return replay_slice(timed(source), speed, work.process, work.processes, budget)
@@ -294,10 +295,31 @@ class _StepRunner(Generic[S]):
                     watcher.cancel()
         if self.stopped_by is None and self._budget_was_max_requests():
             self.stopped_by = StopReason.max_requests
+        elif self.stopped_by is None and self._data_ran_out():
+            self.stopped_by = StopReason.data_exhausted
 
     def _budget_was_max_requests(self) -> bool:
         limit = self.work.constraints.max_requests
         return limit is not None and self.budget == limit
+
+    def _data_ran_out(self) -> bool:
+        """Whether the step ended because its data had no more rows while the run asked for
+        more: more requests than rows, or a time limit the rows did not last to.
+
+        A replayed trace is the schedule itself: its end is the schedule's end, not a shortage.
+        """
+        match self.work.load:
+            case Replay():
+                return False
+            case Synchronous() | Concurrent() | Throughput() | Constant() | Poisson() | RampUp():
+                pass
+        size = self.source.size()
+        if size is None or self.budget != size:
+            return False
+        limits = self.work.constraints
+        return limits.max_seconds is not None or (
+            limits.max_requests is not None and limits.max_requests > size
+        )
 
     def _launch(self, group: asyncio.TaskGroup) -> None:
         # The profile's declared pacing decides both how its requests leave and what the step
@@ -333,7 +355,7 @@ class _StepRunner(Generic[S]):
                     share = throughput_share(limit, work.process, active)
                     for _ in range(share if self.budget is None else min(share, self.budget)):
                         self._track(group.create_task(self._closed_loop(shared)))
-            case Constant() | Poisson() | Replay():
+            case Constant() | Poisson() | RampUp() | Replay():
                 raise _mispaced(work.load)
 
     def _track(self, task: asyncio.Task[None]) -> None:

@@ -63,7 +63,18 @@ def step_label(step: StepReport) -> str:
     match step.profile_kind:
         case "synchronous":
             streams = None  # always one in flight: not worth a label
-        case "concurrent" | "throughput" | "constant" | "poisson" | "sweep" | "replay" | None:
+        case "ramp_up" if step.ramp is not None:
+            return f"{name} {step.ramp.start_rate:g}->{step.ramp.end_rate:g}/s"
+        case (
+            "concurrent"
+            | "throughput"
+            | "constant"
+            | "poisson"
+            | "ramp_up"
+            | "sweep"
+            | "replay"
+            | None
+        ):
             pass
     if rate is not None:
         return f"{name} {rate:g}/s"
@@ -241,6 +252,63 @@ def throughput_over_time_figure(report: Report) -> Figure:
         _layout("Requests/s over time: usable vs attempted", "seconds into the run", "req/s"),
         "Usable counts completed requests by finish time; attempted counts dispatches.",
     )
+
+
+RAMP_TARGET_POINTS = 100
+"""Points drawn along a ramp's target curve (the curve is smooth: a hundred is plenty)."""
+
+
+def ramp_rate_figure(report: Report) -> Figure:
+    """The rate a ramped step dispatched at, interval by interval, against its target curve.
+
+    The achieved rate is each interval's dispatched requests over its width, drawn at the
+    interval's middle; the target is the ramp's rate at each point of the step.
+    """
+    data: list[dict[str, JsonValue]] = []
+    for step, timeline, times in _time_axis(report):
+        ramp = step.ramp
+        if ramp is None:
+            continue
+        width = timeline.interval_s
+        offset = times[0] if times else 0.0
+        label = step_label(step)
+        length = max(ramp.duration_s, width * timeline.buckets)
+        points = [length * i / RAMP_TARGET_POINTS for i in range(RAMP_TARGET_POINTS + 1)]
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"target, {label}",
+                "x": [offset + t for t in points],
+                "y": [ramp.rate_at(t) for t in points],
+                "line": {"color": "#616161", "dash": "dash"},
+            }
+        )
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": f"achieved, {label}",
+                "x": [start + width / 2 for start in times],
+                "y": [count / width for count in timeline.dispatched],
+                "line": {"color": "#1565c0"},
+            }
+        )
+    layout = _layout("Offered rate: achieved vs target", "seconds into the run", "req/s")
+    if not data:
+        _say_no_data(layout, "no ramped step with a timeline")
+    return Figure(
+        "ramp-rate",
+        "Ramp: achieved rate against its target",
+        data,
+        layout,
+        "Achieved counts dispatches per interval; the target is the ramp's curve.",
+    )
+
+
+def has_ramp(report: Report) -> bool:
+    """Whether a step of the run followed a rate ramp."""
+    return any(step.ramp is not None for step in report.steps)
 
 
 def ttft_over_time_figure(report: Report) -> Figure:
@@ -533,10 +601,12 @@ def figures_of(
         ),
     ]
     if _time_axis(report):
+        ramp = [ramp_rate_figure(report)] if has_ramp(report) else []
         sections.append(
             (
                 "Over time",
                 [
+                    *ramp,
                     throughput_over_time_figure(report),
                     ttft_over_time_figure(report),
                     errors_over_time_figure(report),

@@ -29,7 +29,7 @@ from assay.metrics.timeline import TimelineSnapshot
 from assay.reports.validity import Validity, assess_validity
 from assay.server_metrics import ServerMetricsReport
 from assay.spec.constraints import StopReason
-from assay.spec.load import ProfileKind
+from assay.spec.load import ProfileKind, RateRamp
 from assay.spec.run import RunEcho
 from assay.spec.validation import DEFAULT_MAX_NOT_SENT_RATE
 from assay.version import __version__
@@ -107,6 +107,10 @@ class SessionSummary(BaseModel):
     turns_not_sent: int
 
 
+def _is_none(value: object) -> bool:
+    return value is None
+
+
 class StepReport(BaseModel):
     """One profile step: what was asked (kind, rate or concurrency), what was achieved, the figures.
 
@@ -121,6 +125,11 @@ class StepReport(BaseModel):
     never dispatched, because it fell behind or lost a load process; `lost` those a lost load
     process had dispatched whose records did not survive it; `lost_processes` why each was
     lost. For an open loop, `scheduled == dispatched + not_sent + lost`.
+
+    `ramp` is the rate curve a ramp_up step followed (its `requested_rate` is None: the rate
+    moved); `burstiness` the gamma shape of its arrival gaps when one was given; `data_rows` the
+    rows its data held when they ran out before the run's limits
+    (`stopped_by` `data_exhausted`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -137,6 +146,10 @@ class StepReport(BaseModel):
     lost_processes: tuple[str, ...] = ()
     metrics: StepMetrics
     timeline: TimelineSnapshot | None = None
+    # Written only when set, so a report from before they existed is written back as it was.
+    ramp: RateRamp | None = Field(default=None, exclude_if=_is_none)
+    data_rows: int | None = Field(default=None, exclude_if=_is_none)
+    burstiness: float | None = Field(default=None, exclude_if=_is_none)
 
     @field_validator("stopped_by", mode="before")
     @classmethod
@@ -175,6 +188,9 @@ class StepReport(BaseModel):
         lost_processes: tuple[str, ...] = (),
         sessions: SessionSummary | None = None,
         turns: dict[int, StepMetrics] | None = None,
+        ramp: RateRamp | None = None,
+        data_rows: int | None = None,
+        burstiness: float | None = None,
     ) -> StepReport:
         """A step entry whose achieved rate is read from its metrics."""
         return cls(
@@ -192,6 +208,9 @@ class StepReport(BaseModel):
             timeline=timeline,
             sessions=sessions,
             turns=turns,
+            ramp=ramp,
+            data_rows=data_rows,
+            burstiness=burstiness,
         )
 
 

@@ -72,6 +72,9 @@ def stop_phrase(step: StepReport, report: Report) -> str:
             return f"stopped: the error rate{over}{reached} (--stop-error-rate)"
         case StopReason.stop_signal:
             return "stopped by an interrupt (Ctrl-C)"
+        case StopReason.data_exhausted:
+            rows = "" if step.data_rows is None else f" after {step.data_rows} rows"
+            return f"data exhausted{rows}: each row was sent once (--data-cycle reuses them)"
         case None:
             return "ran to the end of its schedule"
 
@@ -105,7 +108,7 @@ def cancelled_phrase(step: StepReport, report: Report) -> str | None:
             when = "at the interrupt"
         case StopReason.max_errors | StopReason.stop_error_rate:
             when = "when the error limit stopped the step"
-        case StopReason.max_requests | None:
+        case StopReason.max_requests | StopReason.data_exhausted | None:
             when = "when the step ended"
     return f"{cancelled} in flight {when} were cancelled: cut by the run, not failed by the server"
 
@@ -116,13 +119,21 @@ def rate_is_meaningful(step: StepReport) -> bool:
 
 
 def describe_load(step: StepReport) -> str:
-    """The load a step offered: "synchronous", "throughput, up to 64 in flight", ...
+    """The load a step offered: "synchronous", "throughput, up to 64 in flight", "ramp_up,
+    linear from 1 to 20 req/s over 10 s", "constant at 20 req/s, burstiness 0.5", ...
 
     >>> from assay.metrics import StepAggregator
     >>> describe_load(StepReport.of(1, "throughput", StepAggregator().snapshot(),
     ...                             requested_concurrency=64))
     'throughput, up to 64 in flight'
     """
+    load = _offered_load(step)
+    if step.burstiness is not None:
+        return f"{load}, burstiness {step.burstiness:g} (gamma gaps)"
+    return load
+
+
+def _offered_load(step: StepReport) -> str:
     rate = step.requested_rate
     streams = step.requested_concurrency
     match step.profile_kind:
@@ -134,7 +145,22 @@ def describe_load(step: StepReport) -> str:
             return f"throughput, up to {streams} in flight"
         case "poisson" if rate is not None:
             return f"poisson at {rate:g} req/s (mean)"
-        case "concurrent" | "throughput" | "poisson" | "constant" | "replay" | "sweep" | None:
+        case "ramp_up" if step.ramp is not None:
+            ramp = step.ramp
+            return (
+                f"ramp_up, {ramp.curve} from {ramp.start_rate:g} to {ramp.end_rate:g} req/s "
+                f"over {ramp.duration_s:g} s"
+            )
+        case (
+            "concurrent"
+            | "throughput"
+            | "poisson"
+            | "constant"
+            | "ramp_up"
+            | "replay"
+            | "sweep"
+            | None
+        ):
             # A kind without the figure that names it, an open loop at its rate, a name
             # from another version: the rate when there is one, else the name.
             return f"{step.profile} at {rate:g} req/s" if rate is not None else step.profile

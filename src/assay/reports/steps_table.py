@@ -20,11 +20,13 @@ _STOP_NAMES: Final = {
     StopReason.max_errors: "max errors",
     StopReason.stop_error_rate: "error rate",
     StopReason.stop_signal: "interrupt",
+    StopReason.data_exhausted: "data exhausted",
 }
 
 
 def offered(step: StepReport) -> str:
-    """The load a step offered, in a table cell: "sync", "4 streams", "max <=64", "12.5/s".
+    """The load a step offered, in a table cell: "sync", "4 streams", "max <=64", "12.5/s",
+    "1->20/s" (a ramp).
 
     >>> from assay.metrics import StepAggregator
     >>> offered(StepReport.of(2, "constant", StepAggregator().snapshot(), requested_rate=12.5))
@@ -35,10 +37,21 @@ def offered(step: StepReport) -> str:
         case "synchronous":
             return "sync"
         case "concurrent" if streams is not None:
-            return f"{streams} streams"
+            return f"{streams} stream{'s' if streams != 1 else ''}"
         case "throughput" if streams is not None:
             return f"max <={streams}"
-        case "concurrent" | "throughput" | "constant" | "poisson" | "replay" | "sweep" | None:
+        case "ramp_up" if step.ramp is not None:
+            return f"{step.ramp.start_rate:.3g}->{step.ramp.end_rate:.3g}/s"
+        case (
+            "concurrent"
+            | "throughput"
+            | "constant"
+            | "poisson"
+            | "ramp_up"
+            | "replay"
+            | "sweep"
+            | None
+        ):
             # The rate of an open loop; else the name (of a kind without its figure, or of a
             # kind from another version).
             return f"{rate:.3g}/s" if rate is not None else step.profile

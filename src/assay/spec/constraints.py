@@ -22,6 +22,9 @@ class StopReason(StrEnum):
     max_errors = "max_errors"
     stop_error_rate = "stop_error_rate"
     stop_signal = "stop_signal"
+    # The data file's rows ran out before the run's limits (more requests, or more time):
+    # the run sent each row once; `--data-cycle` reuses them.
+    data_exhausted = "data_exhausted"
 
 
 class Constraints(BaseModel):

@@ -1,20 +1,21 @@
 """Load profiles: how requests are offered to the server, one step or a sweep of steps.
 
 A profile is frozen config, a union tagged by `kind` and matched with `match`. The step loads
-(`synchronous`, `concurrent`, `throughput`, `constant`, `poisson`) each describe one step;
-`sweep` expands into several steps, the later ones placed between the rates the first two
-measured (see `sweep_rates`).
+(`synchronous`, `concurrent`, `throughput`, `constant`, `poisson`, `ramp_up`, `replay`) each
+describe one step; `sweep` expands into several steps: the later ones placed between the rates
+the first two measured (see `sweep_rates`), or one closed loop per concurrency level it lists.
 """
 
 from __future__ import annotations
 
+import math
 from enum import StrEnum
 from typing import Annotated, Final, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 ProfileKind: TypeAlias = Literal[
-    "synchronous", "concurrent", "throughput", "constant", "poisson", "sweep", "replay"
+    "synchronous", "concurrent", "throughput", "constant", "poisson", "ramp_up", "sweep", "replay"
 ]
 """The `kind` of every profile below (a test holds it equal to the `Profile` union)."""
 
@@ -55,21 +56,138 @@ class Throughput(BaseModel):
 
 
 class Constant(BaseModel):
-    """An open loop at `rate` requests per second, evenly spaced, whatever the server does."""
+    """An open loop at `rate` requests per second, evenly spaced, whatever the server does.
+
+    With `burstiness` F the gaps are instead drawn from a gamma distribution of mean 1/rate and
+    shape F, seeded by the plan's seed (see `Poisson`: the same arrivals for the same seed).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["constant"] = "constant"
     rate: float = Field(gt=0)
+    burstiness: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
 
 class Poisson(BaseModel):
-    """An open loop of Poisson arrivals at `rate` per second; `seed` None uses the plan's seed."""
+    """An open loop of Poisson arrivals at `rate` per second; `seed` None uses the plan's seed.
+
+    `burstiness` F draws the gaps from a gamma distribution of mean 1/rate and shape F instead
+    of the exponential: 1 is Poisson (the same arrivals as None), below 1 burstier (more short
+    gaps and a few long ones), above 1 more even.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["poisson"] = "poisson"
     rate: float = Field(gt=0)
+    seed: int | None = None
+    burstiness: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+
+RampCurve: TypeAlias = Literal["linear", "exponential"]
+"""How a ramp's rate moves from its start rate to its end rate."""
+
+
+class RateRamp(BaseModel):
+    """A rate that moves from `start_rate` to `end_rate` over `duration_s`, then holds.
+
+    `linear`: r(t) = R0 + (R1 - R0) t / D. `exponential`: r(t) = R0 (R1 / R0)^(t / D), the same
+    ratio every second. Arrivals follow the curve through its integral, the expected count of
+    requests by time t (`expected_by`), and its inverse (`time_of`).
+
+    >>> ramp = RateRamp(curve="linear", start_rate=1, end_rate=9, duration_s=10)
+    >>> ramp.rate_at(5.0), ramp.expected_by(10.0), ramp.time_of(50.0)
+    (5.0, 50.0, 10.0)
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    curve: RampCurve
+    start_rate: float = Field(gt=0, allow_inf_nan=False)
+    end_rate: float = Field(gt=0, allow_inf_nan=False)
+    duration_s: float = Field(gt=0, allow_inf_nan=False)
+
+    @classmethod
+    def offering(
+        cls, curve: RampCurve, start_rate: float, end_rate: float, requests: int
+    ) -> RateRamp:
+        """The ramp whose integral reaches `requests` at its end: a step bounded by a request
+        count rather than a time ramps over the time the curve takes to offer them.
+
+        >>> RateRamp.offering("linear", 1, 9, requests=50).duration_s
+        10.0
+        """
+        unit = cls(curve=curve, start_rate=start_rate, end_rate=end_rate, duration_s=1.0)
+        return unit.model_copy(update={"duration_s": requests / unit.expected_by(1.0)})
+
+    def rate_at(self, elapsed_s: float) -> float:
+        """The offered rate `elapsed_s` into the step."""
+        if elapsed_s >= self.duration_s:
+            return self.end_rate
+        progress = max(0.0, elapsed_s) / self.duration_s
+        match self.curve:
+            case "linear":
+                return self.start_rate + (self.end_rate - self.start_rate) * progress
+            case "exponential":
+                return self.start_rate * math.pow(self.end_rate / self.start_rate, progress)
+
+    def expected_by(self, elapsed_s: float) -> float:
+        """How many requests the curve offers in its first `elapsed_s` (its integral)."""
+        length = self.duration_s
+        t = min(max(0.0, elapsed_s), length)
+        return self._within(t) + max(0.0, elapsed_s - length) * self.end_rate
+
+    def _within(self, t: float) -> float:
+        r0, r1, length = self.start_rate, self.end_rate, self.duration_s
+        match self.curve:
+            case "linear":
+                return r0 * t + (r1 - r0) * t * t / (2 * length)
+            case "exponential":
+                log_ratio = math.log(r1 / r0)
+                if log_ratio == 0:
+                    return r0 * t
+                return r0 * length * math.expm1(log_ratio * t / length) / log_ratio
+
+    def time_of(self, expected: float) -> float:
+        """When the curve has offered `expected` requests (the inverse of `expected_by`)."""
+        r0, r1, length = self.start_rate, self.end_rate, self.duration_s
+        total = self.expected_by(length)
+        if expected >= total:
+            return length + (expected - total) / r1
+        s = max(0.0, expected)
+        match self.curve:
+            case "linear":
+                # The root of r0 t + a t^2 = s with a = (r1 - r0) / 2D, in the form that needs no
+                # division by a (a ramp down, or a flat one, included).
+                a = (r1 - r0) / (2 * length)
+                return 2 * s / (r0 + math.sqrt(r0 * r0 + 4 * a * s))
+            case "exponential":
+                log_ratio = math.log(r1 / r0)
+                if log_ratio == 0:
+                    return s / r0
+                return length * math.log1p(s * log_ratio / (r0 * length)) / log_ratio
+
+    @property
+    def mean_rate(self) -> float:
+        """The requests the ramp offers over its length, per second of it."""
+        return self.expected_by(self.duration_s) / self.duration_s
+
+
+class RampUp(BaseModel):
+    """An open loop whose rate follows `ramp`: evenly spaced along the curve, or with
+    `burstiness` F gamma-distributed (1 is Poisson) and seeded (`seed` None: the plan's).
+
+    Arrival i is due when the curve's integral reaches the i-th arrival of a unit-rate stream
+    (i itself, or a sum of seeded gamma gaps of mean 1), so the arrivals follow the rate
+    exactly, whatever the curve, and the i-th time is the same in every process.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["ramp_up"] = "ramp_up"
+    ramp: RateRamp
+    burstiness: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     seed: int | None = None
 
 
@@ -86,6 +204,8 @@ class Sweep(BaseModel):
     """Synchronous, then throughput, then `rates` constant rates evenly spaced between the two.
 
     The constant rates lie strictly between the usable rates the first two steps measured.
+    With `concurrencies` the sweep is over concurrency instead: one concurrent step per level,
+    in the order given (`rates` and `max_concurrency` then play no part).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -93,13 +213,20 @@ class Sweep(BaseModel):
     kind: Literal["sweep"] = "sweep"
     rates: int = Field(default=5, gt=0)
     max_concurrency: int = Field(default=DEFAULT_CONCURRENCY, gt=0)
+    concurrencies: tuple[Annotated[int, Field(gt=0)], ...] = ()
+
+    @model_validator(mode="after")
+    def _levels_differ(self) -> Sweep:
+        if len(set(self.concurrencies)) != len(self.concurrencies):
+            raise ValueError(f"concurrency levels repeat: {list(self.concurrencies)}")
+        return self
 
 
-StepLoad: TypeAlias = Synchronous | Concurrent | Throughput | Constant | Poisson | Replay
+StepLoad: TypeAlias = Synchronous | Concurrent | Throughput | Constant | Poisson | RampUp | Replay
 """The load of one step."""
 
 Profile: TypeAlias = Annotated[
-    Synchronous | Concurrent | Throughput | Constant | Poisson | Replay | Sweep,
+    Synchronous | Concurrent | Throughput | Constant | Poisson | RampUp | Replay | Sweep,
     Field(discriminator="kind"),
 ]
 """Any profile, as it appears in config and JSON."""
@@ -125,7 +252,35 @@ def requested_rate(load: StepLoad) -> float | None:
     match load:
         case Constant(rate=rate) | Poisson(rate=rate):
             return rate
+        case Synchronous() | Concurrent() | Throughput() | RampUp() | Replay():
+            # A ramp asks for a rate that moves; its curve is `rate_ramp`.
+            return None
+
+
+def burstiness_of(load: StepLoad) -> float | None:
+    """The gamma shape of a step's arrival gaps, None when it was not given (evenly spaced, or
+    plain Poisson, or not an open loop at a rate).
+
+    >>> burstiness_of(Poisson(rate=5, burstiness=0.5)), burstiness_of(Constant(rate=5))
+    (0.5, None)
+    """
+    match load:
+        case Constant(burstiness=shape) | Poisson(burstiness=shape) | RampUp(burstiness=shape):
+            return shape
         case Synchronous() | Concurrent() | Throughput() | Replay():
+            return None
+
+
+def rate_ramp(load: StepLoad) -> RateRamp | None:
+    """The rate curve a step follows, None unless it ramps.
+
+    >>> rate_ramp(Constant(rate=5)) is None
+    True
+    """
+    match load:
+        case RampUp(ramp=ramp):
+            return ramp
+        case Synchronous() | Concurrent() | Throughput() | Constant() | Poisson() | Replay():
             return None
 
 
@@ -149,7 +304,7 @@ def pacing(load: StepLoad) -> Pacing:
     (<Pacing.open_loop: 'open_loop'>, <Pacing.closed_loop: 'closed_loop'>)
     """
     match load:
-        case Constant() | Poisson() | Replay():
+        case Constant() | Poisson() | RampUp() | Replay():
             return Pacing.open_loop
         case Synchronous() | Concurrent() | Throughput():
             return Pacing.closed_loop
@@ -168,7 +323,7 @@ def requested_concurrency(load: StepLoad) -> int | None:
             return streams
         case Throughput(max_concurrency=limit):
             return limit
-        case Constant() | Poisson() | Replay():
+        case Constant() | Poisson() | RampUp() | Replay():
             return None
 
 
@@ -182,12 +337,17 @@ __all__ = [
     "Poisson",
     "Profile",
     "ProfileKind",
+    "RampCurve",
+    "RampUp",
+    "RateRamp",
     "Replay",
     "StepLoad",
     "Sweep",
     "Synchronous",
     "Throughput",
+    "burstiness_of",
     "pacing",
+    "rate_ramp",
     "requested_concurrency",
     "requested_rate",
     "sweep_rates",

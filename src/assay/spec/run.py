@@ -37,7 +37,7 @@ from pydantic import (
 
 from assay.spec.constraints import Constraints
 from assay.spec.endpoint import Answer, Carries, Endpoint, EndpointTraits
-from assay.spec.load import CONCURRENCY_KINDS, RATE_KINDS, ProfileKind
+from assay.spec.load import CONCURRENCY_KINDS, RATE_KINDS, ProfileKind, RampCurve
 from assay.spec.source import PromptColumns
 from assay.spec.target import SendableHeaders, check_header, check_target, mask_headers, mask_url
 from assay.spec.validation import DEFAULT_MAX_ERROR_RATE, DEFAULT_MAX_NOT_SENT_RATE, slo_problem
@@ -89,6 +89,14 @@ class RunSettings(BaseModel):
     rate: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     concurrency: int | None = Field(default=None, gt=0)
     sweep_rates: int = Field(default=5, gt=0)
+    # A sweep over concurrency levels instead of rates: one concurrent step per level, in order.
+    sweep_concurrency: tuple[int, ...] = ()
+    # Gamma-distributed gaps of shape F for the rate profiles (1 is Poisson, below 1 burstier).
+    burstiness: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    # The ramp_up profile: its rate moves from the start rate to the end rate over the step.
+    ramp_up: RampCurve | None = None
+    ramp_up_start_rate: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    ramp_up_end_rate: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     trace: Path | None = None
     replay_speed: float = Field(default=1.0, gt=0)
     trace_block_tokens: int = Field(default=512, gt=0)
@@ -109,6 +117,8 @@ class RunSettings(BaseModel):
     # Data
     data: Path | None = None
     data_columns: dict[str, str] = {}
+    # Reuse the rows of --data, in file order, pass after pass, until the run's limits.
+    data_cycle: bool = False
     multi_turn: bool = False
     turns: int = Field(default=1, ge=1)
     think_time_ms: float = Field(default=0.0, ge=0)
@@ -235,7 +245,41 @@ class RunConfig(RunSettings):
     def _target_is_a_base_url(cls, target: str | None) -> str | None:
         return None if target is None else check_target(target)
 
-    @field_validator("rate")
+    @model_validator(mode="before")
+    @classmethod
+    def _ramp_up_is_its_profile(cls, data: Any) -> Any:
+        """`--ramp-up CURVE` alone runs the ramp_up profile (no `--profile ramp_up` needed)."""
+        if isinstance(data, dict) and data.get("ramp_up") is not None and "profile" not in data:
+            return {**data, "profile": "ramp_up"}
+        return data
+
+    @field_validator("sweep_concurrency", mode="before")
+    @classmethod
+    def _levels_from_text(cls, value: Any) -> Any:
+        """Levels as `1,4,16,64` (the flag's form) or a list (a config file's)."""
+        if not isinstance(value, str):
+            return value
+        levels = []
+        for part in value.split(","):
+            level = part.strip()
+            if not level.isdigit() or int(level) == 0:
+                raise ValueError(
+                    f"{level!r} is not a concurrency level: give whole numbers above 0, "
+                    "comma-separated (e.g. 1,4,16,64)"
+                )
+            levels.append(int(level))
+        return tuple(levels)
+
+    @field_validator("sweep_concurrency")
+    @classmethod
+    def _levels_are_distinct(cls, levels: tuple[int, ...]) -> tuple[int, ...]:
+        if any(level <= 0 for level in levels):
+            raise ValueError(f"concurrency levels must be above 0, not {list(levels)}")
+        if len(set(levels)) != len(levels):
+            raise ValueError(f"concurrency levels repeat: {list(levels)}")
+        return levels
+
+    @field_validator("rate", "ramp_up_start_rate", "ramp_up_end_rate")
     @classmethod
     def _rate_is_sane(cls, rate: float | None) -> float | None:
         if rate is not None and not MIN_RATE <= rate <= MAX_RATE:
@@ -259,6 +303,24 @@ class RunConfig(RunSettings):
             raise ValueError(f"--concurrency does not apply to profile {self.profile} ({why})")
         if "sweep_rates" in given and self.profile != "sweep":
             raise ValueError(f"--sweep-rates applies to profile sweep, not {self.profile}")
+        if self.sweep_concurrency:
+            if self.profile != "sweep":
+                raise ValueError(
+                    f"--sweep-concurrency applies to profile sweep, not {self.profile}"
+                )
+            for key in ("sweep_rates", "concurrency"):
+                if key in given:
+                    raise ValueError(
+                        f"{_flag(key)} does not apply with --sweep-concurrency "
+                        "(its levels are the steps)"
+                    )
+        if self.burstiness is not None and self.profile not in _ARRIVAL_KINDS:
+            raise ValueError(
+                "--burstiness shapes the arrivals of the constant, poisson and ramp_up "
+                f"profiles, not {self.profile}"
+            )
+        if self.data_cycle and self.data is None:
+            raise ValueError("--data-cycle reuses the rows of --data FILE")
         if self.data is not None:
             for key in ("prompt_tokens", "shared_prefix_tokens"):
                 if key in given:
@@ -346,6 +408,12 @@ class RunConfig(RunSettings):
             raise ValueError("--think-time-ms is the pause between the turns of a session")
         if self.profile == "concurrent" and self.concurrency is None:
             raise ValueError("profile concurrent needs --concurrency N")
+        self._ramp_has_its_parameters()
+        if self.data_cycle and self.max_seconds is None and self.max_requests is None:
+            raise ValueError(
+                "--data-cycle reuses the rows without end: bound the run with --max-requests "
+                "or --max-seconds"
+            )
         if (self.warmup_seconds or self.cooldown_seconds) and self.max_seconds is None:
             raise ValueError("--warmup-seconds and --cooldown-seconds need --max-seconds")
         columns = sorted(set(self.data_columns) - set(PromptColumns.model_fields))
@@ -365,6 +433,32 @@ class RunConfig(RunSettings):
         ):
             raise ValueError(f"--server-metrics takes an http(s) URL or off, not {metrics!r}")
         return self
+
+    def _ramp_has_its_parameters(self) -> None:
+        rates = [key for key in _RAMP_RATES if getattr(self, key) is not None]
+        if self.profile != "ramp_up":
+            if self.ramp_up is not None:
+                raise ValueError(
+                    f"--ramp-up runs the ramp_up profile, not {self.profile} (leave out "
+                    "--profile; --burstiness shapes its arrivals)"
+                )
+            if rates:
+                raise ValueError(f"{', '.join(map(_flag, rates))} applies with --ramp-up")
+            return
+        if self.ramp_up is None:
+            raise ValueError("profile ramp_up needs --ramp-up linear|exponential")
+        missing = [_flag(key) for key in _RAMP_RATES if key not in rates]
+        if missing:
+            raise ValueError(f"--ramp-up needs {' and '.join(missing)} (requests/s)")
+        if self.max_seconds is None and self.max_requests is None:
+            raise ValueError(
+                "--ramp-up needs the step's length: --max-seconds (the ramp's duration) or "
+                "--max-requests (the time the ramp takes to offer them)"
+            )
+
+
+_ARRIVAL_KINDS: Final[tuple[ProfileKind, ...]] = ("constant", "poisson", "ramp_up")
+_RAMP_RATES: Final = ("ramp_up_start_rate", "ramp_up_end_rate")
 
 
 def _answer_noun(answer: Answer) -> str:
