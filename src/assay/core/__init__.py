@@ -17,6 +17,7 @@ from assay.core.outcome import outcome
 from assay.core.request import GenerationRequest, RequestEcho
 from assay.core.response import (
     EmbeddingSummary,
+    ExchangeIds,
     GenerationResponse,
     ResponseTiming,
     TokenSource,
@@ -34,6 +35,7 @@ __all__ = [
     "EmbeddingSummary",
     "Endpoint",
     "Evidence",
+    "ExchangeIds",
     "GenerationRequest",
     "GenerationResponse",
     "MonotonicClock",
