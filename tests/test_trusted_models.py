@@ -53,7 +53,8 @@ def test_streamed_chat_response_equals_its_validated_copy() -> None:
     assert response.usage is not None
     assert response.usage.reasoning_tokens == 1
     assert response.echo.json_mode
-    assert response.ids is not None and response.ids.answer == "chatcmpl-a8e0"
+    assert response.ids is not None
+    assert response.ids.answer == "chatcmpl-a8e0"
     _same_as_validated(response)
     _same_as_validated(response.ids)
     _same_as_validated(response.timing)

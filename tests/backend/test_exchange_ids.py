@@ -114,7 +114,8 @@ async def test_an_error_status_keeps_the_echoed_id_on_its_evidence(
     record = await send(server.url, request, headers={FAULT_HEADER: "http_500"})
     assert isinstance(record.outcome, Errored), record.outcome
     evidence = record.outcome.diagnostic.evidence
-    assert evidence.partial is None and evidence.ids is not None
+    assert evidence.partial is None
+    assert evidence.ids is not None
     [seen] = logged(wire)
     ids = stored_ids(record)
     assert ids["sent"] == ids["echoed"] == seen["request_id"]
@@ -124,7 +125,8 @@ async def test_an_error_status_keeps_the_echoed_id_on_its_evidence(
 async def test_without_a_request_id_header_the_mock_invents_the_echo(mock_url: str) -> None:
     record = await send(mock_url, request_for(Endpoint.chat, False), request_id_header=None)
     ids = stored_ids(record)
-    assert ids["sent_header"] is None and ids["sent"] is None
+    assert ids["sent_header"] is None
+    assert ids["sent"] is None
     assert re.fullmatch(r"[0-9a-f]{32}", str(ids["echoed"]))  # a uuid4 hex, as vLLM's
 
 
@@ -147,7 +149,8 @@ async def test_an_echoed_id_is_capped_and_redacted() -> None:
     ids = stored_ids(record)
     echoed = str(ids["echoed"])
     assert API_KEY not in echoed
-    assert len(echoed) < 300 and echoed.endswith("more]")
+    assert len(echoed) < 300
+    assert echoed.endswith("more]")
     assert ids["answer"] == "cmpl-1"
 
 

@@ -17,7 +17,7 @@ def records(
     run_dir: Annotated[
         Path, typer.Argument(help="A run's output directory (or its records.jsonl).")
     ],
-    id: Annotated[  # noqa: A002 - the flag is --id
+    wanted_id: Annotated[
         str,
         typer.Option(
             "--id",
@@ -39,7 +39,7 @@ def records(
         path = run_dir / _RECORDS_FILE if run_dir.is_dir() else run_dir
         if not path.is_file():
             raise DataError(f"{run_dir}: no {_RECORDS_FILE} (give the run's output directory)")
-        wanted = id.strip()
+        wanted = wanted_id.strip()
         if not wanted:
             raise DataError("--id: an empty id finds nothing")
         skipped: list[int] = []
