@@ -269,7 +269,7 @@ def answer_ids(ids: ExchangeIds | None, answer: object) -> ExchangeIds | None:
     """
     if type(answer) is not str or not answer:
         return ids
-    fields = dict(_NO_IDS) if ids is None else dict(ids.__dict__)
+    fields: dict[str, object] = dict(_NO_IDS if ids is None else ids.__dict__)
     fields["answer"] = cap_excerpt(answer, ID_LIMIT)
     # Every value is a string or None, typed above: built without validation (once a request).
     built: ExchangeIds = trusted(ExchangeIds, fields)
