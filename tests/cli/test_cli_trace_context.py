@@ -112,3 +112,14 @@ def test_a_bad_trace_sample_is_one_error_line(
     result = run_fast(tmp_path / "run", "--max-requests", "1", *args)
     assert_one_error_line(result, *words)
     assert not (tmp_path / "run").exists()
+
+
+def test_the_config_keys_turn_trace_context_on_with_its_sample(tmp_path: Path) -> None:
+    config = tmp_path / "bench.toml"
+    config.write_text("trace_context = true\ntrace_sample = 0.0\n")
+    run_dir = tmp_path / "run"
+    result = run_fast(run_dir, "--config", config, "--max-requests", "5", "--processes", "1")
+    assert result.exit_code == 0, result.stderr
+    parents = [str(line["ids"]["traceparent"]) for line in read_record_lines(run_dir)]  # type: ignore[index]
+    assert len(parents) == 5
+    assert all(TRACEPARENT.fullmatch(parent) and parent.endswith("-00") for parent in parents)
