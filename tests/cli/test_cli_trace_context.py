@@ -120,6 +120,6 @@ def test_the_config_keys_turn_trace_context_on_with_its_sample(tmp_path: Path) -
     run_dir = tmp_path / "run"
     result = run_fast(run_dir, "--config", config, "--max-requests", "5", "--processes", "1")
     assert result.exit_code == 0, result.stderr
-    parents = [str(line["ids"]["traceparent"]) for line in read_record_lines(run_dir)]  # type: ignore[index]
+    parents = [str(line["ids"]["traceparent"]) for line in read_record_lines(run_dir)]
     assert len(parents) == 5
     assert all(TRACEPARENT.fullmatch(parent) and parent.endswith("-00") for parent in parents)
