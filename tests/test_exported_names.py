@@ -87,6 +87,7 @@ EXPORTED: dict[str, list[str]] = {
         "EmbeddingSummary",
         "Endpoint",
         "Evidence",
+        "ExchangeIds",
         "GenerationRequest",
         "GenerationResponse",
         "MonotonicClock",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from assay.core import Endpoint, GenerationRequest, GenerationResponse
-from assay.core.response import ResponseTiming, Usage
+from assay.core.response import ExchangeIds, ResponseTiming, Usage
 from assay.core.trusted import trusted
 from assay.handlers import handler_for
 from assay.handlers.wire import parse_usage
@@ -53,7 +53,10 @@ def test_streamed_chat_response_equals_its_validated_copy() -> None:
     assert response.usage is not None
     assert response.usage.reasoning_tokens == 1
     assert response.echo.json_mode
+    assert response.ids is not None
+    assert response.ids.answer == "chatcmpl-a8e0"
     _same_as_validated(response)
+    _same_as_validated(response.ids)
     _same_as_validated(response.timing)
     _same_as_validated(response.usage)
 
@@ -105,6 +108,7 @@ def test_trusted_model_stays_frozen() -> None:
 def test_every_trusted_field_list_covers_the_model() -> None:
     # A field added to a core model must be added where the hot path builds it.
     assert list(GenerationResponse.model_fields)[-1] == "timing"
-    assert len(GenerationResponse.model_fields) == 19
+    assert len(GenerationResponse.model_fields) == 20
+    assert len(ExchangeIds.model_fields) == 5
     assert len(ResponseTiming.model_fields) == 8
     assert len(Usage.model_fields) == 5

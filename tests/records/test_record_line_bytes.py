@@ -18,6 +18,7 @@ from assay.core import (
     EmbeddingSummary,
     Endpoint,
     Evidence,
+    ExchangeIds,
     GenerationRequest,
     GenerationResponse,
     RequestEcho,
@@ -33,19 +34,27 @@ from assay.records.jsonl import _stored_response, record_line
 Record = RequestRecord[GenerationResponse]
 
 
+PARENT = "00-" + "a" * 32 + "-" + "b" * 16 + "-01"
+
+
 def pydantic_line(record: Record) -> dict[str, Any]:
     """The line with every model dumped by pydantic: the bytes records.jsonl must keep."""
     line = record_line(record)
     outcome = record.outcome
     response = None
+    ids = None
     if isinstance(outcome, Completed):
         response = outcome.response
     elif isinstance(outcome, Errored):
         response = outcome.diagnostic.evidence.partial
+        ids = outcome.diagnostic.evidence.ids
     if response is not None:
+        ids = response.ids or ids
         line["timing"] = response.timing.model_dump()
         line["usage"] = None if response.usage is None else response.usage.model_dump()
-        line["response"] = response.model_dump(exclude={"timing", "usage"})
+        line["response"] = response.model_dump(exclude={"timing", "usage", "ids"})
+    if ids is not None:
+        line["ids"] = ids.model_dump()
     return line
 
 
@@ -66,7 +75,12 @@ def streamed_chat() -> GenerationResponse:
         request_id="r1", endpoint=Endpoint.chat, model="m", prompt="Hi", max_output_tokens=3
     )
     stream = handler_for(Endpoint.chat).open_accumulator(request, 0)
-    stream.feed(SseEvent('{"model":"m","choices":[{"index":0,"delta":{"role":"assistant"}}]}'), 5)
+    stream.feed(
+        SseEvent(
+            '{"id":"chatcmpl-7","model":"m","choices":[{"index":0,"delta":{"role":"assistant"}}]}'
+        ),
+        5,
+    )
     stream.feed(SseEvent('{"choices":[{"index":0,"delta":{"content":"Hé"}}]}'), 7)
     stream.feed(SseEvent('{"choices":[{"index":0,"delta":{"reasoning_content":"hm"}}]}'), 8)
     tool = '{"index":0,"id":"c1","function":{"name":"f","arguments":"{\\"a\\": 1}"}}'
@@ -79,7 +93,8 @@ def streamed_chat() -> GenerationResponse:
         11,
     )
     stream.feed(SseEvent("[DONE]"), 12)
-    return stream.partial(Transfer(send_ns=1, end_ns=13, first_byte_ns=4, http_status=200))
+    ids = ExchangeIds(sent_header="X-Request-Id", sent="u-1", echoed="u-1", traceparent=PARENT)
+    return stream.partial(Transfer(send_ns=1, end_ns=13, first_byte_ns=4, http_status=200, ids=ids))
 
 
 def embeddings_answer() -> GenerationResponse:
@@ -154,10 +169,12 @@ def unknown_models_answer() -> GenerationResponse:
 
 
 def errored_with(partial: GenerationResponse | None) -> Errored:
+    # Without a partial answer the evidence holds the exchange's ids.
+    ids = ExchangeIds(sent_header="X-Request-Id", sent="u-2") if partial is None else None
     diagnostic = UnusableResponse(
         code=DiagnosticCode.truncated_stream,
         message="stream ended without [DONE]",
-        evidence=Evidence(http_status=200, excerpt="data: {}", partial=partial),
+        evidence=Evidence(http_status=200, excerpt="data: {}", partial=partial, ids=ids),
     )
     return Errored(diagnostic=diagnostic, judged_by=JudgedBy.validator, validator="v")
 
@@ -200,4 +217,6 @@ def test_a_response_field_of_models_the_writer_does_not_know_is_written_as_pydan
     the fast path dumps any model-valued field, nested ones included, as `model_dump` does."""
     answer = unknown_models_answer()
     stored = _stored_response(answer)
-    assert orjson.dumps(stored) == orjson.dumps(answer.model_dump(exclude={"timing", "usage"}))
+    assert orjson.dumps(stored) == orjson.dumps(
+        answer.model_dump(exclude={"timing", "usage", "ids"})
+    )

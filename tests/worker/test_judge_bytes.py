@@ -110,9 +110,13 @@ async def test_captured_answer_gets_the_verdict_of_a_live_run_on_the_same_bytes(
 
     match live.outcome:
         case Completed(response=response):
-            assert answer(judged).model_dump(exclude={"timing"}) == response.model_dump(
-                exclude={"timing"}
+            # Captured bytes carry no exchange (no id was sent or echoed), only the answer's id.
+            assert answer(judged).model_dump(exclude={"timing", "ids"}) == response.model_dump(
+                exclude={"timing", "ids"}
             )
+            judged_ids, live_ids = answer(judged).ids, response.ids
+            assert live_ids is not None
+            assert (judged_ids and judged_ids.answer) == live_ids.answer
         case Errored(diagnostic=diagnostic):
             assert diagnostic.code is FAULTS[str(fault)].code
             assert problem(judged).model_dump(exclude={"evidence"}) == diagnostic.model_dump(

@@ -33,11 +33,12 @@ from assay.backend.faults import (
 )
 from assay.backend.received import EVENT_STREAM, cap_partial, compile_whole_body
 from assay.backend.redaction import Redactor
-from assay.backend.settings import BackendSettings
+from assay.backend.settings import DEFAULT_REQUEST_ID_HEADER, BackendSettings
 from assay.core.clock import Clock
-from assay.core.diagnostics import DiagnosticCode, UnusableResponse
+from assay.core.diagnostics import DiagnosticCode, UnusableResponse, cap_excerpt
 from assay.core.request import GenerationRequest
-from assay.core.response import GenerationResponse
+from assay.core.response import ID_LIMIT, ExchangeIds, GenerationResponse
+from assay.core.trusted import trusted
 from assay.errors import ServerNotReady
 from assay.handlers import handler_for
 from assay.handlers.base import EndpointHandler, StreamAccumulator, Transfer
@@ -52,6 +53,7 @@ _ERROR_BODY_LIMIT = 64 * 1024
 _AFTER_TERMINAL_S = 0.25
 _MODELS_PATH = "/v1/models"
 _USER_AGENT = "assay"
+_TRACEPARENT = "traceparent"
 # The namespace of the UUIDs sent as request ids (see `wire_request_id`); fixed forever, so the
 # same run sends the same ids.
 _REQUEST_ID_NAMESPACE = uuid.UUID("5f0c8a52-4d1e-4b7a-9a57-2c3e6b1d8f40")
@@ -83,6 +85,11 @@ class _Exchange:
     """How far one request got, kept outside the deadline scope for the evidence of a fault."""
 
     send_ns: int = 0
+    # The ids of the exchange (see `ExchangeIds`): what was sent, then what the server echoed.
+    sent_header: str | None = None
+    sent: str | None = None
+    traceparent: str | None = None
+    echoed: str | None = None
     first_byte_ns: int | None = None
     http_status: int | None = None
     reason: str | None = None
@@ -96,7 +103,25 @@ class _Exchange:
             end_ns=end_ns,
             first_byte_ns=self.first_byte_ns,
             http_status=self.http_status or 0,
+            ids=self.ids(),
         )
+
+    def ids(self) -> ExchangeIds | None:
+        """The ids sent and echoed so far; None when nothing was sent and nothing came back."""
+        if self.sent is None and self.traceparent is None and self.echoed is None:
+            return None
+        # Strings assay made, or the echo it capped and cleaned: built without validation.
+        ids: ExchangeIds = trusted(
+            ExchangeIds,
+            {
+                "sent_header": self.sent_header,
+                "sent": self.sent,
+                "echoed": self.echoed,
+                "answer": None,
+                "traceparent": self.traceparent,
+            },
+        )
+        return ids
 
     def partial(self, end_ns: int) -> GenerationResponse | None:
         accumulator = self.accumulator
@@ -125,27 +150,42 @@ class Backend:
         # Parsed once: yarl URLs are immutable, and parsing per request costs a few µs.
         root = settings.request_root
         self._urls = {endpoint: URL(root + endpoint.path) for endpoint in Endpoint}
+        self._id_header = settings.request_id_header
+        # The header an echo is read from: the one sent, else the usual one (a server may
+        # still name its own id there).
+        self._echo_header = settings.request_id_header or DEFAULT_REQUEST_ID_HEADER
+        self._trace = settings.trace_context
 
     async def resolve(
         self, request: GenerationRequest
     ) -> Result[GenerationResponse, UnusableResponse]:
-        """Send `request` and compile the answer; every server or network fault is a `Failure`."""
-        result = await self._resolve(request)
+        """Send `request` and compile the answer; every server or network fault is a `Failure`.
+
+        Either way the answer (or, when there is none, the evidence) carries the exchange's ids.
+        """
+        exchange = _Exchange()
+        result = await self._resolve(request, exchange)
         match result:
             case Failure(unusable):
+                evidence = unusable.evidence
+                if evidence.partial is None and evidence.ids is None:
+                    ids = exchange.ids()
+                    if ids is not None:
+                        unusable = unusable.model_copy(
+                            update={"evidence": evidence.model_copy(update={"ids": ids})}
+                        )
                 return Failure(cap_partial(self._redactor.scrub(unusable)))
             case _:
                 return result
 
     async def _resolve(
-        self, request: GenerationRequest
+        self, request: GenerationRequest, exchange: _Exchange
     ) -> Result[GenerationResponse, UnusableResponse]:
         handler = handler_for(request.endpoint)
         payload = handler.build_body(request)
         if self.settings.continuous_usage_stats:
             ask_continuous_usage(payload)
         body = orjson.dumps(payload)
-        exchange = _Exchange()
         watch = DeadlineWatch(self.settings.timeouts, self._loop)
         try:
             async with asyncio.timeout(None) as scope:
@@ -174,9 +214,37 @@ class Backend:
             code = watch.expired or DiagnosticCode.timeout_total
             return Failure(self._deadline_fault(code, exchange))
 
-    def _request_headers(self, request: GenerationRequest) -> dict[str, str] | None:
-        name = self.settings.request_id_header
-        return None if name is None else {name: wire_request_id(request.request_id)}
+    def _request_headers(
+        self, request: GenerationRequest, exchange: _Exchange
+    ) -> dict[str, str] | None:
+        """The request's own headers (its id, its trace context), noted on `exchange`."""
+        headers: dict[str, str] | None = None
+        name = self._id_header
+        if name is not None:
+            sent = exchange.sent = wire_request_id(request.request_id)
+            exchange.sent_header = name
+            headers = {name: sent}
+        trace = self._trace
+        if trace is not None:
+            parent = exchange.traceparent = trace.traceparent(request.request_id)
+            if headers is None:
+                headers = {_TRACEPARENT: parent}
+            else:
+                headers[_TRACEPARENT] = parent
+        return headers
+
+    def _note_echo(self, response: aiohttp.ClientResponse, exchange: _Exchange) -> None:
+        """Keep the request id the server answered with, capped and cleaned like server text."""
+        echoed = response.headers.get(self._echo_header)
+        if echoed is None:
+            return
+        try:
+            echoed.encode()
+        except UnicodeEncodeError:  # undecodable header bytes, kept as surrogate escapes
+            echoed = echoed.encode("utf-8", "replace").decode()
+        if self._redactor.active:
+            echoed = self._redactor.clean(echoed)
+        exchange.echoed = cap_excerpt(echoed, ID_LIMIT)
 
     async def _exchange(
         self,
@@ -192,7 +260,7 @@ class Backend:
             response = await self._session.post(
                 self._urls[request.endpoint],
                 data=body,
-                headers=self._request_headers(request),
+                headers=self._request_headers(request, exchange),
                 allow_redirects=False,
             )
         except aiohttp.ClientResponseError as error:
@@ -206,6 +274,7 @@ class Backend:
         async with response:
             exchange.first_byte_ns = clock.now_ns()
             status = exchange.http_status = response.status
+            self._note_echo(response, exchange)
             if not 200 <= status < 300:
                 exchange.reason = response.reason
                 # No token will come; only the idle and total deadlines bound the error body.

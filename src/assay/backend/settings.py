@@ -27,6 +27,7 @@ from assay.backend.redaction import (
 )
 
 # What a sendable header is belongs to the run's vocabulary: the run config checks it as well.
+from assay.backend.trace_context import TraceContext
 from assay.spec.endpoint import Endpoint
 from assay.spec.target import SendableHeaders as SendableHeaders
 from assay.spec.target import check_header as check_header
@@ -108,6 +109,8 @@ class BackendSettings(BaseModel):
     max_connections: int = Field(default=512, gt=0)
     continuous_usage_stats: bool = False
     max_response_bytes: int = Field(default=DEFAULT_MAX_RESPONSE_BYTES, gt=0)
+    # A W3C `traceparent` on every request (`--trace-context`); None sends none.
+    trace_context: TraceContext | None = None
 
     @field_validator("base_url")
     @classmethod

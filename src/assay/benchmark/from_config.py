@@ -8,6 +8,7 @@ from typing import Final
 from pydantic import SecretStr, ValidationError
 
 from assay.backend import BackendSettings, Timeouts
+from assay.backend.trace_context import TraceContext
 from assay.benchmark.chain_spec import ChainSpec
 from assay.config import RunConfig, describe_validation_error
 from assay.config.limits import load_processes
@@ -139,6 +140,11 @@ def backend_settings_of(config: RunConfig, base_url: str) -> BackendSettings:
                 total_s=config.timeout_total,
             ),
             max_response_bytes=config.max_response_bytes,
+            trace_context=(
+                TraceContext(seed=config.seed, sample=config.trace_sample)
+                if config.trace_context
+                else None
+            ),
         )
     except ValidationError as error:
         # One line per problem and never the input values, which may hold credentials.

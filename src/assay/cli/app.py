@@ -18,6 +18,7 @@ from assay.cli.compare_command import compare
 from assay.cli.guard import EXIT_INTERRUPTED, EXIT_USAGE, EXIT_VALID
 from assay.cli.listing import validators
 from assay.cli.mock_command import MockCommand, mock
+from assay.cli.records_command import records
 from assay.cli.report_command import report
 from assay.cli.revalidate_command import revalidate
 from assay.cli.run_command import run
@@ -53,6 +54,7 @@ app.command(cls=MockCommand)(mock)
 app.command()(validators)
 app.command()(revalidate)
 app.command()(report)
+app.command()(records)
 app.command()(compare)
 
 

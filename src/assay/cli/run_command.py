@@ -86,6 +86,23 @@ def run(
             rich_help_panel=_TARGET,
         ),
     ] = None,
+    trace_context: Annotated[
+        bool | None,
+        typer.Option(
+            "--trace-context",
+            help="Send a W3C traceparent on every request (ids from --seed and the request; "
+            "kept in records.jsonl), to find requests in the server's traces.",
+            rich_help_panel=_TARGET,
+        ),
+    ] = None,
+    trace_sample: Annotated[
+        float | None,
+        typer.Option(
+            metavar="R",
+            help="Fraction of --trace-context requests sent with the sampled flag [1].",
+            rich_help_panel=_TARGET,
+        ),
+    ] = None,
     insecure: Annotated[
         bool | None,
         typer.Option("--insecure", help="Do not verify TLS certificates.", rich_help_panel=_TARGET),

@@ -17,6 +17,7 @@ from assay.core.outcome import outcome
 from assay.core.request import GenerationRequest, RequestEcho
 from assay.core.response import (
     EmbeddingSummary,
+    ExchangeIds,
     GenerationResponse,
     ResponseTiming,
     ScoreSummary,
@@ -35,6 +36,7 @@ __all__ = [
     "EmbeddingSummary",
     "Endpoint",
     "Evidence",
+    "ExchangeIds",
     "GenerationRequest",
     "GenerationResponse",
     "MonotonicClock",

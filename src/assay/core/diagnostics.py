@@ -14,7 +14,7 @@ from typing import Any, Self, TypeAlias, final
 from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, model_validator
 from pydantic_core import core_schema
 
-from assay.core.response import GenerationResponse
+from assay.core.response import ExchangeIds, GenerationResponse
 
 EXCERPT_LIMIT = 2048
 
@@ -283,7 +283,11 @@ def cap_excerpt(raw: bytes | str | None, limit: int = EXCERPT_LIMIT) -> str | No
 
 
 class Evidence(BaseModel):
-    """What was seen: the status, a capped excerpt, the partial response, a traceback."""
+    """What was seen: the status, a capped excerpt, the partial response, a traceback.
+
+    `ids` are the exchange's ids when there is no partial answer to hold them (an error
+    status, a refused body); a partial answer carries its own.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -291,6 +295,7 @@ class Evidence(BaseModel):
     excerpt: str | None = None
     partial: GenerationResponse | None = None
     traceback: str | None = None
+    ids: ExchangeIds | None = None
 
 
 class UnusableResponse(BaseModel):

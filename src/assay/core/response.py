@@ -61,6 +61,41 @@ class ScoreSummary(BaseModel):
     non_finite: int = 0
 
 
+# How much of an id the server chose is kept: enough for any real id, never a megabyte header.
+ID_LIMIT = 256
+
+
+class ExchangeIds(BaseModel):
+    """The ids that join one request to the server's own logs and traces.
+
+    `sent_header` and `sent` are the request-id header assay sent and its value; `echoed` is
+    that header in the answer (vLLM's middleware echoes it; other servers invent their own or
+    send none); `answer` is the answer's own id (`chatcmpl-...`, `cmpl-...`, `resp_...`, an
+    embeddings id); `traceparent` is the W3C trace context sent with `--trace-context`. What
+    the server chose is capped at `ID_LIMIT` characters and redacted like any server text.
+
+    >>> ExchangeIds(sent_header="X-Request-Id", sent="f84a", echoed="f84a").echoed
+    'f84a'
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sent_header: str | None = None
+    sent: str | None = None
+    echoed: str | None = None
+    answer: str | None = None
+    traceparent: str | None = None
+
+    def trace_id(self) -> str | None:
+        """The 32-hex trace id of `traceparent`, if one was sent.
+
+        >>> ExchangeIds(traceparent="00-" + "a" * 32 + "-" + "b" * 16 + "-01").trace_id()
+        'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'
+        """
+        parent = self.traceparent
+        return None if parent is None else parent[3:35]
+
+
 class TokenSource(StrEnum):
     """Where an output token count came from."""
 
@@ -122,6 +157,9 @@ class GenerationResponse(BaseModel):
     # The exchange's HTTP status, so a validator's verdict carries it as evidence (`None` in
     # records written before it was kept, and for a response no status was seen for).
     http_status: int | None = None
+    # The ids sent and received with this answer (None where none were kept: a response built
+    # outside the backend, a record written before ids were kept).
+    ids: ExchangeIds | None = None
     timing: ResponseTiming
 
     @property

@@ -10,7 +10,7 @@ from returns.result import Result
 
 from assay.core.diagnostics import UnusableResponse
 from assay.core.request import GenerationRequest
-from assay.core.response import GenerationResponse
+from assay.core.response import ExchangeIds, GenerationResponse
 from assay.spec.endpoint import Endpoint
 
 
@@ -28,12 +28,17 @@ class SseEvent:
 
 @dataclass(frozen=True, slots=True)
 class Transfer:
-    """Transport facts the backend measured, handed to the handler when the body is complete."""
+    """Transport facts the backend measured, handed to the handler when the body is complete.
+
+    `ids` are the request-id and trace headers sent and the id the server echoed; the handler
+    adds the answer's own id (see `assay.handlers.wire.answer_ids`).
+    """
 
     send_ns: int
     end_ns: int
     first_byte_ns: int | None = None
     http_status: int = 200
+    ids: ExchangeIds | None = None
 
 
 class StreamAccumulator(Protocol):

@@ -250,6 +250,8 @@ class ResponsesAccumulator(StreamDraft):
     def _take_response(self, response: object) -> None:
         if not isinstance(response, dict):
             return
+        if self._answer_id is None:
+            self._answer_id = response.get("id")
         model = response.get("model")
         if isinstance(model, str):
             self._model = model

@@ -17,7 +17,7 @@ from assay.core.request import GenerationRequest
 from assay.core.response import GenerationResponse, ResponseTiming, TokenSource, ToolCall
 from assay.core.trusted import trusted
 from assay.handlers.base import SseEvent, Transfer
-from assay.handlers.wire import error_message, int_field, parse_usage, unusable
+from assay.handlers.wire import answer_ids, error_message, int_field, parse_usage, unusable
 
 DONE = "[DONE]"
 
@@ -52,6 +52,7 @@ class StreamDraft:
     """
 
     __slots__ = (
+        "_answer_id",
         "_chunk_times",
         "_chunk_tokens",
         "_closed",
@@ -83,6 +84,7 @@ class StreamDraft:
         self._trailing = 0
         self._fault: tuple[DiagnosticCode, str, str] | None = None
         self._model: str | None = None
+        self._answer_id: object = None
         self._finish_reason: str | None = None
         self._usage: object = None
         self._text: list[str] = []
@@ -205,6 +207,8 @@ class StreamDraft:
             model = get("model")
             if type(model) is str:
                 self._model = model
+        if self._answer_id is None:
+            self._answer_id = get("id")
         usage = get("usage")
         if usage is not None and type(usage) is dict:
             self._usage = usage
@@ -298,6 +302,7 @@ class StreamDraft:
                 "terminal_seen": self._terminal,
                 "events_after_terminal": self._trailing,
                 "http_status": transfer.http_status or None,
+                "ids": answer_ids(transfer.ids, self._answer_id),
                 "timing": timing,
             },
         )

@@ -16,7 +16,9 @@ from returns.result import Result, Success
 from assay.core.diagnostics import DiagnosticCode, Evidence, UnusableResponse, cap_excerpt
 from assay.core.request import GenerationRequest
 from assay.core.response import (
+    ID_LIMIT,
     EmbeddingSummary,
+    ExchangeIds,
     GenerationResponse,
     ResponseTiming,
     ScoreSummary,
@@ -155,12 +157,18 @@ def unusable(
     raw: bytes | str | None = None,
     partial: GenerationResponse | None = None,
 ) -> UnusableResponse:
-    """An `UnusableResponse` with the transfer's status, a capped excerpt and the partial answer."""
+    """An `UnusableResponse` with the transfer's status, a capped excerpt and the partial answer.
+
+    The exchange's ids go on the evidence only when no partial answer holds them.
+    """
     return UnusableResponse(
         code=code,
         message=message,
         evidence=Evidence(
-            http_status=transfer.http_status, excerpt=cap_excerpt(raw), partial=partial
+            http_status=transfer.http_status,
+            excerpt=cap_excerpt(raw),
+            partial=partial,
+            ids=transfer.ids if partial is None else None,
         ),
     )
 
@@ -265,9 +273,32 @@ def body_answer(
             usage=parse_usage(obj.get("usage")),
             terminal_seen=True,
             http_status=transfer.http_status or None,
+            ids=answer_ids(transfer.ids, obj.get("id")),
             timing=body_timing(transfer),
         )
     )
+
+
+_NO_IDS: dict[str, str | None] = dict.fromkeys(ExchangeIds.model_fields)
+
+
+def answer_ids(ids: ExchangeIds | None, answer: object) -> ExchangeIds | None:
+    """`ids` with the answer's own id (the body's or first chunk's `id`), capped to `ID_LIMIT`.
+
+    A missing, empty or non-string id leaves `ids` as they are.
+
+    >>> answer_ids(None, "chatcmpl-42").answer
+    'chatcmpl-42'
+    >>> answer_ids(None, 42) is None
+    True
+    """
+    if type(answer) is not str or not answer:
+        return ids
+    fields: dict[str, object] = dict(_NO_IDS if ids is None else ids.__dict__)
+    fields["answer"] = cap_excerpt(answer, ID_LIMIT)
+    # Every value is a string or None, typed above: built without validation (once a request).
+    built: ExchangeIds = trusted(ExchangeIds, fields)
+    return built
 
 
 def body_timing(transfer: Transfer) -> ResponseTiming:

@@ -10,6 +10,7 @@ import asyncio
 import itertools
 import os
 import time
+import uuid
 from collections import Counter
 from typing import Any
 
@@ -36,6 +37,7 @@ from assay.mock.embeddings import embeddings_body
 from assay.mock.faults import (
     FAULT_HEADER,
     REQUEST_ID_HEADER,
+    TRACEPARENT_HEADER,
     FaultSpec,
     choose_fault,
     parse_fault_header,
@@ -168,6 +170,7 @@ class MockService:
         app.router.add_get("/mock/stats", self._stats)
         app.router.add_get("/metrics", self._metrics)
         app.on_shutdown.append(self._on_shutdown)
+        app.on_response_prepare.append(_echo_request_id)
         return app
 
     def _handler(self, api: Api) -> Any:
@@ -182,7 +185,7 @@ class MockService:
             os.close(self._recording)
             self._recording = None
 
-    def _record(self, request: web.Request, raw: bytes) -> None:
+    def _record(self, request: web.Request, raw: bytes, answer_id: str) -> None:
         assert self._recording is not None
         try:
             body: Any = orjson.loads(raw)
@@ -191,6 +194,9 @@ class MockService:
         line = {
             "path": request.path,
             "request_id": request.headers.get(REQUEST_ID_HEADER),
+            "traceparent": request.headers.get(TRACEPARENT_HEADER),
+            # The id the answer carries when it is an answer (an error status carries none).
+            "answer_id": answer_id,
             "received_ns": time.monotonic_ns(),
             "body": body,
         }
@@ -218,10 +224,11 @@ class MockService:
         return _json({"object": "list", "data": [model]})
 
     async def _serve(self, request: web.Request, api: Api) -> web.StreamResponse:
+        response_id = f"{self._id_prefix}{next(self._ids):08x}"
         try:
             raw = await request.read()
             if self._recording is not None:
-                self._record(request, raw)
+                self._record(request, raw, answer_id(api, response_id))
             body = load_body(raw)
             ask: GenerationAsk | EmbeddingAsk | RankingAsk
             match api:
@@ -247,18 +254,18 @@ class MockService:
         try:
             if isinstance(ask, EmbeddingAsk):
                 dimension = self.config.embedding_dimension
-                served = await self._play_body(request, embeddings_body(ask, dimension, fault), 0)
+                script = embeddings_body(ask, dimension, fault, answer_id(api, response_id))
+                served = await self._play_body(request, script, 0)
                 if finishes:
                     counters.finished("stop", ask.prompt_tokens, 0)
                 return served
             if isinstance(ask, RankingAsk):
-                response_id = f"{self._id_prefix}{next(self._ids):08x}"
                 script = ranking_body(api, ask, response_id, fault)
                 served = await self._play_body(request, script, 0)
                 if finishes:
                     counters.finished("stop", ask.prompt_tokens, 0)
                 return served
-            answer = self._answer(ask, fault)
+            answer = self._answer(ask, fault, response_id)
             served = await self._play_answer(request, api, ask, answer, fault, stream)
         except ConnectionResetError:
             # The client left mid-answer (a run that stopped): for aiohttp a premature
@@ -325,7 +332,7 @@ class MockService:
             return None
         return FaultSpec(name=name, after=after)
 
-    def _answer(self, ask: GenerationAsk, fault: FaultSpec | None) -> Answer:
+    def _answer(self, ask: GenerationAsk, fault: FaultSpec | None, response_id: str) -> Answer:
         name = fault.name if fault is not None else None
         length = plan_length(
             self._sampler.output_tokens(), ask.max_tokens, ask.ignore_eos, ask.min_tokens
@@ -344,7 +351,7 @@ class MockService:
             else:
                 finish_reason = "tool_calls"
         return Answer(
-            response_id=f"{self._id_prefix}{next(self._ids):08x}",
+            response_id=response_id,
             created=int(time.time()),
             model=ask.model,
             pieces=pieces,
@@ -416,6 +423,33 @@ class MockService:
                 await self._closing.wait()
         except TimeoutError:
             pass
+
+
+def answer_id(api: Api, response_id: str) -> str:
+    """The id the mock's answer on `api` carries, as vLLM names them.
+
+    >>> answer_id(Api.chat, "1f00000001"), answer_id(Api.responses, "1f00000001")
+    ('chatcmpl-1f00000001', 'resp_1f00000001')
+    """
+    match api:
+        case Api.chat:
+            return f"chatcmpl-{response_id}"
+        case Api.completions:
+            return f"cmpl-{response_id}"
+        case Api.responses:
+            return f"resp_{response_id}"
+        case Api.embeddings:
+            return f"embd-{response_id}"
+        case Api.rerank:
+            return f"rerank-{response_id}"
+        case Api.score:
+            return f"score-{response_id}"
+
+
+async def _echo_request_id(request: web.Request, response: web.StreamResponse) -> None:
+    """Answer with the request's `X-Request-Id`, or a new one, as vLLM's middleware does
+    (`--enable-request-id-headers`)."""
+    response.headers[REQUEST_ID_HEADER] = request.headers.get(REQUEST_ID_HEADER) or uuid.uuid4().hex
 
 
 def _early_answer(fault: str, stream: bool) -> web.Response | None:

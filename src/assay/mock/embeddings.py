@@ -36,8 +36,10 @@ def embedding_vector(text: str, dimension: int) -> list[float]:
     return [x / norm for x in values]
 
 
-def embeddings_body(ask: EmbeddingAsk, dimension: int, fault: FaultSpec | None) -> BodyScript:
-    """The embeddings answer of one request, with `fault` applied."""
+def embeddings_body(
+    ask: EmbeddingAsk, dimension: int, fault: FaultSpec | None, answer_id: str | None = None
+) -> BodyScript:
+    """The embeddings answer of one request, with `fault` applied; `answer_id` is its `id`."""
     name = fault.name if fault is not None else None
     match name:
         case "inband_error":
@@ -58,7 +60,8 @@ def embeddings_body(ask: EmbeddingAsk, dimension: int, fault: FaultSpec | None) 
                 else vector
             )
             data.append({"object": "embedding", "embedding": encoded, "index": index})
-    payload: dict[str, Any] = {
+    payload: dict[str, Any] = {} if answer_id is None else {"id": answer_id}
+    payload |= {
         "object": "list",
         "data": data,
         "model": ask.model,

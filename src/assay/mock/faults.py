@@ -17,6 +17,7 @@ from assay.errors import ConfigError
 
 FAULT_HEADER = "X-Assay-Fault"
 REQUEST_ID_HEADER = "X-Request-Id"
+TRACEPARENT_HEADER = "traceparent"
 DEFAULT_STALL_SECONDS = 3600.0
 
 
@@ -174,6 +175,7 @@ __all__ = [
     "FAULTS",
     "FAULT_HEADER",
     "REQUEST_ID_HEADER",
+    "TRACEPARENT_HEADER",
     "FaultInfo",
     "FaultSpec",
     "choose_fault",

@@ -19,6 +19,7 @@ from assay.core.diagnostics import Evidence, UnusableResponse
 from assay.core.request import RequestEcho
 from assay.core.response import (
     EmbeddingSummary,
+    ExchangeIds,
     GenerationResponse,
     ResponseTiming,
     ScoreSummary,
@@ -28,7 +29,7 @@ from assay.core.response import (
 from assay.errors import DataError
 from assay.records.record import Cancelled, Completed, Errored, JudgedBy, RequestRecord
 
-_RESPONSE_ELSEWHERE = {"timing", "usage"}
+_RESPONSE_ELSEWHERE = {"timing", "usage", "ids"}
 
 
 def record_line(record: RequestRecord[GenerationResponse]) -> dict[str, Any]:
@@ -37,9 +38,10 @@ def record_line(record: RequestRecord[GenerationResponse]) -> dict[str, Any]:
     Keys: id, step, `turn` (a multi-turn session's turn, only there), status, the three schedule
     times; for errored records code, stage, message, `judged_by` (transport, handler, validator
     or internal), `validator` (its name, for a validator's verdict) and the HTTP status, excerpt
-    and traceback of the evidence; `timing`,
-    `usage` and `response` (the compiled answer, or the partial one of an errored request,
-    without its timing and usage, which sit at the top level) when there is a response.
+    and traceback of the evidence; `ids` (the request id sent, the one echoed, the answer's own
+    id and the traceparent: `ExchangeIds`) when any was sent or received; `timing`, `usage` and
+    `response` (the compiled answer, or the partial one of an errored request, without its
+    timing, usage and ids, which sit at the top level) when there is a response.
 
     >>> from assay.records import Cancelled
     >>> line = record_line(RequestRecord[GenerationResponse](request_id="r1",
@@ -55,6 +57,7 @@ def record_line(record: RequestRecord[GenerationResponse]) -> dict[str, Any]:
     line["dispatched_ns"] = record.dispatched_ns
     line["finished_ns"] = record.finished_ns
     response: GenerationResponse | None = None
+    ids: ExchangeIds | None = None
     match record.outcome:
         case Completed(response=completed):
             response = completed
@@ -70,8 +73,13 @@ def record_line(record: RequestRecord[GenerationResponse]) -> dict[str, Any]:
             if evidence.traceback is not None:
                 line["traceback"] = evidence.traceback
             response = evidence.partial
+            ids = evidence.ids
         case Cancelled(reason=reason):
             line["reason"] = reason
+    if response is not None and response.ids is not None:
+        ids = response.ids
+    if ids is not None:
+        line["ids"] = _plain(ids, ExchangeIds)
     if response is None:
         line["timing"] = line["usage"] = line["response"] = None
     elif type(response) is GenerationResponse:
@@ -107,7 +115,7 @@ def _stored_response(response: GenerationResponse) -> dict[str, Any]:
     kind that adds one (an endpoint's own result) is written without a change here.
     """
     fields = dict(response.__dict__)
-    del fields["timing"], fields["usage"]
+    del fields["timing"], fields["usage"], fields["ids"]
     for name, value in fields.items():
         if isinstance(value, BaseModel):
             fields[name] = _plain(value, _FLAT.get(name, BaseModel))
@@ -231,9 +239,10 @@ def record_from_line(line: dict[str, Any]) -> RequestRecord[GenerationResponse]:
     so `assay revalidate` never judges an old transport or handler failure again.
     """
     response = None
+    ids = line.get("ids")
     if line.get("response") is not None:
         response = GenerationResponse.model_validate(
-            {**line["response"], "timing": line["timing"], "usage": line["usage"]}
+            {**line["response"], "timing": line["timing"], "usage": line["usage"], "ids": ids}
         )
     record_outcome: Completed[GenerationResponse] | Errored | Cancelled
     match line["status"]:
@@ -247,6 +256,8 @@ def record_from_line(line: dict[str, Any]) -> RequestRecord[GenerationResponse]:
                 excerpt=line.get("excerpt"),
                 partial=response,
                 traceback=line.get("traceback"),
+                # A partial answer holds the ids; without one the evidence does.
+                ids=ids if response is None else None,
             )
             # The stored stage gives a custom code its stage; a built-in code's is checked.
             diagnostic = UnusableResponse.model_validate(

@@ -3,8 +3,8 @@
 `python -m assay.reports.schema [DIR]` writes them (default `docs/schema/`); with `--check` it
 only compares and exits 1 when a committed file is out of date. A records.jsonl line is a flat
 object (see `assay.records.jsonl.record_line`), so its model is declared here: one variant per
-status, the response as the compiled `GenerationResponse` without `timing` and `usage`, which sit
-at the top level of the line.
+status, the response as the compiled `GenerationResponse` without `timing`, `usage` and `ids`,
+which sit at the top level of the line.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
 
 from assay.core.diagnostics import Stage
-from assay.core.response import GenerationResponse, ResponseTiming, Usage
+from assay.core.response import ExchangeIds, GenerationResponse, ResponseTiming, Usage
 from assay.records import JudgedBy
 from assay.reports.report import SCHEMA_VERSION, Report
 
@@ -26,18 +26,25 @@ REPORT_SCHEMA_FILE: Final = "report.schema.json"
 RECORD_SCHEMA_FILE: Final = "record.schema.json"
 DEFAULT_DIR: Final = Path("docs") / "schema"
 _DRAFT: Final = "https://json-schema.org/draft/2020-12/schema"
-_LINE_ELSEWHERE: Final = frozenset({"timing", "usage"})
+_LINE_ELSEWHERE: Final = frozenset({"timing", "usage", "ids"})
 
 # create_model's overloads cannot type field specs taken from another model's fields.
 StoredResponse: type[BaseModel] = create_model(  # type: ignore[call-overload]
     "StoredResponse",
     __config__=ConfigDict(frozen=True, extra="forbid"),
-    __doc__="A compiled answer as records.jsonl stores it: `timing` and `usage` are on the line.",
+    __doc__="A compiled answer as records.jsonl stores it: `timing`, `usage` and `ids` are on "
+    "the line.",
     **{
         name: (field.annotation, field)
         for name, field in GenerationResponse.model_fields.items()
         if name not in _LINE_ELSEWHERE
     },
+)
+
+
+_IDS: Final = (
+    "the request id sent, the one the server echoed, the answer's own id and the traceparent "
+    "sent; only when one of them was sent or received"
 )
 
 
@@ -58,6 +65,7 @@ class CompletedLine(_Line):
     """A request the server answered and every validator accepted."""
 
     status: Literal["completed"]
+    ids: ExchangeIds | None = Field(default=None, description=_IDS)
     timing: ResponseTiming
     usage: Usage | None
     response: StoredResponse
@@ -75,6 +83,7 @@ class ErroredLine(_Line):
     http_status: int | None
     excerpt: str | None
     traceback: str | None = Field(default=None, description="only for internal_error")
+    ids: ExchangeIds | None = Field(default=None, description=_IDS)
     timing: ResponseTiming | None
     usage: Usage | None
     response: StoredResponse | None

@@ -78,6 +78,10 @@ class RunSettings(BaseModel):
     secret_headers: tuple[str, ...] = ()
     # The header carrying each request's UUID; "none" sends no id.
     request_id_header: str = "X-Request-Id"
+    # A W3C traceparent on every request, its ids derived from `seed` and the request id, the
+    # sampled flag set on a `trace_sample` fraction of them.
+    trace_context: bool = False
+    trace_sample: float = Field(default=1.0, ge=0, le=1, allow_inf_nan=False)
     insecure: bool = False
     ca_bundle: Path | None = None
     # Retry a target that is still starting (refused, 429/503, no model yet) this long.
@@ -301,6 +305,11 @@ class RunConfig(RunSettings):
         if "concurrency" in given and self.profile not in CONCURRENCY_KINDS:
             why = "one request at a time" if self.profile == "synchronous" else "an open loop"
             raise ValueError(f"--concurrency does not apply to profile {self.profile} ({why})")
+        if "trace_sample" in given and not self.trace_context:
+            raise ValueError(
+                "--trace-sample sets the sampled flag of the traceparent that --trace-context "
+                "sends; add --trace-context"
+            )
         if "sweep_rates" in given and self.profile != "sweep":
             raise ValueError(f"--sweep-rates applies to profile sweep, not {self.profile}")
         if self.sweep_concurrency:
