@@ -37,13 +37,14 @@ from assay.backend.settings import BackendSettings
 from assay.core.clock import Clock
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
-from assay.core.response import GenerationResponse
+from assay.core.response import GenerationResponse, SentBody
 from assay.errors import ServerNotReady
 from assay.handlers import handler_for
 from assay.handlers.base import EndpointHandler, StreamAccumulator, Transfer
 from assay.handlers.sse import SseParser
+from assay.handlers.transcriptions import form_body
 from assay.handlers.wire import ask_continuous_usage
-from assay.spec.endpoint import Endpoint
+from assay.spec.endpoint import Carries, Endpoint
 
 _ERROR_BODY_LIMIT = 64 * 1024
 # How long the rest of a body may take after `[DONE]` or the terminal event: a server that ends
@@ -144,14 +145,31 @@ class Backend:
         payload = handler.build_body(request)
         if self.settings.continuous_usage_stats:
             ask_continuous_usage(payload)
-        body = orjson.dumps(payload)
+        body, content_type = _encoded(request, payload)
+        result = await self._send(request, handler, body, content_type)
+        if request.images or request.audio_seconds or request.audio_file:
+            sent = SentBody(
+                body_bytes=len(body), images=request.images, audio_seconds=request.audio_seconds
+            )
+            return result.map(lambda response: response.model_copy(update={"sent": sent}))
+        return result
+
+    async def _send(
+        self,
+        request: GenerationRequest,
+        handler: EndpointHandler,
+        body: bytes,
+        content_type: str | None,
+    ) -> Result[GenerationResponse, UnusableResponse]:
         exchange = _Exchange()
         watch = DeadlineWatch(self.settings.timeouts, self._loop)
         try:
             async with asyncio.timeout(None) as scope:
                 watch.start(scope)
                 try:
-                    return await self._exchange(request, handler, body, exchange, watch)
+                    return await self._exchange(
+                        request, handler, body, content_type, exchange, watch
+                    )
                 finally:
                     watch.stop()
         except TimeoutError:
@@ -174,15 +192,22 @@ class Backend:
             code = watch.expired or DiagnosticCode.timeout_total
             return Failure(self._deadline_fault(code, exchange))
 
-    def _request_headers(self, request: GenerationRequest) -> dict[str, str] | None:
+    def _request_headers(
+        self, request: GenerationRequest, content_type: str | None
+    ) -> dict[str, str] | None:
         name = self.settings.request_id_header
-        return None if name is None else {name: wire_request_id(request.request_id)}
+        headers = None if name is None else {name: wire_request_id(request.request_id)}
+        if content_type is not None:
+            # A body that is not JSON (a multipart upload) says so over the session's default.
+            headers = {**(headers or {}), "Content-Type": content_type}
+        return headers
 
     async def _exchange(
         self,
         request: GenerationRequest,
         handler: EndpointHandler,
         body: bytes,
+        content_type: str | None,
         exchange: _Exchange,
         watch: DeadlineWatch,
     ) -> Result[GenerationResponse, UnusableResponse]:
@@ -192,7 +217,7 @@ class Backend:
             response = await self._session.post(
                 self._urls[request.endpoint],
                 data=body,
-                headers=self._request_headers(request),
+                headers=self._request_headers(request, content_type),
                 allow_redirects=False,
             )
         except aiohttp.ClientResponseError as error:
@@ -493,6 +518,15 @@ def tls_failure(error: aiohttp.ClientConnectorCertificateError) -> str:
         f"certificate verify failed: {reason}; pass --ca-bundle PATH to trust the server's CA, "
         "or --insecure to skip verification"
     )
+
+
+def _encoded(request: GenerationRequest, payload: dict[str, JsonValue]) -> tuple[bytes, str | None]:
+    """The body's bytes, and its Content-Type when it is not the session's JSON."""
+    match request.endpoint.traits.carries:
+        case Carries.audio:
+            return form_body(request, payload)
+        case Carries.messages | Carries.prompt | Carries.inputs:
+            return orjson.dumps(payload), None
 
 
 def _parse_problem(error: BaseException) -> str:

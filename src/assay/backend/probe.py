@@ -9,6 +9,8 @@ or a slow answer included, is left for the run to measure.
 
 from __future__ import annotations
 
+import io
+import wave
 from collections.abc import Callable
 from typing import Final
 
@@ -98,11 +100,14 @@ def _tiny_request(endpoint: Endpoint, model: str) -> GenerationRequest:
     traits = endpoint.traits
     prompt: str | None = None
     messages: tuple[dict[str, JsonValue], ...] | None = None
+    audio: bytes | None = None
     match traits.carries:
         case Carries.messages:
             messages = ({"role": "user", "content": text},)
         case Carries.prompt | Carries.inputs:
             prompt = text
+        case Carries.audio:
+            audio = _silence(0.25)
     return GenerationRequest(
         request_id="probe",
         endpoint=endpoint,
@@ -111,7 +116,19 @@ def _tiny_request(endpoint: Endpoint, model: str) -> GenerationRequest:
         messages=messages,
         max_output_tokens=1 if traits.generates else None,
         stream=False,
+        audio_file=audio,
     )
+
+
+def _silence(seconds: float) -> bytes:
+    """A WAV file of `seconds` of silence (16 kHz mono 16-bit): the probe's audio."""
+    out = io.BytesIO()
+    with wave.open(out, "wb") as wav:
+        wav.setnchannels(1)
+        wav.setsampwidth(2)
+        wav.setframerate(16_000)
+        wav.writeframes(bytes(2 * round(seconds * 16_000)))
+    return out.getvalue()
 
 
 __all__ = ["WrongEndpoint", "probe_endpoint"]

@@ -61,6 +61,11 @@ class GenerationRequest(BaseModel):
     stream: bool = True
     prompt_tokens: int | None = None
     extra_body: dict[str, JsonValue] = {}
+    # What the request carries besides text: the images and audio seconds in its messages,
+    # and the audio file a transcription uploads (WAV bytes).
+    images: int = 0
+    audio_seconds: float = 0.0
+    audio_file: bytes | None = None
 
     @model_validator(mode="after")
     def _has_what_its_endpoint_sends(self) -> Self:
@@ -80,6 +85,9 @@ class GenerationRequest(BaseModel):
             case Endpoint.completions | Endpoint.embeddings:
                 if self.prompt is None:
                     return "no prompt"
+            case Endpoint.transcriptions:
+                if not self.audio_file:
+                    return "no audio file"
         return None
 
     def json_mode(self) -> bool:

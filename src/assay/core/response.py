@@ -44,6 +44,17 @@ class EmbeddingSummary(BaseModel):
     consistent_dimension: bool = True
 
 
+class SentBody(BaseModel):
+    """What a request carrying images or audio put on the wire: its body's size in bytes, and
+    how many images and seconds of audio it held (the rest of a request is its text)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    body_bytes: int
+    images: int = 0
+    audio_seconds: float = 0.0
+
+
 class TokenSource(StrEnum):
     """Where an output token count came from."""
 
@@ -105,6 +116,8 @@ class GenerationResponse(BaseModel):
     # records written before it was kept, and for a response no status was seen for).
     http_status: int | None = None
     timing: ResponseTiming
+    # Set for a request that carried images or audio (None for text alone).
+    sent: SentBody | None = None
 
     @property
     def output_tokens(self) -> int:

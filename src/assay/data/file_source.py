@@ -118,6 +118,11 @@ class FileSource:
                     prompt = None
             case Carries.prompt | Carries.inputs:
                 pass  # the row was checked to hold a prompt for these
+            case Carries.audio:
+                raise DataError(
+                    "the transcriptions endpoint uploads synthetic audio (--audio-seconds); "
+                    "a data file or trace has no audio to send"
+                )
         extra = merge_fields(config.extra_body, row.extra_body) if row.extra_body else None
         ignore_eos = config.ignore_eos
         fields = config.extra_body if extra is None else extra

@@ -86,6 +86,11 @@ class RowCheck:
                 self.takes_messages = True
             case Carries.prompt | Carries.inputs:
                 self.takes_messages = False
+            case Carries.audio:
+                raise DataError(
+                    "the transcriptions endpoint uploads synthetic audio (--audio-seconds); "
+                    "a data file or trace has no audio to send"
+                )
 
     def row(self, values: Mapping[str, object], line: int) -> PromptRow | None:
         """The checked row, or None for a conversation without a user turn (counted)."""

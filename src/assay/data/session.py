@@ -80,6 +80,8 @@ class Session:
                 messages = conversation
             case Carries.prompt | Carries.inputs:
                 prompt = _as_text(conversation)
+            case Carries.audio:
+                raise DataError("sessions need a chat, completions or responses load")
         return GenerationRequest(
             request_id=turn_request_id(self.index, turn + 1),
             endpoint=shape.endpoint,

@@ -105,6 +105,11 @@ class MooncakeTrace:
                 messages = ({"role": "user", "content": text},)
             case Carries.prompt | Carries.inputs:
                 prompt = text
+            case Carries.audio:
+                raise DataError(
+                    "the transcriptions endpoint uploads synthetic audio (--audio-seconds); "
+                    "a data file or trace has no audio to send"
+                )
         limit, ignore_eos = asked_limits(
             config.endpoint, config.extra_body, row.output_length, config.ignore_eos
         )

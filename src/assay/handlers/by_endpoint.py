@@ -7,12 +7,14 @@ from assay.handlers.chat import ChatHandler
 from assay.handlers.completions import CompletionsHandler
 from assay.handlers.embeddings import EmbeddingsHandler
 from assay.handlers.responses import ResponsesHandler
+from assay.handlers.transcriptions import TranscriptionsHandler
 from assay.spec.endpoint import Endpoint
 
 _COMPLETIONS = CompletionsHandler()
 _CHAT = ChatHandler()
 _RESPONSES = ResponsesHandler()
 _EMBEDDINGS = EmbeddingsHandler()
+_TRANSCRIPTIONS = TranscriptionsHandler()
 
 
 def handler_for(endpoint: Endpoint) -> EndpointHandler:
@@ -30,3 +32,5 @@ def handler_for(endpoint: Endpoint) -> EndpointHandler:
             return _RESPONSES
         case Endpoint.embeddings:
             return _EMBEDDINGS
+        case Endpoint.transcriptions:
+            return _TRANSCRIPTIONS

@@ -298,6 +298,7 @@ class StreamDraft:
                 "events_after_terminal": self._trailing,
                 "http_status": transfer.http_status or None,
                 "timing": timing,
+                "sent": None,
             },
         )
 

@@ -50,6 +50,7 @@ from assay.mock.script import (
     error_object,
 )
 from assay.mock.text import output_pieces
+from assay.mock.transcriptions import read_transcription, transcription_body
 
 _EVERYWHERE = frozenset(
     {"no_body", "inband_error", "drop", "stall", "http_429", "http_500", "http_503"}
@@ -70,6 +71,10 @@ _APPLICABLE: dict[tuple[Api, bool], frozenset[str]] = {
     (Api.responses, True): _STREAMED,
     (Api.responses, False): _GENERATION,
     (Api.embeddings, False): _EVERYWHERE | {"empty_embedding"},
+    # A transcript has no JSON mode, no tool call and (in OpenAI's stream) no finish_reason.
+    (Api.transcriptions, True): (_STREAMED - {"invalid_json_output"})
+    | {"missing_done", "choices_empty"},
+    (Api.transcriptions, False): _EVERYWHERE | {"empty_stream", "short_output"},
 }
 
 
@@ -100,6 +105,7 @@ _SERVED_PATHS = {
     Api.completions: "/v1/completions",
     Api.responses: "/v1/responses",
     Api.embeddings: "/v1/embeddings",
+    Api.transcriptions: "/v1/audio/transcriptions",
 }
 
 
@@ -167,11 +173,14 @@ class MockService:
             self._recording = None
 
     def _record(self, request: web.Request, raw: bytes) -> None:
-        assert self._recording is not None
         try:
             body: Any = orjson.loads(raw)
         except orjson.JSONDecodeError:
             body = raw.decode("utf-8", "replace")
+        self._record_line(request, body)
+
+    def _record_line(self, request: web.Request, body: Any) -> None:
+        assert self._recording is not None
         line = {
             "path": request.path,
             "request_id": request.headers.get(REQUEST_ID_HEADER),
@@ -202,6 +211,8 @@ class MockService:
         return _json({"object": "list", "data": [model]})
 
     async def _serve(self, request: web.Request, api: Api) -> web.StreamResponse:
+        if api is Api.transcriptions:
+            return await self._serve_transcription(request)
         try:
             raw = await request.read()
             if self._recording is not None:
@@ -246,6 +257,54 @@ class MockService:
             counters.finished(answer.finish_reason, ask.prompt_tokens, tokens)
         return served
 
+    async def _serve_transcription(self, request: web.Request) -> web.StreamResponse:
+        """A multipart upload in, a transcript out (see `assay.mock.transcriptions`)."""
+        try:
+            ask = await read_transcription(request, self.config.model_name)
+            if self._recording is not None:
+                self._record_line(request, {**ask.form, "audio_seconds": ask.audio_seconds})
+            fault = self._choose_fault(request, Api.transcriptions, ask.stream)
+        except (BadRequest, ConfigError) as error:
+            return _error_response(400, str(error), "BadRequestError")
+        self.stats.requests += 1
+        if fault is not None:
+            self.stats.faults[fault.name] += 1
+            early = _early_answer(fault.name, ask.stream)
+            if early is not None:
+                return early
+        tokens = ask.transcript_tokens
+        if fault is not None and fault.name == "short_output":
+            tokens //= 2
+        limited = ask.max_tokens is not None and tokens >= ask.max_tokens
+        answer = Answer(
+            response_id=f"{self._id_prefix}{next(self._ids):08x}",
+            created=int(time.time()),
+            model=ask.model,
+            pieces=output_pieces(tokens, self._sampler.rng, self._tokenizer),
+            finish_reason="length" if limited else "stop",
+            prompt_tokens=ask.prompt_tokens,
+            include_usage=ask.include_usage,
+        )
+        counters = self.counters
+        counters.add(Served.running)
+        try:
+            if ask.stream:
+                script = choices_stream(Api.transcriptions, answer, fault, self._tool_pieces)
+                served = await self._play_stream(request, script)
+            else:
+                body = transcription_body(answer, ask.audio_seconds, fault)
+                served = await self._play_body(request, body, len(answer.pieces))
+        except ConnectionResetError:
+            raise asyncio.CancelledError from None
+        finally:
+            counters.add(Served.running, -1)
+        if fault is None or fault.name in FINISHED_FAULTS:
+            empty = fault is not None and fault.name in EMPTY_FAULTS
+            counters.finished(
+                answer.finish_reason, ask.prompt_tokens, 0 if empty else len(answer.pieces)
+            )
+        return served
+
     async def _play_answer(
         self,
         request: web.Request,
@@ -270,10 +329,12 @@ class MockService:
                 return await self._play_stream(
                     request, responses_stream(answer, ask.max_tokens, fault)
                 )
-            case _:
+            case Api.responses:
                 return await self._play_body(
                     request, responses_body(answer, ask.max_tokens, fault), n
                 )
+            case Api.embeddings | Api.transcriptions:
+                raise AssertionError(f"{api} answers are played by their own route")
 
     def _choose_fault(self, request: web.Request, api: Api, stream: bool) -> FaultSpec | None:
         after = self.config.fault_after_tokens

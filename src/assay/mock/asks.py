@@ -6,6 +6,7 @@ a limit that is not a number is a 400 (`BadRequest`), never a crash.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import orjson
 
 from assay.data.tokenizer import BuiltinTokenizer
+from assay.mock.media import MediaRejected, audio_tokens, image_tokens
 
 
 class Api(StrEnum):
@@ -22,6 +24,7 @@ class Api(StrEnum):
     completions = "completions"
     responses = "responses"
     embeddings = "embeddings"
+    transcriptions = "transcriptions"
 
 
 class BadRequest(Exception):
@@ -71,8 +74,8 @@ def read_generation(
     api: Api, body: dict[str, Any], tokenizer: BuiltinTokenizer, default_model: str
 ) -> GenerationAsk:
     """The generation facts of a chat, completions or responses body."""
-    if api is Api.embeddings:
-        raise BadRequest("embeddings requests carry no generation parameters")
+    if api is Api.embeddings or api is Api.transcriptions:
+        raise BadRequest(f"{api} requests carry no chat-like generation parameters")
     match api:
         case Api.chat:
             max_tokens = _limit(body, "max_completion_tokens")
@@ -222,10 +225,22 @@ def _count_content(content: object, tokenizer: BuiltinTokenizer) -> int:
             return sum(_count_content(part, tokenizer) for part in content)
         case {"text": str() as text}:
             return tokenizer.count(text)
+        case {"type": "image_url", "image_url": image}:
+            url = image.get("url") if isinstance(image, dict) else image
+            return _charged(image_tokens, url)
+        case {"type": "input_audio", "input_audio": audio}:
+            return _charged(audio_tokens, audio)
         case {"content": inner}:
             return _count_content(inner, tokenizer)
         case _:
             return 0
+
+
+def _charged(rule: Callable[[object], int], part: object) -> int:
+    try:
+        return rule(part)
+    except MediaRejected as error:
+        raise BadRequest(str(error)) from None
 
 
 __all__ = [

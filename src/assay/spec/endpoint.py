@@ -25,6 +25,7 @@ class Endpoint(StrEnum):
     chat = "chat"
     responses = "responses"
     embeddings = "embeddings"
+    transcriptions = "transcriptions"
 
     @property
     def path(self) -> str:
@@ -63,11 +64,13 @@ class Carries(StrEnum):
     `messages`: a conversation (`messages`); a plain text prompt becomes one user message.
     `prompt`: one text prompt (`prompt` / `input`), or a conversation where the endpoint takes one.
     `inputs`: one text or a batch of texts to embed (`input`).
+    `audio`: one audio file, uploaded as `multipart/form-data` beside the form fields.
     """
 
     messages = "messages"
     prompt = "prompt"
     inputs = "inputs"
+    audio = "audio"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +105,33 @@ class EndpointTraits:
             case Answer.text:
                 return True
             case Answer.vectors:
+                return False
+
+    @property
+    def takes_images(self) -> bool:
+        """Whether a request may carry images (as `image_url` parts of a chat message)."""
+        match self.carries:
+            case Carries.messages:
+                return True
+            case Carries.prompt | Carries.inputs | Carries.audio:
+                return False
+
+    @property
+    def takes_audio(self) -> bool:
+        """Whether a request may carry audio (an `input_audio` part, or the uploaded file)."""
+        match self.carries:
+            case Carries.messages | Carries.audio:
+                return True
+            case Carries.prompt | Carries.inputs:
+                return False
+
+    @property
+    def needs_audio(self) -> bool:
+        """Whether a request is nothing without audio (a transcription's upload)."""
+        match self.carries:
+            case Carries.audio:
+                return True
+            case Carries.messages | Carries.prompt | Carries.inputs:
                 return False
 
 
@@ -144,6 +174,19 @@ def _traits_of(endpoint: Endpoint) -> EndpointTraits:
                 answer=Answer.vectors,
                 streams=False,
                 terminal_marker=None,
+                streams_finish_reason=False,
+                takes_conversation=False,
+            )
+        case Endpoint.transcriptions:
+            # vLLM's stream is `transcription.chunk` objects ended by `[DONE]` (a finish_reason
+            # on the last choice); OpenAI's is `transcript.text.delta` events ended by
+            # `transcript.text.done`, with no finish_reason: neither is required of a stream.
+            return EndpointTraits(
+                path="/v1/audio/transcriptions",
+                carries=Carries.audio,
+                answer=Answer.text,
+                streams=True,
+                terminal_marker="[DONE]",
                 streams_finish_reason=False,
                 takes_conversation=False,
             )

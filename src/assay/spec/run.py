@@ -115,6 +115,12 @@ class RunSettings(BaseModel):
     prompt_tokens: str = "256"
     output_tokens: str = "128"
     shared_prefix_tokens: int = Field(default=0, ge=0)
+    # Synthetic images per chat request (N or a distribution, as token counts), their size
+    # (WxH) and encoding; synthetic audio seconds (chat input, or the transcription's upload)
+    images: str = "0"
+    image_size: str = "512x512"
+    image_format: Literal["png", "jpeg"] = "png"
+    audio_seconds: float = Field(default=0.0, ge=0, le=3600, allow_inf_nan=False)
     tokenizer: str | None = None
     stream: bool = True
     ignore_eos: bool = False
@@ -307,6 +313,43 @@ class RunConfig(RunSettings):
                 "--processes counts local load processes; with --engine ray the load runs in "
                 "Ray actors (--ray-workers N)"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _media_fits_the_endpoint(self) -> Self:
+        """Images go in chat messages, audio in chat or a transcription's upload; the
+        transcriptions endpoint needs audio, and only synthetic audio feeds it."""
+        given = self.model_fields_set
+        traits = self.endpoint.traits
+        image_flags = [_flag(key) for key in ("images", "image_size", "image_format")
+                       if key in given]  # fmt: skip
+        if image_flags and not traits.takes_images:
+            raise ValueError(
+                f"{', '.join(image_flags)}: images go in chat messages (--endpoint chat), "
+                f"not to the {self.endpoint} endpoint"
+            )
+        if image_flags and self.data is not None:
+            raise ValueError(
+                f"{', '.join(image_flags)} does not apply with --data (a row's `images` are sent)"
+            )
+        audio_given = "audio_seconds" in given and self.audio_seconds > 0
+        if audio_given and not traits.takes_audio:
+            raise ValueError(
+                f"--audio-seconds goes to chat or transcriptions, not to the {self.endpoint} "
+                "endpoint"
+            )
+        if traits.needs_audio:
+            if self.data is not None or self.trace is not None:
+                raise ValueError(
+                    f"the {self.endpoint} endpoint uploads synthetic audio (--audio-seconds); "
+                    "--data and --trace hold no audio"
+                )
+            if self.audio_seconds <= 0:
+                raise ValueError(
+                    f"--endpoint {self.endpoint} needs --audio-seconds S (the audio it uploads)"
+                )
+            if "ignore_eos" in given and self.ignore_eos:
+                raise ValueError(f"--ignore-eos does not apply to the {self.endpoint} endpoint")
         return self
 
     @model_validator(mode="after")
