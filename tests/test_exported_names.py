@@ -92,6 +92,7 @@ EXPORTED: dict[str, list[str]] = {
         "MonotonicClock",
         "RequestEcho",
         "ResponseTiming",
+        "SentBody",
         "Stage",
         "TokenSource",
         "ToolCall",

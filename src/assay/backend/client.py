@@ -147,9 +147,11 @@ class Backend:
             ask_continuous_usage(payload)
         body, content_type = _encoded(request, payload)
         result = await self._send(request, handler, body, content_type)
-        if request.images or request.audio_seconds or request.audio_file:
+        if request.images is not None or request.audio_seconds or request.audio_file:
             sent = SentBody(
-                body_bytes=len(body), images=request.images, audio_seconds=request.audio_seconds
+                body_bytes=len(body),
+                images=request.images or 0,
+                audio_seconds=request.audio_seconds,
             )
             return result.map(lambda response: response.model_copy(update={"sent": sent}))
         return result

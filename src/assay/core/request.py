@@ -61,9 +61,10 @@ class GenerationRequest(BaseModel):
     stream: bool = True
     prompt_tokens: int | None = None
     extra_body: dict[str, JsonValue] = {}
-    # What the request carries besides text: the images and audio seconds in its messages,
-    # and the audio file a transcription uploads (WAV bytes).
-    images: int = 0
+    # What the request carries besides text: the images in its messages (None when its load
+    # carries none; 0 for a request of an image load that drew none), the audio seconds in
+    # its messages or upload, and the audio file a transcription uploads (WAV bytes).
+    images: int | None = None
     audio_seconds: float = 0.0
     audio_file: bytes | None = None
 

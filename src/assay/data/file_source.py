@@ -61,6 +61,8 @@ class FileSource:
     config: FileSourceConfig
     rows: tuple[PromptRow, ...]
     notes: tuple[str, ...] = ()
+    # Whether any row has images: then every request's image count is recorded, 0 included.
+    carries_images: bool = False
 
     @classmethod
     def load(cls, config: FileSourceConfig) -> FileSource:
@@ -84,7 +86,12 @@ class FileSource:
         )
         if not rows:
             raise DataError(f"{config.path}: no prompts in the file")
-        return cls(config=config, rows=rows, notes=check.notes())
+        return cls(
+            config=config,
+            rows=rows,
+            notes=check.notes(),
+            carries_images=any(row.images for row in rows),
+        )
 
     def size(self) -> int | None:
         """The number of rows."""
@@ -141,6 +148,7 @@ class FileSource:
             stream=config.stream and traits.streams,
             prompt_tokens=row.prompt_tokens,
             extra_body=config.extra_body if extra is None else extra,
+            images=len(row.images) if self.carries_images else None,
         )
 
 

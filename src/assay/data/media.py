@@ -191,7 +191,9 @@ def _check_image(data: bytes, what: str) -> str:
         with Image.open(io.BytesIO(data)) as image:
             image.verify()
             kind = image.format
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
+    except UnidentifiedImageError:
+        raise MediaError(f"{what} is not an image (no image format recognised)") from None
+    except (OSError, SyntaxError, ValueError) as error:
         raise MediaError(f"{what} is not a decodable image ({error})") from None
     mime = Image.MIME.get(kind or "")
     if mime is None:

@@ -156,7 +156,7 @@ class SyntheticSource(BaseModel):
                     messages=({"role": "user", "content": user_content(text, images, audio)},),
                     max_output_tokens=output_count,
                     prompt_tokens=prompt_count,
-                    images=count,
+                    images=count if self._carries_images() else None,
                 )
             case Carries.audio:
                 output_count = sample_token_count(self.output_tokens, rng)
@@ -197,7 +197,7 @@ class SyntheticSource(BaseModel):
         prompt: str | tuple[str, ...] | None = None,
         messages: tuple[dict[str, JsonValue], ...] | None = None,
         max_output_tokens: int | None = None,
-        images: int = 0,
+        images: int | None = None,
         audio_file: bytes | None = None,
     ) -> GenerationRequest:
         # Every value is of its declared type already (this source's validated config, ints

@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict
 
 from assay.core.diagnostics import AnyCode
 from assay.core.response import TokenSource
+from assay.metrics.inputs import Inputs
 from assay.metrics.sketch import Distribution
 from assay.metrics.slo import Slo
 
@@ -163,3 +164,5 @@ class StepMetrics(BaseModel):
     goodput: Goodput | None = None
     start_ns: int | None = None
     end_ns: int | None = None
+    # Images, audio and body bytes of requests that carried images or audio (None: text only).
+    inputs: Inputs | None = None

@@ -12,7 +12,7 @@ EXTRA_BODY_COLUMN: Final = "extra_body"
 
 class PromptColumns(BaseModel):
     """Which keys or columns hold the prompt, the chat messages, the output length, a ShareGPT
-    conversation, a session's user turns and extra body fields."""
+    conversation, a session's user turns, extra body fields and images."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -22,6 +22,10 @@ class PromptColumns(BaseModel):
     conversations: str = "conversations"
     turns: str = "turns"
     extra_body: str = EXTRA_BODY_COLUMN
+    # A row's images (a list, or one value: a file path, an http(s) URL or a data: URL), and
+    # the single `image` of a LLaVA-style ShareGPT row.
+    images: str = "images"
+    image: str = "image"
 
     def interpreted(self) -> frozenset[str]:
         """Every column assay reads itself."""
@@ -33,6 +37,8 @@ class PromptColumns(BaseModel):
                 self.conversations,
                 self.turns,
                 self.extra_body,
+                self.images,
+                self.image,
             }
         )
 
