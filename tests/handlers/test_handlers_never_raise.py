@@ -19,6 +19,7 @@ REQUESTS = {
         model="m",
         prompt="p",
         messages=({"role": "user", "content": "p"},) if endpoint is Endpoint.chat else None,
+        audio_file=b"RIFF" if endpoint is Endpoint.transcriptions else None,
     )
     for endpoint in Endpoint
 }
@@ -31,7 +32,8 @@ _KEYS = st.sampled_from(
         "tool_calls", "function", "name", "arguments", "index", "id", "finish_reason", "usage",
         "completion_tokens", "prompt_tokens", "error", "type", "response", "output", "status",
         "item", "output_index", "incomplete_details", "reason", "data", "embedding", "role",
-        "model", "summary", "completion_tokens_details", "call_id",
+        "model", "summary", "completion_tokens_details", "call_id", "transcript.text.delta",
+        "transcript.text.done",
     ]
 )  # fmt: skip
 _SCALARS = (

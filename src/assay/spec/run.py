@@ -348,8 +348,13 @@ class RunConfig(RunSettings):
                 raise ValueError(
                     f"--endpoint {self.endpoint} needs --audio-seconds S (the audio it uploads)"
                 )
-            if "ignore_eos" in given and self.ignore_eos:
-                raise ValueError(f"--ignore-eos does not apply to the {self.endpoint} endpoint")
+            unused = [_flag(key) for key in ("prompt_tokens", "shared_prefix_tokens", "ignore_eos")
+                      if key in given]  # fmt: skip
+            if unused:
+                raise ValueError(
+                    f"{', '.join(unused)} does not apply to the {self.endpoint} endpoint "
+                    "(it sends audio, not a prompt)"
+                )
         return self
 
     @model_validator(mode="after")
