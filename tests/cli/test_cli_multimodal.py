@@ -76,7 +76,8 @@ def test_synthetic_images_are_data_urls_of_the_size_asked_and_charged_by_the_moc
     inputs = report.steps[0].metrics.inputs
     assert inputs is not None
     assert inputs.requests == 4
-    assert inputs.images_per_request is not None and inputs.images_per_request.mean == 2
+    assert inputs.images_per_request is not None
+    assert inputs.images_per_request.mean == 2
     assert "Inputs: 2.0 images per request" in result.stdout
 
 

@@ -126,7 +126,8 @@ def test_the_form_holds_the_fields_as_text_and_the_wav_as_a_file_part() -> None:
     body, content_type = form_body(REQUEST, {**fields, "temperature": 0.5})
     boundary = content_type.removeprefix("multipart/form-data; boundary=").encode()
     parts = body.split(b"--" + boundary)
-    assert parts[0] == b"" and parts[-1] == b"--\r\n"
+    assert parts[0] == b""
+    assert parts[-1] == b"--\r\n"
     named = {
         part.split(b'name="')[1].split(b'"')[0]: part.split(b"\r\n\r\n", 1)[1].removesuffix(b"\r\n")
         for part in parts[1:-1]

@@ -118,7 +118,8 @@ async def test_a_transcription_is_three_tokens_a_second_of_audio(mock_url: str) 
     assert (status, content_type) == (200, "application/json")
     body = orjson.loads(raw)
     assert body["usage"] == {"type": "duration", "seconds": 4}
-    assert isinstance(body["text"], str) and body["text"]
+    assert isinstance(body["text"], str)
+    assert body["text"]
     limited = orjson.loads(
         (await post_transcription(mock_url, transcription_form(4.0, max_completion_tokens="5")))[2]
     )
