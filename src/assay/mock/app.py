@@ -71,10 +71,11 @@ _APPLICABLE: dict[tuple[Api, bool], frozenset[str]] = {
     (Api.responses, True): _STREAMED,
     (Api.responses, False): _GENERATION,
     (Api.embeddings, False): _EVERYWHERE | {"empty_embedding"},
-    # A transcript has no JSON mode, no tool call and (in OpenAI's stream) no finish_reason.
-    (Api.transcriptions, True): (_STREAMED - {"invalid_json_output"})
+    # A transcript has no JSON mode, no tool call, no ignore_eos (a short one is not a fault
+    # a client can tell) and, in OpenAI's stream, no finish_reason.
+    (Api.transcriptions, True): (_STREAMED - {"invalid_json_output", "short_output"})
     | {"missing_done", "choices_empty"},
-    (Api.transcriptions, False): _EVERYWHERE | {"empty_stream", "short_output"},
+    (Api.transcriptions, False): _EVERYWHERE | {"empty_stream"},
 }
 
 
@@ -273,8 +274,6 @@ class MockService:
             if early is not None:
                 return early
         tokens = ask.transcript_tokens
-        if fault is not None and fault.name == "short_output":
-            tokens //= 2
         limited = ask.max_tokens is not None and tokens >= ask.max_tokens
         answer = Answer(
             response_id=f"{self._id_prefix}{next(self._ids):08x}",
