@@ -24,11 +24,14 @@ from tests.cli.cli_harness import (
 from tests.cli.test_cli_bad_input import assert_one_error_line
 from tests.cli.wire import bodies_by_id, received
 
-from assay.data.media import ImageSize, data_url, synthetic_image
+from assay.data.media import ImageFormat, ImageSize, data_url, synthetic_image
 
 ONE_PROCESS = ("--processes", "1", "--profile", "concurrent", "--concurrency", "2")
-NO_FAULTS = ("--mock-fault", "empty_stream=0", "--mock-fault", "truncated_stream=0")
-NO_FAULTS += ("--mock-fault", "inband_error=0")
+NO_FAULTS = (
+    *("--mock-fault", "empty_stream=0"),
+    *("--mock-fault", "truncated_stream=0"),
+    *("--mock-fault", "inband_error=0"),
+)
 INSTANT = ("--mock-ttft-ms", "0", "--mock-itl-ms", "0")
 
 
@@ -169,9 +172,8 @@ def test_an_empty_transcript_is_empty_response(tmp_path: Path) -> None:
     assert codes == {"empty_response"}
 
 
-def _write_image(path: Path, size: tuple[int, int], image_format: str = "png") -> bytes:
-    fmt = "png" if image_format == "png" else "jpeg"
-    data = synthetic_image(ImageSize(width=size[0], height=size[1]), fmt, random.Random(1))
+def _write_image(path: Path, size: tuple[int, int], image_format: ImageFormat = "png") -> bytes:
+    data = synthetic_image(ImageSize(width=size[0], height=size[1]), image_format, random.Random(1))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
     return data
@@ -262,6 +264,7 @@ BAD_FLAGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("--endpoint", "embeddings", "--audio-seconds", "1"),
         ("--audio-seconds", "embeddings"),
     ),
+    "images_in_sessions": (("--turns", "2", "--images", "1"), ("--images", "multi-turn")),
     "transcriptions_without_audio": (
         ("--endpoint", "transcriptions"),
         ("transcriptions", "--audio-seconds"),

@@ -41,10 +41,10 @@ from assay.core.response import GenerationResponse, SentBody
 from assay.errors import ServerNotReady
 from assay.handlers import handler_for
 from assay.handlers.base import EndpointHandler, StreamAccumulator, Transfer
+from assay.handlers.by_endpoint import encoded_body
 from assay.handlers.sse import SseParser
-from assay.handlers.transcriptions import form_body
 from assay.handlers.wire import ask_continuous_usage
-from assay.spec.endpoint import Carries, Endpoint
+from assay.spec.endpoint import Endpoint
 
 _ERROR_BODY_LIMIT = 64 * 1024
 # How long the rest of a body may take after `[DONE]` or the terminal event: a server that ends
@@ -145,7 +145,7 @@ class Backend:
         payload = handler.build_body(request)
         if self.settings.continuous_usage_stats:
             ask_continuous_usage(payload)
-        body, content_type = _encoded(request, payload)
+        body, content_type = encoded_body(request, payload)
         result = await self._send(request, handler, body, content_type)
         if request.images is not None or request.audio_seconds or request.audio_file:
             sent = SentBody(
@@ -520,15 +520,6 @@ def tls_failure(error: aiohttp.ClientConnectorCertificateError) -> str:
         f"certificate verify failed: {reason}; pass --ca-bundle PATH to trust the server's CA, "
         "or --insecure to skip verification"
     )
-
-
-def _encoded(request: GenerationRequest, payload: dict[str, JsonValue]) -> tuple[bytes, str | None]:
-    """The body's bytes, and its Content-Type when it is not the session's JSON."""
-    match request.endpoint.traits.carries:
-        case Carries.audio:
-            return form_body(request, payload)
-        case Carries.messages | Carries.prompt | Carries.inputs:
-            return orjson.dumps(payload), None
 
 
 def _parse_problem(error: BaseException) -> str:

@@ -333,6 +333,12 @@ class RunConfig(RunSettings):
                 f"{', '.join(image_flags)} does not apply with --data (a row's `images` are sent)"
             )
         audio_given = "audio_seconds" in given and self.audio_seconds > 0
+        if (image_flags or audio_given) and self.sessions:
+            media = [*image_flags, *(["--audio-seconds"] if audio_given else [])]
+            raise ValueError(
+                f"{', '.join(media)}: multi-turn sessions send text turns only; images and "
+                "audio go with single requests"
+            )
         if audio_given and not traits.takes_audio:
             raise ValueError(
                 f"--audio-seconds goes to chat or transcriptions, not to the {self.endpoint} "

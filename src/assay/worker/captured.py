@@ -22,6 +22,9 @@ from assay.worker.judge import judge
 CAPTURED_REQUEST_ID = "captured"
 
 
+_NO_AUDIO_KEPT = b"(the uploaded audio is not part of a capture)"
+
+
 def judge_bytes(
     endpoint: Endpoint,
     body: bytes,
@@ -76,4 +79,6 @@ def captured_request(endpoint: Endpoint) -> GenerationRequest:
         model=CAPTURED_REQUEST_ID,
         prompt="",
         stream=False,
+        # An upload is what such a request is; the capture holds the answer, not the audio.
+        audio_file=_NO_AUDIO_KEPT if endpoint.traits.needs_audio else None,
     )
