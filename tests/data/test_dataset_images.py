@@ -32,11 +32,15 @@ def _image_urls(source: FileSource, index: int) -> list[str]:
     assert messages is not None
     content = messages[-1]["content"]
     assert isinstance(content, list)
-    return [
-        part["image_url"]["url"]  # type: ignore[call-overload,index]  # JSON parts, checked by the test
-        for part in content
-        if isinstance(part, dict) and part.get("type") == "image_url"
-    ]
+    urls: list[str] = []
+    for part in content:
+        if isinstance(part, dict) and part.get("type") == "image_url":
+            image = part["image_url"]
+            assert isinstance(image, dict)
+            url = image["url"]
+            assert isinstance(url, str)
+            urls.append(url)
+    return urls
 
 
 def test_a_csv_images_cell_is_one_path_or_a_json_list(tmp_path: Path) -> None:
