@@ -31,6 +31,8 @@ _GRID: Final = 8
 _MIME: Final[dict[ImageFormat, str]] = {"png": "image/png", "jpeg": "image/jpeg"}
 _PIL_FORMAT: Final[dict[ImageFormat, str]] = {"png": "PNG", "jpeg": "JPEG"}
 _REMOTE: Final = ("http://", "https://")
+# A little-endian sample's high byte, quietened: positive to 0x0f, negative to 0xf0.
+_QUIET_HIGH_BYTE: Final = bytes(0x0F if byte < 0x80 else 0xF0 for byte in range(256))
 
 
 class ImageSize(BaseModel):
@@ -99,8 +101,7 @@ def synthetic_wav(seconds: float, rng: random.Random) -> bytes:
     # Noise from the seeded generator, quietened to an eighth of full scale: 16-bit samples
     # whose high byte is masked to 0x0f or sign-extended 0xf0, so no sample is loud.
     noise = bytearray(rng.randbytes(frames * 2))
-    for i in range(1, len(noise), 2):
-        noise[i] = 0x0F if noise[i] < 0x80 else 0xF0
+    noise[1::2] = noise[1::2].translate(_QUIET_HIGH_BYTE)
     out = io.BytesIO()
     with wave.open(out, "wb") as wav:
         wav.setnchannels(1)
