@@ -71,6 +71,15 @@ EXPECTED: dict[Endpoint, EndpointTraits] = {
         streams_finish_reason=False,
         takes_conversation=False,
     ),
+    Endpoint.transcriptions: EndpointTraits(
+        path="/v1/audio/transcriptions",
+        carries=Carries.audio,
+        answer=Answer.text,
+        streams=True,
+        terminal_marker="[DONE]",
+        streams_finish_reason=False,
+        takes_conversation=False,
+    ),
 }
 
 
@@ -165,7 +174,11 @@ def test_metrics_count_output_tokens_only_for_a_text_answer(endpoint: Endpoint) 
 def test_a_synthetic_request_is_shaped_by_the_traits(endpoint: Endpoint, stream: bool) -> None:
     traits = endpoint.traits
     source = SyntheticSource(
-        endpoint=endpoint, model="m", prompt_tokens=FixedCount(value=8), stream=stream
+        endpoint=endpoint,
+        model="m",
+        prompt_tokens=FixedCount(value=8),
+        stream=stream,
+        audio_seconds=1.0 if traits.carries is Carries.audio else 0.0,
     )
     request = source.request(0)
     assert request.stream is (stream and traits.streams)
@@ -183,3 +196,7 @@ def test_a_synthetic_request_is_shaped_by_the_traits(endpoint: Endpoint, stream:
             assert isinstance(request.prompt, str)
             assert request.documents is not None
             assert len(request.documents) == source.documents
+        case Carries.audio:
+            assert request.messages is None
+            assert request.prompt is None
+            assert request.audio_file is not None

@@ -94,6 +94,7 @@ EXPORTED: dict[str, list[str]] = {
         "RequestEcho",
         "ResponseTiming",
         "ScoreSummary",
+        "SentBody",
         "Stage",
         "TokenSource",
         "ToolCall",

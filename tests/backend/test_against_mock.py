@@ -6,6 +6,8 @@ clean answer, streamed or not, on every endpoint, must complete with the mock's 
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from pydantic import JsonValue, SecretStr
 
@@ -17,6 +19,7 @@ from assay.core import (
     MonotonicClock,
     ScoreSummary,
 )
+from assay.data.media import synthetic_wav
 from assay.mock.app import fault_applies
 from assay.mock.asks import Api
 from assay.mock.faults import FAULT_HEADER, FAULTS
@@ -76,6 +79,17 @@ def request_for(endpoint: Endpoint, stream: bool, fault: str | None = None) -> G
             model="assay-mock",
             prompt=("rivers run to the sea", "the sea does not fill"),
             stream=False,
+        )
+    if endpoint is Endpoint.transcriptions:
+        # 4 s of audio: the mock's transcript is ceil(4 * 3) = 12 tokens, OUTPUT_TOKENS.
+        return GenerationRequest(
+            request_id="transcription-1",
+            endpoint=endpoint,
+            model="assay-mock",
+            audio_file=synthetic_wav(4.0, random.Random(1)),
+            audio_seconds=4.0,
+            max_output_tokens=OUTPUT_TOKENS,
+            stream=stream,
         )
     return GenerationRequest(
         request_id=f"{endpoint}-1",
@@ -161,6 +175,13 @@ async def test_clean_answer_completes_with_the_mock_token_counts(
         assert response.output_tokens == 0
         assert response.usage.prompt_tokens is not None
         assert response.usage.prompt_tokens > 0
+        return
+    if endpoint is Endpoint.transcriptions and not stream:
+        # A whole transcript's usage is seconds of audio (vLLM's), not tokens.
+        assert response.usage.completion_tokens is None
+        assert response.text
+        assert response.sent is not None
+        assert response.sent.audio_seconds == 4.0
         return
     assert response.usage.completion_tokens == OUTPUT_TOKENS
     assert response.output_tokens == OUTPUT_TOKENS

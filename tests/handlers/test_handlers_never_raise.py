@@ -21,6 +21,7 @@ REQUESTS = {
         prompt="p",
         messages=({"role": "user", "content": "p"},) if endpoint is Endpoint.chat else None,
         documents=("d", "e") if endpoint.traits.carries is Carries.documents else None,
+        audio_file=b"RIFF" if endpoint is Endpoint.transcriptions else None,
     )
     for endpoint in Endpoint
 }
@@ -34,7 +35,8 @@ _KEYS = st.sampled_from(
         "completion_tokens", "prompt_tokens", "error", "type", "response", "output", "status",
         "item", "output_index", "incomplete_details", "reason", "data", "embedding", "role",
         "model", "summary", "completion_tokens_details", "call_id", "results",
-        "relevance_score", "score",
+        "relevance_score", "score", "transcript.text.delta",
+        "transcript.text.done",
     ]
 )  # fmt: skip
 _SCALARS = (

@@ -37,11 +37,12 @@ from assay.backend.settings import DEFAULT_REQUEST_ID_HEADER, BackendSettings
 from assay.core.clock import Clock
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse, cap_excerpt
 from assay.core.request import GenerationRequest
-from assay.core.response import ID_LIMIT, ExchangeIds, GenerationResponse
+from assay.core.response import ID_LIMIT, ExchangeIds, GenerationResponse, SentBody
 from assay.core.trusted import trusted
 from assay.errors import ServerNotReady
 from assay.handlers import handler_for
 from assay.handlers.base import EndpointHandler, StreamAccumulator, Transfer
+from assay.handlers.by_endpoint import encoded_body
 from assay.handlers.sse import SseParser
 from assay.handlers.wire import ask_continuous_usage
 from assay.spec.endpoint import Endpoint
@@ -185,13 +186,33 @@ class Backend:
         payload = handler.build_body(request)
         if self.settings.continuous_usage_stats:
             ask_continuous_usage(payload)
-        body = orjson.dumps(payload)
+        body, content_type = encoded_body(request, payload)
+        result = await self._send(request, handler, body, content_type, exchange)
+        if request.images is not None or request.audio_seconds or request.audio_file:
+            sent = SentBody(
+                body_bytes=len(body),
+                images=request.images or 0,
+                audio_seconds=request.audio_seconds,
+            )
+            return result.map(lambda response: response.model_copy(update={"sent": sent}))
+        return result
+
+    async def _send(
+        self,
+        request: GenerationRequest,
+        handler: EndpointHandler,
+        body: bytes,
+        content_type: str | None,
+        exchange: _Exchange,
+    ) -> Result[GenerationResponse, UnusableResponse]:
         watch = DeadlineWatch(self.settings.timeouts, self._loop)
         try:
             async with asyncio.timeout(None) as scope:
                 watch.start(scope)
                 try:
-                    return await self._exchange(request, handler, body, exchange, watch)
+                    return await self._exchange(
+                        request, handler, body, content_type, exchange, watch
+                    )
                 finally:
                     watch.stop()
         except TimeoutError:
@@ -215,9 +236,10 @@ class Backend:
             return Failure(self._deadline_fault(code, exchange))
 
     def _request_headers(
-        self, request: GenerationRequest, exchange: _Exchange
+        self, request: GenerationRequest, exchange: _Exchange, content_type: str | None
     ) -> dict[str, str] | None:
-        """The request's own headers (its id, its trace context), noted on `exchange`."""
+        """The request's own headers (its id, its trace context, the Content-Type of a body
+        that is not JSON), noted on `exchange`."""
         headers: dict[str, str] | None = None
         name = self._id_header
         if name is not None:
@@ -231,6 +253,9 @@ class Backend:
                 headers = {_TRACEPARENT: parent}
             else:
                 headers[_TRACEPARENT] = parent
+        if content_type is not None:
+            # A body that is not JSON (a multipart upload) says so over the session's default.
+            headers = {**(headers or {}), "Content-Type": content_type}
         return headers
 
     def _note_echo(self, response: aiohttp.ClientResponse, exchange: _Exchange) -> None:
@@ -251,6 +276,7 @@ class Backend:
         request: GenerationRequest,
         handler: EndpointHandler,
         body: bytes,
+        content_type: str | None,
         exchange: _Exchange,
         watch: DeadlineWatch,
     ) -> Result[GenerationResponse, UnusableResponse]:
@@ -260,7 +286,7 @@ class Backend:
             response = await self._session.post(
                 self._urls[request.endpoint],
                 data=body,
-                headers=self._request_headers(request, exchange),
+                headers=self._request_headers(request, exchange, content_type),
                 allow_redirects=False,
             )
         except aiohttp.ClientResponseError as error:

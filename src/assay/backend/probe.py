@@ -9,6 +9,8 @@ or a slow answer included, is left for the run to measure.
 
 from __future__ import annotations
 
+import io
+import wave
 from collections.abc import Callable
 from typing import Final
 
@@ -99,6 +101,7 @@ def _tiny_request(endpoint: Endpoint, model: str) -> GenerationRequest:
     prompt: str | None = None
     messages: tuple[dict[str, JsonValue], ...] | None = None
     documents: tuple[str, ...] | None = None
+    audio: bytes | None = None
     match traits.carries:
         case Carries.messages:
             messages = ({"role": "user", "content": text},)
@@ -106,6 +109,8 @@ def _tiny_request(endpoint: Endpoint, model: str) -> GenerationRequest:
             prompt = text
         case Carries.documents:
             prompt, documents = text, ("Hi.",)
+        case Carries.audio:
+            audio = _silence(0.25)
     return GenerationRequest(
         request_id="probe",
         endpoint=endpoint,
@@ -115,7 +120,19 @@ def _tiny_request(endpoint: Endpoint, model: str) -> GenerationRequest:
         documents=documents,
         max_output_tokens=1 if traits.generates else None,
         stream=False,
+        audio_file=audio,
     )
+
+
+def _silence(seconds: float) -> bytes:
+    """A WAV file of `seconds` of silence (16 kHz mono 16-bit): the probe's audio."""
+    out = io.BytesIO()
+    with wave.open(out, "wb") as wav:
+        wav.setnchannels(1)
+        wav.setsampwidth(2)
+        wav.setframerate(16_000)
+        wav.writeframes(bytes(2 * round(seconds * 16_000)))
+    return out.getvalue()
 
 
 __all__ = ["WrongEndpoint", "probe_endpoint"]

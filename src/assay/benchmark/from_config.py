@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Final
+from typing import Any, Final
 
 from pydantic import SecretStr, ValidationError
 
@@ -20,11 +20,12 @@ from assay.data import (
     SyntheticSource,
     parse_token_count,
 )
+from assay.data.media import ImageSize
 from assay.data.session import FileSessions, SyntheticSessions
 from assay.data.source_config import build_source
 from assay.data.trace import TraceConfig, load_trace
 from assay.engine import BenchmarkPlan, Constraints
-from assay.errors import ConfigError
+from assay.errors import ConfigError, DataError
 from assay.metrics import Slo
 from assay.spec.load import (
     DEFAULT_CONCURRENCY,
@@ -202,6 +203,7 @@ def source_config_of(
     return SyntheticSource(
         endpoint=config.endpoint,
         model=model,
+        **media_of(config),
         prompt_tokens=parse_token_count(config.prompt_tokens),
         output_tokens=output_tokens,
         documents=config.documents,
@@ -213,6 +215,28 @@ def source_config_of(
         tokenizer=config.tokenizer,
         extra_body=config.request_fields(),
     )
+
+
+def media_of(config: RunConfig) -> dict[str, Any]:
+    """The synthetic images and audio the flags ask for, as `SyntheticSource` fields.
+
+    >>> media_of(RunConfig(images="2", image_size="64x32"))["image_size"]
+    ImageSize(width=64, height=32)
+    """
+    try:
+        images = parse_token_count(config.images)
+    except DataError as error:
+        raise ConfigError(f"--images {config.images}: {error}") from None
+    try:
+        size = ImageSize.parse(config.image_size)
+    except ValueError as error:
+        raise ConfigError(f"--image-size: {error}") from None
+    return {
+        "images": images,
+        "image_size": size,
+        "image_format": config.image_format,
+        "audio_seconds": config.audio_seconds,
+    }
 
 
 def chain_of(config: RunConfig) -> ChainSpec:

@@ -346,6 +346,30 @@ def run(
             rich_help_panel=_DATA,
         ),
     ] = None,
+    images: Annotated[
+        str | None,
+        typer.Option(
+            help="Synthetic images in each chat request: N, uniform:MIN,MAX or "
+            "normal:MEAN,STDEV,MIN,MAX [0].",
+            rich_help_panel=_DATA,
+        ),
+    ] = None,
+    image_size: Annotated[
+        str | None,
+        typer.Option(help="Synthetic image size WxH in pixels [512x512].", rich_help_panel=_DATA),
+    ] = None,
+    image_format: Annotated[
+        str | None,
+        typer.Option(help="Synthetic image encoding: png or jpeg [png].", rich_help_panel=_DATA),
+    ] = None,
+    audio_seconds: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds of synthetic WAV audio: an input_audio part of each chat request, "
+            "or the file a transcription uploads [0].",
+            rich_help_panel=_DATA,
+        ),
+    ] = None,
     tokenizer: Annotated[
         str | None,
         typer.Option(

@@ -67,6 +67,12 @@ class GenerationRequest(BaseModel):
     stream: bool = True
     prompt_tokens: int | None = None
     extra_body: dict[str, JsonValue] = {}
+    # What the request carries besides text: the images in its messages (None when its load
+    # carries none; 0 for a request of an image load that drew none), the audio seconds in
+    # its messages or upload, and the audio file a transcription uploads (WAV bytes).
+    images: int | None = None
+    audio_seconds: float = 0.0
+    audio_file: bytes | None = None
 
     @model_validator(mode="after")
     def _has_what_its_endpoint_sends(self) -> Self:
@@ -91,6 +97,9 @@ class GenerationRequest(BaseModel):
                     return "no text query"
                 if not self.documents:
                     return "no documents"
+            case Endpoint.transcriptions:
+                if not self.audio_file:
+                    return "no audio file"
         return None
 
     def json_mode(self) -> bool:
@@ -170,7 +179,13 @@ def _result_count(endpoint: Endpoint, documents: int, extra_body: dict[str, Json
             return documents
         case Endpoint.score:
             return documents
-        case Endpoint.chat | Endpoint.completions | Endpoint.responses | Endpoint.embeddings:
+        case (
+            Endpoint.chat
+            | Endpoint.completions
+            | Endpoint.responses
+            | Endpoint.embeddings
+            | Endpoint.transcriptions
+        ):
             return documents  # no scores answer: nothing reads it
 
 

@@ -96,6 +96,17 @@ class ExchangeIds(BaseModel):
         return None if parent is None else parent[3:35]
 
 
+class SentBody(BaseModel):
+    """What a request carrying images or audio put on the wire: its body's size in bytes, and
+    how many images and seconds of audio it held (the rest of a request is its text)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    body_bytes: int
+    images: int = 0
+    audio_seconds: float = 0.0
+
+
 class TokenSource(StrEnum):
     """Where an output token count came from."""
 
@@ -161,6 +172,8 @@ class GenerationResponse(BaseModel):
     # outside the backend, a record written before ids were kept).
     ids: ExchangeIds | None = None
     timing: ResponseTiming
+    # Set for a request that carried images or audio (None for text alone).
+    sent: SentBody | None = None
 
     @property
     def output_tokens(self) -> int:

@@ -64,6 +64,8 @@ class FileSource:
     rows: tuple[PromptRow, ...]
     notes: tuple[str, ...] = ()
     cycle: bool = False
+    # Whether any row has images: then every request's image count is recorded, 0 included.
+    carries_images: bool = False
 
     @classmethod
     def load(cls, config: FileSourceConfig) -> FileSource:
@@ -87,7 +89,12 @@ class FileSource:
         )
         if not rows:
             raise DataError(f"{config.path}: no prompts in the file")
-        return cls(config=config, rows=rows, notes=check.notes())
+        return cls(
+            config=config,
+            rows=rows,
+            notes=check.notes(),
+            carries_images=any(row.images for row in rows),
+        )
 
     def size(self) -> int | None:
         """The number of rows; None when cycled (the rows come round again without end)."""
@@ -125,6 +132,11 @@ class FileSource:
                     prompt = None
             case Carries.prompt | Carries.inputs | Carries.documents:
                 pass  # the row was checked to hold a prompt (and documents) for these
+            case Carries.audio:
+                raise DataError(
+                    "the transcriptions endpoint uploads synthetic audio (--audio-seconds); "
+                    "a data file or trace has no audio to send"
+                )
         extra = merge_fields(config.extra_body, row.extra_body) if row.extra_body else None
         ignore_eos = config.ignore_eos
         fields = config.extra_body if extra is None else extra
@@ -144,6 +156,7 @@ class FileSource:
             stream=config.stream and traits.streams,
             prompt_tokens=row.prompt_tokens,
             extra_body=config.extra_body if extra is None else extra,
+            images=len(row.images) if self.carries_images else None,
         )
 
 

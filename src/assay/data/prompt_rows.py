@@ -12,13 +12,14 @@ that request's body (as does the object of an `extra_body` key, over them).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pydantic import JsonValue
 
 from assay.core import Endpoint
 from assay.data.file_formats import FileFormat, row_reading
+from assay.data.media import MediaError, dataset_image_url, image_part
 from assay.data.row_values import (
     check_messages,
     check_output_tokens,
@@ -59,6 +60,8 @@ class PromptRow:
     system: str | None = None
     # Rerank and score: the documents judged against the query (`prompt`).
     documents: tuple[str, ...] | None = None
+    # The row's images as the URLs sent (`data:` URLs of its files), in its last user message.
+    images: tuple[str, ...] = ()
 
 
 class RowCheck:
@@ -93,6 +96,11 @@ class RowCheck:
             case Carries.documents:
                 self.takes_messages = False
                 self.takes_documents = True
+            case Carries.audio:
+                raise DataError(
+                    "the transcriptions endpoint uploads synthetic audio (--audio-seconds); "
+                    "a data file or trace has no audio to send"
+                )
 
     def row(self, values: Mapping[str, object], line: int) -> PromptRow | None:
         """The checked row, or None for a conversation without a user turn (counted)."""
@@ -109,15 +117,53 @@ class RowCheck:
             )
         )
         conversation = present(values.get(names.conversations), self.from_csv)
+        row: PromptRow | None
         if conversation is not None:
             row = self._sharegpt_row(values, conversation, line, where)
             if row is None:
                 self.skipped += 1
+                return None
+        else:
+            turns_value = present(values.get(names.turns), self.from_csv)
+            if turns_value is not None:
+                row = self._turns_row(values, turns_value, line, where)
+            else:
+                row = self._prompt_row(values, line, where)
+        images = self._images(values, where)
+        if not images:
             return row
-        turns_value = present(values.get(names.turns), self.from_csv)
-        if turns_value is not None:
-            return self._turns_row(values, turns_value, line, where)
-        return self._prompt_row(values, line, where)
+        if not self.takes_messages:
+            raise DataError(
+                f"{where}: the row has images, which go in chat messages (--endpoint chat), "
+                f"not to the {self.endpoint.value} endpoint"
+            )
+        messages = row.messages
+        if messages is None:
+            messages = ({"role": "user", "content": row.prompt or ""},)
+        return replace(row, prompt=None, images=images, messages=with_images(messages, images))
+
+    def _images(self, values: Mapping[str, object], where: str) -> tuple[str, ...]:
+        """The URLs of the row's images (its `images` and LLaVA `image`), each checked."""
+        names = self.columns
+        found: list[str] = []
+        for column in (names.images, names.image):
+            value = present(values.get(column), self.from_csv)
+            if value is None:
+                continue
+            if self.from_csv and isinstance(value, str) and value.lstrip().startswith("["):
+                value = parse_json_cell(value, where, column)
+            items = value if isinstance(value, list) else [value]
+            for position, item in enumerate(items):
+                at = f"{column}[{position}]" if isinstance(value, list) else column
+                if not isinstance(item, str) or not item.strip():
+                    raise DataError(
+                        f"{where}: {at} must be a file path, an http(s) URL or a data: URL"
+                    )
+                try:
+                    found.append(dataset_image_url(item, self.path.parent))
+                except MediaError as error:
+                    raise DataError(f"{where}: {at}: {error}") from None
+        return tuple(found)
 
     def notes(self) -> tuple[str, ...]:
         """What the run's notes say about the rows checked so far."""
@@ -305,6 +351,35 @@ def check_documents(value: object, where: str, column: str, from_csv: bool) -> t
     return tuple(value)
 
 
+def with_images(
+    messages: tuple[dict[str, JsonValue], ...], images: tuple[str, ...]
+) -> tuple[dict[str, JsonValue], ...]:
+    """`messages` with `images` added to the last user message, as `image_url` parts after its
+    text (LLaVA's `<image>` placeholder is taken out of the text: the parts place the images).
+
+    >>> message = {"role": "user", "content": "<image>\\nWhat is it?"}
+    >>> [part["type"] for part in with_images((message,), ("https://x/a.png",))[0]["content"]]
+    ['text', 'image_url']
+    """
+    for position in range(len(messages) - 1, -1, -1):
+        message = messages[position]
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        parts: list[JsonValue]
+        if isinstance(content, str):
+            text = content.replace("<image>", "").strip()
+            parts = [{"type": "text", "text": text}]
+        elif isinstance(content, list):
+            parts = list(content)
+        else:
+            parts = []
+        parts.extend(image_part(url) for url in images)
+        updated: dict[str, JsonValue] = {**message, "content": parts}
+        return (*messages[:position], updated, *messages[position + 1 :])
+    raise DataError("a row with images has no user message to carry them")
+
+
 def _opening(system: str | None, user: str) -> tuple[dict[str, JsonValue], ...]:
     first: dict[str, JsonValue] = {"role": "user", "content": user}
     if system is None:
@@ -312,4 +387,4 @@ def _opening(system: str | None, user: str) -> tuple[dict[str, JsonValue], ...]:
     return ({"role": "system", "content": system}, first)
 
 
-__all__ = ["PromptRow", "RowCheck", "TurnRow"]
+__all__ = ["PromptRow", "RowCheck", "TurnRow", "with_images"]

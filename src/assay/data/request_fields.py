@@ -26,6 +26,8 @@ def _limit_keys(endpoint: Endpoint) -> tuple[str, ...]:
             return ("max_output_tokens",)
         case Endpoint.embeddings | Endpoint.rerank | Endpoint.score:
             return ()
+        case Endpoint.transcriptions:
+            return ("max_completion_tokens",)
 
 
 def merge_fields(*layers: Mapping[str, JsonValue]) -> dict[str, JsonValue]:

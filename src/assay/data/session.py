@@ -83,6 +83,8 @@ class Session:
             case Carries.documents:
                 # Refused with the run's settings (a ranking takes no conversation).
                 raise DataError(f"{shape.endpoint} requests carry documents, not a conversation")
+            case Carries.audio:
+                raise DataError("sessions need a chat, completions or responses load")
         return GenerationRequest(
             request_id=turn_request_id(self.index, turn + 1),
             endpoint=shape.endpoint,
@@ -125,6 +127,11 @@ class FileSessions:
     def of(cls, rows: FileSource, think_time_ns: int = 0) -> FileSessions:
         """Sessions of every row; a row without turns is a `DataError` naming its line."""
         for row in rows.rows:
+            if row.images:
+                raise DataError(
+                    f"{rows.config.path}, line {row.line}: a row with images cannot run as a "
+                    "multi-turn session yet (run it without --multi-turn)"
+                )
             if not row.turns:
                 raise DataError(
                     f"{rows.config.path}, line {row.line}: no turns for a multi-turn session "

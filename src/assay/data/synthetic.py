@@ -9,6 +9,13 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, model
 
 from assay.core import Endpoint, GenerationRequest
 from assay.core.trusted import trusted
+from assay.data.media import (
+    ImageFormat,
+    ImageSize,
+    synthetic_image_url,
+    synthetic_wav,
+    user_content,
+)
 from assay.data.request_fields import asked_limits
 from assay.data.source import index_rng, request_id, shared_rng
 from assay.data.token_count import (
@@ -81,6 +88,12 @@ class SyntheticSource(BaseModel):
     embeddings_batch_size: int = Field(default=1, ge=1)
     documents: int = Field(default=8, ge=1)
     document_tokens: TokenCount = FixedCount(value=128)
+    # Images and audio in each chat request (the images' count may be a distribution), and the
+    # length of the audio a transcription uploads.
+    images: TokenCount = FixedCount(value=0)
+    image_size: ImageSize = ImageSize(width=512, height=512)
+    image_format: ImageFormat = "png"
+    audio_seconds: float = Field(default=0.0, ge=0, le=3600, allow_inf_nan=False)
 
     _runtime: _Runtime = PrivateAttr(default_factory=_Runtime)
 
@@ -98,7 +111,17 @@ class SyntheticSource(BaseModel):
             raise ValueError("output_tokens must be at least 1 for a generation endpoint")
         if smallest_count(self.document_tokens) < 1:
             raise ValueError("document_tokens must be at least 1: servers reject empty documents")
+        traits = self.endpoint.traits
+        if self._carries_images() and not traits.takes_images:
+            raise ValueError(f"images go in chat messages, not to the {self.endpoint} endpoint")
+        if self.audio_seconds and not traits.takes_audio:
+            raise ValueError(f"audio goes to chat or transcriptions, not to {self.endpoint}")
+        if traits.needs_audio and not self.audio_seconds:
+            raise ValueError("a transcription needs audio: audio_seconds must be above 0")
         return self
+
+    def _carries_images(self) -> bool:
+        return not (isinstance(self.images, FixedCount) and self.images.value == 0)
 
     def size(self) -> int | None:
         """Synthetic sources never run out."""
@@ -121,11 +144,34 @@ class SyntheticSource(BaseModel):
                 )
             case Carries.messages:
                 prompt_count, output_count, text = self._sampled_prompt(rng)
+                if not self._carries_images() and not self.audio_seconds:
+                    return self._request(
+                        index,
+                        messages=({"role": "user", "content": text},),
+                        max_output_tokens=output_count,
+                        prompt_tokens=prompt_count,
+                    )
+                # Drawn after the text, so a run's prompts do not change when images are added.
+                count = sample_token_count(self.images, rng)
+                images = tuple(
+                    synthetic_image_url(self.image_size, self.image_format, rng)
+                    for _ in range(count)
+                )
+                audio = synthetic_wav(self.audio_seconds, rng) if self.audio_seconds else None
                 return self._request(
                     index,
-                    messages=({"role": "user", "content": text},),
+                    messages=({"role": "user", "content": user_content(text, images, audio)},),
                     max_output_tokens=output_count,
                     prompt_tokens=prompt_count,
+                    images=count if self._carries_images() else None,
+                )
+            case Carries.audio:
+                output_count = sample_token_count(self.output_tokens, rng)
+                return self._request(
+                    index,
+                    max_output_tokens=output_count,
+                    prompt_tokens=None,
+                    audio_file=synthetic_wav(self.audio_seconds, rng),
                 )
             case Carries.prompt:
                 prompt_count, output_count, text = self._sampled_prompt(rng)
@@ -167,11 +213,13 @@ class SyntheticSource(BaseModel):
         self,
         index: int,
         *,
-        prompt_tokens: int,
+        prompt_tokens: int | None,
         prompt: str | tuple[str, ...] | None = None,
         messages: tuple[dict[str, JsonValue], ...] | None = None,
         documents: tuple[str, ...] | None = None,
         max_output_tokens: int | None = None,
+        images: int | None = None,
+        audio_file: bytes | None = None,
     ) -> GenerationRequest:
         # Every value is of its declared type already (this source's validated config, ints
         # from the sampler, text from the tokenizer), so the request is built unvalidated: the
@@ -198,6 +246,9 @@ class SyntheticSource(BaseModel):
                 "stream": self.stream and self.endpoint.traits.streams,
                 "prompt_tokens": prompt_tokens,
                 "extra_body": self.extra_body,
+                "images": images,
+                "audio_seconds": self.audio_seconds,
+                "audio_file": audio_file,
             },
         )
 

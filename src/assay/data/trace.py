@@ -107,6 +107,11 @@ class MooncakeTrace:
                 prompt = text
             case Carries.documents:
                 _mooncake_fits(config)  # refused when the trace was loaded
+            case Carries.audio:
+                raise DataError(
+                    "the transcriptions endpoint uploads synthetic audio (--audio-seconds); "
+                    "a data file or trace has no audio to send"
+                )
         limit, ignore_eos = asked_limits(
             config.endpoint, config.extra_body, row.output_length, config.ignore_eos
         )
@@ -226,6 +231,11 @@ def _mooncake_fits(config: TraceConfig) -> None:
     match config.endpoint.traits.carries:
         case Carries.messages | Carries.prompt | Carries.inputs:
             return
+        case Carries.audio:
+            raise DataError(
+                f"{config.path}: the transcriptions endpoint uploads synthetic audio "
+                "(--audio-seconds); a trace has no audio to send"
+            )
         case Carries.documents:
             raise DataError(
                 f"{config.path}: a Mooncake trace row holds one prompt length, not the query "

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import orjson
+from pydantic import JsonValue
+
+from assay.core.request import GenerationRequest
 from assay.handlers.base import EndpointHandler
 from assay.handlers.chat import ChatHandler
 from assay.handlers.completions import CompletionsHandler
@@ -9,7 +13,8 @@ from assay.handlers.embeddings import EmbeddingsHandler
 from assay.handlers.rerank import RerankHandler
 from assay.handlers.responses import ResponsesHandler
 from assay.handlers.score import ScoreHandler
-from assay.spec.endpoint import Endpoint
+from assay.handlers.transcriptions import TranscriptionsHandler, form_body
+from assay.spec.endpoint import Carries, Endpoint
 
 _COMPLETIONS = CompletionsHandler()
 _CHAT = ChatHandler()
@@ -17,6 +22,7 @@ _RESPONSES = ResponsesHandler()
 _EMBEDDINGS = EmbeddingsHandler()
 _RERANK = RerankHandler()
 _SCORE = ScoreHandler()
+_TRANSCRIPTIONS = TranscriptionsHandler()
 
 
 def handler_for(endpoint: Endpoint) -> EndpointHandler:
@@ -38,3 +44,23 @@ def handler_for(endpoint: Endpoint) -> EndpointHandler:
             return _RERANK
         case Endpoint.score:
             return _SCORE
+        case Endpoint.transcriptions:
+            return _TRANSCRIPTIONS
+
+
+def encoded_body(
+    request: GenerationRequest, payload: dict[str, JsonValue]
+) -> tuple[bytes, str | None]:
+    """The bytes of a request body built by its handler, and its Content-Type when that is not
+    JSON (a multipart upload carries its boundary there).
+
+    >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.chat, model="m",
+    ...                             prompt="Hi")
+    >>> encoded_body(request, {"model": "m"})
+    (b'{"model":"m"}', None)
+    """
+    match request.endpoint.traits.carries:
+        case Carries.audio:
+            return form_body(request, payload)
+        case Carries.messages | Carries.prompt | Carries.inputs | Carries.documents:
+            return orjson.dumps(payload), None

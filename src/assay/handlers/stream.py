@@ -304,6 +304,7 @@ class StreamDraft:
                 "http_status": transfer.http_status or None,
                 "ids": answer_ids(transfer.ids, self._answer_id),
                 "timing": timing,
+                "sent": None,
             },
         )
 

@@ -75,6 +75,7 @@ from assay.core.diagnostics import AnyCode, DiagnosticCode
 from assay.core.response import GenerationResponse, ResponseTiming, TokenSource
 from assay.errors import ConfigError
 from assay.metrics.concurrency import ConcurrencyTracker
+from assay.metrics.inputs import InputTally
 from assay.metrics.sketch import QuantileSketch
 from assay.metrics.slo import Slo
 from assay.metrics.step_metrics import (
@@ -169,6 +170,7 @@ class StepAggregator:
         "_excluded",
         "_first_dispatch_ns",
         "_good",
+        "_inputs",
         "_itl",
         "_itl_coalesced",
         "_last_finish_ns",
@@ -224,6 +226,7 @@ class StepAggregator:
         self._usable_output_tokens = 0
         self._attempted_output_tokens = 0
         self._concurrency = ConcurrencyTracker()
+        self._inputs = InputTally()
         self._first_dispatch_ns: int | None = None
         self._last_finish_ns: int | None = None
         self._ttst = QuantileSketch()
@@ -292,6 +295,8 @@ class StepAggregator:
         if prompt_tokens is not None:
             self._prompt_tokens.add(prompt_tokens)
             self._usable_prompt_tokens += prompt_tokens
+        if response.sent is not None:
+            self._inputs.add(response)
         match response.endpoint.traits.answer:
             case Answer.vectors:
                 self._add_vectors(response, e2e)
@@ -502,6 +507,7 @@ class StepAggregator:
         self._usable_output_tokens += other._usable_output_tokens
         self._attempted_output_tokens += other._attempted_output_tokens
         self._concurrency.merge(other._concurrency)
+        self._inputs.merge(other._inputs)
         if other._first_dispatch_ns is not None and (
             self._first_dispatch_ns is None or other._first_dispatch_ns < self._first_dispatch_ns
         ):
@@ -610,6 +616,7 @@ class StepAggregator:
             goodput=goodput,
             start_ns=start_ns,
             end_ns=end_ns,
+            inputs=self._inputs.snapshot(),
         )
 
 

@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from assay.core.diagnostics import AnyCode
 from assay.core.response import TokenSource
+from assay.metrics.inputs import Inputs
 from assay.metrics.sketch import Distribution
 from assay.metrics.slo import Slo
 
@@ -197,3 +198,6 @@ class StepMetrics(BaseModel):
     goodput: Goodput | None = None
     start_ns: int | None = None
     end_ns: int | None = None
+    # Images, audio and body bytes of requests that carried images or audio; left out of the
+    # JSON for text alone, so a text run's report is what it was before the field existed.
+    inputs: Inputs | None = Field(default=None, exclude_if=lambda inputs: inputs is None)

@@ -55,6 +55,7 @@ from assay.mock.script import (
     error_object,
 )
 from assay.mock.text import output_pieces
+from assay.mock.transcriptions import read_transcription, transcription_body
 
 _EVERYWHERE = frozenset(
     {"no_body", "inband_error", "drop", "stall", "http_429", "http_500", "http_503"}
@@ -86,6 +87,11 @@ _APPLICABLE: dict[tuple[Api, bool], frozenset[str]] = {
     (Api.embeddings, False): _EVERYWHERE | {"empty_embedding"},
     (Api.rerank, False): _EVERYWHERE | _RANKING,
     (Api.score, False): _EVERYWHERE | _RANKING,
+    # A transcript has no JSON mode, no tool call, no ignore_eos (a short one is not a fault
+    # a client can tell) and, in OpenAI's stream, no finish_reason.
+    (Api.transcriptions, True): (_STREAMED - {"invalid_json_output", "short_output"})
+    | {"missing_done", "choices_empty"},
+    (Api.transcriptions, False): _EVERYWHERE | {"empty_stream"},
 }
 
 
@@ -118,6 +124,7 @@ _SERVED_PATHS = {
     Api.embeddings: "/v1/embeddings",
     Api.rerank: "/v1/rerank",
     Api.score: "/v1/score",
+    Api.transcriptions: "/v1/audio/transcriptions",
 }
 
 
@@ -186,11 +193,14 @@ class MockService:
             self._recording = None
 
     def _record(self, request: web.Request, raw: bytes, answer_id: str) -> None:
-        assert self._recording is not None
         try:
             body: Any = orjson.loads(raw)
         except orjson.JSONDecodeError:
             body = raw.decode("utf-8", "replace")
+        self._record_line(request, body, answer_id)
+
+    def _record_line(self, request: web.Request, body: Any, answer_id: str | None) -> None:
+        assert self._recording is not None
         line = {
             "path": request.path,
             "request_id": request.headers.get(REQUEST_ID_HEADER),
@@ -224,6 +234,8 @@ class MockService:
         return _json({"object": "list", "data": [model]})
 
     async def _serve(self, request: web.Request, api: Api) -> web.StreamResponse:
+        if api is Api.transcriptions:
+            return await self._serve_transcription(request)
         response_id = f"{self._id_prefix}{next(self._ids):08x}"
         try:
             raw = await request.read()
@@ -279,6 +291,58 @@ class MockService:
             counters.finished(answer.finish_reason, ask.prompt_tokens, tokens)
         return served
 
+    async def _serve_transcription(self, request: web.Request) -> web.StreamResponse:
+        """A multipart upload in, a transcript out (see `assay.mock.transcriptions`)."""
+        try:
+            ask = await read_transcription(request, self.config.model_name)
+            response_id = f"{self._id_prefix}{next(self._ids):08x}"
+            if self._recording is not None:
+                self._record_line(
+                    request,
+                    {**ask.form, "audio_seconds": ask.audio_seconds},
+                    # vLLM's stream chunks carry an id; a whole transcript is text and usage.
+                    answer_id(Api.transcriptions, response_id) if ask.stream else None,
+                )
+            fault = self._choose_fault(request, Api.transcriptions, ask.stream)
+        except (BadRequest, ConfigError) as error:
+            return _error_response(400, str(error), "BadRequestError")
+        self.stats.requests += 1
+        if fault is not None:
+            self.stats.faults[fault.name] += 1
+            early = _early_answer(fault.name, ask.stream)
+            if early is not None:
+                return early
+        tokens = ask.transcript_tokens
+        limited = ask.max_tokens is not None and tokens >= ask.max_tokens
+        answer = Answer(
+            response_id=response_id,
+            created=int(time.time()),
+            model=ask.model,
+            pieces=output_pieces(tokens, self._sampler.rng, self._tokenizer),
+            finish_reason="length" if limited else "stop",
+            prompt_tokens=ask.prompt_tokens,
+            include_usage=ask.include_usage,
+        )
+        counters = self.counters
+        counters.add(Served.running)
+        try:
+            if ask.stream:
+                script = choices_stream(Api.transcriptions, answer, fault, self._tool_pieces)
+                served = await self._play_stream(request, script)
+            else:
+                body = transcription_body(answer, ask.audio_seconds, fault)
+                served = await self._play_body(request, body, len(answer.pieces))
+        except ConnectionResetError:
+            raise asyncio.CancelledError from None
+        finally:
+            counters.add(Served.running, -1)
+        if fault is None or fault.name in FINISHED_FAULTS:
+            empty = fault is not None and fault.name in EMPTY_FAULTS
+            counters.finished(
+                answer.finish_reason, ask.prompt_tokens, 0 if empty else len(answer.pieces)
+            )
+        return served
+
     async def _play_answer(
         self,
         request: web.Request,
@@ -307,8 +371,8 @@ class MockService:
                 return await self._play_body(
                     request, responses_body(answer, ask.max_tokens, fault), n
                 )
-            case Api.embeddings | Api.rerank | Api.score:
-                raise AssertionError(f"{api} answers are not generated text")
+            case Api.embeddings | Api.rerank | Api.score | Api.transcriptions:
+                raise AssertionError(f"{api} answers are played by their own route")
 
     def _choose_fault(self, request: web.Request, api: Api, stream: bool) -> FaultSpec | None:
         after = self.config.fault_after_tokens
@@ -444,6 +508,8 @@ def answer_id(api: Api, response_id: str) -> str:
             return f"rerank-{response_id}"
         case Api.score:
             return f"score-{response_id}"
+        case Api.transcriptions:
+            return f"trsc-{response_id}"  # on stream chunks only, as vLLM's
 
 
 async def _echo_request_id(request: web.Request, response: web.StreamResponse) -> None:

@@ -7,6 +7,7 @@ a limit that is not a number is a 400 (`BadRequest`), never a crash.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import orjson
 
 from assay.data.tokenizer import BuiltinTokenizer
+from assay.mock.media import MediaRejected, audio_tokens, image_tokens
 
 
 class Api(StrEnum):
@@ -25,6 +27,7 @@ class Api(StrEnum):
     embeddings = "embeddings"
     rerank = "rerank"
     score = "score"
+    transcriptions = "transcriptions"
 
 
 class BadRequest(Exception):
@@ -208,7 +211,7 @@ def _pairs(api: Api, body: dict[str, Any]) -> tuple[list[str], list[str], int]:
                     "one text, or as many as `text_2`"
                 )
             return queries, documents, 0
-        case Api.chat | Api.completions | Api.responses | Api.embeddings:
+        case Api.chat | Api.completions | Api.responses | Api.embeddings | Api.transcriptions:
             raise BadRequest(f"{api} requests carry no query and documents")
 
 
@@ -303,10 +306,22 @@ def _count_content(content: object, tokenizer: BuiltinTokenizer) -> int:
             return sum(_count_content(part, tokenizer) for part in content)
         case {"text": str() as text}:
             return tokenizer.count(text)
+        case {"type": "image_url", "image_url": image}:
+            url = image.get("url") if isinstance(image, dict) else image
+            return _charged(image_tokens, url)
+        case {"type": "input_audio", "input_audio": audio}:
+            return _charged(audio_tokens, audio)
         case {"content": inner}:
             return _count_content(inner, tokenizer)
         case _:
             return 0
+
+
+def _charged(rule: Callable[[object], int], part: object) -> int:
+    try:
+        return rule(part)
+    except MediaRejected as error:
+        raise BadRequest(str(error)) from None
 
 
 __all__ = [

@@ -34,14 +34,21 @@ _MIDSTREAM_ERROR = error_object(
 )
 
 
+# The id prefix and `object` of a streamed chunk; a transcription streams chat-like deltas.
+_CHUNK_NAMES = {
+    Api.chat: ("chatcmpl", "chat.completion.chunk"),
+    Api.completions: ("cmpl", "text_completion"),
+    Api.transcriptions: ("trsc", "transcription.chunk"),
+}
+
+
 class _ChunkWriter:
     """Byte templates for the chunks of one streamed answer."""
 
     def __init__(self, api: Api, answer: Answer) -> None:
         self._api = api
         self._answer = answer
-        head = "chatcmpl" if api is Api.chat else "cmpl"
-        obj = "chat.completion.chunk" if api is Api.chat else "text_completion"
+        head, obj = _CHUNK_NAMES[api]
         self._prefix = (
             f'data: {{"id":"{head}-{answer.response_id}","object":"{obj}",'
             f'"created":{answer.created},"model":'
@@ -58,7 +65,7 @@ class _ChunkWriter:
     def token(self, index: int, piece: str, finish_reason: str | None) -> bytes:
         content = orjson.dumps(piece)
         reason = b"null" if finish_reason is None else orjson.dumps(finish_reason)
-        if self._api is Api.chat:
+        if self._api is not Api.completions:
             body = b'"delta":{"content":' + content + b'},"logprobs":null,"finish_reason":'
         else:
             body = b'"text":' + content + b',"logprobs":null,"finish_reason":'
@@ -101,7 +108,7 @@ class _ChunkWriter:
 def choices_stream(
     api: Api, answer: Answer, fault: FaultSpec | None, tool_pieces: list[str]
 ) -> StreamScript:
-    """The SSE script of a chat or completions answer, with `fault` applied."""
+    """The SSE script of a chat, completions or transcription answer, with `fault` applied."""
     writer = _ChunkWriter(api, answer)
     name = fault.name if fault is not None else None
     after = fault.after if fault is not None else 0

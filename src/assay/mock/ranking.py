@@ -103,7 +103,7 @@ def _payload(
                 },
             }
             return score, "data"
-        case Api.chat | Api.completions | Api.responses | Api.embeddings:
+        case Api.chat | Api.completions | Api.responses | Api.embeddings | Api.transcriptions:
             raise AssertionError(f"{api} answers are not rankings")
 
 

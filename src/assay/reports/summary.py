@@ -16,6 +16,7 @@ from rich.text import Text
 
 from assay.metrics.sketch import Distribution
 from assay.metrics.step_metrics import Outcomes, StepMetrics, Throughput
+from assay.reports.input_lines import input_lines
 from assay.reports.report import Report, StepReport
 from assay.reports.step_words import (
     cancelled_phrase,
@@ -121,6 +122,8 @@ def _render_step(step: StepReport, report: Report, console: Console) -> None:
         f"sampled every {_resolution(m.concurrency.resolution_ns)})",
         highlight=False,
     )
+    for line in input_lines(m.inputs):
+        console.print(line, highlight=False)
     if step.sessions is not None:
         _render_sessions(step, console)
     console.print()

@@ -27,6 +27,7 @@ class Endpoint(StrEnum):
     embeddings = "embeddings"
     rerank = "rerank"
     score = "score"
+    transcriptions = "transcriptions"
 
     @property
     def path(self) -> str:
@@ -70,12 +71,14 @@ class Carries(StrEnum):
     `inputs`: one text or a batch of texts to embed (`input`).
     `documents`: a query and the documents to score against it (`query` + `documents` on
     `/v1/rerank`, `text_1` + `text_2` on `/v1/score`).
+    `audio`: one audio file, uploaded as `multipart/form-data` beside the form fields.
     """
 
     messages = "messages"
     prompt = "prompt"
     inputs = "inputs"
     documents = "documents"
+    audio = "audio"
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +113,33 @@ class EndpointTraits:
             case Answer.text:
                 return True
             case Answer.vectors | Answer.scores:
+                return False
+
+    @property
+    def takes_images(self) -> bool:
+        """Whether a request may carry images (as `image_url` parts of a chat message)."""
+        match self.carries:
+            case Carries.messages:
+                return True
+            case Carries.prompt | Carries.inputs | Carries.documents | Carries.audio:
+                return False
+
+    @property
+    def takes_audio(self) -> bool:
+        """Whether a request may carry audio (an `input_audio` part, or the uploaded file)."""
+        match self.carries:
+            case Carries.messages | Carries.audio:
+                return True
+            case Carries.prompt | Carries.inputs | Carries.documents:
+                return False
+
+    @property
+    def needs_audio(self) -> bool:
+        """Whether a request is nothing without audio (a transcription's upload)."""
+        match self.carries:
+            case Carries.audio:
+                return True
+            case Carries.messages | Carries.prompt | Carries.inputs | Carries.documents:
                 return False
 
 
@@ -172,6 +202,19 @@ def _traits_of(endpoint: Endpoint) -> EndpointTraits:
                 answer=Answer.scores,
                 streams=False,
                 terminal_marker=None,
+                streams_finish_reason=False,
+                takes_conversation=False,
+            )
+        case Endpoint.transcriptions:
+            # vLLM's stream is `transcription.chunk` objects ended by `[DONE]` (a finish_reason
+            # on the last choice); OpenAI's is `transcript.text.delta` events ended by
+            # `transcript.text.done`, with no finish_reason: neither is required of a stream.
+            return EndpointTraits(
+                path="/v1/audio/transcriptions",
+                carries=Carries.audio,
+                answer=Answer.text,
+                streams=True,
+                terminal_marker="[DONE]",
                 streams_finish_reason=False,
                 takes_conversation=False,
             )

@@ -133,6 +133,12 @@ class RunSettings(BaseModel):
     documents: int = Field(default=8, ge=1, le=100_000)
     document_tokens: str = "128"
     shared_prefix_tokens: int = Field(default=0, ge=0)
+    # Synthetic images per chat request (N or a distribution, as token counts), their size
+    # (WxH) and encoding; synthetic audio seconds (chat input, or the transcription's upload)
+    images: str = "0"
+    image_size: str = "512x512"
+    image_format: Literal["png", "jpeg"] = "png"
+    audio_seconds: float = Field(default=0.0, ge=0, le=3600, allow_inf_nan=False)
     tokenizer: str | None = None
     stream: bool = True
     ignore_eos: bool = False
@@ -396,6 +402,54 @@ class RunConfig(RunSettings):
         return self
 
     @model_validator(mode="after")
+    def _media_fits_the_endpoint(self) -> Self:
+        """Images go in chat messages, audio in chat or a transcription's upload; the
+        transcriptions endpoint needs audio, and only synthetic audio feeds it."""
+        given = self.model_fields_set
+        traits = self.endpoint.traits
+        image_flags = [_flag(key) for key in ("images", "image_size", "image_format")
+                       if key in given]  # fmt: skip
+        if image_flags and not traits.takes_images:
+            raise ValueError(
+                f"{', '.join(image_flags)}: images go in chat messages (--endpoint chat), "
+                f"not to the {self.endpoint} endpoint"
+            )
+        if image_flags and self.data is not None:
+            raise ValueError(
+                f"{', '.join(image_flags)} does not apply with --data (a row's `images` are sent)"
+            )
+        audio_given = "audio_seconds" in given and self.audio_seconds > 0
+        if (image_flags or audio_given) and self.sessions:
+            media = [*image_flags, *(["--audio-seconds"] if audio_given else [])]
+            raise ValueError(
+                f"{', '.join(media)}: multi-turn sessions send text turns only; images and "
+                "audio go with single requests"
+            )
+        if audio_given and not traits.takes_audio:
+            raise ValueError(
+                f"--audio-seconds goes to chat or transcriptions, not to the {self.endpoint} "
+                "endpoint"
+            )
+        if traits.needs_audio:
+            if self.data is not None or self.trace is not None:
+                raise ValueError(
+                    f"the {self.endpoint} endpoint uploads synthetic audio (--audio-seconds); "
+                    "--data and --trace hold no audio"
+                )
+            if self.audio_seconds <= 0:
+                raise ValueError(
+                    f"--endpoint {self.endpoint} needs --audio-seconds S (the audio it uploads)"
+                )
+            unused = [_flag(key) for key in ("prompt_tokens", "shared_prefix_tokens", "ignore_eos")
+                      if key in given]  # fmt: skip
+            if unused:
+                raise ValueError(
+                    f"{', '.join(unused)} does not apply to the {self.endpoint} endpoint "
+                    "(it sends audio, not a prompt)"
+                )
+        return self
+
+    @model_validator(mode="after")
     def _profile_has_its_parameters(self) -> Self:
         if self.profile in RATE_KINDS and self.rate is None:
             raise ValueError(f"profile {self.profile} needs a rate (--rate R requests/s)")
@@ -484,7 +538,7 @@ def _carries_documents(traits: EndpointTraits) -> bool:
     match traits.carries:
         case Carries.documents:
             return True
-        case Carries.messages | Carries.prompt | Carries.inputs:
+        case Carries.messages | Carries.prompt | Carries.inputs | Carries.audio:
             return False
 
 

@@ -12,8 +12,8 @@ EXTRA_BODY_COLUMN: Final = "extra_body"
 
 class PromptColumns(BaseModel):
     """Which keys or columns hold the prompt, the chat messages, the output length, a ShareGPT
-    conversation, a session's user turns, the query and documents of a rerank or score request
-    and extra body fields."""
+    conversation, a session's user turns, the query and documents of a rerank or score request,
+    extra body fields and images."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -25,6 +25,10 @@ class PromptColumns(BaseModel):
     query: str = "query"
     documents: str = "documents"
     extra_body: str = EXTRA_BODY_COLUMN
+    # A row's images (a list, or one value: a file path, an http(s) URL or a data: URL), and
+    # the single `image` of a LLaVA-style ShareGPT row.
+    images: str = "images"
+    image: str = "image"
 
     def interpreted(self) -> frozenset[str]:
         """Every column assay reads itself."""
@@ -38,6 +42,8 @@ class PromptColumns(BaseModel):
                 self.query,
                 self.documents,
                 self.extra_body,
+                self.images,
+                self.image,
             }
         )
 

@@ -23,6 +23,9 @@ from assay.worker.judge import judge
 CAPTURED_REQUEST_ID = "captured"
 
 
+_NO_AUDIO_KEPT = b"(the uploaded audio is not part of a capture)"
+
+
 def judge_bytes(
     endpoint: Endpoint,
     body: bytes,
@@ -93,9 +96,12 @@ def captured_request(endpoint: Endpoint) -> GenerationRequest:
                     "stream": False,
                     "prompt_tokens": None,
                     "extra_body": {},
+                    "images": None,
+                    "audio_seconds": 0.0,
+                    "audio_file": None,
                 },
             )
-        case Carries.messages | Carries.prompt | Carries.inputs:
+        case Carries.messages | Carries.prompt | Carries.inputs | Carries.audio:
             pass
     return GenerationRequest(
         request_id=CAPTURED_REQUEST_ID,
@@ -103,4 +109,6 @@ def captured_request(endpoint: Endpoint) -> GenerationRequest:
         model=CAPTURED_REQUEST_ID,
         prompt="",
         stream=False,
+        # An upload is what such a request is; the capture holds the answer, not the audio.
+        audio_file=_NO_AUDIO_KEPT if endpoint.traits.needs_audio else None,
     )
