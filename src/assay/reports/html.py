@@ -207,6 +207,7 @@ def _header(report: Report) -> str:
     outcomes = totals.outcomes
     valid = report.validity.valid
     reasons = "".join(f"<li>{_e(reason)}</li>" for reason in report.validity.reasons)
+    reasons += "".join(f"<li>note: {_e(note)}</li>" for note in report.validity.notes)
     duration = sum(step.metrics.throughput.duration_s for step in report.steps)
     usable = sum(step.metrics.throughput.usable_requests_per_s for step in report.steps)
     echo = report.run_config

@@ -345,3 +345,5 @@ def _render_verdict(report: Report, console: Console) -> None:
     else:
         reasons = "; ".join(report.validity.reasons)
         console.print(Text(f"INVALID RUN: {reasons}", style="bold red"))
+    for note in report.validity.notes:
+        console.print(Text(f"note: {note}", style="yellow"))
