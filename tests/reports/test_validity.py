@@ -82,7 +82,8 @@ def test_three_errors_in_ten_are_beyond_chance() -> None:
 def test_a_large_run_just_over_the_limit_is_within_chance_and_noted() -> None:
     # 5.1 % of 10,000 at a 5 % limit: a server at exactly 5 % does this in about a third of runs.
     verdict = assess_validity(outcomes(9_490, 510), 0.05)
-    assert verdict.valid and len(verdict.notes) == 1
+    assert verdict.valid
+    assert len(verdict.notes) == 1
     # 6 % of 10,000 is not.
     assert not assess_validity(outcomes(9_400, 600), 0.05).valid
 
@@ -93,7 +94,8 @@ def test_a_zero_limit_refuses_any_error() -> None:
 
 def test_a_rate_at_or_below_the_limit_has_no_note() -> None:
     verdict = assess_validity(outcomes(95, 5), 0.05)
-    assert verdict.valid and verdict.notes == ()
+    assert verdict.valid
+    assert verdict.notes == ()
 
 
 def _report_with_errors(mock_faults: dict[str, float], target: str | None) -> Report:
