@@ -12,6 +12,7 @@ from rich.text import Text
 from assay.reports.compare import Change, Row, compare_step
 from assay.reports.report import Report, StepReport
 from assay.reports.step_words import describe_load, format_ms
+from assay.reports.unclipped import unclipped
 
 NOISE_NOTE = (
     "~ = within the run-to-run noise these sample sizes allow: rates within 2 Poisson standard "
@@ -37,7 +38,7 @@ def render_comparison(reports: Sequence[Report], labels: Sequence[str], console:
     console.print()
     for index in range(shared):
         steps = [report.steps[index] for report in reports]
-        console.print(_step_table(steps))
+        console.print(unclipped(_step_table(steps)))
         errors = _errors_line(steps)
         if errors is not None:
             console.print(errors)

@@ -25,6 +25,7 @@ from assay.reports.step_words import (
     stop_phrase,
 )
 from assay.reports.steps_table import steps_table
+from assay.reports.unclipped import unclipped
 
 DISPATCH_LAG_WARNING_MS = 25.0
 """A dispatch lag p99 from which a step warns that the client could not keep its schedule."""
@@ -60,7 +61,7 @@ def render_summary(report: Report, console: Console) -> None:
     for step in report.steps:
         _render_step(step, report, console)
     if len(report.steps) > 1:
-        console.print(steps_table(report))
+        console.print(unclipped(steps_table(report)))
         console.print()
     _render_verdict(report, console)
 
@@ -78,11 +79,11 @@ def _render_step(step: StepReport, report: Report, console: Console) -> None:
     if cancelled is not None:
         console.print(f"  ({cancelled})", highlight=False)
     if m.errors_by_code:
-        console.print(_errors_table(m))
-    console.print(_latency_table(m, embeddings=embeddings))
+        console.print(unclipped(_errors_table(m)))
+    console.print(unclipped(_latency_table(m, embeddings=embeddings)))
     for note in _latency_notes(m, embeddings=embeddings):
         console.print(note, highlight=False)
-    console.print(_throughput_table(step, embeddings=embeddings))
+    console.print(unclipped(_throughput_table(step, embeddings=embeddings)))
     if m.goodput is not None:
         limits = ", ".join(
             f"{name.removesuffix('_ms').upper()} <= {value:g} ms"
