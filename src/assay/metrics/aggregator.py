@@ -69,6 +69,10 @@ _MS = 1e-6  # ns -> ms
 
 # Errors whose partial's usage is not evidence of output: counted by what was streamed instead.
 _USAGE_NOT_BELIEVED = frozenset({DiagnosticCode.impossible_usage, DiagnosticCode.empty_response})
+# Errors whose usage the stream contradicted: the server's own counters are compared with the
+# streamed count. Every other answer counts as the server reported it (an empty answer's usage
+# included: the server generated those tokens, it only showed none).
+_USAGE_CONTRADICTED = frozenset({DiagnosticCode.impossible_usage, DiagnosticCode.usage_mismatch})
 
 
 @dataclass(slots=True)
@@ -149,6 +153,7 @@ class StepAggregator:
         "_output_sources",
         "_output_tokens",
         "_prompt_tokens",
+        "_reported_output_tokens",
         "_tpot",
         "_ttft",
         "_usable_output_tokens",
@@ -179,6 +184,7 @@ class StepAggregator:
         self._embeddings = 0
         self._usable_output_tokens = 0
         self._attempted_output_tokens = 0
+        self._reported_output_tokens = 0
         self._concurrency = ConcurrencyTracker()
         self._first_dispatch_ns: int | None = None
         self._last_finish_ns: int | None = None
@@ -213,6 +219,11 @@ class StepAggregator:
                     self._attempted_output_tokens += (
                         partial.streamed_tokens
                         if diagnostic.code in _USAGE_NOT_BELIEVED
+                        else partial.output_tokens
+                    )
+                    self._reported_output_tokens += (
+                        partial.streamed_tokens
+                        if diagnostic.code in _USAGE_CONTRADICTED
                         else partial.output_tokens
                     )
             case Cancelled():
@@ -264,6 +275,7 @@ class StepAggregator:
         self._output_tokens.add(output_tokens)
         self._usable_output_tokens += output_tokens
         self._attempted_output_tokens += output_tokens
+        self._reported_output_tokens += output_tokens
         sources = self._output_sources
         sources[source] = sources.get(source, 0) + 1
 
@@ -374,6 +386,7 @@ class StepAggregator:
             self._output_sources[source] = self._output_sources.get(source, 0) + n
         self._usable_output_tokens += other._usable_output_tokens
         self._attempted_output_tokens += other._attempted_output_tokens
+        self._reported_output_tokens += other._reported_output_tokens
         self._concurrency.merge(other._concurrency)
         if other._first_dispatch_ns is not None and (
             self._first_dispatch_ns is None or other._first_dispatch_ns < self._first_dispatch_ns
@@ -437,6 +450,7 @@ class StepAggregator:
                 output_sources=dict(self._output_sources),
                 prompt_reported=self._prompt_tokens.count,
                 embeddings=self._embeddings,
+                reported_output_tokens=self._reported_output_tokens,
             ),
             throughput=Throughput(
                 duration_s=duration_s,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from assay.core.diagnostics import AnyCode
 from assay.core.response import TokenSource
@@ -77,6 +77,10 @@ class Tokens(BaseModel):
     usage, running usage, assay's streamed count); `prompt_reported` how many had a server prompt
     count (the prompt distribution uses only those). `embeddings` counts completed embeddings
     answers, which have no output tokens and are left out of the output figures.
+    `reported_output_tokens` sums the output tokens of every answer, usable or not, as the server
+    reported them (its usage; the streamed count where it gave none or the stream contradicted
+    it): the figure the server's own token counter is checked against (None in reports of
+    versions before it).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -86,6 +90,8 @@ class Tokens(BaseModel):
     output_sources: dict[TokenSource, int] = {}
     prompt_reported: int = 0
     embeddings: int = 0
+    # Left out of report.json when None, so a report of an earlier version is written back whole.
+    reported_output_tokens: int | None = Field(default=None, exclude_if=lambda value: value is None)
 
     @property
     def output_source_note(self) -> str:
