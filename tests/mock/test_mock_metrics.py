@@ -5,8 +5,8 @@ from __future__ import annotations
 import urllib.request
 
 import aiohttp
-import pytest
 import orjson
+import pytest
 
 from assay.mock import MockConfig, open_mock_server, start_mock_processes
 from assay.mock.faults import FAULT_HEADER
