@@ -46,11 +46,13 @@ NATURAL: dict[str, str] = {"prompt_tokens": "64", "output_tokens": "32"}
 def test_every_key_takes_its_natural_toml_type(key: str) -> None:
     literal = NATURAL.get(key) or natural_toml(RunConfig.model_fields[key].annotation)
     keys = tomllib.loads(f"{key} = {literal}")
+    problem = ""
     try:
         build_config(keys, {})
     except ConfigError as error:
-        # A key may need another (a rate needs its profile): never a refused type.
-        assert "Input should be a valid" not in str(error), str(error)
+        problem = str(error)
+    # A key may need another (a rate needs its profile): never a refused type.
+    assert "Input should be a valid" not in problem, problem
 
 
 def test_token_counts_as_toml_integers_run_as_the_flags_strings() -> None:
