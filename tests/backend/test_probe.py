@@ -75,3 +75,17 @@ async def test_the_probe_has_its_own_id_and_asks_for_one_token(tmp_path: Path) -
     assert line["body"]["temperature"] == 0.5  # every other field as the run sends it
     assert line["request_id"] == wire_request_id("req-00000000-probe")
     assert line["request_id"] != wire_request_id("req-00000000")
+
+
+async def test_a_model_the_server_does_not_serve_is_named_with_the_served_ones() -> None:
+    # Issue 20 item 8: "check the target URL's path prefix" although /v1/models listed names.
+    request = completions_request().model_copy(
+        update={"endpoint": Endpoint.chat, "prompt": None, "model": "llama-70b",
+                "messages": ({"role": "user", "content": "hi"},)}
+    )  # fmt: skip
+    async with serve_chat_only(chat_status=404) as server:
+        with pytest.raises(WrongEndpoint) as raised:
+            await probe_endpoint(BackendSettings(base_url=server.url), request)
+    assert str(raised.value).endswith(
+        "nothing was sent; model 'llama-70b' is not served here; served: chat-only"
+    )

@@ -15,7 +15,13 @@ from typing import Final
 from pydantic import JsonValue
 from returns.result import Failure
 
-from assay.backend.client import open_backend
+from assay.backend.client import (
+    Backend,
+    ModelsStatus,
+    ModelsUnreachable,
+    NotAModelList,
+    open_backend,
+)
 from assay.backend.readiness import Interrupted, until_interrupted
 from assay.backend.settings import BackendSettings
 from assay.core.clock import MonotonicClock
@@ -70,14 +76,26 @@ async def probe_endpoint(
                 other_status = _status_of(other_result)
                 if other_status is None or other_status not in NO_ROUTE:
                     answered.append(other)
+            served = None if answered else await until_interrupted(_served(backend), interrupted)
     except Interrupted:
         return False
     if answered:
         choices = ", ".join(f"--endpoint {other.value} ({other.path})" for other in answered)
         hint = f"the server does answer: {choices}"
+    elif served and probe.model not in served:
+        # Every route said 404 for this model while /v1/models lists others: the model is wrong.
+        hint = f"model {probe.model!r} is not served here; served: {', '.join(served)}"
     else:
         hint = "no other endpoint answered either: check the target URL's path prefix"
     raise WrongEndpoint(f"{head}; nothing was sent; {hint}")
+
+
+async def _served(backend: Backend) -> list[str]:
+    """The models `/v1/models` lists; empty when it lists none or cannot be read."""
+    try:
+        return await backend.list_models()
+    except (ModelsStatus, ModelsUnreachable, NotAModelList):
+        return []
 
 
 def probe_of(request: GenerationRequest) -> GenerationRequest:

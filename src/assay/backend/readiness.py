@@ -114,6 +114,9 @@ async def _attempt(backend: Backend, model: str | None) -> str:
             raise ServerNotReady(
                 f"{error} (the server lists no models there; name the model with --model)"
             ) from None
+        if error.status == 429 and model is not None:
+            # Up, and only the listing is rate-limited: the model is known, go on.
+            return model
         if error.status in RETRY_STATUSES:
             raise _NotYet(str(error)) from None
         raise
