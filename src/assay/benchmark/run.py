@@ -249,7 +249,11 @@ def _run(
         backend = backend_settings_of(config, url)
         ready = asyncio.run(
             wait_until_ready(
-                backend, config.model, wait_s=config.wait_ready, interrupted=interrupted.is_set
+                backend,
+                config.model,
+                wait_s=config.wait_ready,
+                interrupted=interrupted.is_set,
+                note=note,
             )
         )
         if ready is None:
