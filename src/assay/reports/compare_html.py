@@ -91,7 +91,8 @@ def _figures(
     """A grouped bar chart per figure: a bar per run, a group per step."""
     if not steps_rows:
         return []
-    steps: list[JsonValue] = [step for step, _ in steps_rows]
+    # One line per run's load on the axis: "3 constant 38.8/s", "run 2: 3 constant 54.3/s".
+    steps: list[JsonValue] = [step.replace(" | ", "<br>") for step, _ in steps_rows]
     figures: list[dict[str, JsonValue]] = []
     for number, row in enumerate(steps_rows[0][1]):
         data: list[JsonValue] = []
@@ -112,9 +113,15 @@ def _figures(
                 "layout": {
                     "title": {"text": f"{row.label} ({unit})" if unit else row.label},
                     "barmode": "group",
-                    "height": 320,
+                    "height": 360,
                     "margin": {"t": 44, "r": 12, "b": 40, "l": 56},
-                    "legend": {"orientation": "h", "y": -0.2},
+                    "xaxis": {"automargin": True, "tickangle": 0},
+                    "legend": {
+                        "orientation": "h",
+                        "yref": "container",
+                        "y": 0,
+                        "yanchor": "bottom",
+                    },
                 },
             }
         )
