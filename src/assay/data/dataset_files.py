@@ -92,7 +92,11 @@ def hf_records(spec: str) -> list[tuple[int, Mapping[str, object]]]:
     if not name:
         raise DataError(f"{spec}: no dataset name or path after 'hf:'")
     local = Path(name)
-    hub_problem = None if local.exists() else _hub_unreachable()
+    # A hub name is `name` or `org/name`; anything else is a path, loaded without the hub.
+    hub_name = not (local.exists() or local.is_absolute() or name.startswith(".")) and (
+        name.count("/") <= 1
+    )
+    hub_problem = _hub_unreachable() if hub_name else None
     if hub_problem is not None:
         # Offline: the cache only, at once, instead of half a minute of retries on the hub.
         os.environ["HF_HUB_OFFLINE"] = "1"
