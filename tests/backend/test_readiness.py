@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 
 import pytest
 
@@ -69,3 +70,21 @@ async def test_server_that_never_answers_models_is_not_ready() -> None:
 
 async def test_mock_server_is_ready_with_its_model(mock_url: str) -> None:
     assert await check_ready(BackendSettings(base_url=mock_url + "/v1")) == "assay-mock"
+
+
+async def test_a_rate_limited_model_list_is_no_stop_when_the_model_is_named() -> None:
+    # Issue 20 item 8: a 429 on /v1/models aborted the run even with --model.
+    assert await models_server_check(429, b'{"error": "slow down"}', model="m") == "m"
+
+
+async def test_a_host_name_that_does_not_resolve_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 20 item 8: a DNS failure read "unknown error -2".
+    def no_such_host(*args: object, **kwargs: object) -> list[object]:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_such_host)
+    with pytest.raises(ServerNotReady) as raised:
+        await check_ready(BackendSettings(base_url="http://gpu-box.example:8000"), "m")
+    message = str(raised.value)
+    assert "host name 'gpu-box.example' did not resolve: Name or service not known" in message
+    assert "unknown error" not in message.lower()

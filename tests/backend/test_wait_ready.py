@@ -122,3 +122,20 @@ async def test_ctrl_c_between_retries_returns_at_once() -> None:
                 interrupted=lambda: bool(server.heads),
             )
     assert ready is None
+
+
+async def test_a_wait_says_what_it_waits_for_at_once_and_every_ten_seconds() -> None:
+    # Issue 20 item 8: --wait-ready printed nothing while it waited.
+    served, script = answers(*([503] * 25))
+    clock = JumpingClock()
+    heard: list[str] = []
+    async with serve_raw(script) as server:
+        model = await wait_until_ready(
+            BackendSettings(base_url=server.url), wait_s=60, clock=clock, note=heard.append
+        )
+    assert model == "tiny-llama"
+    assert len(served) == 26
+    assert len(heard) == 3  # at the first retry, then at 10 s and 20 s
+    assert heard[0].startswith("waiting for the server: ")
+    assert "503" in heard[0]
+    assert heard[0].endswith("(retrying every 1 s, 60 s left of --wait-ready)")

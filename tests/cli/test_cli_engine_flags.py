@@ -73,7 +73,11 @@ def test_config_file_keys_match_the_engine_flags(tmp_path: Path) -> None:
     config.write_text('engine = "ray"\nray_address = "auto"\nray_workers = 3\nprocesses = 2\n')
     result = run_fast(tmp_path / "out", "--config", config)
     assert result.exit_code == 2
-    assert result.stderr.strip().startswith("error: --processes counts local load processes")
+    # Named as the file wrote the keys (issue 20 item 4).
+    assert result.stderr.strip() == (
+        "error: processes counts local load processes; with engine ray the load runs in Ray "
+        "actors (ray_workers N)"
+    )
     assert RunConfig(engine="ray", ray_address="auto", ray_workers=3).ray_workers == 3
 
 

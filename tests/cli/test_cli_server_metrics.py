@@ -151,3 +151,28 @@ def test_credentials_go_with_a_metrics_url_of_the_target_origin(recording_server
     assert _Recorder.seen
     assert _Recorder.seen[0]["Authorization"] == "Bearer sk-secret"
     assert _Recorder.seen[0]["X-Api-Key"] == "k-1"
+
+
+def test_a_run_with_tool_calls_shows_the_server_metrics_agreeing(tmp_path: Path) -> None:
+    # Issue 20 item 3: "server generated 960 tokens; assay counted 294" on the mock's own tool
+    # calls: its /metrics counted a text answer it never sent.
+    tools = (
+        '{"tools": [{"type": "function", "function": {"name": "book_table", "parameters": '
+        '{"type": "object", "properties": {"guests": {"type": "integer"}, '
+        '"city": {"type": "string"}}}}}]}'
+    )
+    result = run_fast(
+        tmp_path, "--max-requests", "60", "--processes", "1", "--output-tokens", "64",
+        "--mock-fault", "empty_stream=0", "--extra-body", tools,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stdout + result.stderr
+    section = read_report(tmp_path).server_metrics
+    assert section is not None
+    assert [check.quantity for check in section.checks] == [
+        "requests_finished",
+        "generation_tokens",
+    ]
+    assert all(check.agrees for check in section.checks), section.checks
+    tokens = section.checks[1]
+    assert tokens.server == tokens.assay
+    assert "WARNING" not in result.stdout

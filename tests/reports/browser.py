@@ -49,14 +49,47 @@ def artifacts_dir() -> Path:
 
 
 @dataclass(frozen=True, slots=True)
+class Box:
+    """A drawn element's bounding box, in page pixels."""
+
+    left: float
+    top: float
+    right: float
+    bottom: float
+
+    def overlaps(self, other: Box) -> bool:
+        """Whether the two boxes share any area."""
+        return (
+            self.left < other.right
+            and other.left < self.right
+            and self.top < other.bottom
+            and other.top < self.bottom
+        )
+
+    def inside(self, other: Box, slack: float = 0.5) -> bool:
+        """Whether this box lies within `other` (a pixel's rounding allowed)."""
+        return (
+            self.left >= other.left - slack
+            and self.top >= other.top - slack
+            and self.right <= other.right + slack
+            and self.bottom <= other.bottom + slack
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class ChartState:
-    """What the browser drew for one chart div."""
+    """What the browser drew for one chart div: its SVG, and the boxes of its legend, axis
+    titles and right-hand axis labels (None where the chart has none)."""
 
     id: str
     svg_width: float
     svg_height: float
     traces: int
     annotations: int
+    svg: Box | None = None
+    legend: Box | None = None
+    x_title: Box | None = None
+    right_axis: tuple[Box, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,21 +99,38 @@ class RenderedPage:
     charts: tuple[ChartState, ...]
     errors: tuple[str, ...]
     title: str
+    cards: tuple[str, ...] = ()
 
 
 _CHART_STATE_JS: Final = """
 () => Array.from(document.querySelectorAll('.plot')).map(div => {
   const svg = div.querySelector('svg.main-svg');
   const box = svg ? svg.getBoundingClientRect() : {width: 0, height: 0};
+  const rect = el => {
+    if (!el) return null;
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 ? [r.left, r.top, r.right, r.bottom] : null;
+  };
   return {
     id: div.id,
     width: box.width,
     height: box.height,
     traces: div.querySelectorAll('.trace, .scatterlayer path.js-line, .barlayer .point').length,
     annotations: div.querySelectorAll('.annotation').length,
+    svg: rect(svg),
+    legend: rect(div.querySelector('g.legend')),
+    x_title: rect(div.querySelector('.g-xtitle text')),
+    right_axis: Array.from(
+      div.querySelectorAll('.yaxislayer-above .y2tick text, .g-y2title text')
+    ).map(rect).filter(r => r !== null),
   };
 })
 """
+_CARDS_JS: Final = "() => Array.from(document.querySelectorAll('.card')).map(c => c.innerText)"
+
+
+def _box(corners: list[float] | None) -> Box | None:
+    return None if corners is None else Box(*corners)
 
 
 def render(page_path: Path, screenshot: Path, timeout_ms: float = 30_000) -> RenderedPage:
@@ -111,11 +161,23 @@ def render(page_path: Path, screenshot: Path, timeout_ms: float = 30_000) -> Ren
                 timeout=timeout_ms,
             )
             states = page.evaluate(_CHART_STATE_JS)
+            cards = page.evaluate(_CARDS_JS)
             title = page.title()
             page.screenshot(path=str(screenshot), full_page=True)
         finally:
             browser.close()
     charts = tuple(
-        ChartState(s["id"], s["width"], s["height"], s["traces"], s["annotations"]) for s in states
+        ChartState(
+            s["id"],
+            s["width"],
+            s["height"],
+            s["traces"],
+            s["annotations"],
+            svg=_box(s["svg"]),
+            legend=_box(s["legend"]),
+            x_title=_box(s["x_title"]),
+            right_axis=tuple(Box(*corners) for corners in s["right_axis"]),
+        )
+        for s in states
     )
-    return RenderedPage(charts, tuple(errors), title)
+    return RenderedPage(charts, tuple(errors), title, tuple(" ".join(c.split()) for c in cards))

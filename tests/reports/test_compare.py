@@ -12,7 +12,8 @@ from assay.core import Endpoint, GenerationResponse, ResponseTiming, TokenSource
 from assay.metrics import StepAggregator
 from assay.records import Completed, RequestRecord
 from assay.reports import Report, StepReport, build_report, collect_environment, write_report
-from assay.reports.compare import Row, compare_step, workload_differences
+from assay.reports.compare import Row, align_steps, compare_step, workload_differences
+from assay.reports.compare_html import write_compare_html
 from assay.spec.run import RunEcho
 from tests.cli.cli_harness import run_assay
 
@@ -105,15 +106,68 @@ def test_workloads_that_differ_are_named() -> None:
 
 def test_compare_prints_a_table_per_step_with_marked_changes(tmp_path: Path) -> None:
     write_report(_report(2000, 10.0, 50), tmp_path / "a")
+    write_report(_report(2000, 10.0, 80), tmp_path / "b")
+    result = run_assay("compare", tmp_path / "a", tmp_path / "b")
+    assert result.exit_code == 0, result.stderr
+    assert "Step 1: constant at 200 req/s\n" in result.stdout  # one load: said once
+    (ttft,) = [line for line in result.stdout.splitlines() if "TTFT p50" in line]
+    assert "+57.8 % worse" in ttft
+    assert "~ = within the run-to-run noise" in result.stdout
+
+
+def test_steps_of_different_loads_are_shown_side_by_side_not_judged(tmp_path: Path) -> None:
+    # Issue 20 item 5: 16.6 vs 14.6 req/s were compared as if the same load.
+    write_report(_report(2000, 10.0, 50), tmp_path / "a")
     write_report(_report(2600, 10.0, 80), tmp_path / "b")
     result = run_assay("compare", tmp_path / "a", tmp_path / "b")
     assert result.exit_code == 0, result.stderr
-    assert "Step 1: constant at 200 req/s; run 2: constant at 260 req/s" in result.stdout
+    assert (
+        "Step 1: constant at 200 req/s; run 2: constant at 260 req/s (loads differ: not judged)"
+        in result.stdout
+    )
     (usable,) = [line for line in result.stdout.splitlines() if "usable req/s" in line]
-    assert "+29.6 % better" in usable  # 257.17 vs 198.43 req/s (first dispatch to last finish)
-    (ttft,) = [line for line in result.stdout.splitlines() if "TTFT p50" in line]
-    assert "worse" in ttft
-    assert "~ = within the run-to-run noise" in result.stdout
+    assert usable.rstrip().endswith("+29.6 %")  # shown, not called better
+    assert "better" not in result.stdout
+    assert "worse" not in result.stdout
+
+
+def _sweep(*rates: float) -> Report:
+    steps = [StepReport.of(0, "synchronous", _report(20, 10.0, 50).steps[0].metrics)]
+    steps += [
+        StepReport.of(index, "constant", _report(20, 10.0, 50).steps[0].metrics, requested_rate=r)
+        for index, r in enumerate(rates, start=1)
+    ]
+    return build_report(
+        run_config=RunEcho.model_validate({"profile": "sweep"}),
+        steps=steps,
+        started_at=NOW,
+        finished_at=NOW,
+        max_error_rate=0.05,
+    )
+
+
+def test_sweeps_align_by_offered_load_and_name_the_steps_left_over() -> None:
+    groups, notes = align_steps([_sweep(10.0, 16.6), _sweep(16.6, 14.6, 20.0)])
+    pairs = [
+        (group.baseline.index, None if group.steps[1] is None else group.steps[1].index)
+        for group in groups
+    ]
+    assert pairs == [(0, 0), (1, 2), (2, 1)]  # 16.6/s lines up with 16.6/s, not with step 3
+    assert [group.same_load for group in groups] == [True, False, True]
+    assert notes == ["run 2's step 4 (constant at 20 req/s) has no step of its load in run 1"]
+    rows = compare_step(groups[1].steps, judged=groups[1].same_load)
+    assert {change.verdict for row in rows for change in row.changes} == {""}
+
+
+def test_the_compare_page_labels_both_loads_and_shows_error_rates_in_percent(
+    tmp_path: Path,
+) -> None:
+    page = tmp_path / "compare.html"
+    write_compare_html(page, [_sweep(10.0, 16.6), _sweep(16.6, 14.6)], ["a", "b"])
+    text = page.read_text(encoding="utf-8")
+    assert "2 constant 10/s | run 2: 3 constant 14.6/s" in text
+    assert "error rate (%)" in text
+    assert "error rate (fraction)" not in text
 
 
 def test_compare_refuses_runs_of_different_workloads_unless_forced(tmp_path: Path) -> None:

@@ -22,10 +22,19 @@ from tests.reports.browser import ChartState, artifacts_dir, render
 
 
 def _assert_drawn(chart: ChartState) -> None:
-    """A chart drew a sized SVG with data in it, or an annotation that says why it has none."""
+    """A chart drew a sized SVG with data in it, or an annotation that says why it has none;
+    its legend stays clear of the x-axis title and inside the chart, and a right-hand axis's
+    labels are not cut at the chart's edge (issue 20 item 6)."""
     assert chart.svg_width > 100, chart
     assert chart.svg_height > 100, chart
     assert chart.traces > 0 or chart.annotations > 0, chart
+    assert chart.svg is not None, chart
+    if chart.legend is not None:
+        assert chart.legend.inside(chart.svg), chart
+        if chart.x_title is not None:
+            assert not chart.legend.overlaps(chart.x_title), chart
+    for label in chart.right_axis:
+        assert label.inside(chart.svg), (label, chart)
 
 
 @pytest.fixture(scope="module")
@@ -98,6 +107,27 @@ def test_every_chart_of_a_single_step_run_renders_in_chromium(single_run: Path) 
     assert len(page.charts) >= 10
     for chart in page.charts:
         _assert_drawn(chart)
+    # The latency headline of a one-step run, as cards.
+    shown = {card.rsplit(" ", 2)[0]: card for card in page.cards if card.endswith(" ms")}
+    latency = read_report(single_run).steps[0].metrics.latency
+    measured = {
+        f"{name} {field}"
+        for name, metric in (("TTFT", "ttft_ms"), ("ITL", "itl_ms"), ("TPOT", "tpot_ms"),
+                             ("E2E", "e2e_ms"))
+        for field in ("p50", "p99")
+        if getattr(latency, metric) is not None
+    }  # fmt: skip
+    assert {"TTFT p50", "TTFT p99", "E2E p50", "E2E p99"} <= set(shown) <= measured
+    assert latency.ttft_ms is not None
+    assert shown["TTFT p50"] == f"TTFT p50 {latency.ttft_ms.p50:.3g} ms"
+
+
+def test_a_report_page_stays_under_one_and_a_half_megabytes(
+    single_run: Path, sweep_run: Path
+) -> None:
+    # Issue 20 item 6: each page was 4.9 MB (the full plotly bundle inlined).
+    for run in (single_run, sweep_run):
+        assert (run / HTML_FILE).stat().st_size <= 1_500_000
 
 
 def test_every_chart_of_a_sweep_renders_with_its_slo_lines(sweep_run: Path) -> None:
@@ -109,6 +139,8 @@ def test_every_chart_of_a_sweep_renders_with_its_slo_lines(sweep_run: Path) -> N
     assert {"sweep-throughput", "sweep-ttft_ms", "sweep-e2e_ms"} <= ids
     for chart in page.charts:
         _assert_drawn(chart)
+    server_rates = next(chart for chart in page.charts if chart.id == "server-rates")
+    assert server_rates.right_axis  # the tok/s axis drew its labels, inside the chart
     html = (sweep_run / HTML_FILE).read_text(encoding="utf-8")
     assert "SLO 5 ms" in html
     assert "SLO 50 ms" in html

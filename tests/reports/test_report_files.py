@@ -118,13 +118,13 @@ def test_report_round_trips_through_json() -> None:
 
 
 def test_report_json_on_disk_has_schema_version_steps_and_validity(tmp_path: Path) -> None:
-    json_path, _ = write_report(_report(errored=3), tmp_path / "run")
+    json_path, _ = write_report(_report(errored=5), tmp_path / "run")
     data = json.loads(json_path.read_text())
     assert data["schema_version"] == "assay.report/1"
     assert [step["profile"] for step in data["steps"]] == ["synchronous", "constant"]
-    assert data["steps"][1]["metrics"]["errors_by_code"]["http_status"]["count"] == 3
+    assert data["steps"][1]["metrics"]["errors_by_code"]["http_status"]["count"] == 5
     assert data["validity"]["valid"] is False
-    assert Report.model_validate(data).totals.outcomes.errored == 3
+    assert Report.model_validate(data).totals.outcomes.errored == 5
 
 
 def test_summary_csv_has_the_header_and_one_row_per_step(tmp_path: Path) -> None:
@@ -159,7 +159,9 @@ def test_run_with_too_many_errors_is_invalid_with_the_reason() -> None:
     report = _report(completed=10, errored=5)
     assert report.validity.valid is False
     assert report.validity.reasons == (
-        "error rate 20.0 % exceeds the allowed 5.0 % (5 errored of 25 finished)",
+        "error rate 20.0 % exceeds the allowed 5.0 % (5 errored of 25 finished; beyond "
+        "chance: a server erring at exactly 5.0 % gives 5 or more errors in 25 requests in "
+        "0.7 % of runs)",
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import socket
 import ssl
 import uuid
 from collections.abc import AsyncIterator
@@ -682,8 +683,11 @@ def _model_ids(base_url: str, body: bytes, redactor: Redactor) -> list[str]:
 
 
 def _connect_reason(error: aiohttp.ClientConnectorError) -> str:
-    """ "connection refused" rather than asyncio's "Connect call failed ('127.0.0.1', 9)"."""
+    """ "connection refused" rather than asyncio's "Connect call failed ('127.0.0.1', 9)"; a
+    host name that did not resolve says so, rather than "unknown error -2"."""
     os_error = error.os_error
+    if isinstance(os_error, socket.gaierror):
+        return f"host name {error.host!r} did not resolve: {os_error.strerror or os_error}"
     if os_error.errno:
         return os.strerror(os_error.errno).lower()
     return str(os_error) or type(os_error).__name__

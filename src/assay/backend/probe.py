@@ -17,7 +17,13 @@ from typing import Final
 from pydantic import JsonValue
 from returns.result import Failure
 
-from assay.backend.client import open_backend
+from assay.backend.client import (
+    Backend,
+    ModelsStatus,
+    ModelsUnreachable,
+    NotAModelList,
+    open_backend,
+)
 from assay.backend.readiness import Interrupted, until_interrupted
 from assay.backend.settings import BackendSettings
 from assay.core.clock import MonotonicClock
@@ -27,6 +33,11 @@ from assay.errors import ServerNotReady
 from assay.spec.endpoint import Carries, Endpoint
 
 NO_ROUTE: Final = frozenset({404, 405})
+# Body fields that set how many tokens an answer has, as the servers' APIs spell them: the probe
+# asks for one token whatever `--extra-body` says.
+_LENGTH_FIELDS: Final = frozenset(
+    {"max_tokens", "max_completion_tokens", "max_output_tokens", "min_tokens", "ignore_eos"}
+)
 REFUSED_SHAPE: Final = frozenset({400, 422})
 
 
@@ -43,7 +54,7 @@ async def probe_endpoint(
 ) -> bool:
     """Send `request` (cut to one output token) once; True when the run may go ahead, False
     when `interrupted()` turned true. Raises `WrongEndpoint` for a 404/405/400/422."""
-    probe = request.model_copy(update={"max_output_tokens": 1})
+    probe = probe_of(request)
     try:
         async with open_backend(settings, MonotonicClock()) as backend:
             result = await until_interrupted(backend.resolve(probe), interrupted)
@@ -67,14 +78,48 @@ async def probe_endpoint(
                 other_status = _status_of(other_result)
                 if other_status is None or other_status not in NO_ROUTE:
                     answered.append(other)
+            served = None if answered else await until_interrupted(_served(backend), interrupted)
     except Interrupted:
         return False
     if answered:
         choices = ", ".join(f"--endpoint {other.value} ({other.path})" for other in answered)
         hint = f"the server does answer: {choices}"
+    elif served and probe.model not in served:
+        # Every route said 404 for this model while /v1/models lists others: the model is wrong.
+        hint = f"model {probe.model!r} is not served here; served: {', '.join(served)}"
     else:
         hint = "no other endpoint answered either: check the target URL's path prefix"
     raise WrongEndpoint(f"{head}; nothing was sent; {hint}")
+
+
+async def _served(backend: Backend) -> list[str]:
+    """The models `/v1/models` lists; empty when it lists none or cannot be read."""
+    try:
+        return await backend.list_models()
+    except (ModelsStatus, ModelsUnreachable, NotAModelList):
+        return []
+
+
+def probe_of(request: GenerationRequest) -> GenerationRequest:
+    """The probe made of the run's first request: its own id (a server log shows two requests,
+    not one id twice) and one output token, whatever `extra_body` asks.
+
+    >>> from assay.spec.endpoint import Endpoint
+    >>> first = GenerationRequest(request_id="req-00000000", endpoint=Endpoint.chat, model="m",
+    ...     prompt="hi", max_output_tokens=128, extra_body={"max_tokens": 4, "top_k": 2})
+    >>> probe = probe_of(first)
+    >>> probe.request_id, probe.max_output_tokens, probe.extra_body
+    ('req-00000000-probe', 1, {'top_k': 2})
+    """
+    extra = {key: value for key, value in request.extra_body.items() if key not in _LENGTH_FIELDS}
+    return request.model_copy(
+        update={
+            "request_id": f"{request.request_id}-probe",
+            "max_output_tokens": 1 if request.endpoint.traits.generates else None,
+            "ignore_eos": False,
+            "extra_body": extra,
+        }
+    )
 
 
 def _status_of(result: object) -> int | None:

@@ -29,6 +29,8 @@ RETRY_STATUSES: Final = frozenset({429, 502, 503, 504})
 # Statuses of a server that has no `/v1/models` route: fine when the model is given.
 NO_MODELS_ROUTE: Final = frozenset({404, 405, 501})
 RETRY_INTERVAL_S: Final = 1.0
+# How often a wait says what it waits for.
+_NOTE_EVERY_S: Final = 10.0
 # How often a wait checks for Ctrl-C, in loop time.
 _INTERRUPT_POLL_S: Final = 0.05
 # A bound on attempts whatever the clock does (a wait of days at one attempt per second fits).
@@ -73,15 +75,19 @@ async def wait_until_ready(
     clock: Clock | None = None,
     interrupted: Callable[[], bool] = lambda: False,
     retry_interval_s: float = RETRY_INTERVAL_S,
+    note: Callable[[str], None] = lambda _: None,
 ) -> str | None:
     """Like `check_ready`, retrying a server that is not ready yet for up to `wait_s` seconds.
 
     Returns None as soon as `interrupted()` is true (Ctrl-C), also in the middle of a request.
     Retried: nothing listening, no answer in time, 429/502/503/504, an empty model list.
     Never retried: any other error status (401, 403, 500, ...) and unreadable answers.
+    While it waits, `note` hears what it waits for: at the first retry, then every
+    `_NOTE_EVERY_S` seconds.
     """
     clock = clock or MonotonicClock()
     deadline_ns = clock.now_ns() + int(wait_s * 1e9)
+    noted_ns: int | None = None
     try:
         async with open_backend(settings, clock) as backend:
             for attempt in range(1, _MAX_ATTEMPTS + 1):
@@ -91,6 +97,13 @@ async def wait_until_ready(
                     now_ns = clock.now_ns()
                     if now_ns >= deadline_ns or attempt == _MAX_ATTEMPTS:
                         raise ServerNotReady(_gave_up(str(not_yet), wait_s, attempt)) from None
+                    if noted_ns is None or now_ns - noted_ns >= _NOTE_EVERY_S * 1e9:
+                        noted_ns = now_ns
+                        left = (deadline_ns - now_ns) / 1e9
+                        note(
+                            f"waiting for the server: {not_yet} (retrying every "
+                            f"{retry_interval_s:g} s, {left:.0f} s left of --wait-ready)"
+                        )
                     resume_ns = min(deadline_ns, now_ns + int(retry_interval_s * 1e9))
                     await until_interrupted(clock.sleep_until(resume_ns), interrupted)
     except Interrupted:
@@ -114,6 +127,9 @@ async def _attempt(backend: Backend, model: str | None) -> str:
             raise ServerNotReady(
                 f"{error} (the server lists no models there; name the model with --model)"
             ) from None
+        if error.status == 429 and model is not None:
+            # Up, and only the listing is rate-limited: the model is known, go on.
+            return model
         if error.status in RETRY_STATUSES:
             raise _NotYet(str(error)) from None
         raise

@@ -104,6 +104,38 @@ def injected_faults(config: RunConfig) -> dict[str, float]:
     return dict(config.mock_faults) if config.mock_faults else dict(DEMO_FAULTS)
 
 
+def injected_faults_caught(report: Report) -> str | None:
+    """One line on the embedded mock's injected faults and how many of them assay caught, for a
+    run against the embedded mock that injected any; None otherwise.
+
+    The faults are part of the demonstration: each is an answer a real server can give, and
+    each errored request carrying a fault's code is one that assay refused to count as served.
+    """
+    echo = report.run_config
+    faults = {name: rate for name, rate in echo.mock_faults.items() if rate > 0}
+    if echo.target is not None or not faults:
+        return None
+    # The mock is loaded already: it served the run.
+    from assay.mock.faults import FAULTS
+
+    codes = {FAULTS[name].code for name in faults if name in FAULTS}
+    caught = {
+        str(code): summary.count
+        for code, summary in report.totals.errors_by_code.items()
+        if code in codes
+    }
+    rates = ", ".join(f"{name}={rate:g}" for name, rate in faults.items())
+    total = sum(faults.values())
+    found = ", ".join(f"{code} {count}" for code, count in sorted(caught.items()))
+    count = sum(caught.values())
+    return (
+        f"Injected faults: the embedded mock injects {total * 100:.3g} % faults to show what "
+        f"assay catches ({rates}); {count} injected fault{'' if count == 1 else 's'} caught"
+        + (f" ({found})" if found else "")
+        + ". --mock-fault NAME=0 turns them off."
+    )
+
+
 def effective_settings(config: RunConfig) -> dict[str, JsonValue]:
     """The settings a run used where the config left the choice to a default.
 
@@ -220,7 +252,11 @@ def _run(
         backend = backend_settings_of(config, url)
         ready = asyncio.run(
             wait_until_ready(
-                backend, config.model, wait_s=config.wait_ready, interrupted=interrupted.is_set
+                backend,
+                config.model,
+                wait_s=config.wait_ready,
+                interrupted=interrupted.is_set,
+                note=note,
             )
         )
         if ready is None:

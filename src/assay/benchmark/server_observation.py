@@ -124,7 +124,10 @@ def assay_counts(steps: Sequence[StepReport]) -> AssayCounts:
             elif known is None or stage_of(known) is Stage.content:
                 # A content verdict (assay's or a user's own code) judged an answer received.
                 answered += summary.count
-        tokens += metrics.throughput.attempted_output_tokens
+        # Like with like: every answer's tokens as the server reported them, usable or not
+        # (a report of an earlier version has only the attempted figure).
+        reported = metrics.tokens.reported_output_tokens
+        tokens += metrics.throughput.attempted_output_tokens if reported is None else reported
         per_request = metrics.tokens.output_per_request
         if per_request is not None:
             most = max(most, int(per_request.max))

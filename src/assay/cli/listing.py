@@ -38,13 +38,14 @@ def print_validators(console: "Console | None" = None, validators: tuple[str, ..
     Each `package.module:name` in `validators` is loaded as `assay run --validator` would, and
     the `CustomCode`s its module defines are listed after the built-in codes.
     """
-    from rich.console import Console
     from rich.table import Table
 
+    from assay.cli.console import output_console
     from assay.core import CODE_MEANINGS, stage_of
+    from assay.reports.unclipped import unclipped
     from assay.validators import BUILTIN_VALIDATORS, custom_codes_of
 
-    console = console or Console()
+    console = console or output_console()
     custom = {spec: custom_codes_of(spec) for spec in validators}
     table = Table(title="Built-in validators (use with --validator NAME)", title_justify="left")
     table.add_column("name")
@@ -52,14 +53,14 @@ def print_validators(console: "Console | None" = None, validators: tuple[str, ..
     table.add_column("what it checks")
     for builtin in BUILTIN_VALIDATORS:
         table.add_row(builtin.name, builtin.code, builtin.description)
-    console.print(table)
+    console.print(unclipped(table))
     codes = Table(title="Diagnostic codes (stable; in report.json)", title_justify="left")
     codes.add_column("stage")
     codes.add_column("code")
     codes.add_column("meaning")
     for code, meaning in CODE_MEANINGS.items():
         codes.add_row(stage_of(code), code, meaning)
-    console.print(codes)
+    console.print(unclipped(codes))
     if validators:
         loaded = Table(title="Custom codes of the named validators", title_justify="left")
         loaded.add_column("validator")
@@ -71,7 +72,7 @@ def print_validators(console: "Console | None" = None, validators: tuple[str, ..
                 loaded.add_row(spec, "", "(none)", "")
             for custom_code in defined:
                 loaded.add_row(spec, custom_code.stage, custom_code.value, custom_code.meaning)
-        console.print(loaded)
+        console.print(unclipped(loaded))
     console.print(
         "A custom validator is any callable taking a GenerationResponse and returning "
         "Result[GenerationResponse, UnusableResponse]: --validator package.module:name. "

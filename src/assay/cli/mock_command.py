@@ -112,15 +112,31 @@ def serve_mock(
     except ValidationError as error:
         raise ConfigError(describe_validation_error(error)) from None
     check_listen_address(host, port, workers)
-    serve(
-        config,
-        host=host,
-        port=port,
-        workers=workers,
-        on_ready=lambda url: typer.echo(
-            f"assay mock serving {model_name!r} at {url} (Ctrl-C stops)"
-        ),
-    )
+
+    def ready(url: str) -> None:
+        typer.echo(f"assay mock serving {model_name!r} at {url} (Ctrl-C stops)")
+        for line in startup_lines(faults, ttft_ms, itl_ms, output_tokens):
+            typer.echo(line)
+
+    serve(config, host=host, port=port, workers=workers, on_ready=ready)
+
+
+def startup_lines(
+    faults: dict[str, float], ttft_ms: float, itl_ms: float, output_tokens: int
+) -> list[str]:
+    """What the mock injects and how it answers, said at start-up: its defaults are not the
+    embedded mock's of `assay run`.
+
+    >>> startup_lines({}, 0.0, 0.0, 16)[0]
+    'faults: none (--fault NAME=RATE injects one; X-Assay-Fault per request)'
+    """
+    injected = ", ".join(f"{name}={rate:g}" for name, rate in faults.items() if rate > 0)
+    return [
+        f"faults: {injected or 'none'} (--fault NAME=RATE injects one; X-Assay-Fault per request)",
+        f"answers: TTFT {ttft_ms:g} ms, ITL {itl_ms:g} ms, {output_tokens} output tokens (capped "
+        "by max_tokens); the embedded mock of `assay run` uses TTFT 40 ms, ITL 8 ms, about 400 "
+        "tokens capped by max_tokens (128 by default), and injects 2 % demo faults",
+    ]
 
 
 def check_listen_address(host: str, port: int, workers: int) -> None:

@@ -611,15 +611,14 @@ def run_and_report(
     folder: "RunFolder | None" = None,
 ) -> int:
     """Run, print the summary and where the files are; the exit code for the outcome."""
-    from rich.console import Console
-
     from assay.benchmark.from_config import constraints_of
-    from assay.benchmark.run import run_from_config
+    from assay.benchmark.run import injected_faults_caught, run_from_config
+    from assay.cli.console import output_console
     from assay.cli.progress import ProgressDisplay
     from assay.reports import render_summary
     from assay.reports.server_section import render_server_metrics
 
-    console = Console(highlight=False)
+    console = output_console()
     steps = None if config.profile == "sweep" else 1
     if config.sweep_concurrency:
         steps = len(config.sweep_concurrency)
@@ -629,6 +628,9 @@ def run_and_report(
             config, note=display.note, on_progress=display.update, started=started, folder=folder
         )
     render_summary(outcome.report, console)
+    caught = injected_faults_caught(outcome.report)
+    if caught is not None:
+        console.print(caught, highlight=False)
     render_server_metrics(outcome.report, console)
     console.print(
         f"files: {outcome.output_dir}/ (report.json, report.html, records.jsonl, summary.csv)"

@@ -1,29 +1,43 @@
 """Config files and flags into one `RunConfig` (the run spec, `assay.spec.run`).
 
 A config file (TOML or JSON) holds the same keys as the `assay run` flags (dashes or
-underscores); flags given on the command line override the file. Validation errors become one
-`ConfigError` line per problem.
+underscores), in the file format's natural types: `output_tokens = 32` as the flag's "32", a
+lone string where the flag repeats (`validators = "mypkg.checks:x"`). Flags given on the
+command line override the file. Validation errors become one `ConfigError` line per problem,
+naming each key as the user wrote it: `output_tokens` for a file's key, `--output-tokens` for a
+flag.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, get_args, get_origin
 
 from pydantic import ValidationError
 
 from assay.errors import ConfigError
 from assay.spec.run import RunConfig as RunConfig
+from assay.spec.run import flag_of
 from assay.spec.validation import SLO_KEYS as SLO_KEYS
 
 FIELD_NAMES: Final = frozenset(RunConfig.model_fields)
 """Every key a config file may hold."""
 
+# Keys whose flag repeats (`--validator A --validator B`): a file may give a list or one string.
+_REPEATED: Final = frozenset(
+    name
+    for name, info in RunConfig.model_fields.items()
+    if get_origin(info.annotation) is tuple and get_args(info.annotation)[0] is str
+)
+
 
 def load_config_file(path: Path) -> dict[str, Any]:
-    """The raw keys of a TOML or JSON config file, dashes folded to underscores.
+    """The keys of a TOML or JSON config file, as the file spells them (dashes or underscores;
+    `build_config` folds them and names them back as written).
 
     Unknown keys are an error naming the valid ones, so a typo never silently does nothing.
     """
@@ -50,40 +64,93 @@ def load_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"config file {path} is not valid: {error}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"config file {path} must hold a table of keys, not {type(raw).__name__}")
-    keys = {str(key).replace("-", "_"): value for key, value in raw.items()}
-    unknown = sorted(set(keys) - FIELD_NAMES)
+    keys = {str(key): value for key, value in raw.items()}
+    unknown = sorted(key for key in keys if _folded(key) not in FIELD_NAMES)
     if unknown:
         raise ConfigError(
             f"config file {path}: unknown key {', '.join(unknown)}; "
             f"valid keys: {', '.join(sorted(FIELD_NAMES))}"
         )
+    twice = sorted(
+        {_folded(key) for key in keys if sum(_folded(k) == _folded(key) for k in keys) > 1}
+    )
+    if twice:
+        raise ConfigError(
+            f"config file {path}: {', '.join(twice)} given twice (once with dashes, once "
+            "with underscores)"
+        )
     return keys
 
 
-def build_config(file_keys: dict[str, Any], overrides: dict[str, Any]) -> RunConfig:
+def build_config(file_keys: Mapping[str, Any], overrides: Mapping[str, Any]) -> RunConfig:
     """Merge file keys with flag overrides (flags win) and validate into a `RunConfig`.
 
     >>> build_config({"profile": "constant", "rate": 5}, {"rate": 10}).rate
     10.0
     >>> build_config({"extra_body": {"a": 1, "b": 2}}, {"extra_body": {"b": 3}}).extra_body
     {'a': 1, 'b': 3}
+    >>> build_config({"output-tokens": 32, "stop": "END"}, {}).output_tokens
+    '32'
+    >>> build_config({"max_requests": "ten"}, {})
+    Traceback (most recent call last):
+    ...
+    assay.errors.ConfigError: max_requests: Input should be a valid integer, unable to parse \
+string as an integer
     """
-    merged = {**file_keys, **{key: value for key, value in overrides.items() if value is not None}}
-    file_extra, flag_extra = file_keys.get("extra_body"), overrides.get("extra_body")
+    written = {_folded(key): key for key in file_keys}
+    from_file = {_folded(key): _natural(_folded(key), value) for key, value in file_keys.items()}
+    flags = {key: value for key, value in overrides.items() if value is not None}
+    merged = {**from_file, **flags}
+    file_extra, flag_extra = from_file.get("extra_body"), flags.get("extra_body")
     if isinstance(file_extra, dict) and isinstance(flag_extra, dict):
         # Request fields add up: the flags' objects are merged over the file's, key by key.
         merged["extra_body"] = {**file_extra, **flag_extra}
+    # A key the file set and no flag overrode is named as the file wrote it.
+    names = {key: spelled for key, spelled in written.items() if key not in flags}
     try:
         return RunConfig.model_validate(merged)
     except ValidationError as error:
-        raise ConfigError(describe_validation_error(error)) from None
+        raise ConfigError(describe_validation_error(error, names)) from None
 
 
-def describe_validation_error(error: ValidationError) -> str:
-    """One readable line per problem: `key: what is wrong`."""
+def describe_validation_error(
+    error: ValidationError, names: Mapping[str, str] | None = None
+) -> str:
+    """One readable line per problem: `key: what is wrong`.
+
+    A key in `names` (by field) is named as given there, e.g. as a config file wrote it; any
+    other with dashes. Messages that name the flag of a key in `names` name it so instead.
+    """
+    names = names or {}
     lines = []
     for problem in error.errors():
-        where = ".".join(str(part) for part in problem["loc"]) or "config"
-        message = str(problem["msg"]).removeprefix("Value error, ")
-        lines.append(f"{where.replace('_', '-')}: {message}" if where != "config" else message)
+        loc = problem["loc"]
+        message = _as_written(str(problem["msg"]).removeprefix("Value error, "), names)
+        if not loc:
+            lines.append(message)
+            continue
+        head, rest = str(loc[0]), "".join(f".{part}" for part in loc[1:])
+        where = names.get(head) or head.replace("_", "-")
+        lines.append(f"{where}{rest}: {message}")
     return "; ".join(lines)
+
+
+def _folded(key: str) -> str:
+    return key.replace("-", "_")
+
+
+def _natural(key: str, value: Any) -> Any:
+    """A file's value in the shape the key takes: one string where the flag repeats."""
+    if key in _REPEATED and isinstance(value, str):
+        return [value]
+    return value
+
+
+def _as_written(message: str, names: Mapping[str, str]) -> str:
+    """`message` with each flag of a key in `names` replaced by the key as the file wrote it."""
+    for key, spelled in names.items():
+        flag = flag_of(key)
+        if flag == spelled:
+            continue
+        message = re.sub(rf"{re.escape(flag)}(?![\w-])", spelled, message)
+    return message

@@ -8,9 +8,12 @@ Parquet, arrow and Hugging Face datasets need the optional `datasets` package (w
 from __future__ import annotations
 
 import importlib
+import os
+import socket
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -85,11 +88,19 @@ def arrow_records(path: Path) -> list[tuple[int, Mapping[str, object]]]:
 def hf_records(spec: str) -> list[tuple[int, Mapping[str, object]]]:
     """The rows of a Hugging Face dataset: a directory written by `save_to_disk`, a local
     dataset folder, or a hub name; SPLIT defaults to `train` (or the only split there is)."""
-    datasets = _datasets()
     name, split = split_hf_spec(spec)
     if not name:
         raise DataError(f"{spec}: no dataset name or path after 'hf:'")
     local = Path(name)
+    # A hub name is `name` or `org/name`; anything else is a path, loaded without the hub.
+    hub_name = not (local.exists() or local.is_absolute() or name.startswith(".")) and (
+        name.count("/") <= 1
+    )
+    hub_problem = _hub_unreachable() if hub_name else None
+    if hub_problem is not None:
+        # Offline: the cache only, at once, instead of half a minute of retries on the hub.
+        os.environ["HF_HUB_OFFLINE"] = "1"
+    datasets = _datasets()
     try:
         if (local / "dataset_info.json").is_file() or (local / "dataset_dict.json").is_file():
             loaded = datasets.load_from_disk(str(local))
@@ -99,6 +110,11 @@ def hf_records(spec: str) -> list[tuple[int, Mapping[str, object]]]:
     # The library raises many kinds for a name, path or split it cannot load (missing files,
     # no network, unknown split); each becomes one line for the user.
     except Exception as error:
+        if hub_problem is not None:
+            raise DataError(
+                f"{spec}: no Hugging Face hub reachable ({hub_problem}) and the dataset is not "
+                "in the local cache; give a local path, or load it once with the hub reachable"
+            ) from None
         raise DataError(
             f"{spec}: cannot load the dataset: {type(error).__name__}: {error}"
         ) from None
@@ -111,6 +127,25 @@ def hf_records(spec: str) -> list[tuple[int, Mapping[str, object]]]:
     elif split is not None:
         raise DataError(f"{spec}: the dataset saved at {name} has no splits; drop ':{split}'")
     return _numbered(loaded.to_list())
+
+
+HUB_TIMEOUT_S: Final = 3.0
+
+
+def _hub_unreachable() -> str | None:
+    """Why the hub cannot be reached (a TCP connection to `HF_ENDPOINT`, else the public hub,
+    within `HUB_TIMEOUT_S`), or None when it can or offline mode is already asked for."""
+    if os.environ.get("HF_HUB_OFFLINE", "").strip() not in ("", "0"):
+        return None
+    endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+    parts = urlsplit(endpoint)
+    host = parts.hostname or "huggingface.co"
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=HUB_TIMEOUT_S):
+            return None
+    except OSError as error:
+        return f"{host}:{port}: {error.strerror or error}"
 
 
 def _numbered(rows: list[dict[str, Any]]) -> list[tuple[int, Mapping[str, object]]]:

@@ -96,6 +96,10 @@ _MS = 1e-6  # ns -> ms
 
 # Errors whose partial's usage is not evidence of output: counted by what was streamed instead.
 _USAGE_NOT_BELIEVED = frozenset({DiagnosticCode.impossible_usage, DiagnosticCode.empty_response})
+# Errors whose usage the stream contradicted: the server's own counters are compared with the
+# streamed count. Every other answer counts as the server reported it (an empty answer's usage
+# included: the server generated those tokens, it only showed none).
+_USAGE_CONTRADICTED = frozenset({DiagnosticCode.impossible_usage, DiagnosticCode.usage_mismatch})
 
 
 @dataclass(slots=True)
@@ -180,6 +184,7 @@ class StepAggregator:
         "_output_tokens",
         "_per_user",
         "_prompt_tokens",
+        "_reported_output_tokens",
         "_scored",
         "_tpot",
         "_ttft",
@@ -225,6 +230,7 @@ class StepAggregator:
         self._usable_documents = 0
         self._usable_output_tokens = 0
         self._attempted_output_tokens = 0
+        self._reported_output_tokens = 0
         self._concurrency = ConcurrencyTracker()
         self._inputs = InputTally()
         self._first_dispatch_ns: int | None = None
@@ -272,6 +278,11 @@ class StepAggregator:
                     self._attempted_output_tokens += (
                         partial.streamed_tokens
                         if diagnostic.code in _USAGE_NOT_BELIEVED
+                        else partial.output_tokens
+                    )
+                    self._reported_output_tokens += (
+                        partial.streamed_tokens
+                        if diagnostic.code in _USAGE_CONTRADICTED
                         else partial.output_tokens
                     )
             case Cancelled():
@@ -338,6 +349,7 @@ class StepAggregator:
         self._output_tokens.add(output_tokens)
         self._usable_output_tokens += output_tokens
         self._attempted_output_tokens += output_tokens
+        self._reported_output_tokens += output_tokens
         sources = self._output_sources
         sources[source] = sources.get(source, 0) + 1
         if output_tokens > 0:
@@ -506,6 +518,7 @@ class StepAggregator:
             self._output_sources[source] = self._output_sources.get(source, 0) + n
         self._usable_output_tokens += other._usable_output_tokens
         self._attempted_output_tokens += other._attempted_output_tokens
+        self._reported_output_tokens += other._reported_output_tokens
         self._concurrency.merge(other._concurrency)
         self._inputs.merge(other._inputs)
         if other._first_dispatch_ns is not None and (
@@ -585,6 +598,7 @@ class StepAggregator:
                 prompt_reported=self._prompt_tokens.count,
                 embeddings=self._embeddings,
                 scored=self._scored,
+                reported_output_tokens=self._reported_output_tokens,
             ),
             throughput=Throughput(
                 duration_s=duration_s,

@@ -91,6 +91,10 @@ class Tokens(BaseModel):
     count (the prompt distribution uses only those). `embeddings` counts completed embeddings
     answers and `scored` completed rerank and score answers, which have no output tokens and
     are left out of the output figures.
+    `reported_output_tokens` sums the output tokens of every answer, usable or not, as the server
+    reported them (its usage; the streamed count where it gave none or the stream contradicted
+    it): the figure the server's own token counter is checked against (None in reports of
+    versions before it).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -102,6 +106,8 @@ class Tokens(BaseModel):
     embeddings: int = 0
     # Written only by a run that scored documents, so earlier reports are written back as read.
     scored: int = Field(default=0, exclude_if=_nothing)
+    # Left out of report.json when None, so a report of an earlier version is written back whole.
+    reported_output_tokens: int | None = Field(default=None, exclude_if=lambda value: value is None)
 
     @property
     def output_source_note(self) -> str:

@@ -286,8 +286,7 @@ class MockService:
         finally:
             counters.add(Served.running, -1)
         if finishes:
-            empty = fault is not None and fault.name in EMPTY_FAULTS
-            tokens = 0 if empty else len(answer.pieces)
+            tokens = self._generated_tokens(api, answer, fault)
             counters.finished(answer.finish_reason, ask.prompt_tokens, tokens)
         return served
 
@@ -342,6 +341,18 @@ class MockService:
                 answer.finish_reason, ask.prompt_tokens, 0 if empty else len(answer.pieces)
             )
         return served
+
+    def _generated_tokens(self, api: Api, answer: Answer, fault: FaultSpec | None) -> int:
+        """The output tokens of a finished answer, as its usage reports them when the usage is
+        true: a tool call's arguments when it called a tool, none for an empty answer."""
+        name = fault.name if fault is not None else None
+        if name in EMPTY_FAULTS:
+            return 0
+        if api is Api.chat and name == "invalid_tool_call":
+            return len(self._tool_pieces)
+        if api is Api.chat and name is None and answer.tool_pieces is not None:
+            return len(answer.tool_pieces)
+        return len(answer.pieces)
 
     async def _play_answer(
         self,

@@ -38,6 +38,21 @@ OUTCOME_COLOURS: Mapping[str, str] = {
     "errored": "#c62828",
     "cancelled": "#9e9e9e",
 }
+# One colour per step, the same on every chart (a step's usable and attempted lines differ by
+# their dash, not their colour).
+STEP_COLOURS: tuple[str, ...] = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
+SLO_COLOUR = "#c62828"
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,12 +66,29 @@ class Figure:
     caption: str = ""
 
 
+def step_colour(step: StepReport) -> str:
+    """The colour of `step` on every chart."""
+    return STEP_COLOURS[step.index % len(STEP_COLOURS)]
+
+
+def short_rate(rate: float) -> str:
+    """A rate to three significant digits, never in exponent form: 16.6234 -> "16.6".
+
+    >>> short_rate(16.6234), short_rate(20.0), short_rate(1234.5), short_rate(0.01234)
+    ('16.6', '20', '1230', '0.0123')
+    """
+    rounded = float(f"{rate:.3g}")
+    return f"{rounded:.0f}" if rounded >= 100 else f"{rounded:g}"
+
+
 def step_label(step: StepReport) -> str:
     """A short name for a step on a chart axis: `1 constant 20/s`, `2 concurrent x8`.
 
     >>> from assay.metrics import StepAggregator
     >>> step_label(StepReport.of(0, "constant", StepAggregator().snapshot(), requested_rate=20))
     '1 constant 20/s'
+    >>> step_label(StepReport.of(2, "sweep", StepAggregator().snapshot(), requested_rate=16.6234))
+    '3 sweep 16.6/s'
     """
     name = f"{step.index + 1} {step.profile}"
     rate, streams = step.requested_rate, step.requested_concurrency
@@ -77,7 +109,7 @@ def step_label(step: StepReport) -> str:
         ):
             pass
     if rate is not None:
-        return f"{name} {rate:g}/s"
+        return f"{name} {short_rate(rate)}/s"
     if streams is not None:
         return f"{name} x{streams}"
     return name
@@ -89,7 +121,9 @@ def _layout(title: str, x_title: str, y_title: str, **extra: JsonValue) -> dict[
         "xaxis": {"title": {"text": x_title}, "automargin": True},
         "yaxis": {"title": {"text": y_title}, "automargin": True, "rangemode": "tozero"},
         "margin": {"t": 48, "r": 16, "b": 48, "l": 56},
-        "legend": {"orientation": "h", "y": -0.25},
+        # Below the plot, anchored to the figure's bottom edge: plotly makes room for it, so a
+        # legend of many steps never covers the x-axis title.
+        "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"},
         "height": 360,
     }
     layout.update(extra)
@@ -166,18 +200,57 @@ def latency_percentiles_figure(report: Report, metric: str, title: str) -> Figur
                 "name": step_label(step),
                 "x": [label for _, label in PERCENTILE_FIELDS],
                 "y": [float(getattr(distribution, name)) for name, _ in PERCENTILE_FIELDS],
+                "line": {"color": step_colour(step)},
             }
         )
     layout = _layout(f"{title}: percentiles", "percentile", "ms")
     if not data:
         _say_no_data(layout, "not measured in this run")
+    else:
+        _draw_slo(layout, _slo_of(report).get(metric), axis="y")
     return Figure(f"latency-{metric}", f"{title} percentiles", data, layout)
 
 
+def _draw_slo(layout: dict[str, JsonValue], slo: float | None, axis: str) -> None:
+    """A dashed line at the SLO `slo` (ms) across the chart, on the `axis` ("x" or "y") that
+    carries milliseconds, labelled; nothing when the run had no such SLO."""
+    if slo is None:
+        return
+    across = "y" if axis == "x" else "x"
+    layout["shapes"] = [
+        {
+            "type": "line",
+            f"{across}ref": "paper",
+            f"{across}0": 0,
+            f"{across}1": 1,
+            f"{axis}0": slo,
+            f"{axis}1": slo,
+            "line": {"color": SLO_COLOUR, "dash": "dash"},
+        }
+    ]
+    label: dict[str, JsonValue] = {
+        "text": f"SLO {slo:g} ms",
+        "showarrow": False,
+        "font": {"color": SLO_COLOUR},
+        f"{across}ref": "paper",
+    }
+    if axis == "y":
+        label.update({"x": 1, "xanchor": "right", "y": slo, "yanchor": "bottom"})
+    else:
+        label.update({"x": slo, "xanchor": "left", "y": 0.05, "yanchor": "bottom"})
+    layout["annotations"] = [label]
+
+
 def cdf_figure(
-    metric: str, title: str, samples_by_step: Mapping[str, Sequence[float]], points: int = 400
+    metric: str,
+    title: str,
+    samples_by_step: Mapping[str, Sequence[float]],
+    points: int = 400,
+    report: Report | None = None,
 ) -> Figure:
-    """The empirical CDF of per-request `metric` (ms) per step, at most `points` per line."""
+    """The empirical CDF of per-request `metric` (ms) per step, at most `points` per line; with
+    the `report`, in each step's colour and with the metric's SLO."""
+    colours = {} if report is None else {step_label(s): step_colour(s) for s in report.steps}
     data: list[dict[str, JsonValue]] = []
     for label, samples in samples_by_step.items():
         if not samples:
@@ -192,7 +265,7 @@ def cdf_figure(
             {
                 "type": "scatter",
                 "mode": "lines",
-                "line": {"shape": "hv"},
+                "line": {"shape": "hv", "color": colours.get(label)},
                 "name": label,
                 "x": [ordered[i] for i in indices],
                 "y": [(i + 1) / count for i in indices],
@@ -202,6 +275,8 @@ def cdf_figure(
     layout["yaxis"] = {"title": {"text": "fraction of completed requests"}, "range": [0, 1.02]}
     if not data:
         _say_no_data(layout, "no completed request with this measure")
+    elif report is not None:
+        _draw_slo(layout, _slo_of(report).get(metric), axis="x")
     return Figure(f"cdf-{metric}", f"{title} distribution", data, layout)
 
 
@@ -225,6 +300,7 @@ def throughput_over_time_figure(report: Report) -> Figure:
     for step, timeline, times in _time_axis(report):
         per_s = 1 / timeline.interval_s
         label = step_label(step)
+        colour = step_colour(step)
         data.append(
             {
                 "type": "scatter",
@@ -232,7 +308,7 @@ def throughput_over_time_figure(report: Report) -> Figure:
                 "name": f"usable, {label}",
                 "x": list(times),
                 "y": [c * per_s for c in timeline.completed],
-                "line": {"color": OUTCOME_COLOURS["completed"]},
+                "line": {"color": colour},
             }
         )
         data.append(
@@ -242,7 +318,7 @@ def throughput_over_time_figure(report: Report) -> Figure:
                 "name": f"attempted, {label}",
                 "x": list(times),
                 "y": [c * per_s for c in timeline.dispatched],
-                "line": {"color": "#1565c0", "dash": "dot"},
+                "line": {"color": colour, "dash": "dot"},
             }
         )
     return Figure(
@@ -250,7 +326,8 @@ def throughput_over_time_figure(report: Report) -> Figure:
         "Requests per second over time",
         data,
         _layout("Requests/s over time: usable vs attempted", "seconds into the run", "req/s"),
-        "Usable counts completed requests by finish time; attempted counts dispatches.",
+        "Usable (solid) counts completed requests by finish time; attempted (dotted) counts "
+        "dispatches. One colour per step.",
     )
 
 
@@ -323,6 +400,7 @@ def ttft_over_time_figure(report: Report) -> Figure:
                 "name": f"mean, {label}",
                 "x": list(times),
                 "y": list(timeline.ttft_ms_mean),
+                "line": {"color": step_colour(step)},
                 "connectgaps": False,
             }
         )
@@ -333,7 +411,7 @@ def ttft_over_time_figure(report: Report) -> Figure:
                 "name": f"max, {label}",
                 "x": list(times),
                 "y": list(timeline.ttft_ms_max),
-                "line": {"dash": "dot"},
+                "line": {"color": step_colour(step), "dash": "dot"},
                 "connectgaps": False,
             }
         )
@@ -380,6 +458,7 @@ def concurrency_over_time_figure(report: Report) -> Figure:
             "name": step_label(step),
             "x": list(times),
             "y": list(timeline.concurrency_mean),
+            "line": {"color": step_colour(step)},
             "fill": "tozeroy",
         }
         for step, timeline, times in _time_axis(report)
@@ -459,31 +538,7 @@ def sweep_latency_figure(report: Report, metric: str, title: str) -> Figure:
             {"type": "scatter", "mode": "lines+markers", "name": label, "x": x, "y": values}
         )
     layout = _layout(f"{title} vs offered rate", "offered rate (req/s)", "ms")
-    slo = _slo_of(report).get(metric)
-    if slo is not None:
-        layout["shapes"] = [
-            {
-                "type": "line",
-                "xref": "paper",
-                "x0": 0,
-                "x1": 1,
-                "y0": slo,
-                "y1": slo,
-                "line": {"color": "#c62828", "dash": "dash"},
-            }
-        ]
-        layout["annotations"] = [
-            {
-                "text": f"SLO {slo:g} ms",
-                "showarrow": False,
-                "xref": "paper",
-                "x": 1,
-                "xanchor": "right",
-                "y": slo,
-                "yanchor": "bottom",
-                "font": {"color": "#c62828"},
-            }
-        ]
+    _draw_slo(layout, _slo_of(report).get(metric), axis="y")
     return Figure(f"sweep-{metric}", f"{title} against offered rate", data, layout)
 
 
@@ -550,6 +605,8 @@ def server_figures(report: Report) -> list[Figure]:
                     "overlaying": "y",
                     "side": "right",
                     "rangemode": "tozero",
+                    # Room for its tick labels and title: without it they are cut at the edge.
+                    "automargin": True,
                 },
             ),
             "Counter increases between consecutive scrapes.",
@@ -575,6 +632,44 @@ def server_figures(report: Report) -> list[Figure]:
     return figures
 
 
+def turns_figure(report: Report) -> Figure | None:
+    """Time to first token by turn of a multi-turn session (p50 solid, p99 dotted), a line pair
+    per step; None when no step ran sessions. A later turn carries the conversation so far, so
+    a server without prefix caching shows it here."""
+    data: list[dict[str, JsonValue]] = []
+    for step in report.steps:
+        if not step.turns:
+            continue
+        turns: list[JsonValue] = list(step.turns)
+        for name, dash in (("p50", "solid"), ("p99", "dot")):
+            values: list[JsonValue] = []
+            for metrics in step.turns.values():
+                ttft = metrics.latency.ttft_ms
+                values.append(None if ttft is None else float(getattr(ttft, name)))
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines+markers",
+                    "name": f"{name}, {step_label(step)}",
+                    "x": turns,
+                    "y": values,
+                    "line": {"color": step_colour(step), "dash": dash},
+                }
+            )
+    if not data:
+        return None
+    layout = _layout("TTFT by turn of a session", "turn", "ms")
+    layout["xaxis"] = {"title": {"text": "turn"}, "automargin": True, "dtick": 1}
+    return Figure(
+        "turns-ttft",
+        "Time to first token by turn",
+        data,
+        layout,
+        "Each turn resends the conversation so far: TTFT that grows with the turn is prefill "
+        "of the history.",
+    )
+
+
 def is_sweep(report: Report) -> bool:
     """Whether the run has several steps at different offered rates (a sweep or a series)."""
     return len(report.steps) > 1
@@ -594,7 +689,7 @@ def figures_of(
             "Latency distributions",
             [latency_percentiles_figure(report, metric, title) for metric, title in LATENCY_METRICS]
             + [
-                cdf_figure(metric, title, samples[metric])
+                cdf_figure(metric, title, samples[metric], report=report)
                 for metric, title in LATENCY_METRICS
                 if metric in samples
             ],
@@ -616,6 +711,9 @@ def figures_of(
         )
     if has_token_figures(report):
         sections.append(("Token rates, per-user speed, prefill vs decode", token_figures(report)))
+    turns = turns_figure(report)
+    if turns is not None:
+        sections.append(("Sessions and turns", [turns]))
     server = server_figures(report)
     if server:
         sections.append(("Server metrics", server))
@@ -625,9 +723,7 @@ def figures_of(
                 "Across steps",
                 [sweep_throughput_figure(report)]
                 + [
-                    sweep_latency_figure(report, metric, title)
-                    for metric, title in LATENCY_METRICS
-                    if metric in ("ttft_ms", "itl_ms", "e2e_ms")
+                    sweep_latency_figure(report, metric, title) for metric, title in LATENCY_METRICS
                 ],
             )
         )

@@ -16,6 +16,12 @@ The noise rule, per kind of figure (two standard errors, about 95 %):
   before any difference in it counts as real.
 
 A rate of a step shorter than one second is not compared (see `MIN_RATE_WINDOW_S`).
+
+Steps are aligned by the load they offered, not by their place in the run: a step is compared
+with the other run's step of the same load (the same profile and concurrency, or a rate within
+1 %). Steps left over are paired in order within their kind, as a sweep's rate steps are (each
+sweep measures its own rates, so two sweeps' rates differ): their figures are shown side by
+side, their loads named, and their changes not judged, since a different load explains them.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from pydantic_core import to_jsonable_python
 from assay.metrics.sketch import Distribution
 from assay.metrics.step_metrics import StepMetrics
 from assay.reports.report import Report, StepReport
-from assay.reports.step_words import rate_is_meaningful
+from assay.reports.step_words import describe_load, format_ms, rate_is_meaningful
 from assay.spec.run import RunEcho
 
 
@@ -93,6 +99,103 @@ class Row:
 
 
 @dataclass(frozen=True, slots=True)
+class AlignedStep:
+    """A baseline step and, per other run, its step at the same offered load (None when that
+    run has none); `same_load` is False when a step was paired with one of another load."""
+
+    steps: tuple[StepReport | None, ...]
+    same_load: bool
+
+    @property
+    def baseline(self) -> StepReport:
+        """The first run's step (every group has one)."""
+        first = self.steps[0]
+        assert first is not None  # built so by `align_steps`
+        return first
+
+
+# Two requested rates within this fraction of each other are the same load.
+_SAME_RATE: Final = 0.01
+
+
+def _load_kind(step: StepReport) -> str:
+    """The kind of load a step offered: a rate, or a profile with its concurrency."""
+    if step.requested_rate is not None:
+        return "rate"
+    return step.profile_kind or step.profile
+
+
+def _same_load(a: StepReport, b: StepReport) -> bool:
+    if _load_kind(a) != _load_kind(b):
+        return False
+    if a.requested_rate is not None and b.requested_rate is not None:
+        return abs(a.requested_rate - b.requested_rate) <= _SAME_RATE * max(
+            a.requested_rate, b.requested_rate
+        )
+    return a.requested_concurrency == b.requested_concurrency
+
+
+def align_steps(reports: Sequence[Report]) -> tuple[list[AlignedStep], list[str]]:
+    """The first run's steps, each with every other run's step of the same offered load (else
+    the next unpaired step of the same kind, marked as another load), and a note per step of
+    another run that no step of the first run matched.
+
+    >>> from assay.metrics import StepAggregator
+    >>> from assay.reports.report import build_report
+    >>> from datetime import UTC, datetime
+    >>> def run(*rates):
+    ...     steps = [StepReport.of(0, "synchronous", StepAggregator().snapshot())] + [
+    ...         StepReport.of(i + 1, "constant", StepAggregator().snapshot(), requested_rate=r)
+    ...         for i, r in enumerate(rates)]
+    ...     now = datetime(2026, 1, 1, tzinfo=UTC)
+    ...     return build_report(run_config=RunEcho(), steps=steps, started_at=now,
+    ...                         finished_at=now, max_error_rate=0.05)
+    >>> groups, notes = align_steps([run(10.0, 16.6), run(16.6, 14.6, 20.0)])
+    >>> [(g.steps[1].index if g.steps[1] else None, g.same_load) for g in groups]
+    [(0, True), (2, False), (1, True)]
+    >>> notes
+    ["run 2's step 4 (constant at 20 req/s) has no step of its load in run 1"]
+    """
+    baseline = reports[0].steps
+    columns: list[list[StepReport | None]] = []
+    exact: list[list[bool]] = []
+    notes: list[str] = []
+    for number, report in enumerate(reports[1:], start=2):
+        paired: list[StepReport | None] = [None] * len(baseline)
+        same = [False] * len(baseline)
+        left = list(report.steps)
+        for position, step in enumerate(baseline):
+            match = next((other for other in left if _same_load(step, other)), None)
+            if match is not None:
+                paired[position], same[position] = match, True
+                left.remove(match)
+        for position, step in enumerate(baseline):
+            if paired[position] is None:
+                match = next((o for o in left if _load_kind(o) == _load_kind(step)), None)
+                if match is not None:
+                    paired[position] = match
+                    left.remove(match)
+        notes.extend(
+            f"run {number}'s step {step.index + 1} ({describe_load(step)}) has no step of its "
+            "load in run 1"
+            for step in left
+        )
+        columns.append(paired)
+        exact.append(same)
+    groups = [
+        AlignedStep(
+            steps=(step, *(column[position] for column in columns)),
+            same_load=all(
+                same[position] or column[position] is None
+                for column, same in zip(columns, exact, strict=True)
+            ),
+        )
+        for position, step in enumerate(baseline)
+    ]
+    return groups, notes
+
+
+@dataclass(frozen=True, slots=True)
 class _Rate:
     count: int  # the requests behind the rate (its Poisson count)
 
@@ -140,15 +243,51 @@ def workload_differences(reports: Sequence[Report]) -> list[str]:
     return differences
 
 
-def compare_step(steps: Sequence[StepReport]) -> list[Row]:
-    """The rows comparing one step across runs; the first step is the baseline."""
+def compare_step(steps: Sequence[StepReport | None], *, judged: bool = True) -> list[Row]:
+    """The rows comparing one step across runs; the first step is the baseline. A run without
+    the step (None) has no values; with `judged` False (steps of different loads) the changes
+    are shown but not called better, worse or noise."""
     baseline = steps[0]
+    assert baseline is not None  # the baseline always has the step
     rows = []
     for label, unit, better, figure in _FIGURES:
         base = figure(baseline)
-        changes = tuple(_change(base, figure(other), better) for other in steps[1:])
+        changes = tuple(
+            Change(None, None, "")
+            if other is None
+            else _change(base, figure(other), better if judged else Better.neither)
+            for other in steps[1:]
+        )
         rows.append(Row(label, base.value, changes, unit))
     return rows
+
+
+def format_value(value: float | None, unit: str) -> str:
+    """A figure as both the console and the page show it (an error rate in %).
+
+    >>> format_value(0.0525, "fraction"), format_value(12.345, "rate"), format_value(None, "ms")
+    ('5.25 %', '12.35', '-')
+    """
+    if value is None:
+        return "-"
+    match unit:
+        case "ms":
+            return format_ms(value)
+        case "fraction":
+            return f"{value * 100:.2f} %"
+        case _:
+            return f"{value:.2f}"
+
+
+def format_change(row: Row, change: Change) -> str:
+    """A change against the baseline: "+12.5 %", an error rate's "+1.20 pt", "new" or "="."""
+    if row.baseline is None or change.value is None:
+        return ""
+    if row.unit == "fraction":
+        return f"{(change.value - row.baseline) * 100:+.2f} pt"
+    if change.relative is None:
+        return "new" if change.value else "="
+    return f"{change.relative * 100:+.1f} %"
 
 
 def _change(base: _Figure, theirs: _Figure, better: Better) -> Change:

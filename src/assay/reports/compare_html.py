@@ -10,38 +10,59 @@ import orjson
 from pydantic import JsonValue
 
 from assay.reports.charts import step_label
-from assay.reports.compare import Row, compare_step
+from assay.reports.compare import (
+    AlignedStep,
+    Row,
+    align_steps,
+    compare_step,
+    format_change,
+    format_value,
+)
 from assay.reports.compare_console import NOISE_NOTE
 from assay.reports.html import plotly_js
 from assay.reports.report import Report
 
 _COLOURS = {"better": "#2e7d32", "worse": "#c62828", "~": "#57606a", "": "#57606a"}
+# The unit each kind of figure is shown in.
+_UNITS = {"fraction": "%", "rate": "/s", "ms": "ms"}
+
+
+def aligned_label(group: AlignedStep) -> str:
+    """A compared step's label, naming every run's load where they differ:
+    "3 constant 16.6/s" or "3 constant 16.6/s | run 2: 3 constant 14.6/s"."""
+    first = step_label(group.baseline)
+    label = first
+    for number, step in enumerate(group.steps[1:], start=2):
+        theirs = "none" if step is None else step_label(step)
+        if theirs != first:
+            label += f" | run {number}: {theirs}"
+    return label
 
 
 def write_compare_html(path: Path, reports: Sequence[Report], labels: Sequence[str]) -> None:
     """Write the comparison of `reports` (the first is the baseline) as one offline page."""
-    shared = min(len(report.steps) for report in reports)
+    groups, unmatched = align_steps(reports)
     steps_rows: list[tuple[str, list[Row]]] = [
-        (
-            step_label(reports[0].steps[index]),
-            compare_step([report.steps[index] for report in reports]),
-        )
-        for index in range(shared)
+        (aligned_label(group), compare_step(group.steps, judged=group.same_load))
+        for group in groups
     ]
     figures = _figures(steps_rows, labels)
     table_rows: list[str] = []
     for step, rows in steps_rows:
         for row in rows:
-            cells = [f"<td>{html.escape(step)}</td><td>{html.escape(row.label)}</td>",
-                     f"<td>{_fmt(row.baseline)} {html.escape(row.unit)}</td>"]  # fmt: skip
+            unit = _UNITS.get(row.unit, row.unit)
+            cells = [f"<td>{html.escape(step)}</td><td>{html.escape(row.label)} ({unit})</td>",
+                     f"<td>{html.escape(format_value(row.baseline, row.unit))}</td>"]  # fmt: skip
             for change in row.changes:
-                relative = "" if change.relative is None else f" ({change.relative * 100:+.1f} %)"
+                amount = format_change(row, change)
                 colour = _COLOURS.get(change.verdict, "#57606a")
                 cells.append(
-                    f"<td>{_fmt(change.value)}{relative} "
-                    f'<b style="color:{colour}">{html.escape(change.verdict)}</b></td>'
+                    f"<td>{html.escape(format_value(change.value, row.unit))}"
+                    + (f" ({html.escape(amount)})" if amount else "")
+                    + f' <b style="color:{colour}">{html.escape(change.verdict)}</b></td>'
                 )
             table_rows.append("<tr>" + "".join(cells) + "</tr>")
+    notes = "".join(f"<li>{html.escape(note)}</li>" for note in unmatched)
     head = "".join(f"<th>{html.escape(label)}</th>" for label in labels)
     divs = "".join(f'<div class="plot" id="{spec["id"]}"></div>' for spec in figures)
     specs = orjson.dumps(figures).decode().replace("</", "<\\/")
@@ -51,7 +72,9 @@ def write_compare_html(path: Path, reports: Sequence[Report], labels: Sequence[s
 .grid{{display:grid;grid-template-columns:repeat(auto-fit,minmax(460px,1fr));gap:12px}}
 table{{border-collapse:collapse;font-size:13px}}td,th{{border:1px solid #d0d7de;padding:3px 8px}}
 </style><script>{plotly_js()}</script></head><body>
-<h1>assay compare</h1><p>The first run is the baseline.</p>
+<h1>assay compare</h1><p>The first run is the baseline. Steps are aligned by offered load;
+steps of different loads are shown side by side, both loads named, and not judged.</p>
+{f"<ul>{notes}</ul>" if notes else ""}
 <p>{html.escape(NOISE_NOTE)}</p>
 <div class="grid">{divs}</div>
 <h2>All figures</h2><table><tr><th>step</th><th>figure</th>{head}</tr>{"".join(table_rows)}
@@ -68,7 +91,8 @@ def _figures(
     """A grouped bar chart per figure: a bar per run, a group per step."""
     if not steps_rows:
         return []
-    steps: list[JsonValue] = [step for step, _ in steps_rows]
+    # One line per run's load on the axis: "3 constant 38.8/s", "run 2: 3 constant 54.3/s".
+    steps: list[JsonValue] = [step.replace(" | ", "<br>") for step, _ in steps_rows]
     figures: list[dict[str, JsonValue]] = []
     for number, row in enumerate(steps_rows[0][1]):
         data: list[JsonValue] = []
@@ -76,23 +100,29 @@ def _figures(
             values: list[JsonValue] = []
             for _, rows in steps_rows:
                 same = rows[number]
-                values.append(same.baseline if run == 0 else same.changes[run - 1].value)
+                value = same.baseline if run == 0 else same.changes[run - 1].value
+                # An error rate in %, as the table and the console show it.
+                scale = 100.0 if row.unit == "fraction" else 1.0
+                values.append(None if value is None else value * scale)
             data.append({"type": "bar", "name": label, "x": steps, "y": values})
+        unit = _UNITS.get(row.unit, row.unit)
         figures.append(
             {
                 "id": f"figure-{number}",
                 "data": data,
                 "layout": {
-                    "title": {"text": f"{row.label} ({row.unit})" if row.unit else row.label},
+                    "title": {"text": f"{row.label} ({unit})" if unit else row.label},
                     "barmode": "group",
-                    "height": 320,
+                    "height": 360,
                     "margin": {"t": 44, "r": 12, "b": 40, "l": 56},
-                    "legend": {"orientation": "h", "y": -0.2},
+                    "xaxis": {"automargin": True, "tickangle": 0},
+                    "legend": {
+                        "orientation": "h",
+                        "yref": "container",
+                        "y": 0,
+                        "yanchor": "bottom",
+                    },
                 },
             }
         )
     return figures
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:,.2f}"

@@ -26,6 +26,7 @@ from assay.reports.step_words import (
     stop_phrase,
 )
 from assay.reports.steps_table import steps_table
+from assay.reports.unclipped import unclipped
 from assay.spec.endpoint import Answer
 
 DISPATCH_LAG_WARNING_MS = 25.0
@@ -64,7 +65,7 @@ def render_summary(report: Report, console: Console) -> None:
     for step in report.steps:
         _render_step(step, report, console)
     if len(report.steps) > 1:
-        console.print(steps_table(report))
+        console.print(unclipped(steps_table(report)))
         console.print()
     _render_verdict(report, console)
 
@@ -82,12 +83,14 @@ def _render_step(step: StepReport, report: Report, console: Console) -> None:
     if cancelled is not None:
         console.print(f"  ({cancelled})", highlight=False)
     if m.errors_by_code:
-        console.print(_errors_table(m))
-    console.print(_latency_table(m, embeddings=embeddings))
+        console.print(unclipped(_errors_table(m)))
+    console.print(unclipped(_latency_table(m, embeddings=embeddings)))
     for note in _latency_notes(m, embeddings=embeddings):
         console.print(note, highlight=False)
     console.print(
-        _throughput_table(step, embeddings=embeddings, documents=_scores_documents(report))
+        unclipped(
+            _throughput_table(step, embeddings=embeddings, documents=_scores_documents(report))
+        )
     )
     for line in peer_figure_lines(step, embeddings=embeddings):
         console.print(line, highlight=False)
@@ -421,3 +424,5 @@ def _render_verdict(report: Report, console: Console) -> None:
     else:
         reasons = "; ".join(report.validity.reasons)
         console.print(Text(f"INVALID RUN: {reasons}", style="bold red"))
+    for note in report.validity.notes:
+        console.print(Text(f"note: {note}", style="yellow"))

@@ -225,7 +225,9 @@ class RunConfig(RunSettings):
     expected something else).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # A number where text is expected is its text: `output_tokens = 32` in a TOML file is the
+    # flag's "32" (a count, or a distribution such as "normal:128,32").
+    model_config = ConfigDict(frozen=True, extra="forbid", coerce_numbers_to_str=True)
 
     @field_validator("request_id_header")
     @classmethod
@@ -618,6 +620,15 @@ def _flag(key: str) -> str:
     return _FLAGS.get(key, f"--{key.replace('_', '-')}")
 
 
+def flag_of(key: str) -> str:
+    """The `assay run` flag that sets the key `key`, as messages name it.
+
+    >>> flag_of("output_tokens"), flag_of("mock_faults")
+    ('--output-tokens', '--mock-fault')
+    """
+    return _flag(key)
+
+
 class _AsWritten(BaseModel):
     """A stored echo: read typed, written back as it was read.
 
@@ -770,4 +781,5 @@ __all__ = [
     "RunConfig",
     "RunEcho",
     "RunSettings",
+    "flag_of",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import sys
 from collections.abc import Callable
 from typing import cast
@@ -37,6 +38,7 @@ def load_validator(path: str) -> Validator[GenerationResponse]:
         raise ValidatorLoadError(
             f"{path!r} is not a validator path: expected 'package.module:name'"
         )
+    _working_folder_on_path()
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as error:
@@ -68,6 +70,15 @@ def load_validator(path: str) -> Validator[GenerationResponse]:
     _check_takes_one_response(path, target)
     # The signature is checked; the return type cannot be, at run time.
     return cast(Validator[GenerationResponse], target)
+
+
+def _working_folder_on_path() -> None:
+    """Make the working folder importable, as `python -m` does: `--validator mypkg.checks:x`
+    run from the folder that holds `mypkg` finds it. It goes last, so an installed package of
+    the same name still wins."""
+    folder = os.getcwd()
+    if "" not in sys.path and folder not in sys.path:
+        sys.path.append(folder)
 
 
 def resolve_validator(spec: str) -> Validator[GenerationResponse]:

@@ -8,6 +8,22 @@ from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.response import GenerationResponse
 from assay.validators.reject import reject
 
+# How far past `max_tokens` a count may go before it is impossible: servers stop a token or two
+# late (llama.cpp's server counts the stop token; 17 or 18 for 16 asked is common). Beyond this,
+# the count is not a late stop but a figure that cannot be true.
+OVERSHOOT_TOKENS = 2
+OVERSHOOT_FRACTION = 0.1
+
+
+def overshoot_allowed(limit: int) -> int:
+    """The completion tokens above `limit` a server may report: 2, or 10 % of a larger limit.
+
+    >>> overshoot_allowed(16), overshoot_allowed(512)
+    (2, 51)
+    """
+    return max(OVERSHOOT_TOKENS, int(limit * OVERSHOOT_FRACTION))
+
+
 _FIELDS = (
     "prompt_tokens",
     "completion_tokens",
@@ -18,7 +34,9 @@ _FIELDS = (
 
 
 def impossible_usage(response: GenerationResponse) -> Result[GenerationResponse, UnusableResponse]:
-    """A usage figure below zero, or more completion tokens than `max_tokens` allowed.
+    """A usage figure below zero, or more completion tokens than `max_tokens` allowed, beyond
+    the late stop servers make (`overshoot_allowed`: 18 for 16 asked is a late stop, not an
+    impossible count; the streamed answer of the same server, with no usage, completes too).
 
     Such a figure would go straight into throughput (a negative count made a negative tok/s);
     an answer carrying one is errored and its count is never used. A count above zero for an
@@ -31,6 +49,7 @@ def impossible_usage(response: GenerationResponse) -> Result[GenerationResponse,
     ...                        timing=ResponseTiming(send_ns=0, end_ns=1))
     >>> print(impossible_usage(r).failure().message)  # doctest: +NORMALIZE_WHITESPACE
     server usage reports 1000000000000 completion tokens but max_tokens allowed at most 16
+    (and 2 more for a late stop)
     """
     usage = response.usage
     if usage is None:
@@ -48,12 +67,12 @@ def impossible_usage(response: GenerationResponse) -> Result[GenerationResponse,
     if limit is None or reported is None:
         return Success(response)
     allowed = limit * response.echo.choices
-    if reported <= allowed:
+    if reported <= allowed + overshoot_allowed(allowed):
         return Success(response)
     per = f" ({response.echo.choices} choices of {limit})" if response.echo.choices > 1 else ""
     return reject(
         response,
         DiagnosticCode.impossible_usage,
         f"server usage reports {reported} completion tokens but max_tokens allowed at most "
-        f"{allowed}{per}",
+        f"{allowed}{per} (and {overshoot_allowed(allowed)} more for a late stop)",
     )

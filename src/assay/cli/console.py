@@ -1,0 +1,29 @@
+"""The console the commands print their results to."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+WIDE_COLUMNS: Final = 240
+"""The width assumed when stdout is not a terminal and `COLUMNS` is not set."""
+
+
+def output_console() -> Console:
+    """A console on stdout, as wide as the terminal; when stdout is piped or logged, as wide as
+    `COLUMNS` says, else `WIDE_COLUMNS`.
+
+    Off a terminal rich assumes 80 columns, too narrow for a sweep's table: a CI log would get
+    the table wrapped for no reader's screen. Tables are wrapped, never cut, whatever the width
+    (`assay.reports.unclipped`).
+    """
+    from rich.console import Console
+
+    width = None
+    if not os.environ.get("COLUMNS", "").strip().isdigit() and not sys.stdout.isatty():
+        width = WIDE_COLUMNS
+    return Console(highlight=False, width=width)

@@ -1,0 +1,41 @@
+"""`assay mock` says at start-up which faults it injects and how it answers, and that the
+embedded mock of `assay run` answers otherwise (issue 20 item 8)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+
+from tests.cli.cli_harness import ASSAY, assay_env
+
+
+def first_lines(*args: str, count: int = 3) -> list[str]:
+    process = subprocess.Popen(
+        [str(ASSAY), "mock", "--port", "0", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=assay_env(),
+        start_new_session=True,
+    )
+    try:
+        assert process.stdout is not None
+        return [process.stdout.readline().strip() for _ in range(count)]
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.communicate(timeout=30)  # reads the pipes to their end and closes them
+
+
+def test_the_mock_lists_its_faults_and_its_defaults_at_start_up() -> None:
+    ready, faults, answers = first_lines("--fault", "http_500=0.1", "--fault", "drop=0.02")
+    assert " at http://127.0.0.1:" in ready
+    assert faults.startswith("faults: http_500=0.1, drop=0.02 ")
+    assert answers.startswith("answers: TTFT 0 ms, ITL 0 ms, 16 output tokens")
+    assert "the embedded mock of `assay run` uses TTFT 40 ms, ITL 8 ms" in answers
+
+
+def test_a_mock_without_faults_says_none() -> None:
+    _, faults, _ = first_lines()
+    assert faults.startswith("faults: none ")
