@@ -7,7 +7,7 @@ Writing is buffered and flushed on close; reading rebuilds each `RequestRecord` 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Self
@@ -25,6 +25,7 @@ from assay.core.response import (
     Usage,
 )
 from assay.errors import DataError
+from assay.file_writes import open_append, open_new
 from assay.records.record import Cancelled, Completed, Errored, JudgedBy, RequestRecord
 
 _RESPONSE_ELSEWHERE = {"timing", "usage"}
@@ -140,8 +141,16 @@ class RecordWriter:
     (1, 1)
     """
 
-    def __init__(self, path: Path, *, append: bool = False, buffer_lines: int = 256) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        append: bool = False,
+        buffer_lines: int = 256,
+        opener: Callable[[Path], IO[bytes]] = open_new,
+    ) -> None:
         self.path = path
+        self._opener = opener
         self._append = append
         self._buffer_lines = buffer_lines
         self._buffer: list[bytes] = []
@@ -166,7 +175,11 @@ class RecordWriter:
         if self._file is not None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = self.path.open("ab" if self._append else "wb")
+        if self._append:
+            self._file = open_append(self.path)
+        else:
+            # Created exclusively: a file or symlink already at `path` is refused, not written.
+            self._file = self._opener(self.path)
 
     def write(self, record: RequestRecord[GenerationResponse]) -> None:
         """Queue one record's line; the buffer goes to disk when full."""

@@ -9,6 +9,7 @@ from pathlib import Path
 import orjson
 from pydantic import JsonValue
 
+from assay.file_writes import replace_with
 from assay.reports.charts import step_label
 from assay.reports.compare import Row, compare_step
 from assay.reports.compare_console import NOISE_NOTE
@@ -59,7 +60,7 @@ table{{border-collapse:collapse;font-size:13px}}td,th{{border:1px solid #d0d7de;
 <script>const F={specs};for(const f of F){{Plotly.newPlot(f.id,f.data,f.layout,
 {{responsive:true,displaylogo:false}});}}</script></body></html>
 """
-    path.write_text(page, encoding="utf-8")
+    replace_with(path, page)
 
 
 def _figures(

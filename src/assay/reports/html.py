@@ -18,6 +18,7 @@ import orjson
 from pydantic import JsonValue
 
 from assay.errors import DataError
+from assay.file_writes import replace_with, write_new
 from assay.reports.charts import Figure, figures_of, step_label
 from assay.reports.loader import load_report
 from assay.reports.report import Report, StepReport
@@ -179,16 +180,22 @@ def render_html(report: Report, samples: Mapping[str, Mapping[int, Sequence[floa
     )
 
 
-def write_html(run_dir: Path, report: Report | None = None) -> Path:
-    """Write `run_dir/report.html` from the run's report.json (or `report`) and records.jsonl."""
+def write_html(run_dir: Path, report: Report | None = None, *, new: bool = False) -> Path:
+    """Write `run_dir/report.html` from the run's report.json (or `report`) and records.jsonl.
+
+    With `new` (a run writing its own folder) the page is created exclusively, never over a file
+    already there; without it (`assay report`) it replaces the page in one step. Either way no
+    other file is written (see `assay.file_writes`)."""
     if report is None:
         report = load_report(run_dir)
     records = run_dir / RECORDS_FILE
     samples = read_latency_samples(records) if records.is_file() else {}
     target = run_dir / HTML_FILE
-    partial = target.with_name(target.name + ".tmp")
-    partial.write_text(render_html(report, samples), encoding="utf-8")
-    partial.replace(target)
+    page = render_html(report, samples)
+    if new:
+        write_new(target, page)
+    else:
+        replace_with(target, page)
     return target
 
 
