@@ -35,8 +35,7 @@ def compare(
 
 def compare_runs(run_dirs: Sequence[Path], *, force: bool, html: Path | None = None) -> int:
     """Load the runs, check their workloads agree (unless `force`), print the comparison."""
-    from rich.console import Console
-
+    from assay.cli.terminal import terminal_console
     from assay.errors import ConfigError
     from assay.reports import load_report
     from assay.reports.compare import workload_differences
@@ -47,7 +46,7 @@ def compare_runs(run_dirs: Sequence[Path], *, force: bool, html: Path | None = N
         raise ConfigError("compare needs at least two run directories")
     reports = [load_report(run_dir) for run_dir in run_dirs]
     differences = workload_differences(reports)
-    console = Console(highlight=False)
+    console = terminal_console(highlight=False)
     if differences and not force:
         raise ConfigError(
             "the runs' workloads differ, so their figures are not comparable: "

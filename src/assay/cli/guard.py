@@ -26,11 +26,13 @@ def guarded(body: Callable[[], int], site: CrashSite | None = None) -> int:
     """Run a command's body: bad input is one `error:` line and exit 2, Ctrl-C exit 130, and
     anything else a crash (exit 3) whose traceback is saved, not printed."""
     from assay.errors import AssayError
+    from assay.printable import printable
 
     try:
         code = body()
     except AssayError as error:
-        typer.echo(f"error: {error}", err=True)
+        # The message may quote a server's answer: shown, never obeyed by the terminal.
+        typer.echo(f"error: {printable(str(error), newlines=True)}", err=True)
         return EXIT_USAGE
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)

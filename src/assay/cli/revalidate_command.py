@@ -63,13 +63,12 @@ def revalidate_run(
     max_error_rate: float | None,
 ) -> int:
     """Revalidate, print the new summary and what changed; the exit code of the new verdict."""
-    from rich.console import Console
-
     from assay.benchmark.revalidate import REVALIDATED_DIR
     from assay.benchmark.revalidate import revalidate as revalidate_records
+    from assay.cli.terminal import terminal_console
     from assay.reports import render_summary
 
-    console = Console(highlight=False)
+    console = terminal_console(highlight=False)
     result = revalidate_records(
         run_dir,
         extra=validators,

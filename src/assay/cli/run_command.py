@@ -509,15 +509,14 @@ def run_and_report(
     folder: "RunFolder | None" = None,
 ) -> int:
     """Run, print the summary and where the files are; the exit code for the outcome."""
-    from rich.console import Console
-
     from assay.benchmark.from_config import constraints_of
     from assay.benchmark.run import run_from_config
     from assay.cli.progress import ProgressDisplay
+    from assay.cli.terminal import terminal_console
     from assay.reports import render_summary
     from assay.reports.server_section import render_server_metrics
 
-    console = Console(highlight=False)
+    console = terminal_console(highlight=False)
     steps = None if config.profile == "sweep" else 1
     max_seconds = constraints_of(config).max_seconds
     with ProgressDisplay(console, steps=steps, max_seconds=max_seconds) as display:
