@@ -153,11 +153,7 @@ def render_html(report: Report, samples: Mapping[str, Mapping[int, Sequence[floa
         _config_tables(report),
         "</main>",
     ]
-    specs = orjson.dumps(
-        [{"id": f.id, "data": f.data, "layout": f.layout} for f in figures]
-    ).decode()
-    # "</" inside a JSON string literal would end the script element early.
-    specs = specs.replace("</", "<\\/")
+    specs = script_json([{"id": f.id, "data": f.data, "layout": f.layout} for f in figures])
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -178,6 +174,28 @@ def render_html(report: Report, samples: Mapping[str, Mapping[int, Sequence[floa
             "</body></html>",
         ]
     )
+
+
+# Inside a <script> element the HTML parser, not JSON, decides where the script ends: "</script"
+# ends it, and "<!--<script" makes it look for two closing tags. `&` and `>` are escaped too (so
+# the text means the same in any context), and U+2028/2029, which older JavaScript forbids in a
+# string literal. JSON's `\uXXXX` keeps every one of them the same character for the reader.
+_SCRIPT_ESCAPES: Final = {
+    ord("<"): "\\u003c",
+    ord(">"): "\\u003e",
+    ord("&"): "\\u0026",
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
+
+
+def script_json(value: object) -> str:
+    """`value` as JSON that can be inlined in a `<script>` element whatever its strings hold.
+
+    >>> script_json({"label": "</script><!--<script>&\u2028"})
+    '{"label":"\\\\u003c/script\\\\u003e\\\\u003c!--\\\\u003cscript\\\\u003e\\\\u0026\\\\u2028"}'
+    """
+    return orjson.dumps(value).decode().translate(_SCRIPT_ESCAPES)
 
 
 def write_html(run_dir: Path, report: Report | None = None, *, new: bool = False) -> Path:
