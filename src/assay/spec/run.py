@@ -37,6 +37,7 @@ from pydantic import (
 
 from assay.spec.constraints import Constraints
 from assay.spec.endpoint import Answer, Endpoint, EndpointTraits
+from assay.spec.limits import MAX_TOKENS_PER_REQUEST, MAX_TURNS
 from assay.spec.load import CONCURRENCY_KINDS, RATE_KINDS, ProfileKind
 from assay.spec.source import PromptColumns
 from assay.spec.target import SendableHeaders, check_header, check_target, mask_headers, mask_url
@@ -91,7 +92,7 @@ class RunSettings(BaseModel):
     sweep_rates: int = Field(default=5, gt=0)
     trace: Path | None = None
     replay_speed: float = Field(default=1.0, gt=0)
-    trace_block_tokens: int = Field(default=512, gt=0)
+    trace_block_tokens: int = Field(default=512, gt=0, le=MAX_TOKENS_PER_REQUEST)
     processes: int | None = Field(default=None, gt=0)
     # Where the load slices run: local processes, or Ray actors spread over a Ray cluster.
     engine: Literal["local", "ray"] = "local"
@@ -110,11 +111,11 @@ class RunSettings(BaseModel):
     data: Path | None = None
     data_columns: dict[str, str] = {}
     multi_turn: bool = False
-    turns: int = Field(default=1, ge=1)
+    turns: int = Field(default=1, ge=1, le=MAX_TURNS)
     think_time_ms: float = Field(default=0.0, ge=0)
     prompt_tokens: str = "256"
     output_tokens: str = "128"
-    shared_prefix_tokens: int = Field(default=0, ge=0)
+    shared_prefix_tokens: int = Field(default=0, ge=0, le=MAX_TOKENS_PER_REQUEST)
     tokenizer: str | None = None
     stream: bool = True
     ignore_eos: bool = False
