@@ -16,6 +16,9 @@ from assay.records import Completed, RequestRecord
 from tests.handlers.handler_results import fault, ok
 
 STEP_NS = 1_000
+CHAT = GenerationRequest(
+    request_id="r", endpoint=Endpoint.chat, model="m", messages=({"role": "user", "content": "x"},)
+)
 
 
 def _chunk(text: str) -> bytes:
