@@ -22,4 +22,18 @@ MAX_TURNS: Final = 1 << 10
 MAX_DATA_FILE_BYTES: Final = 1 << 30
 """The size of a prompt, dataset or trace file (1 GiB; the 642 MB ShareGPT file fits)."""
 
-__all__ = ["MAX_DATA_FILE_BYTES", "MAX_HASH_IDS", "MAX_TOKENS_PER_REQUEST", "MAX_TURNS"]
+MAX_EXTRA_BODY_BYTES: Final = 1 << 24
+"""The JSON of `--extra-body` (16 MiB): it is sent with every request, so each request in
+flight holds a copy; a larger one would make assay's memory, not the server, the limit."""
+ECHOED_FIELD_BYTES: Final = 4096
+"""An `--extra-body` value whose JSON is longer is echoed in report.json (and report.html) as
+its size and SHA-256, not whole."""
+
+__all__ = [
+    "ECHOED_FIELD_BYTES",
+    "MAX_DATA_FILE_BYTES",
+    "MAX_EXTRA_BODY_BYTES",
+    "MAX_HASH_IDS",
+    "MAX_TOKENS_PER_REQUEST",
+    "MAX_TURNS",
+]
