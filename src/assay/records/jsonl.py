@@ -10,7 +10,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Self
+from typing import IO, Any, Final, Self
 
 import orjson
 from pydantic import BaseModel, ValidationError
@@ -217,6 +217,28 @@ class RecordWriter:
                 file.close()
 
 
+MAX_RECORD_LINE_BYTES: Final = 1 << 28
+"""The longest records.jsonl line assay reads (256 MiB, four times the default
+`--max-response-bytes`); a longer one is refused before it is held whole."""
+
+
+def bounded_lines(path: Path, handle: IO[bytes]) -> Iterator[tuple[int, bytes]]:
+    """The numbered lines of `handle`, each read up to `MAX_RECORD_LINE_BYTES`: a longer line
+    is a `DataError` naming it, raised once that much is read, not after the whole line."""
+    number = 0
+    while True:
+        raw = handle.readline(MAX_RECORD_LINE_BYTES + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > MAX_RECORD_LINE_BYTES:
+            raise DataError(
+                f"{path}, line {number}: longer than {MAX_RECORD_LINE_BYTES:,} bytes, more than "
+                "any record assay writes (see docs/security.md)"
+            )
+        yield number, raw
+
+
 def read_records(path: Path) -> Iterator[RequestRecord[GenerationResponse]]:
     """The records of a records.jsonl file, rebuilt from the lines `RecordWriter` wrote."""
     try:
@@ -224,7 +246,7 @@ def read_records(path: Path) -> Iterator[RequestRecord[GenerationResponse]]:
     except OSError as error:
         raise DataError(f"cannot read {path}: {error.strerror or error}") from None
     with handle:
-        for number, raw in enumerate(handle, start=1):
+        for number, raw in bounded_lines(path, handle):
             if not raw.strip():
                 continue
             try:

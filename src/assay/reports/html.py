@@ -19,6 +19,7 @@ from pydantic import JsonValue
 
 from assay.errors import DataError
 from assay.file_writes import replace_with, write_new
+from assay.records.jsonl import bounded_lines
 from assay.reports.charts import Figure, figures_of, step_label
 from assay.reports.loader import load_report
 from assay.reports.report import Report, StepReport
@@ -87,7 +88,7 @@ def read_latency_samples(records: Path, seed: int = 0) -> dict[str, dict[int, li
             bucket[slot] = value
 
     with records.open("rb") as lines:
-        for number, raw in enumerate(lines, start=1):
+        for number, raw in bounded_lines(records, lines):
             if not raw.strip():
                 continue
             try:
