@@ -20,7 +20,8 @@ class SpyReader(io.BytesIO):
     largest = 0
 
     def readline(self, size: int | None = -1, /) -> bytes:
-        assert size is not None and size > 0, "a whole line was asked for, unbounded"
+        assert size is not None, "a whole line was asked for, unbounded"
+        assert size > 0, "a whole line was asked for, unbounded"
         self.largest = max(self.largest, size)
         return super().readline(size)
 
