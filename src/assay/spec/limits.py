@@ -14,7 +14,7 @@ from typing import Final
 
 MAX_TOKENS_PER_REQUEST: Final = 1 << 21
 """Prompt or output tokens one request may ask for (2,097,152): any token count, a trace row's
-`input_length` and `output_length`, a prompt row's `output_tokens`, `--shared-prefix-tokens`."""
+`input_length` and `output_length`, a prompt row's `output_tokens`, `--trace-block-tokens`."""
 MAX_HASH_IDS: Final = 1 << 16
 """Hash blocks one trace row may name (65,536; at 512 tokens a block, 32 M tokens)."""
 MAX_TURNS: Final = 1 << 10

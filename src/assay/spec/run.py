@@ -122,7 +122,7 @@ class RunSettings(BaseModel):
     think_time_ms: float = Field(default=0.0, ge=0)
     prompt_tokens: str = "256"
     output_tokens: str = "128"
-    shared_prefix_tokens: int = Field(default=0, ge=0, le=MAX_TOKENS_PER_REQUEST)
+    shared_prefix_tokens: int = Field(default=0, ge=0)
     tokenizer: str | None = None
     stream: bool = True
     ignore_eos: bool = False
