@@ -52,6 +52,12 @@ def write_new(path: Path, text: str) -> None:
     try:
         # A hard link is created exclusively and never follows a symlink at `path`.
         os.link(partial, path)
+    except FileExistsError:
+        raise
+    except OSError:
+        # A file system without hard links: create the file exclusively and write it there.
+        with open_new(path) as handle:
+            handle.write(text.encode())
     finally:
         partial.unlink(missing_ok=True)
 

@@ -93,3 +93,22 @@ def test_a_new_run_file_is_never_written_over_what_holds_its_name(
     assert target.read_text(encoding="utf-8") == MINE
     assert outside.read_text(encoding="utf-8") == MINE
     assert not list(tmp_path.glob(f"*{TEMP_SUFFIX}"))
+
+
+def test_a_new_file_is_still_written_exclusively_where_hard_links_fail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import os
+
+    def no_links(source: object, target: object) -> None:
+        raise OSError(errno.EPERM, "hard links not supported")
+
+    monkeypatch.setattr(os, "link", no_links)
+    target = tmp_path / "report.json"
+    write_new(target, "{}\n")
+    assert target.read_text(encoding="utf-8") == "{}\n"
+    with pytest.raises(FileExistsError):
+        write_new(target, "[]\n")
+    assert target.read_text(encoding="utf-8") == "{}\n"
+    assert not list(tmp_path.glob(f"*{TEMP_SUFFIX}"))
