@@ -111,6 +111,9 @@ def claim_run_folder(requested: Path | None, now: datetime) -> RunFolder:
     except OSError as error:
         folder.remove_if_empty()
         raise ConfigError(_cannot_write(requested, error)) from None
+    except BaseException:  # a Ctrl-C or SIGTERM while claiming: leave nothing behind
+        folder.remove_if_empty()
+        raise
     return folder
 
 
@@ -148,6 +151,9 @@ def _claim_fresh(wanted: Path) -> RunFolder:
         if isinstance(error, ConfigError):
             raise
         raise ConfigError(_cannot_write(folder.path, error)) from None
+    except BaseException:  # a Ctrl-C or SIGTERM while claiming: leave nothing behind
+        folder.remove_if_empty()
+        raise
     return folder
 
 

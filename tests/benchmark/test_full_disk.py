@@ -1,11 +1,13 @@
 """A disk that fills up during a run stops it with one `OutputError`, whichever process meets it
 first, and mid-run as well as when a shard is closed (issue 9 item 6). `/dev/full` answers
-every write with ENOSPC, so a shard linked to it is a full disk without any mount."""
+every write with ENOSPC, so a shard opened on it is a full disk without any mount (a shard is
+created exclusively, never through a symlink, so the test hands the sinks its own opener)."""
 
 from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -15,6 +17,7 @@ from assay.core import Endpoint
 from assay.data import FixedCount, SyntheticSource
 from assay.engine import BenchmarkPlan, Concurrent, Constraints, run_benchmark
 from assay.errors import OutputError
+from assay.file_writes import open_new
 from assay.validators import default_chain
 
 
@@ -31,6 +34,11 @@ def plan(max_requests: int, processes: int) -> BenchmarkPlan:
     )
 
 
+def open_full_disk_at(full: Path, path: Path) -> IO[bytes]:
+    """Shards as assay opens them, but the one at `full` on a disk with no space left."""
+    return open("/dev/full", "wb") if path == full else open_new(path)
+
+
 @pytest.mark.parametrize(
     ("full_process", "processes", "max_requests"),
     [
@@ -43,9 +51,8 @@ def plan(max_requests: int, processes: int) -> BenchmarkPlan:
 def test_a_full_disk_is_one_output_error_naming_the_shard(
     tmp_path: Path, full_process: int, processes: int, max_requests: int
 ) -> None:
-    sinks = ShardSinkFactory(tmp_path)
-    full = sinks.shard_path(step=0, process=full_process)
-    full.symlink_to("/dev/full")
+    full = ShardSinkFactory(tmp_path).shard_path(step=0, process=full_process)
+    sinks = ShardSinkFactory(tmp_path, open_shard=partial(open_full_disk_at, full))
     with pytest.raises(OutputError) as raised:
         run_benchmark(plan(max_requests, processes), sinks)
     message = str(raised.value)

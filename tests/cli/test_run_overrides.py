@@ -9,7 +9,7 @@ from typing import Any
 from typer.core import TyperGroup
 from typer.main import get_command
 
-from assay.cli.app import app
+from assay.cli.commands import app
 from assay.cli.run_overrides import NOT_CONFIG, run_overrides
 from assay.config import RunConfig, build_config
 

@@ -168,7 +168,7 @@ def revalidate(
         environment=old.environment,
     )
     write_report(report, out_dir)
-    write_html(out_dir, report)
+    write_html(out_dir, report, new=True)
     return RevalidationOutcome(report, out_dir, newly_errored, newly_completed, recoded)
 
 

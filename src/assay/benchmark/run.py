@@ -47,6 +47,7 @@ from assay.engine import (
 )
 from assay.engine.interrupt import sigint_as_flag
 from assay.errors import OutputError
+from assay.file_writes import open_new
 from assay.load_launcher import LoadProcesses
 from assay.metrics import StepAggregator
 from assay.reports import Report, StepReport, build_report, write_report
@@ -338,11 +339,11 @@ def _run(
     )
     try:
         write_report(report, output_dir)
+        write_html(output_dir, report, new=True)
     except OSError as error:
         raise OutputError(
             f"cannot write the report into {output_dir}: {error.strerror or error}"
         ) from None
-    write_html(output_dir, report)
     return RunOutcome(report, output_dir, was_interrupted, url)
 
 
@@ -426,7 +427,7 @@ def _merge_shards(
     target: Path,
 ) -> None:
     """Concatenate every shard, step by step and in process order, into one records.jsonl."""
-    with target.open("wb") as out:
+    with open_new(target) as out:
         for step in result.steps:
             summaries = [*step.sink_results, *recovered.get(step.index, [])]
             for summary in sorted(summaries, key=lambda summary: summary.process):

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import orjson
 from pydantic import ValidationError
 
 from assay.core import GenerationResponse
 from assay.errors import OutputError
+from assay.file_writes import open_append, open_new
 from assay.metrics import Slo, StepAggregator, Timeline, TimeWindow
 from assay.records import RequestRecord
 from assay.records.jsonl import RecordWriter, record_from_line, record_line
@@ -63,7 +66,9 @@ class ShardSink:
         self._slo, self._window = factory.slo, factory.window_for(context)
         self._turns: dict[int, StepAggregator] | None = None
         path = factory.shard_path(context.step, context.process)
-        self._writer: RecordWriter | _Spool = _Spool(path) if spool else RecordWriter(path)
+        self._writer: RecordWriter | _Spool = (
+            _Spool(path) if spool else RecordWriter(path, opener=factory.open_shard)
+        )
         try:
             self._writer.open()
         except OSError as error:
@@ -157,6 +162,8 @@ class ShardSinkFactory:
     directory: Path
     slo: Slo | None = None
     windowed: bool = False
+    # How a shard is created: exclusively (see `assay.file_writes`); a test puts a full disk here.
+    open_shard: Callable[[Path], IO[bytes]] = open_new
 
     def __call__(self, context: StepContext) -> ShardSink:
         return ShardSink(context, self)
@@ -172,7 +179,7 @@ class ShardSinkFactory:
         path = self.shard_path(step, process)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("ab") as shard:
+            with open_append(path) as shard:
                 shard.write(lines)
         except OSError as error:
             raise _output_error(path, error) from None

@@ -1,80 +1,37 @@
-"""The `assay` command line: the typer app, its commands in the order `assay --help` lists them
-(`run`, `mock`, `validators`, `revalidate`, `report`, `compare`), and the console entry point.
+"""The `assay` console entry point: SIGTERM is a Ctrl-C from its first instruction.
 
-Each command is a module of its own that imports what it runs only when it runs, so
-`assay --help` stays fast. How a command ends (its exit code) is `assay.cli.guard`'s.
+A run stopped by `timeout`, systemd, Kubernetes or CI gets SIGTERM, possibly while Python is
+still importing the command line (a good part of a second). So the first thing `main` does,
+before it imports anything else of assay, is make SIGTERM raise `KeyboardInterrupt` as SIGINT
+does; from then on both end the command the same way: whatever was started is stopped by the
+code that started it, the folder a run claimed is removed if it is still empty, exit code 130.
+Once a run is under way `assay.engine.interrupt` turns both into a flag the run polls.
+
+This module imports nothing at its top, so the handler is in place a few milliseconds after
+the interpreter starts; the commands are in `assay.cli.commands`.
 """
 
-# Annotations are evaluated here, once, at import (no `from __future__ import annotations`):
-# typer reads every flag's annotation at each start, and would otherwise evaluate the strings.
-
-import sys
-from typing import Annotated
-
-import typer
-
-from assay import __version__
-from assay.cli.compare_command import compare
-from assay.cli.guard import EXIT_INTERRUPTED, EXIT_USAGE, EXIT_VALID
-from assay.cli.listing import validators
-from assay.cli.mock_command import MockCommand, mock
-from assay.cli.records_command import records
-from assay.cli.report_command import report
-from assay.cli.revalidate_command import revalidate
-from assay.cli.run_command import run
-
-app = typer.Typer(
-    name="assay",
-    help="Benchmark OpenAI-compatible LLM servers, counting only what was really served.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"assay {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: Annotated[
-        bool,
-        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
-    ] = False,
-) -> None:
-    """Benchmark OpenAI-compatible LLM servers, counting only what was really served."""
-
-
-app.command()(run)
-app.command(cls=MockCommand)(mock)
-app.command()(validators)
-app.command()(revalidate)
-app.command()(report)
-app.command()(records)
-app.command()(compare)
+_INTERRUPTED = 130
+"""`assay.cli.guard.EXIT_INTERRUPTED`, known here before anything is imported."""
 
 
 def main() -> None:
-    """Console entry point; a usage error (an unknown flag, a value of the wrong type) is one
-    `error:` line and exit code 2, like every other bad input."""
-    from typer._click.exceptions import NoArgsIsHelpError, UsageError
+    """The `assay` command; every way it is stopped (Ctrl-C, SIGTERM, before or during a
+    command) ends with one "interrupted" line on stderr and exit code 130."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    import sys
 
     try:
-        code = app(standalone_mode=False)
-    except NoArgsIsHelpError as error:
-        typer.echo(error.format_message(), err=True)
-        code = EXIT_USAGE
-    except UsageError as error:
-        command = error.ctx.command_path if error.ctx is not None else "assay"
-        typer.echo(f"error: {error.format_message()} (see `{command} --help`)", err=True)
-        code = EXIT_USAGE
+        from assay.cli.commands import run_app
+
+        code = run_app()
     except KeyboardInterrupt:
-        code = EXIT_INTERRUPTED
-    sys.exit(code if isinstance(code, int) else EXIT_VALID)
+        code = _INTERRUPTED  # stopped before a command's own guard was in place
+    if code == _INTERRUPTED:
+        sys.stderr.write("interrupted\n")
+    sys.exit(code)
 
 
-__all__ = ["app", "main"]
+__all__ = ["main"]

@@ -19,11 +19,12 @@ def output_console() -> Console:
 
     Off a terminal rich assumes 80 columns, too narrow for a sweep's table: a CI log would get
     the table wrapped for no reader's screen. Tables are wrapped, never cut, whatever the width
-    (`assay.reports.unclipped`).
+    (`assay.reports.unclipped`). Nothing it prints can drive the terminal
+    (`assay.cli.terminal`): server text is shown with its control characters escaped.
     """
-    from rich.console import Console
+    from assay.cli.terminal import terminal_console
 
     width = None
     if not os.environ.get("COLUMNS", "").strip().isdigit() and not sys.stdout.isatty():
         width = WIDE_COLUMNS
-    return Console(highlight=False, width=width)
+    return terminal_console(highlight=False, width=width)

@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn
 
-import typer
-
 if TYPE_CHECKING:
     from assay.cli.crash import CrashSite
 
@@ -25,16 +23,19 @@ EXIT_INTERRUPTED = 130
 def guarded(body: Callable[[], int], site: CrashSite | None = None) -> int:
     """Run a command's body: bad input is one `error:` line and exit 2, Ctrl-C exit 130, and
     anything else a crash (exit 3) whose traceback is saved, not printed."""
+    import typer
+
     from assay.errors import AssayError
+    from assay.printable import printable
 
     try:
         code = body()
     except AssayError as error:
-        typer.echo(f"error: {error}", err=True)
+        # The message may quote a server's answer: shown, never obeyed by the terminal.
+        typer.echo(f"error: {printable(str(error), newlines=True)}", err=True)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        typer.echo("interrupted", err=True)
-        return EXIT_INTERRUPTED
+        return EXIT_INTERRUPTED  # `assay.cli.app.main` says "interrupted" for every exit 130
     except Exception as error:
         from assay.cli.crash import CrashSite, crash_line, save_crash
 
@@ -45,4 +46,6 @@ def guarded(body: Callable[[], int], site: CrashSite | None = None) -> int:
 
 def exit_guarded(body: Callable[[], int], site: CrashSite | None = None) -> NoReturn:
     """Run a command's body `guarded` and end the command with its exit code."""
+    import typer
+
     raise typer.Exit(guarded(body, site))

@@ -588,10 +588,11 @@ def run(
         for warning in check_machine_limits(run_config):
             typer.echo(f"warning: {warning}", err=True)
         folder = claim_run_folder(run_config.output_dir, datetime.now(UTC))
-        site.folder = folder.path
-        from assay.load_launcher import start_load_processes
-
         try:
+            # From the claim on, a Ctrl-C or SIGTERM anywhere leaves no empty folder behind.
+            site.folder = folder.path
+            from assay.load_launcher import start_load_processes
+
             if run_config.engine == "ray":
                 return run_and_report(run_config, None, folder)  # the run starts its actors
             # The load processes import the run path (`run_and_report` imports it) while this

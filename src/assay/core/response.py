@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Final
 
 from pydantic import BaseModel, ConfigDict
 
@@ -116,12 +117,22 @@ class TokenSource(StrEnum):
     none = "none"
 
 
+MAX_KEPT_CHUNK_TIMES: Final = 16_384
+"""The most chunk times one response keeps (see `ResponseTiming`)."""
+
+
 class ResponseTiming(BaseModel):
     """Monotonic nanosecond timestamps of one response (one clock for the whole run).
 
     `chunk_times_ns[i]` is when the i-th token-bearing chunk arrived and `chunk_tokens[i]` how many
     tokens it carried, so inter-token latency is measured per gap even when a server batches
     several tokens into one chunk. For a non-streamed answer the first token is the end.
+
+    A record keeps at most `MAX_KEPT_CHUNK_TIMES` chunk times, so an endless or giant answer
+    costs bounded memory and a bounded records.jsonl line. Past that, neighbouring entries are
+    merged pairwise (the later time, the tokens of both), each merge halving the resolution of
+    what was kept; `merged_chunk_times` says how many entries were merged away (0: every chunk
+    has its own entry). Inter-token latency over a merged entry is the average of its gaps.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -134,6 +145,7 @@ class ResponseTiming(BaseModel):
     end_ns: int
     chunk_times_ns: tuple[int, ...] = ()
     chunk_tokens: tuple[int, ...] = ()
+    merged_chunk_times: int = 0
 
 
 class GenerationResponse(BaseModel):

@@ -26,6 +26,7 @@ from assay.data.dataset_files import (
 )
 from assay.data.row_values import json_kind
 from assay.errors import DataError
+from assay.spec.limits import MAX_DATA_FILE_BYTES
 from assay.spec.source import PromptColumns
 
 FileFormat = Literal["jsonl", "csv", "json", "parquet", "arrow", "hf"]
@@ -125,12 +126,26 @@ def jsonl_records(text: str, path: Path) -> list[tuple[int, Mapping[str, object]
     return records
 
 
+def check_file_size(path: Path, kind: str) -> None:
+    """Refuse a data file larger than `MAX_DATA_FILE_BYTES` before reading any of it."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return  # the read that follows says what is wrong with the path
+    if size > MAX_DATA_FILE_BYTES:
+        raise DataError(
+            f"{path}: the {kind} holds {size:,} bytes, above the {MAX_DATA_FILE_BYTES:,} assay "
+            "reads (see docs/security.md)"
+        )
+
+
 def _exists(path: Path) -> None:
     if not path.is_file():
         raise DataError(f"{path}: no such data file")
 
 
 def _read_text(path: Path) -> str:
+    check_file_size(path, "prompt file")
     try:
         data = path.read_bytes()
     except FileNotFoundError:

@@ -34,6 +34,7 @@ from assay.data.tokenizer import Tokenizer
 from assay.data.tokenizer_spec import load_tokenizer
 from assay.errors import DataError
 from assay.spec.endpoint import Carries
+from assay.spec.limits import MAX_TURNS
 from assay.spec.source import PromptColumns
 
 
@@ -303,6 +304,11 @@ class RowCheck:
             value = parse_json_cell(value, where, names.turns)
         if not isinstance(value, list) or not value:
             raise DataError(f"{where}: {names.turns!r} must be a non-empty list of user turns")
+        if len(value) > MAX_TURNS:
+            raise DataError(
+                f"{where}: {names.turns!r} holds {len(value):,} turns, above the {MAX_TURNS:,} "
+                "one session may have (see docs/security.md)"
+            )
         turns: list[TurnRow] = []
         for position, turn in enumerate(value):
             at = f"{where}: {names.turns}[{position}]"

@@ -13,6 +13,7 @@ import orjson
 from pydantic import JsonValue
 
 from assay.errors import DataError
+from assay.spec.limits import MAX_TOKENS_PER_REQUEST
 from assay.spec.source import PromptColumns
 
 
@@ -132,6 +133,11 @@ def check_output_tokens(value: object, where: str, column: str) -> int | None:
         raise DataError(f"{where}: {column!r} must be an integer, got {value!r}")
     if count < 1:
         raise DataError(f"{where}: {column!r} must be at least 1, got {count}")
+    if count > MAX_TOKENS_PER_REQUEST:
+        raise DataError(
+            f"{where}: {column!r} is {count:,}, above {MAX_TOKENS_PER_REQUEST:,} tokens, the most "
+            "one request may ask for (see docs/security.md)"
+        )
     return count
 
 

@@ -8,8 +8,10 @@ production. Sessions come from data rows with turns (a ShareGPT conversation wit
 
 from __future__ import annotations
 
+import random
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol, overload, runtime_checkable
 
 from pydantic import JsonValue
 
@@ -56,7 +58,7 @@ class Session:
     """One session: its turns, the messages it opens with (a system prompt), its think time."""
 
     index: int
-    turns: tuple[Turn, ...]
+    turns: Sequence[Turn]
     opening: tuple[dict[str, JsonValue], ...]
     think_time_ns: int
     shape: RequestShape
@@ -66,11 +68,12 @@ class Session:
         """The request of turn `turn` (from 0): the opening, `history` (the turns before with
         the answers received), then this turn's user text."""
         shape = self.shape
-        user: dict[str, JsonValue] = {"role": "user", "content": self.turns[turn].text}
+        this = self.turns[turn]
+        user: dict[str, JsonValue] = {"role": "user", "content": this.text}
         conversation = (*self.opening, *history, user)
         extra = merge_fields(shape.extra_body, self.row_extra)
         limit, ignore_eos = asked_limits(
-            shape.endpoint, extra, self.turns[turn].max_output_tokens, shape.ignore_eos
+            shape.endpoint, extra, this.max_output_tokens, shape.ignore_eos
         )
         prompt: str | None = None
         messages: tuple[dict[str, JsonValue], ...] | None = None
@@ -194,18 +197,9 @@ class SyntheticSessions:
 
     def session(self, index: int) -> Session:
         source = self.source
-        rng = index_rng(source.seed, index)
-        tokenizer = source.build_tokenizer()
-        turns = tuple(
-            Turn(
-                text=tokenizer.sample_text(sample_token_count(source.prompt_tokens, rng), rng),
-                max_output_tokens=sample_token_count(source.output_tokens, rng),
-            )
-            for _ in range(self.turns)
-        )
         return Session(
             index=index,
-            turns=turns,
+            turns=SampledTurns(source, index, self.turns),
             opening=(),
             think_time_ns=self.think_time_ns,
             shape=RequestShape(
@@ -215,8 +209,63 @@ class SyntheticSessions:
         )
 
 
+class SampledTurns(Sequence[Turn]):
+    """The turns of one synthetic session, each sampled when it is asked for, never ahead: a
+    session of many turns costs what its turns sent so far cost, not what it could hold.
+
+    Turn `t` has its own random stream from `(seed, session, t)`, so it is the same whichever
+    turns were built before it, in every process.
+
+    >>> from assay.data.synthetic import SyntheticSource
+    >>> from assay.data.token_count import FixedCount
+    >>> source = SyntheticSource(model="m", prompt_tokens=FixedCount(value=4),
+    ...                          output_tokens=FixedCount(value=2))
+    >>> turns = SampledTurns(source, 0, 1_000_000_000)
+    >>> len(turns), turns[999_999_999] == turns[999_999_999]
+    (1000000000, True)
+    """
+
+    __slots__ = ("_count", "_index", "_last", "_source")
+
+    def __init__(self, source: SyntheticSource, index: int, count: int) -> None:
+        self._source, self._index, self._count = source, index, count
+        # The turn asked for last: a turn is read for its request, then again for the history.
+        self._last: tuple[int, Turn] | None = None
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, turn: int) -> Turn: ...
+    @overload
+    def __getitem__(self, turn: slice) -> Sequence[Turn]: ...
+    def __getitem__(self, turn: int | slice) -> Turn | Sequence[Turn]:
+        if isinstance(turn, slice):
+            return [self[position] for position in range(*turn.indices(self._count))]
+        if not 0 <= turn < self._count:
+            raise IndexError(turn)
+        if self._last is not None and self._last[0] == turn:
+            return self._last[1]
+        source = self._source
+        # The first turn draws from the session's own stream, as a session's first request did.
+        rng = (
+            index_rng(source.seed, self._index)
+            if turn == 0
+            else random.Random(f"assay:turn:{source.seed}:{self._index}:{turn}")
+        )
+        built = Turn(
+            text=source.build_tokenizer().sample_text(
+                sample_token_count(source.prompt_tokens, rng), rng
+            ),
+            max_output_tokens=sample_token_count(source.output_tokens, rng),
+        )
+        self._last = (turn, built)
+        return built
+
+
 __all__ = [
     "FileSessions",
+    "SampledTurns",
     "RequestShape",
     "Session",
     "SessionSource",

@@ -12,6 +12,7 @@ from typing import Annotated, Literal, Self
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from assay.errors import DataError
+from assay.spec.limits import MAX_TOKENS_PER_REQUEST
 
 
 class FixedCount(BaseModel):
@@ -20,7 +21,7 @@ class FixedCount(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["fixed"] = "fixed"
-    value: int = Field(ge=0)
+    value: int = Field(ge=0, le=MAX_TOKENS_PER_REQUEST)
 
 
 class NormalCount(BaseModel):
@@ -36,7 +37,7 @@ class NormalCount(BaseModel):
     mean: float
     stdev: float = Field(ge=0)
     min: int = Field(ge=0)
-    max: int = Field(ge=0)
+    max: int = Field(ge=0, le=MAX_TOKENS_PER_REQUEST)
 
     @model_validator(mode="after")
     def _bounds_in_order(self) -> Self:
@@ -52,7 +53,7 @@ class UniformCount(BaseModel):
 
     kind: Literal["uniform"] = "uniform"
     min: int = Field(ge=0)
-    max: int = Field(ge=0)
+    max: int = Field(ge=0, le=MAX_TOKENS_PER_REQUEST)
 
     @model_validator(mode="after")
     def _bounds_in_order(self) -> Self:
@@ -171,6 +172,11 @@ def _non_negative_int(part: str, text: str, what: str) -> int:
         raise DataError(f"bad token count {text!r}: {what} {part!r} is not an integer") from None
     if value < 0:
         raise DataError(f"bad token count {text!r}: {what} must not be negative")
+    if value > MAX_TOKENS_PER_REQUEST:
+        raise DataError(
+            f"bad token count {text!r}: {what} is above {MAX_TOKENS_PER_REQUEST:,} tokens, the "
+            "most one request may ask for (see docs/security.md)"
+        )
     return value
 
 

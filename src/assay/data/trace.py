@@ -22,7 +22,7 @@ from typing import Final, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from assay.core import Endpoint, GenerationRequest
-from assay.data.file_formats import jsonl_records
+from assay.data.file_formats import check_file_size, jsonl_records
 from assay.data.file_source import FileSource, FileSourceConfig
 from assay.data.request_fields import asked_limits
 from assay.data.source import request_id
@@ -30,6 +30,7 @@ from assay.data.tokenizer import Tokenizer
 from assay.data.tokenizer_spec import load_tokenizer
 from assay.errors import DataError
 from assay.spec.endpoint import Carries
+from assay.spec.limits import MAX_HASH_IDS, MAX_TOKENS_PER_REQUEST
 
 MOONCAKE_BLOCK_TOKENS: Final = 512
 _NS_PER_MS: Final = 1_000_000
@@ -208,6 +209,7 @@ def build_prompt(row: MooncakeRow, block_tokens: int, seed: int, tokenizer: Toke
 
 
 def _rows(path: Path) -> list[tuple[int, Mapping[str, object]]]:
+    check_file_size(path, "trace file")
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
@@ -256,9 +258,14 @@ def _mooncake_row(values: Mapping[str, object], line: int, config: TraceConfig) 
     input_length = _count(values.get("input_length"), where, "input_length")
     output_length = _count(values.get("output_length"), where, "output_length")
     raw_ids = values.get("hash_ids", [])
-    if not isinstance(raw_ids, list) or not all(
-        type(item) is int and item >= 0 for item in raw_ids
-    ):
+    if not isinstance(raw_ids, list):
+        raise DataError(f"{where}: 'hash_ids' must be a list of integers >= 0")
+    if len(raw_ids) > MAX_HASH_IDS:
+        raise DataError(
+            f"{where}: 'hash_ids' names {len(raw_ids):,} blocks, above the {MAX_HASH_IDS:,} "
+            "one row may name (see docs/security.md)"
+        )
+    if not all(type(item) is int and item >= 0 for item in raw_ids):
         raise DataError(f"{where}: 'hash_ids' must be a list of integers >= 0")
     return MooncakeRow(line, input_length, output_length, tuple(raw_ids))
 
@@ -266,6 +273,11 @@ def _mooncake_row(values: Mapping[str, object], line: int, config: TraceConfig) 
 def _count(value: object, where: str, key: str) -> int:
     if type(value) is not int or value < 1:
         raise DataError(f"{where}: {key!r} must be an integer >= 1, got {value!r}")
+    if value > MAX_TOKENS_PER_REQUEST:
+        raise DataError(
+            f"{where}: {key!r} is {value:,}, above {MAX_TOKENS_PER_REQUEST:,} tokens, the most "
+            "one request may ask for (see docs/security.md)"
+        )
     return value
 
 

@@ -42,6 +42,7 @@ from assay.engine.coordinator import (
 )
 from assay.engine.interrupt import STOP_SIGNALS, SigintFlag, sigint_as_flag
 from assay.engine.ray_actor import DriverClock, LoadSliceActor, RecordLines
+from assay.engine.ray_watchdog import start_watchdog
 from assay.errors import AssayError, ConfigError, first_assay_error
 from assay.load.benchmark_plan import BenchmarkPlan, BenchmarkResult
 from assay.load.progress import ProgressSnapshot
@@ -196,6 +197,10 @@ def _actors_on(ray: ModuleType, address: str | None, workers: int | None) -> Ite
     owns_ray = not ray.is_initialized()
     if owns_ray:
         _init(ray, address, workers)
+        if address is None:
+            # A Ray of this run alone ends with the run, even one killed before it could shut
+            # Ray down (see `ray_watchdog`).
+            start_watchdog(os.getpid())
     actors: list[ActorHandle] = []
     try:
         cpus = int(ray.cluster_resources().get("CPU", 0))

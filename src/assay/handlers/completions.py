@@ -7,7 +7,7 @@ from returns.result import Failure, Result
 
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
-from assay.core.response import GenerationResponse
+from assay.core.response import MAX_KEPT_CHUNK_TIMES, GenerationResponse
 from assay.handlers.base import SseEvent, Transfer
 from assay.handlers.stream import StreamDraft
 from assay.handlers.wire import (
@@ -134,6 +134,8 @@ class CompletionsAccumulator(StreamDraft):
                             self._first_token_ns = received_ns
                         self._chunk_times.append(received_ns)
                         self._chunk_tokens.append(1)
+                        if len(self._chunk_times) > MAX_KEPT_CHUNK_TIMES:
+                            self.fold_chunk_times()
                     else:
                         self._count_choices(received_ns, True, usage)
                     return

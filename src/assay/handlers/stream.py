@@ -14,7 +14,13 @@ from returns.result import Failure, Result, Success
 
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
-from assay.core.response import GenerationResponse, ResponseTiming, TokenSource, ToolCall
+from assay.core.response import (
+    MAX_KEPT_CHUNK_TIMES,
+    GenerationResponse,
+    ResponseTiming,
+    TokenSource,
+    ToolCall,
+)
 from assay.core.trusted import trusted
 from assay.handlers.base import SseEvent, Transfer
 from assay.handlers.wire import answer_ids, error_message, int_field, parse_usage, unusable
@@ -62,6 +68,7 @@ class StreamDraft:
         "_finish_reason",
         "_first_content_ns",
         "_first_token_ns",
+        "_merged",
         "_model",
         "_reasoning",
         "_request",
@@ -92,6 +99,8 @@ class StreamDraft:
         self._tools: dict[int, _ToolCallDraft] = {}
         self._chunk_times: list[int] = []
         self._chunk_tokens: list[int] = []
+        # Entries merged away to keep the chunk times bounded (see `fold_chunk_times`).
+        self._merged = 0
         self._first_token_ns: int | None = None
         self._first_content_ns: int | None = None
         self._running: int | None = None
@@ -242,6 +251,22 @@ class StreamDraft:
             self._first_token_ns = received_ns
         self._chunk_times.append(received_ns)
         self._chunk_tokens.append(tokens)
+        if len(self._chunk_times) > MAX_KEPT_CHUNK_TIMES:
+            self.fold_chunk_times()
+
+    def fold_chunk_times(self) -> None:
+        """Merge the kept chunk times pairwise (the later time, the tokens of both), halving
+        them: an endless stream keeps at most `MAX_KEPT_CHUNK_TIMES` entries, not one per
+        chunk. The count merged away is kept for the record (`merged_chunk_times`)."""
+        times, tokens = self._chunk_times, self._chunk_tokens
+        pairs = len(times) // 2
+        kept_times = times[1 : 2 * pairs : 2]
+        kept_tokens = [tokens[2 * i] + tokens[2 * i + 1] for i in range(pairs)]
+        if len(times) % 2:
+            kept_times.append(times[-1])
+            kept_tokens.append(tokens[-1])
+        self._merged += len(times) - len(kept_times)
+        self._chunk_times, self._chunk_tokens = kept_times, kept_tokens
 
     def _tool_delta(
         self, index: int, call_id: str | None, name: str | None, arguments: str | None
@@ -262,7 +287,7 @@ class StreamDraft:
         if self._continuous and self._running is not None:
             streamed, source = self._running, TokenSource.continuous_usage
         else:
-            streamed, source = len(self._chunk_tokens), TokenSource.stream
+            streamed, source = len(self._chunk_tokens) + self._merged, TokenSource.stream
         chunk_times = self._chunk_times
         request = self._request
         # Every value below is one assay typed itself, so the models are built unvalidated;
@@ -278,6 +303,7 @@ class StreamDraft:
                 "end_ns": transfer.end_ns,
                 "chunk_times_ns": tuple(chunk_times),
                 "chunk_tokens": tuple(self._chunk_tokens),
+                "merged_chunk_times": self._merged,
             },
         )
         tools = self._tools
@@ -296,7 +322,7 @@ class StreamDraft:
                 "scores": None,
                 "finish_reason": self._finish_reason,
                 "usage": parse_usage(self._usage),
-                "content_chunks": len(chunk_times),
+                "content_chunks": len(chunk_times) + self._merged,
                 "streamed_tokens": streamed,
                 "streamed_token_source": source,
                 "terminal_seen": self._terminal,

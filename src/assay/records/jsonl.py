@@ -7,10 +7,10 @@ Writing is buffered and flushed on close; reading rebuilds each `RequestRecord` 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Self
+from typing import IO, Any, Final, Self
 
 import orjson
 from pydantic import BaseModel, ValidationError
@@ -27,6 +27,7 @@ from assay.core.response import (
     Usage,
 )
 from assay.errors import DataError
+from assay.file_writes import open_append, open_new
 from assay.records.record import Cancelled, Completed, Errored, JudgedBy, RequestRecord
 
 _RESPONSE_ELSEWHERE = {"timing", "usage", "ids"}
@@ -150,8 +151,16 @@ class RecordWriter:
     (1, 1)
     """
 
-    def __init__(self, path: Path, *, append: bool = False, buffer_lines: int = 256) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        append: bool = False,
+        buffer_lines: int = 256,
+        opener: Callable[[Path], IO[bytes]] = open_new,
+    ) -> None:
         self.path = path
+        self._opener = opener
         self._append = append
         self._buffer_lines = buffer_lines
         self._buffer: list[bytes] = []
@@ -176,7 +185,11 @@ class RecordWriter:
         if self._file is not None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = self.path.open("ab" if self._append else "wb")
+        if self._append:
+            self._file = open_append(self.path)
+        else:
+            # Created exclusively: a file or symlink already at `path` is refused, not written.
+            self._file = self._opener(self.path)
 
     def write(self, record: RequestRecord[GenerationResponse]) -> None:
         """Queue one record's line; the buffer goes to disk when full."""
@@ -214,6 +227,28 @@ class RecordWriter:
                 file.close()
 
 
+MAX_RECORD_LINE_BYTES: Final = 1 << 28
+"""The longest records.jsonl line assay reads (256 MiB, four times the default
+`--max-response-bytes`); a longer one is refused before it is held whole."""
+
+
+def bounded_lines(path: Path, handle: IO[bytes]) -> Iterator[tuple[int, bytes]]:
+    """The numbered lines of `handle`, each read up to `MAX_RECORD_LINE_BYTES`: a longer line
+    is a `DataError` naming it, raised once that much is read, not after the whole line."""
+    number = 0
+    while True:
+        raw = handle.readline(MAX_RECORD_LINE_BYTES + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > MAX_RECORD_LINE_BYTES:
+            raise DataError(
+                f"{path}, line {number}: longer than {MAX_RECORD_LINE_BYTES:,} bytes, more than "
+                "any record assay writes (see docs/security.md)"
+            )
+        yield number, raw
+
+
 def read_records(path: Path) -> Iterator[RequestRecord[GenerationResponse]]:
     """The records of a records.jsonl file, rebuilt from the lines `RecordWriter` wrote."""
     try:
@@ -221,7 +256,7 @@ def read_records(path: Path) -> Iterator[RequestRecord[GenerationResponse]]:
     except OSError as error:
         raise DataError(f"cannot read {path}: {error.strerror or error}") from None
     with handle:
-        for number, raw in enumerate(handle, start=1):
+        for number, raw in bounded_lines(path, handle):
             if not raw.strip():
                 continue
             try:

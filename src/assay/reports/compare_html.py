@@ -6,9 +6,9 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
-import orjson
 from pydantic import JsonValue
 
+from assay.file_writes import replace_with
 from assay.reports.charts import step_label
 from assay.reports.compare import (
     AlignedStep,
@@ -19,7 +19,7 @@ from assay.reports.compare import (
     format_value,
 )
 from assay.reports.compare_console import NOISE_NOTE
-from assay.reports.html import plotly_js
+from assay.reports.html import plotly_js, script_json
 from assay.reports.report import Report
 
 _COLOURS = {"better": "#2e7d32", "worse": "#c62828", "~": "#57606a", "": "#57606a"}
@@ -65,7 +65,7 @@ def write_compare_html(path: Path, reports: Sequence[Report], labels: Sequence[s
     notes = "".join(f"<li>{html.escape(note)}</li>" for note in unmatched)
     head = "".join(f"<th>{html.escape(label)}</th>" for label in labels)
     divs = "".join(f'<div class="plot" id="{spec["id"]}"></div>' for spec in figures)
-    specs = orjson.dumps(figures).decode().replace("</", "<\\/")
+    specs = script_json(figures)
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>assay compare</title>
 <style>body{{font-family:system-ui,sans-serif;margin:24px;color:#1f2328}}
@@ -82,7 +82,7 @@ steps of different loads are shown side by side, both loads named, and not judge
 <script>const F={specs};for(const f of F){{Plotly.newPlot(f.id,f.data,f.layout,
 {{responsive:true,displaylogo:false}});}}</script></body></html>
 """
-    path.write_text(page, encoding="utf-8")
+    replace_with(path, page)
 
 
 def _figures(

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final, TypeAlias
 
+from assay.file_writes import write_new
 from assay.metrics.sketch import Distribution
 from assay.reports.report import Report, StepReport
 
@@ -129,12 +131,14 @@ def write_report(report: Report, out_dir: Path) -> tuple[Path, Path]:
     ['step', 'profile', 'requested_rate']
     """
     out_dir.mkdir(parents=True, exist_ok=True)
+    # Both are new files of the run: created exclusively, never over a file already there.
     json_path = out_dir / REPORT_FILE
-    json_path.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    write_new(json_path, report.model_dump_json(indent=2) + "\n")
     csv_path = out_dir / SUMMARY_FILE
-    with csv_path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=SUMMARY_COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        for step in report.steps:
-            writer.writerow(summary_row(step))
+    table = io.StringIO()
+    writer = csv.DictWriter(table, fieldnames=SUMMARY_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for step in report.steps:
+        writer.writerow(summary_row(step))
+    write_new(csv_path, table.getvalue())
     return json_path, csv_path

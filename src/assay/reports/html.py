@@ -20,6 +20,8 @@ import orjson
 from pydantic import JsonValue
 
 from assay.errors import DataError
+from assay.file_writes import replace_with, write_new
+from assay.records.jsonl import bounded_lines
 from assay.reports.charts import Figure, figures_of, has_token_figures, step_label
 from assay.reports.loader import load_report
 from assay.reports.report import Report, StepReport
@@ -97,7 +99,7 @@ def read_latency_samples(records: Path, seed: int = 0) -> dict[str, dict[int, li
             bucket[slot] = value
 
     with records.open("rb") as lines:
-        for number, raw in enumerate(lines, start=1):
+        for number, raw in bounded_lines(records, lines):
             if not raw.strip():
                 continue
             try:
@@ -165,11 +167,7 @@ def render_html(report: Report, samples: Mapping[str, Mapping[int, Sequence[floa
         _config_tables(report),
         "</main>",
     ]
-    specs = orjson.dumps(
-        [{"id": f.id, "data": f.data, "layout": f.layout} for f in figures]
-    ).decode()
-    # "</" inside a JSON string literal would end the script element early.
-    specs = specs.replace("</", "<\\/")
+    specs = script_json([{"id": f.id, "data": f.data, "layout": f.layout} for f in figures])
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -192,16 +190,44 @@ def render_html(report: Report, samples: Mapping[str, Mapping[int, Sequence[floa
     )
 
 
-def write_html(run_dir: Path, report: Report | None = None) -> Path:
-    """Write `run_dir/report.html` from the run's report.json (or `report`) and records.jsonl."""
+# Inside a <script> element the HTML parser, not JSON, decides where the script ends: "</script"
+# ends it, and "<!--<script" makes it look for two closing tags. `&` and `>` are escaped too (so
+# the text means the same in any context), and U+2028/2029, which older JavaScript forbids in a
+# string literal. JSON's `\uXXXX` keeps every one of them the same character for the reader.
+_SCRIPT_ESCAPES: Final = {
+    ord("<"): "\\u003c",
+    ord(">"): "\\u003e",
+    ord("&"): "\\u0026",
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
+
+
+def script_json(value: object) -> str:
+    """`value` as JSON that can be inlined in a `<script>` element whatever its strings hold.
+
+    >>> script_json({"label": "</script><!--<script>&\u2028"})
+    '{"label":"\\\\u003c/script\\\\u003e\\\\u003c!--\\\\u003cscript\\\\u003e\\\\u0026\\\\u2028"}'
+    """
+    return orjson.dumps(value).decode().translate(_SCRIPT_ESCAPES)
+
+
+def write_html(run_dir: Path, report: Report | None = None, *, new: bool = False) -> Path:
+    """Write `run_dir/report.html` from the run's report.json (or `report`) and records.jsonl.
+
+    With `new` (a run writing its own folder) the page is created exclusively, never over a file
+    already there; without it (`assay report`) it replaces the page in one step. Either way no
+    other file is written (see `assay.file_writes`)."""
     if report is None:
         report = load_report(run_dir)
     records = run_dir / RECORDS_FILE
     samples = read_latency_samples(records) if records.is_file() else {}
     target = run_dir / HTML_FILE
-    partial = target.with_name(target.name + ".tmp")
-    partial.write_text(render_html(report, samples), encoding="utf-8")
-    partial.replace(target)
+    page = render_html(report, samples)
+    if new:
+        write_new(target, page)
+    else:
+        replace_with(target, page)
     return target
 
 

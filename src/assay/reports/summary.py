@@ -16,6 +16,7 @@ from rich.text import Text
 
 from assay.metrics.sketch import Distribution
 from assay.metrics.step_metrics import Outcomes, StepMetrics, Throughput
+from assay.printable import printable
 from assay.reports.input_lines import input_lines
 from assay.reports.report import Report, StepReport
 from assay.reports.step_words import (
@@ -273,7 +274,9 @@ def _errors_table(m: StepMetrics) -> Table:
     table.add_column("count", justify="right")
     table.add_column("example message", overflow="fold", max_width=70)
     for code, summary in m.errors_by_code.items():
-        table.add_row(Text(code.value, style="red"), str(summary.count), Text(summary.example))
+        table.add_row(
+            Text(code.value, style="red"), str(summary.count), Text(printable(summary.example))
+        )
     return table
 
 

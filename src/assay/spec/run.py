@@ -15,6 +15,8 @@ Nothing here does I/O: the machine's limits (CPUs, open files) are `assay.config
 
 from __future__ import annotations
 
+import hashlib
+import json
 import unicodedata
 from pathlib import Path
 from typing import Any, Final, Literal, Self, get_args
@@ -37,6 +39,12 @@ from pydantic import (
 
 from assay.spec.constraints import Constraints
 from assay.spec.endpoint import Answer, Carries, Endpoint, EndpointTraits
+from assay.spec.limits import (
+    ECHOED_FIELD_BYTES,
+    MAX_EXTRA_BODY_BYTES,
+    MAX_TOKENS_PER_REQUEST,
+    MAX_TURNS,
+)
 from assay.spec.load import CONCURRENCY_KINDS, RATE_KINDS, ProfileKind, RampCurve
 from assay.spec.source import PromptColumns
 from assay.spec.target import SendableHeaders, check_header, check_target, mask_headers, mask_url
@@ -103,7 +111,7 @@ class RunSettings(BaseModel):
     ramp_up_end_rate: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     trace: Path | None = None
     replay_speed: float = Field(default=1.0, gt=0)
-    trace_block_tokens: int = Field(default=512, gt=0)
+    trace_block_tokens: int = Field(default=512, gt=0, le=MAX_TOKENS_PER_REQUEST)
     processes: int | None = Field(default=None, gt=0)
     # Where the load slices run: local processes, or Ray actors spread over a Ray cluster.
     engine: Literal["local", "ray"] = "local"
@@ -124,7 +132,7 @@ class RunSettings(BaseModel):
     # Reuse the rows of --data, in file order, pass after pass, until the run's limits.
     data_cycle: bool = False
     multi_turn: bool = False
-    turns: int = Field(default=1, ge=1)
+    turns: int = Field(default=1, ge=1, le=MAX_TURNS)
     think_time_ms: float = Field(default=0.0, ge=0)
     prompt_tokens: str = "256"
     output_tokens: str = "128"
@@ -251,6 +259,17 @@ class RunConfig(RunSettings):
                 if problem is not None:
                     raise ValueError(f"{_flag(key)}: {problem}")
         return data
+
+    @field_validator("extra_body")
+    @classmethod
+    def _extra_body_is_bounded(cls, extra: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        size = len(json.dumps(extra, ensure_ascii=False).encode())
+        if size > MAX_EXTRA_BODY_BYTES:
+            raise ValueError(
+                f"{size:,} bytes of JSON, above the {MAX_EXTRA_BODY_BYTES:,} sent with every "
+                "request (see docs/security.md)"
+            )
+        return extra
 
     @field_validator("target")
     @classmethod
@@ -691,6 +710,24 @@ class EchoedConstraints(_AsWritten, Constraints):
     model_config = ConfigDict(frozen=True, extra="allow")
 
 
+def echoed_fields(fields: dict[str, JsonValue]) -> dict[str, JsonValue]:
+    """`fields` as report.json keeps them: a value whose JSON is longer than
+    `ECHOED_FIELD_BYTES` by its size and SHA-256, the others as they are.
+
+    >>> echoed_fields({"top_k": 4, "blob": "x" * 5000})["blob"][:29]
+    '(5,002 bytes of JSON, sha256 '
+    """
+    echoed: dict[str, JsonValue] = {}
+    for key, value in fields.items():
+        text = json.dumps(value, ensure_ascii=False).encode()
+        echoed[key] = (
+            value
+            if len(text) <= ECHOED_FIELD_BYTES
+            else f"({len(text):,} bytes of JSON, sha256 {hashlib.sha256(text).hexdigest()})"
+        )
+    return echoed
+
+
 class RunEcho(_AsWritten, RunSettings):
     """The run's settings as report.json keeps them (`run_config`): what the run used.
 
@@ -744,6 +781,7 @@ class RunEcho(_AsWritten, RunSettings):
                 "validator_chain": validator_chain,
                 "processes": processes,
                 "constraints": constraints.model_dump(mode="json"),
+                "extra_body": echoed_fields(config.extra_body),
                 "interrupted": interrupted,
                 "degraded": degraded,
             }

@@ -1,0 +1,78 @@
+"""The `assay` command line: the typer app and its commands in the order `assay --help` lists
+them (`run`, `mock`, `validators`, `revalidate`, `report`, `records`, `compare`);
+`assay.cli.app:main`, the console entry point, imports this module once SIGTERM is handled.
+
+Each command is a module of its own that imports what it runs only when it runs, so
+`assay --help` stays fast. How a command ends (its exit code) is `assay.cli.guard`'s.
+"""
+
+# Annotations are evaluated here, once, at import (no `from __future__ import annotations`):
+# typer reads every flag's annotation at each start, and would otherwise evaluate the strings.
+
+from typing import Annotated
+
+import typer
+
+from assay import __version__
+from assay.cli.compare_command import compare
+from assay.cli.guard import EXIT_USAGE, EXIT_VALID
+from assay.cli.listing import validators
+from assay.cli.mock_command import MockCommand, mock
+from assay.cli.records_command import records
+from assay.cli.report_command import report
+from assay.cli.revalidate_command import revalidate
+from assay.cli.run_command import run
+
+app = typer.Typer(
+    name="assay",
+    help="Benchmark OpenAI-compatible LLM servers, counting only what was really served.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"assay {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """Benchmark OpenAI-compatible LLM servers, counting only what was really served."""
+
+
+app.command()(run)
+app.command(cls=MockCommand)(mock)
+app.command()(validators)
+app.command()(revalidate)
+app.command()(report)
+app.command()(records)
+app.command()(compare)
+
+
+def run_app() -> int:
+    """Run the command line; a usage error (an unknown flag, a value of the wrong type) is one
+    `error:` line and exit code 2, like every other bad input. Returns the exit code."""
+    from typer._click.exceptions import NoArgsIsHelpError, UsageError
+
+    try:
+        code = app(standalone_mode=False)
+    except NoArgsIsHelpError as error:
+        typer.echo(error.format_message(), err=True)
+        code = EXIT_USAGE
+    except UsageError as error:
+        command = error.ctx.command_path if error.ctx is not None else "assay"
+        typer.echo(f"error: {error.format_message()} (see `{command} --help`)", err=True)
+        code = EXIT_USAGE
+    return code if isinstance(code, int) else EXIT_VALID
+
+
+__all__ = ["app", "run_app"]

@@ -1,0 +1,39 @@
+"""The most a data file, a config or a flag may ask of one run, checked before any load.
+
+A row of a data file is input like any other: `input_length: 10000000000` would have assay
+build a 40 GB prompt before sending anything. Each size a request can be asked to have is
+bounded here, far above what any model serves today, so a real workload never meets a limit
+and a hostile or mistyped one is refused up front with one `error:` line naming the row.
+docs/security.md lists them; where the server names its model's context window, the run also
+refuses a request that cannot fit in it.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+MAX_TOKENS_PER_REQUEST: Final = 1 << 21
+"""Prompt or output tokens one request may ask for (2,097,152): any token count, a trace row's
+`input_length` and `output_length`, a prompt row's `output_tokens`, `--trace-block-tokens`."""
+MAX_HASH_IDS: Final = 1 << 16
+"""Hash blocks one trace row may name (65,536; at 512 tokens a block, 32 M tokens)."""
+MAX_TURNS: Final = 1 << 10
+"""User turns in one session (1,024): `--turns`, or a data row's `turns` list."""
+MAX_DATA_FILE_BYTES: Final = 1 << 30
+"""The size of a prompt, dataset or trace file (1 GiB; the 642 MB ShareGPT file fits)."""
+
+MAX_EXTRA_BODY_BYTES: Final = 1 << 24
+"""The JSON of `--extra-body` (16 MiB): it is sent with every request, so each request in
+flight holds a copy; a larger one would make assay's memory, not the server, the limit."""
+ECHOED_FIELD_BYTES: Final = 4096
+"""An `--extra-body` value whose JSON is longer is echoed in report.json (and report.html) as
+its size and SHA-256, not whole."""
+
+__all__ = [
+    "ECHOED_FIELD_BYTES",
+    "MAX_DATA_FILE_BYTES",
+    "MAX_EXTRA_BODY_BYTES",
+    "MAX_HASH_IDS",
+    "MAX_TOKENS_PER_REQUEST",
+    "MAX_TURNS",
+]
