@@ -94,6 +94,7 @@ def test_trusted_model_stays_frozen() -> None:
             "end_ns": 5,
             "chunk_times_ns": (),
             "chunk_tokens": (),
+            "merged_chunk_times": 0,
         },
     )
     assert timing == ResponseTiming(send_ns=0, end_ns=5)
@@ -110,5 +111,5 @@ def test_every_trusted_field_list_covers_the_model() -> None:
     assert list(GenerationResponse.model_fields)[-1] == "sent"
     assert len(GenerationResponse.model_fields) == 21
     assert len(ExchangeIds.model_fields) == 5
-    assert len(ResponseTiming.model_fields) == 8
+    assert len(ResponseTiming.model_fields) == 9
     assert len(Usage.model_fields) == 5

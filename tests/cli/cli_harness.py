@@ -64,10 +64,16 @@ def run_assay(
 
 
 def start_assay(
-    *args: str | Path, cwd: Path | None = None, python_path: Path | None = None
+    *args: str | Path,
+    cwd: Path | None = None,
+    python_path: Path | None = None,
+    without_env: tuple[str, ...] = (),
 ) -> subprocess.Popen[str]:
-    """Start `assay ARGS...` in its own session, its output piped; see `finish_assay`."""
+    """Start `assay ARGS...` in its own session, its output piped; see `finish_assay`.
+    `without_env` names variables of the test's environment the command must not see."""
     env = assay_env()
+    for name in without_env:
+        env.pop(name, None)
     if python_path is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(python_path), env.get("PYTHONPATH"))))
     return subprocess.Popen(

@@ -25,6 +25,11 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="
 
 HANDLER_WAIT_S = 10.0
 
+# Coverage, when it follows subprocesses, installs a SIGTERM handler of its own before assay's
+# first instruction (to save its data, then die by the signal): the handler this test waits for
+# would be coverage's, not assay's. The command under test runs without it.
+_NOT_COVERED = ("COVERAGE_PROCESS_CONFIG", "COVERAGE_PROCESS_START")
+
 
 def catches_sigterm(pid: int) -> bool:
     """Whether process `pid` has installed a handler for SIGTERM."""
@@ -54,7 +59,7 @@ def start_until_handled(run_dir: Path) -> tuple[subprocess.Popen[str], tuple[str
     """Start a 20 s run and return once it handles SIGTERM; nothing of the run may exist yet
     at that moment (no folder, no other process): the handler comes first."""
     args = ("run", *FAST, "--max-seconds", "20", "--processes", "2", "--output-dir", run_dir)
-    process = start_assay(*args)
+    process = start_assay(*args, without_env=_NOT_COVERED)
     deadline = time.monotonic() + HANDLER_WAIT_S
     while not catches_sigterm(process.pid):
         assert process.poll() is None, "assay ended before it handled SIGTERM"
