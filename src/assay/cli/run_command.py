@@ -208,7 +208,10 @@ def run(
     ] = None,
     processes: Annotated[
         int | None,
-        typer.Option(help="Load-generating processes [CPU count].", rich_help_panel=_LOAD),
+        typer.Option(
+            help="Load-generating processes [CPU count; 1 for --max-requests up to 256].",
+            rich_help_panel=_LOAD,
+        ),
     ] = None,
     engine: Annotated[
         str | None,

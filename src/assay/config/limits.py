@@ -15,6 +15,13 @@ from assay.spec.run import RunConfig
 
 PROCESSES_PER_CPU: Final = 4
 """Load (or mock) processes allowed per usable CPU; more only compete for the same cores."""
+SMALL_RUN_REQUESTS: Final = 256
+"""A run that may send at most this many requests a step (`--max-requests`) at no rate above
+`SMALL_RUN_RATE` runs in one load process unless `--processes` says otherwise: a second process
+is a fresh interpreter that costs about 0.4 s of CPU to start, longer than one process takes
+to send and read that many requests (it serves 2,000 or more a second)."""
+SMALL_RUN_RATE: Final = 1000.0
+"""The highest `--rate` (req/s) a small run keeps to one load process for."""
 RESERVED_FILES: Final = 64
 """Open files a load process keeps for itself (its shard, sockets to the parent, imports)."""
 
@@ -32,15 +39,35 @@ def usable_cpus() -> int:
 
 
 def load_processes(config: RunConfig) -> int:
-    """Load-generating processes on this machine: `config.processes`, else one per usable CPU.
+    """Load-generating processes on this machine: `config.processes`, else one for a small run
+    (see `SMALL_RUN_REQUESTS`), else one per usable CPU.
 
-    The run spec holds only what was asked (`processes`, None for "one per CPU"); how many CPUs
-    that is depends on the machine the run starts on, a question for the system, asked here.
+    The run spec holds only what was asked (`processes`, None for "as the run needs"); how many
+    CPUs that is depends on the machine the run starts on, a question for the system, asked here.
 
     >>> load_processes(RunConfig(processes=3))
     3
+    >>> load_processes(RunConfig(max_requests=10))
+    1
+    >>> load_processes(RunConfig(max_requests=10, processes=2))
+    2
     """
-    return config.processes or usable_cpus()
+    if config.processes is not None:
+        return config.processes
+    if _small_run(config):
+        return 1
+    return usable_cpus()
+
+
+def _small_run(config: RunConfig) -> bool:
+    return (
+        config.max_requests is not None
+        and config.max_requests <= SMALL_RUN_REQUESTS
+        and all(
+            rate is None or rate <= SMALL_RUN_RATE
+            for rate in (config.rate, config.ramp_up_start_rate, config.ramp_up_end_rate)
+        )
+    )
 
 
 def open_file_limit() -> int | None:
