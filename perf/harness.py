@@ -216,12 +216,14 @@ def run_assay(
     sample_rss: bool = False,
     keep_dir: Path | None = None,
     env: dict[str, str] | None = None,
+    expect_files: Sequence[str] = (),
 ) -> AssayRun:
     """`assay run ARGUMENTS --output-dir <temp>`; returns its report, wall time and peak RSS.
 
     The output directory is a temporary one removed afterwards (records included), unless
     `keep_dir` is given. A run still going after `timeout_s` is killed and raises. `env` adds
-    environment variables to the run's (and its load processes').
+    environment variables to the run's (and its load processes'); a file named in
+    `expect_files` that the run did not write into its folder raises.
     """
     work = Path(tempfile.mkdtemp(prefix="assay-perf-")) if keep_dir is None else keep_dir
     output_dir = work / "run"
@@ -234,7 +236,7 @@ def run_assay(
                 command,
                 stdout=subprocess.DEVNULL,
                 stderr=stderr,
-                env=None if env is None else {**os.environ, **env},
+                env=as_installed(env),
             )
             sampler = TreeSampler(psutil.Process(child.pid))
             try:
@@ -254,6 +256,9 @@ def run_assay(
         if not report_path.exists():
             raise RuntimeError(f"assay run exited {returncode} without a report: {stderr_tail}")
         report: dict[str, Any] = json.loads(report_path.read_text())
+        missing = [name for name in expect_files if not (output_dir / name).is_file()]
+        if missing:
+            raise RuntimeError(f"assay run wrote no {', '.join(missing)}: {stderr_tail}")
         records = output_dir / "records.jsonl"
         return AssayRun(
             returncode=returncode,
@@ -302,11 +307,22 @@ def _kill_tree(child: subprocess.Popen[bytes]) -> None:
     child.wait(_STOP_TIMEOUT_S)
 
 
+def as_installed(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """This environment for an assay command, as an installed assay runs: with its bytecode
+    cached (pip compiles a package at install; `PYTHONDONTWRITEBYTECODE` set in a developer's
+    shell would have every run compile every module again, ~0.3 s), plus `extra`."""
+    environment = {
+        name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"
+    }
+    return {**environment, **(extra or {})}
+
+
 def wall_seconds(command: Sequence[str], timeout_s: float) -> float:
     """Wall time of one command run to completion (output discarded); raises if it fails."""
     started = time.perf_counter()
     completed = subprocess.run(
         list(command),
+        env=as_installed(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         timeout=timeout_s,

@@ -1,13 +1,20 @@
-"""Could a thread wake the dispatcher more precisely than the event loop's timer?
+"""Which way of waiting wakes the dispatcher on time, and what does it cost?
 
 The loop's timer (uvloop) rounds a delay to whole milliseconds, which sets a ~1 ms floor under
-the dispatch lag at low rates. A thread sleeping on a condition wakes within tens of
-microseconds and could hand the wake-up to the loop with `call_soon_threadsafe`; but it needs
-the GIL to do so. This measures both ways of waiting, on an idle loop and on a loop whose
-callbacks run `--busy-us` microseconds each (as a loop serving responses does), alternating.
+the dispatch lag at low rates. Two other ways are measured beside it:
 
-Run with `python -m perf.timer_waker [--busy-us 50] [--requests 400]`; prints one JSON object
-of lag percentiles in milliseconds per way of waiting and loop load.
+- `waker thread`: a thread sleeping on a condition wakes within tens of microseconds and hands
+  the wake-up to the loop with `call_soon_threadsafe`, but it needs the GIL to do so;
+- `last-ms spin`: the loop's timer until a millisecond before the target, then yielding to the
+  loop (`sleep(0)`) until the target passes: precise while the loop is idle, paid for in CPU.
+
+Each is measured on an idle loop and on a loop whose callbacks run `--busy-us` microseconds each
+(as a loop serving responses does), alternating, and with `--hogs N` processes spinning on the
+machine's cores meanwhile (a busy machine). The CPU this process used per wake-up is given
+beside the lag.
+
+Run with `python -m perf.timer_waker [--busy-us 50] [--requests 400] [--hogs 0]`; prints one
+JSON object of lag percentiles in milliseconds (and CPU µs per wake-up) per way and loop load.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import argparse
 import asyncio
 import heapq
 import itertools
+import multiprocessing
 import sys
 import threading
 import time
@@ -24,7 +32,8 @@ from typing import Literal
 import orjson
 import uvloop
 
-Way = Literal["loop timer", "waker thread"]
+Way = Literal["loop timer", "waker thread", "last-ms spin"]
+SPIN_NS = 1_000_000
 PERIOD_NS = 5_000_000  # 200 requests/s
 
 
@@ -82,6 +91,11 @@ async def lags_ms(way: Way, waker: WakerThread, requests: int, busy_us: int) -> 
         while (now_ns := time.perf_counter_ns()) < target_ns:
             if way == "loop timer":
                 await asyncio.sleep((target_ns - now_ns) / 1e9)
+            elif way == "last-ms spin":
+                if target_ns - now_ns > SPIN_NS:
+                    await asyncio.sleep((target_ns - now_ns - SPIN_NS) / 1e9)
+                else:
+                    await asyncio.sleep(0)
             else:
                 await waker.wake_at(target_ns)
         lags.append((time.perf_counter_ns() - target_ns) / 1e6)
@@ -90,24 +104,43 @@ async def lags_ms(way: Way, waker: WakerThread, requests: int, busy_us: int) -> 
     return sorted(lags)
 
 
-def _percentiles(lags: list[float]) -> dict[str, float]:
+def _percentiles(lags: list[float], cpu_s: float) -> dict[str, float]:
     last = len(lags) - 1
     return {f"p{q}": round(lags[min(last, int(len(lags) * q / 100))], 3) for q in (50, 90, 99)} | {
-        "max": round(lags[-1], 3)
+        "max": round(lags[-1], 3),
+        "cpu_us_per_wakeup": round(cpu_s / len(lags) * 1e6, 1),
     }
+
+
+def _hog() -> None:
+    while True:
+        pass
 
 
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="python -m perf.timer_waker")
     parser.add_argument("--busy-us", type=int, default=50)
     parser.add_argument("--requests", type=int, default=400)
+    parser.add_argument("--hogs", type=int, default=0)
     options = parser.parse_args(argv)
     waker = WakerThread()
     results: dict[str, list[dict[str, float]]] = {}
-    for busy_us in (0, options.busy_us):
-        for way in ("loop timer", "waker thread", "loop timer", "waker thread"):
-            lags = uvloop.run(lags_ms(way, waker, options.requests, busy_us))
-            results.setdefault(f"{way}, callbacks {busy_us} us", []).append(_percentiles(lags))
+    hogs = [multiprocessing.Process(target=_hog, daemon=True) for _ in range(options.hogs)]
+    for hog in hogs:
+        hog.start()
+    ways: tuple[Way, ...] = ("loop timer", "waker thread", "last-ms spin")
+    try:
+        for busy_us in (0, options.busy_us):
+            for way in ways + ways:
+                cpu_s = time.process_time()
+                lags = uvloop.run(lags_ms(way, waker, options.requests, busy_us))
+                cpu_s = time.process_time() - cpu_s
+                results.setdefault(f"{way}, callbacks {busy_us} us", []).append(
+                    _percentiles(lags, cpu_s)
+                )
+    finally:
+        for hog in hogs:
+            hog.kill()
     sys.stdout.write(orjson.dumps(results).decode() + "\n")
 
 
