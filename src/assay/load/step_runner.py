@@ -19,6 +19,7 @@ from assay.core import Clock, GenerationRequest, GenerationResponse, UnusableRes
 from assay.data.session import SessionSource
 from assay.data.source import RequestSource
 from assay.errors import first_assay_error
+from assay.load.ahead import Lookahead, RequestsAhead
 from assay.load.collector import quiet_collector
 from assay.load.error_watch import ErrorWatch
 from assay.load.progress import PROGRESS_INTERVAL_NS, OutcomeTotals, ProgressMessage, StepTally
@@ -326,7 +327,7 @@ class _StepRunner(Generic[S]):
         # owes the accounting (`scheduled`), so the two cannot disagree.
         match pacing(self.work.load):
             case Pacing.open_loop:
-                schedule = open_loop_slice(self.work, self.source, self.budget)
+                schedule = Lookahead(open_loop_slice(self.work, self.source, self.budget))
                 self.schedule = schedule
                 self._track(group.create_task(self._open_loop(group, schedule)))
             case Pacing.closed_loop:
@@ -378,8 +379,15 @@ class _StepRunner(Generic[S]):
             self.deadline_ns is None or target_ns < self.deadline_ns
         )
 
-    async def _open_loop(
-        self, group: asyncio.TaskGroup, schedule: Iterator[tuple[int, int]]
+    async def _open_loop(self, group: asyncio.TaskGroup, schedule: Lookahead) -> None:
+        ahead = RequestsAhead(self.source, schedule, self.clock)
+        try:
+            await self._dispatch_on_schedule(group, schedule, ahead)
+        finally:
+            ahead.close()
+
+    async def _dispatch_on_schedule(
+        self, group: asyncio.TaskGroup, schedule: Lookahead, ahead: RequestsAhead
     ) -> None:
         behind = 0
         for index, offset_ns in schedule:
@@ -388,7 +396,7 @@ class _StepRunner(Generic[S]):
             if not self._due(target_ns):
                 return
             sessions = self.sessions
-            request = self.source.request(index) if sessions is None else None
+            request = await ahead.request(index) if sessions is None else None
             if self.clock.now_ns() < target_ns:
                 await self._wait_until(target_ns)
             else:

@@ -1,0 +1,142 @@
+"""Requests built ahead of their send times, once building them proves slow.
+
+A synthetic request with images encodes each image as it is built (a 512x512 PNG takes about
+14 ms); built at its send time, that cost is dispatch lag for it and for every request queued
+behind it. An open-loop schedule says which requests come next, so they can be built beforehand
+on a thread of their own (Pillow and zlib release the GIL while they encode). A text request
+builds in microseconds, less than handing it to a thread would cost, so a step builds on the
+loop until `SLOW_BUILDS` requests have each taken longer than `SLOW_BUILD_NS`, and ahead from
+then on, at most `AHEAD` requests beyond the one being sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, ThreadPoolExecutor
+from typing import Final
+
+from assay.core import Clock, GenerationRequest
+from assay.data.source import RequestSource
+
+SLOW_BUILD_NS: Final = 500_000
+"""A request that takes longer than this to build (0.5 ms) counts as slow."""
+SLOW_BUILDS: Final = 3
+"""Slow builds after which a step builds its requests ahead."""
+AHEAD: Final = 16
+"""Requests built ahead of the one being sent, at most."""
+
+
+def _build_thread() -> Executor:
+    return ThreadPoolExecutor(1, thread_name_prefix="assay-requests")
+
+
+class Lookahead(Iterator[tuple[int, int]]):
+    """An open-loop schedule (`(index, offset_ns)` entries) whose next entries can be looked at
+    without using them up.
+
+    Iterating it yields every entry once, the looked-at ones first, so what is left of it when
+    a step stops (the count of requests it still owed) includes them.
+
+    >>> schedule = Lookahead(iter([(0, 0), (1, 10), (2, 20)]))
+    >>> schedule.upcoming(2)
+    [(0, 0), (1, 10)]
+    >>> list(schedule)
+    [(0, 0), (1, 10), (2, 20)]
+    """
+
+    __slots__ = ("_rest", "_shown")
+
+    def __init__(self, schedule: Iterator[tuple[int, int]]) -> None:
+        self._rest = schedule
+        self._shown: deque[tuple[int, int]] = deque()
+
+    def __iter__(self) -> Lookahead:
+        return self
+
+    def __next__(self) -> tuple[int, int]:
+        if self._shown:
+            return self._shown.popleft()
+        return next(self._rest)
+
+    def upcoming(self, count: int) -> list[tuple[int, int]]:
+        """The next `count` entries (fewer where the schedule ends), still to be iterated."""
+        shown = self._shown
+        while len(shown) < count:
+            entry = next(self._rest, None)
+            if entry is None:
+                break
+            shown.append(entry)
+        return list(itertools.islice(shown, count))
+
+
+class RequestsAhead:
+    """The requests of one open-loop step, built on the loop until that proves slow, then
+    ahead of their send times on a thread.
+
+    A request's build fails as it would have on the loop: its error is raised where the request
+    is taken. Requests built ahead but never sent (the step stopped first) are dropped by
+    `close`, which every step calls when its loop ends.
+    """
+
+    def __init__(
+        self,
+        source: RequestSource,
+        schedule: Lookahead,
+        clock: Clock,
+        executor: Callable[[], Executor] = _build_thread,
+    ) -> None:
+        self._source = source
+        self._schedule = schedule
+        self._clock = clock
+        self._new_executor = executor
+        self._slow = 0
+        self._building: dict[int, asyncio.Future[GenerationRequest]] = {}
+        self._executor: Executor | None = None
+
+    @property
+    def ahead(self) -> bool:
+        """Whether requests are now built ahead (on the executor)."""
+        return self._executor is not None
+
+    async def request(self, index: int) -> GenerationRequest:
+        """The request at `index`, the next one the schedule sends."""
+        building = self._building.pop(index, None)
+        if building is not None:
+            request = await building
+        else:
+            started_ns = self._clock.now_ns()
+            request = self._source.request(index)
+            if self._clock.now_ns() - started_ns > SLOW_BUILD_NS:
+                self._slow += 1
+        if self._slow >= SLOW_BUILDS:
+            self._build_ahead()
+        return request
+
+    def _build_ahead(self) -> None:
+        executor = self._executor
+        if executor is None:
+            executor = self._executor = self._new_executor()
+        loop = asyncio.get_running_loop()
+        build = self._source.request
+        building = self._building
+        for index, _ in self._schedule.upcoming(AHEAD):
+            if index not in building:
+                building[index] = loop.run_in_executor(executor, build, index)
+
+    def close(self) -> None:
+        """Drop the requests built or being built that were never taken."""
+        for building in self._building.values():
+            if building.done():
+                if not building.cancelled():
+                    building.exception()  # a build that failed for a request never sent
+            else:
+                building.cancel()
+        self._building.clear()
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+__all__ = ["AHEAD", "SLOW_BUILDS", "SLOW_BUILD_NS", "Lookahead", "RequestsAhead"]

@@ -1,0 +1,161 @@
+"""Requests built ahead of their send times once building them proves slow (issue 22: image
+requests encoded at their send time were dispatch lag). On a fake clock, with the builds run
+inline by a stand-in executor so every test is deterministic; one end-to-end run against the
+mock sends image requests on a constant schedule with every request accounted for."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.core import Endpoint, GenerationRequest
+from assay.load.ahead import AHEAD, SLOW_BUILD_NS, SLOW_BUILDS, Lookahead, RequestsAhead
+from assay.testing import FakeClock
+from tests.cli.cli_harness import assert_every_request_accounted, read_record_lines, run_fast
+
+
+class InlineExecutor(Executor):
+    """Runs each build at once, on the caller's thread, and counts them."""
+
+    def __init__(self) -> None:
+        self.submitted: list[Any] = []
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        self.submitted.append(args)
+        future: Future[Any] = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except Exception as error:
+            future.set_exception(error)
+        return future
+
+
+@dataclass
+class TimedSource:
+    """Builds request `i` in `cost_ns(i)` of fake time; keeps the indices it built, in order."""
+
+    clock: FakeClock
+    cost_ns: Callable[[int], int]
+    built: list[int] = field(default_factory=list)
+    broken: int | None = None
+
+    def request(self, index: int) -> GenerationRequest:
+        self.clock.advance(self.cost_ns(index))
+        self.built.append(index)
+        if index == self.broken:
+            raise ValueError(f"row {index} cannot be built")
+        return GenerationRequest(
+            request_id=f"req-{index:08d}",
+            endpoint=Endpoint.chat,
+            model="m",
+            messages=({"role": "user", "content": f"q {index}"},),
+        )
+
+    def size(self) -> int | None:
+        return None
+
+
+def _schedule(count: int) -> Lookahead:
+    return Lookahead(iter([(index, index * 1_000_000) for index in range(count)]))
+
+
+async def _take_all(ahead: RequestsAhead, schedule: Lookahead) -> list[str]:
+    return [(await ahead.request(index)).request_id for index, _ in schedule]
+
+
+async def test_fast_builds_stay_on_the_loop() -> None:
+    clock = FakeClock()
+    source = TimedSource(clock, lambda _: SLOW_BUILD_NS // 10)
+    executor = InlineExecutor()
+    schedule = _schedule(50)
+    ahead = RequestsAhead(source, schedule, clock, lambda: executor)
+    ids = await _take_all(ahead, schedule)
+    ahead.close()
+    assert ids == [f"req-{index:08d}" for index in range(50)]
+    assert not ahead.ahead
+    assert executor.submitted == []
+
+
+async def test_slow_builds_move_ahead_and_every_request_is_built_once_in_order() -> None:
+    clock = FakeClock()
+    source = TimedSource(clock, lambda _: 2 * SLOW_BUILD_NS)
+    executor = InlineExecutor()
+    schedule = _schedule(100)
+    ahead = RequestsAhead(source, schedule, clock, lambda: executor)
+    ids = await _take_all(ahead, schedule)
+    ahead.close()
+    assert ids == [f"req-{index:08d}" for index in range(100)]
+    assert ahead.ahead
+    # The first SLOW_BUILDS on the loop, every later one ahead, none twice.
+    assert source.built == list(range(100))
+    assert [args[0] for args in executor.submitted] == list(range(SLOW_BUILDS, 100))
+
+
+async def test_builds_ahead_go_no_further_than_the_window() -> None:
+    clock = FakeClock()
+    source = TimedSource(clock, lambda _: 2 * SLOW_BUILD_NS)
+    executor = InlineExecutor()
+    schedule = _schedule(1_000)
+    ahead = RequestsAhead(source, schedule, clock, lambda: executor)
+    for _ in range(SLOW_BUILDS):
+        index, _ = next(schedule)
+        await ahead.request(index)
+    assert max(source.built) == SLOW_BUILDS - 1 + AHEAD
+    ahead.close()
+
+
+async def test_what_was_looked_at_ahead_is_still_left_in_the_schedule() -> None:
+    # A step that stops counts what its schedule still owed from what is left of it: entries
+    # looked at (and built) ahead are still there to be counted.
+    clock = FakeClock()
+    source = TimedSource(clock, lambda _: 2 * SLOW_BUILD_NS)
+    schedule = _schedule(40)
+    ahead = RequestsAhead(source, schedule, clock, InlineExecutor)
+    for _ in range(5):
+        index, _ = next(schedule)
+        await ahead.request(index)
+    ahead.close()
+    assert [index for index, _ in schedule] == list(range(5, 40))
+
+
+async def test_a_build_that_fails_ahead_fails_where_its_request_is_taken() -> None:
+    clock = FakeClock()
+    source = TimedSource(clock, lambda _: 2 * SLOW_BUILD_NS, broken=6)
+    schedule = _schedule(20)
+    ahead = RequestsAhead(source, schedule, clock, InlineExecutor)
+    taken = [await ahead.request(next(schedule)[0]) for _ in range(6)]
+    with pytest.raises(ValueError, match="row 6"):
+        await ahead.request(next(schedule)[0])
+    ahead.close()
+    assert [request.request_id for request in taken] == [f"req-{i:08d}" for i in range(6)]
+
+
+async def test_a_failed_build_never_taken_is_dropped_quietly() -> None:
+    clock = FakeClock()
+    source = TimedSource(clock, lambda _: 2 * SLOW_BUILD_NS, broken=10)
+    schedule = _schedule(30)
+    ahead = RequestsAhead(source, schedule, clock, InlineExecutor)
+    for _ in range(5):
+        index, _ = next(schedule)
+        await ahead.request(index)
+    assert 10 in source.built
+    ahead.close()  # the failed build of index 10 is retrieved, not left to warn
+
+
+def test_image_requests_on_a_schedule_are_all_accounted_for(tmp_path: Path) -> None:
+    # PNG images take milliseconds each to encode: the run builds them ahead on a thread.
+    result = run_fast(
+        tmp_path / "run", "--processes", "1", "--profile", "constant", "--rate", "40",
+        "--max-requests", "24", "--images", "1", "--image-size", "256x256",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stdout + result.stderr
+    report = assert_every_request_accounted(tmp_path / "run")
+    assert report.steps[0].scheduled == 24
+    assert report.steps[0].metrics.outcomes.dispatched == 24
+    ids = sorted(line["id"] for line in read_record_lines(tmp_path / "run"))
+    assert ids == [f"req-{index:08d}" for index in range(24)]
