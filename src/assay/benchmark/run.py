@@ -247,6 +247,8 @@ def _run(
         # The load processes start first: their imports overlap the target's start and check.
         if started is None and config.engine == "ray":
             started = stack.enter_context(start_ray_actors(config.ray_address, config.ray_workers))
+            if started.leftovers_ended is not None:
+                note(started.leftovers_ended)
             note(f"engine: {started.processes} Ray actors on {started.nodes} nodes")
         elif started is None:
             started = stack.enter_context(start_load_processes(load_processes(config)))
