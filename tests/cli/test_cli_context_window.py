@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from assay.mock import MockConfig
 from tests.cli.cli_harness import assay_env
 from tests.cli.test_cli_bad_input import assert_one_error_line
 from tests.cli.test_cli_secrets import run_assay_async
 from tests.conftest import StartMock
+
+from assay.mock import MockConfig
 
 SMALL = ("--processes", "1", "--profile", "synchronous", "--max-requests", "3")
 
