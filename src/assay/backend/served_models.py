@@ -4,9 +4,11 @@ server names it.
 vLLM and SGLang list each model with `max_model_len`, the most tokens one request may hold,
 prompt and output together (the server refuses a request above it with a 400). It comes with
 the listing readiness reads anyway, so knowing it costs no request. Other servers name no
-window there: llama.cpp lists only the context the model was trained with (`meta.n_ctx_train`),
-which is not the context it serves (`--ctx-size`, shared by its slots), and TGI has its limits
-at `/info`; assay reads neither, and leaves the window unknown.
+window there, and assay sends no request more to learn one: llama.cpp lists only the context the
+model was trained with (`meta.n_ctx_train`), not the one each slot serves (`/props`
+`default_generation_settings.n_ctx`), and it refuses only a prompt that fills a slot (an answer
+is cut at the window instead); TGI has its limits at `/info` (`max_input_tokens`,
+`max_total_tokens`). Their window stays unknown unless the user states it.
 """
 
 from __future__ import annotations
