@@ -3,9 +3,11 @@ embedded mock of `assay run` answers otherwise (issue 20 item 8)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
+import urllib.request
 
 from tests.cli.cli_harness import ASSAY, assay_env
 
@@ -39,3 +41,24 @@ def test_the_mock_lists_its_faults_and_its_defaults_at_start_up() -> None:
 def test_a_mock_without_faults_says_none() -> None:
     _, faults, _ = first_lines()
     assert faults.startswith("faults: none ")
+
+
+def test_max_model_len_is_listed_at_v1_models_as_vllm_lists_it() -> None:
+    process = subprocess.Popen(
+        [str(ASSAY), "mock", "--port", "0", "--max-model-len", "4096"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=assay_env(),
+        start_new_session=True,
+    )
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().split(" at ", 1)[1].split()[0]
+        with urllib.request.urlopen(f"{url}/v1/models", timeout=10) as answer:
+            listed = json.loads(answer.read())
+        assert listed["data"][0]["max_model_len"] == 4096
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.communicate(timeout=30)

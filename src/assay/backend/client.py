@@ -34,6 +34,7 @@ from assay.backend.faults import (
 )
 from assay.backend.received import EVENT_STREAM, cap_partial, compile_whole_body
 from assay.backend.redaction import Redactor
+from assay.backend.served_models import ServedModel, served_models
 from assay.backend.settings import DEFAULT_REQUEST_ID_HEADER, BackendSettings
 from assay.core.clock import Clock
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse, cap_excerpt
@@ -515,7 +516,12 @@ class Backend:
         )
 
     async def list_models(self) -> list[str]:
-        """The model ids the server lists at `/v1/models`; raises `ServerNotReady` when it can't.
+        """The model ids the server lists at `/v1/models`; raises `ServerNotReady` when it can't."""
+        return [model.id for model in await self.served_models()]
+
+    async def served_models(self) -> list[ServedModel]:
+        """The models the server lists at `/v1/models`, with their context windows where named;
+        raises `ServerNotReady` when it can't.
 
         A setup step, not a benchmarked request, so faults are exceptions with a clear message
         (`ModelsStatus` when the server answered with an error status, so readiness can retry).
@@ -561,7 +567,7 @@ class Backend:
                 f"{base_url} answered {_MODELS_PATH} with more than {limit} bytes "
                 "(--max-response-bytes); that is not a model list"
             )
-        return _model_ids(base_url, body, redactor)
+        return _listed_models(base_url, body, redactor)
 
 
 class ModelsUnreachable(ServerNotReady):
@@ -663,7 +669,7 @@ async def _drain_after_terminal(
         accumulator.feed(event, received_ns)
 
 
-def _model_ids(base_url: str, body: bytes, redactor: Redactor) -> list[str]:
+def _listed_models(base_url: str, body: bytes, redactor: Redactor) -> list[ServedModel]:
     try:
         parsed: JsonValue = orjson.loads(body)
     except orjson.JSONDecodeError:
@@ -674,12 +680,7 @@ def _model_ids(base_url: str, body: bytes, redactor: Redactor) -> list[str]:
             f"{base_url} answered {_MODELS_PATH} with something that is not a model list: "
             f"{redactor.excerpt(body, limit=200)!r}"
         )
-    ids: list[str] = []
-    for item in listed:
-        model_id = item.get("id") if isinstance(item, dict) else None
-        if isinstance(model_id, str):
-            ids.append(model_id)
-    return ids
+    return served_models(listed)
 
 
 def _connect_reason(error: aiohttp.ClientConnectorError) -> str:

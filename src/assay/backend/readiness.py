@@ -19,6 +19,7 @@ from assay.backend.client import (
     NotAModelList,
     open_backend,
 )
+from assay.backend.served_models import ServedModel
 from assay.backend.settings import BackendSettings
 from assay.core.clock import Clock, MonotonicClock
 from assay.errors import ServerNotReady
@@ -77,7 +78,33 @@ async def wait_until_ready(
     retry_interval_s: float = RETRY_INTERVAL_S,
     note: Callable[[str], None] = lambda _: None,
 ) -> str | None:
-    """Like `check_ready`, retrying a server that is not ready yet for up to `wait_s` seconds.
+    """Like `check_ready`, retrying a server that is not ready yet for up to `wait_s` seconds;
+    see `wait_for_model`."""
+    served = await wait_for_model(
+        settings,
+        model,
+        wait_s=wait_s,
+        clock=clock,
+        interrupted=interrupted,
+        retry_interval_s=retry_interval_s,
+        note=note,
+    )
+    return None if served is None else served.id
+
+
+async def wait_for_model(
+    settings: BackendSettings,
+    model: str | None = None,
+    *,
+    wait_s: float = 0.0,
+    clock: Clock | None = None,
+    interrupted: Callable[[], bool] = lambda: False,
+    retry_interval_s: float = RETRY_INTERVAL_S,
+    note: Callable[[str], None] = lambda _: None,
+) -> ServedModel | None:
+    """The model to benchmark, with its context window when `/v1/models` names it (read from
+    the same answer, no request more), retrying a server that is not ready yet for up to
+    `wait_s` seconds.
 
     Returns None as soon as `interrupted()` is true (Ctrl-C), also in the middle of a request.
     Retried: nothing listening, no answer in time, 429/502/503/504, an empty model list.
@@ -117,19 +144,19 @@ def _gave_up(reason: str, wait_s: float, attempts: int) -> str:
     return f"{reason} (still not ready after {wait_s:g} s of --wait-ready, {attempts} attempts)"
 
 
-async def _attempt(backend: Backend, model: str | None) -> str:
+async def _attempt(backend: Backend, model: str | None) -> ServedModel:
     try:
-        models = await backend.list_models()
+        models = await backend.served_models()
     except ModelsStatus as error:
         if error.status in NO_MODELS_ROUTE:
             if model is not None:
-                return model  # the server answered: it is up, and the model is known
+                return ServedModel(model)  # the server answered: it is up, and the model is known
             raise ServerNotReady(
                 f"{error} (the server lists no models there; name the model with --model)"
             ) from None
         if error.status == 429 and model is not None:
             # Up, and only the listing is rate-limited: the model is known, go on.
-            return model
+            return ServedModel(model)
         if error.status in RETRY_STATUSES:
             raise _NotYet(str(error)) from None
         raise
@@ -137,10 +164,12 @@ async def _attempt(backend: Backend, model: str | None) -> str:
         raise _NotYet(str(error)) from None
     except NotAModelList:
         if model is not None:
-            return model
+            return ServedModel(model)
         raise
     if model is not None:
-        return model
+        # The window of the model as listed; a model the server does not list has none known.
+        listed = next((served for served in models if served.id == model), None)
+        return listed or ServedModel(model)
     if not models:
         raise _NotYet(f"{backend.settings.display_url} returned no models")
     return models[0]

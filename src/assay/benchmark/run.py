@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Final
 
 from pydantic import JsonValue
 
-from assay.backend import split_endpoint_path, wait_until_ready
+from assay.backend import split_endpoint_path
 from assay.backend.probe import probe_endpoint
+from assay.backend.readiness import wait_for_model
+from assay.backend.served_models import ServedModel
 from assay.benchmark.chain_spec import ChainSpec
 from assay.benchmark.from_config import (
     backend_settings_of,
@@ -33,6 +35,7 @@ from assay.benchmark.server_observation import observe_server, server_metrics_re
 from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary
 from assay.config import RunConfig, check_machine_limits
 from assay.config.limits import load_processes
+from assay.data.context_fit import ContextWindow, check_fits_context
 from assay.data.describe import describe_source
 from assay.engine import (
     BenchmarkPlan,
@@ -244,6 +247,8 @@ def _run(
         # The load processes start first: their imports overlap the target's start and check.
         if started is None and config.engine == "ray":
             started = stack.enter_context(start_ray_actors(config.ray_address, config.ray_workers))
+            if started.leftovers_ended is not None:
+                note(started.leftovers_ended)
             note(f"engine: {started.processes} Ray actors on {started.nodes} nodes")
         elif started is None:
             started = stack.enter_context(start_load_processes(load_processes(config)))
@@ -252,7 +257,7 @@ def _run(
             started.check_can_reach(url)
         backend = backend_settings_of(config, url)
         ready = asyncio.run(
-            wait_until_ready(
+            wait_for_model(
                 backend,
                 config.model,
                 wait_s=config.wait_ready,
@@ -263,11 +268,15 @@ def _run(
         if ready is None:
             # Ctrl-C while waiting for the server: nothing was sent, nothing to report.
             raise KeyboardInterrupt
-        model = ready
-        note(f"model: {model}; validators: {chain.describe()}")
+        model = ready.id
+        window = context_window_of(config, ready)
+        said = "" if window is None else f"; context window {window.tokens:,} ({window.origin})"
+        note(f"model: {model}{said}; validators: {chain.describe()}")
         source = source_of(config, model)
         for line in describe_source(source):
             note(line)
+        if window is not None:
+            check_fits_context(source, window)
         # Built once, before any load: it loads the tokenizer (a bad one fails here) and is the
         # probe a real target gets, so a wrong endpoint stops the run here, not after it.
         first_request = None if source.size() == 0 else source.request(0)
@@ -345,6 +354,24 @@ def _run(
             f"cannot write the report into {output_dir}: {error.strerror or error}"
         ) from None
     return RunOutcome(report, output_dir, was_interrupted, url)
+
+
+def context_window_of(config: RunConfig, served: ServedModel) -> ContextWindow | None:
+    """The window every request must fit: `--context-window`, else what `/v1/models` named;
+    None when neither says (or `--context-window 0` turned the check off).
+
+    >>> context_window_of(RunConfig(), ServedModel("m", 4096))
+    ContextWindow(tokens=4096, origin='max_model_len of /v1/models')
+    >>> context_window_of(RunConfig(context_window=0), ServedModel("m", 4096)) is None
+    True
+    """
+    if config.context_window == 0:
+        return None
+    if config.context_window is not None:
+        return ContextWindow(config.context_window, "--context-window")
+    if served.context_window is None:
+        return None
+    return ContextWindow(served.context_window, "max_model_len of /v1/models")
 
 
 def recover_lost_shards(

@@ -54,6 +54,13 @@ def mock(
         Path | None,
         typer.Option(help="Append every request received (path, id, body) to this JSONL file."),
     ] = None,
+    max_model_len: Annotated[
+        int | None,
+        typer.Option(
+            metavar="TOKENS",
+            help="List the model with this context window (max_model_len, as vLLM does).",
+        ),
+    ] = None,
 ) -> None:
     """Serve an OpenAI-compatible mock LLM with fault injection (per request with the header
     `X-Assay-Fault: NAME; after=N`, or per run with --fault NAME=RATE).
@@ -66,7 +73,7 @@ def mock(
             output_tokens=output_tokens, faults=parse_pairs(fault, "--fault") or {},
             fault_after=fault_after, seed=seed, model_name=model_name,
             metrics_scale=metrics_scale,
-            record_requests=record_requests,
+            record_requests=record_requests, max_model_len=max_model_len,
         )  # fmt: skip
         return EXIT_VALID
 
@@ -87,6 +94,7 @@ def serve_mock(
     model_name: str,
     metrics_scale: float = 1.0,
     record_requests: Path | None = None,
+    max_model_len: int | None = None,
 ) -> None:
     """Build the mock's config from the flags and serve until interrupted."""
     from pydantic import ValidationError
@@ -108,6 +116,7 @@ def serve_mock(
             model_name=model_name,
             metrics_scale=metrics_scale,
             record_requests=record_requests,
+            max_model_len=max_model_len,
         )
     except ValidationError as error:
         raise ConfigError(describe_validation_error(error)) from None

@@ -131,6 +131,16 @@ def run(
             rich_help_panel=_TARGET,
         ),
     ] = False,
+    context_window: Annotated[
+        int | None,
+        typer.Option(
+            metavar="TOKENS",
+            help="The model's context window: each request must fit it (prompt + output "
+            "limit), checked before the load [what /v1/models names as max_model_len; 0: no "
+            "check].",
+            rich_help_panel=_TARGET,
+        ),
+    ] = None,
     profile: Annotated[
         str | None,
         typer.Option(

@@ -155,6 +155,19 @@ def smallest_count(spec: FixedCount | NormalCount | UniformCount) -> int:
             return low
 
 
+def largest_count(spec: FixedCount | NormalCount | UniformCount) -> int:
+    """The largest count `spec` can produce.
+
+    >>> largest_count(parse_token_count("normal:256,32,64,512"))
+    512
+    """
+    match spec:
+        case FixedCount(value=value):
+            return value
+        case UniformCount(max=high) | NormalCount(max=high):
+            return high
+
+
 def _expect_parts(parts: list[str], count: int, shape: str, text: str) -> None:
     if len(parts) != count:
         raise DataError(f"bad token count {text!r}: expected {shape}, got {len(parts)} value(s)")
@@ -195,6 +208,7 @@ __all__ = [
     "NormalCount",
     "TokenCount",
     "UniformCount",
+    "largest_count",
     "parse_token_count",
     "sample_token_count",
     "smallest_count",

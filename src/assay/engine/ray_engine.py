@@ -27,6 +27,7 @@ import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
 
 from assay.core import MonotonicClock
@@ -42,7 +43,15 @@ from assay.engine.coordinator import (
 )
 from assay.engine.interrupt import STOP_SIGNALS, SigintFlag, sigint_as_flag
 from assay.engine.ray_actor import DriverClock, LoadSliceActor, RecordLines
-from assay.engine.ray_watchdog import start_watchdog
+from assay.engine.ray_leftovers import (
+    PROC,
+    end_stale_ray,
+    record_path,
+    start_time,
+    state_folder,
+    write_record,
+)
+from assay.engine.ray_watchdog import ray_descendants, start_watchdog
 from assay.errors import AssayError, ConfigError, first_assay_error
 from assay.load.benchmark_plan import BenchmarkPlan, BenchmarkResult
 from assay.load.progress import ProgressSnapshot
@@ -105,6 +114,8 @@ class RayActors:
     nodes: int = 1
     # The addresses of the cluster's nodes on other machines than the driver's.
     other_hosts: tuple[str, ...] = ()
+    # What was ended of a Ray an earlier run left, in one line (see `ray_leftovers`).
+    leftovers_ended: str | None = None
 
     @property
     def processes(self) -> int:
@@ -195,12 +206,20 @@ def _token_of_its_own() -> Iterator[None]:
 def _actors_on(ray: ModuleType, address: str | None, workers: int | None) -> Iterator[RayActors]:
     """Start the actors on the cluster at `address` (a Ray of its own when `None`)."""
     owns_ray = not ray.is_initialized()
+    record: Path | None = None
+    ended: str | None = None
     if owns_ray:
+        own = address is None and PROC.is_dir()
+        folder = state_folder() if own else None
+        if folder is not None:
+            # A Ray an earlier run started and left (its run and watchdog both gone) ends here.
+            ended = end_stale_ray(folder).line()
         _init(ray, address, workers)
-        if address is None:
+        if own:
             # A Ray of this run alone ends with the run, even one killed before it could shut
-            # Ray down (see `ray_watchdog`).
-            start_watchdog(os.getpid())
+            # Ray down (see `ray_watchdog`), and is recorded, should the watchdog die as well.
+            record = _record_ray(folder)
+            start_watchdog(os.getpid(), record)
     actors: list[ActorHandle] = []
     try:
         cpus = int(ray.cluster_resources().get("CPU", 0))
@@ -214,7 +233,11 @@ def _actors_on(ray: ModuleType, address: str | None, workers: int | None) -> Ite
         nodes = ray.nodes()
         driver_node = ray.get_runtime_context().get_node_id()
         alive = sum(1 for node in nodes if node.get("Alive"))
-        yield RayActors(actors, driver_node, alive, _hosts_beside_the_driver(nodes, driver_node))
+        if record is not None:
+            _record_ray(record.parent, record)  # with the workers and agents started since
+        yield RayActors(
+            actors, driver_node, alive, _hosts_beside_the_driver(nodes, driver_node), ended
+        )
     finally:
         # Each closes its HTTP session (a step still running is stopped first), then goes.
         with contextlib.suppress(Exception):
@@ -224,6 +247,24 @@ def _actors_on(ray: ModuleType, address: str | None, workers: int | None) -> Ite
                 ray.kill(actor, no_restart=True)
         if owns_ray:
             ray.shutdown()
+        if record is not None:
+            with contextlib.suppress(OSError):
+                record.unlink()
+
+
+def _record_ray(folder: Path | None, record: Path | None = None) -> Path | None:
+    """Write (or, given `record`, rewrite) the record of this run's Ray processes; None when
+    there is no folder to keep it in or it cannot be written (the watchdog still runs)."""
+    driver = os.getpid()
+    started = start_time(driver)
+    if folder is None or started is None:
+        return None
+    path = record or record_path(folder, driver, started)
+    try:
+        write_record(path, driver, started, ray_descendants(driver), new=record is None)
+    except OSError:
+        return None
+    return path
 
 
 def _init(ray: ModuleType, address: str | None, workers: int | None) -> None:

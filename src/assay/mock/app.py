@@ -231,6 +231,8 @@ class MockService:
             "root": self.config.model_name,
             "parent": None,
         }
+        if self.config.max_model_len is not None:
+            model["max_model_len"] = self.config.max_model_len
         return _json({"object": "list", "data": [model]})
 
     async def _serve(self, request: web.Request, api: Api) -> web.StreamResponse:

@@ -144,6 +144,9 @@ class MockConfig(BaseModel):
     # A JSONL file that receives every request as it arrives (path, request id, body): the
     # bytes on the wire, for checking what a client really sent.
     record_requests: Path | None = None
+    # The context window /v1/models lists as `max_model_len`, as vLLM and SGLang do; none when
+    # unset (the mock itself refuses no request for its length).
+    max_model_len: int | None = Field(default=None, gt=0)
 
     @model_validator(mode="after")
     def _fault_rates_are_known_probabilities(self) -> Self:

@@ -96,6 +96,9 @@ class RunSettings(BaseModel):
     wait_ready: float = Field(default=0.0, ge=0, allow_inf_nan=False)
     # One request before the load checks that the endpoint answers (a real target only)
     probe: bool = True
+    # The model's context window in tokens, over what the server names (`max_model_len`);
+    # 0 checks no request against a window.
+    context_window: int | None = Field(default=None, ge=0)
     # Load
     profile: ProfileKind = "throughput"
     rate: float | None = Field(default=None, gt=0, allow_inf_nan=False)
