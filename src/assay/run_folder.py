@@ -7,12 +7,15 @@ Rules (see the README's Output section):
 - an `--output-dir` may exist (empty, or holding other files) but must not hold a run: a folder
   with any of `RUN_ENTRIES` is refused, never overwritten;
 - assay deletes only what it created: its own shard files, and on a failed start the folders it
-  made, and only while they are empty.
+  made, and only while they are empty;
+- the run's process holds a lock on its folder (`flock`, where the system has it) until it ends,
+  so `assay report` can tell the folder of a run still going from one a crash or a kill left.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -43,6 +46,8 @@ class RunFolder:
 
     path: Path
     created: list[Path] = field(default_factory=list)
+    # The open folder whose lock says a run is going (see `run_in_progress`); None once released.
+    held: int | None = None
 
     @property
     def shards(self) -> Path:
@@ -57,6 +62,13 @@ class RunFolder:
         with contextlib.suppress(OSError):
             self.shards.rmdir()
 
+    def release(self) -> None:
+        """Let go of the folder's lock (the end of the process lets go of it too)."""
+        held, self.held = self.held, None
+        if held is not None:
+            with contextlib.suppress(OSError):
+                os.close(held)
+
     def remove_if_empty(self) -> None:
         """Remove the folders this claim created, deepest first, but only the empty ones: a run
         that failed to start leaves nothing behind, one that wrote anything keeps it."""
@@ -64,6 +76,56 @@ class RunFolder:
             # Not there, or not empty (something was written): either way it stays as it is.
             with contextlib.suppress(OSError):
                 folder.rmdir()
+
+
+def _hold(folder: Path) -> int | None:
+    """The folder opened and locked for this process (released when the process ends, however
+    it ends); None where the system has no `flock` or the folder cannot be locked."""
+    try:
+        import fcntl  # Unix only
+    except ImportError:
+        return None
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(descriptor)
+        return None
+    return descriptor
+
+
+def run_in_progress(folder: Path) -> bool:
+    """Whether a process of a run still holds `folder` (see `claim_run_folder`).
+
+    >>> import tempfile
+    >>> from datetime import UTC
+    >>> claimed = claim_run_folder(Path(tempfile.mkdtemp()) / "a", datetime(2026, 1, 1, tzinfo=UTC))
+    >>> run_in_progress(claimed.path)
+    True
+    >>> claimed.release()
+    >>> run_in_progress(claimed.path)
+    False
+    """
+    try:
+        import fcntl  # Unix only
+    except ImportError:
+        return False  # nothing to ask
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(descriptor)  # closing lets go of a lock taken here
+    return False
 
 
 def default_run_name(now: datetime) -> str:
@@ -114,6 +176,7 @@ def claim_run_folder(requested: Path | None, now: datetime) -> RunFolder:
     except BaseException:  # a Ctrl-C or SIGTERM while claiming: leave nothing behind
         folder.remove_if_empty()
         raise
+    folder.held = _hold(folder.path)
     return folder
 
 
@@ -154,6 +217,7 @@ def _claim_fresh(wanted: Path) -> RunFolder:
     except BaseException:  # a Ctrl-C or SIGTERM while claiming: leave nothing behind
         folder.remove_if_empty()
         raise
+    folder.held = _hold(folder.path)
     return folder
 
 
@@ -184,4 +248,5 @@ __all__ = [
     "claim_run_folder",
     "default_run_name",
     "fresh_folder",
+    "run_in_progress",
 ]

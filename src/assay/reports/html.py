@@ -236,9 +236,48 @@ def _e(text: object) -> str:
 
 
 def _verdict_word(report: Report) -> str:
+    if report.incomplete is not None:
+        return report.incomplete.state.upper()  # CRASHED, UNFINISHED: never a verdict
     interrupted = report.run_config.interrupted
     word = "VALID" if report.validity.valid else "INVALID"
     return f"{word} (interrupted)" if interrupted else word
+
+
+def _incomplete_banner(report: Report) -> str:
+    """What a report built after a crash or a kill holds, above everything else; "" otherwise."""
+    incomplete = report.incomplete
+    if incomplete is None:
+        return ""
+    match incomplete.state:
+        case "crashed":
+            what = "assay crashed during this run"
+            if incomplete.crash_file is not None:
+                what += f" (its traceback is in {incomplete.crash_file})"
+        case "unfinished":
+            what = (
+                "this run ended without writing its report (it was killed, or the machine "
+                "stopped)"
+            )
+    merged = (
+        f" from {incomplete.shards_merged} shard file(s)" if incomplete.shards_merged else ""
+    )
+    dropped = (
+        f"; {incomplete.lines_dropped} line(s) cut off mid-record were dropped"
+        if incomplete.lines_dropped
+        else ""
+    )
+    settings = (
+        ""
+        if incomplete.settings_known
+        else " The run's settings were not kept: the configuration below is empty."
+    )
+    return (
+        '<p class="banner" style="background:#fff;border:2px solid #c62828;'
+        f'border-radius:6px;padding:8px 12px"><b>{_e(incomplete.state.upper())} RUN.</b> {_e(what)}. This '
+        f"partial report was built afterwards from the records it had written{_e(merged)}"
+        f"{_e(dropped)}: its figures cover only the part that ran, and it has no verdict."
+        f"{_e(settings)}</p>"
+    )
 
 
 def _header(report: Report) -> str:
@@ -276,6 +315,7 @@ def _header(report: Report) -> str:
         f"endpoint {_e(echo.endpoint)} · "
         f"{len(report.steps)} step(s) · started {_e(report.started_at.isoformat())} · "
         f"assay {_e(report.environment.assay_version)}</div>"
+        + _incomplete_banner(report)
         + (f"<ul>{reasons}</ul>" if reasons else "")
         + f'<div class="cards">{card_html}</div>'
         + _latency_cards(report)
