@@ -290,12 +290,12 @@ class Incomplete(BaseModel):
         """Why the report is partial, as the verdict gives it.
 
         >>> Incomplete(state="crashed", crash_file="crash-traceback.txt").reason()
-        'assay crashed during the run (traceback in crash-traceback.txt): partial results'
+        'assay crashed during the run (traceback in crash-traceback.txt)'
         """
         match self.state:
             case "crashed":
                 where = "" if self.crash_file is None else f" (traceback in {self.crash_file})"
-                return f"assay crashed during the run{where}: partial results"
+                return f"assay crashed during the run{where}"
             case "unfinished":
                 return "the run ended without its report (killed, or the machine stopped)"
 
