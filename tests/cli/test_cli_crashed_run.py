@@ -94,7 +94,8 @@ def test_a_run_that_crashes_merges_its_shards_and_writes_a_report_marked_crashed
     assert report.validity.reasons[0].startswith("assay crashed during the run")
     assert report.run_config.profile == "throughput"
     page = (run_dir / "report.html").read_text(encoding="utf-8")
-    assert "CRASHED RUN" in page and "<title>assay report: CRASHED</title>" in page
+    assert "CRASHED RUN" in page
+    assert "<title>assay report: CRASHED</title>" in page
     assert (run_dir / "summary.csv").read_text().count("\n") == 2  # header and the one step
     # The shard that held the cut-off line stays, with its bytes; the whole one is gone.
     (kept,) = (run_dir / "shards").iterdir()
@@ -206,7 +207,9 @@ def test_a_crash_whose_merge_fails_too_keeps_every_shard_and_prints_no_traceback
     assert "Traceback" not in captured.out + captured.err
     crash_line, kept_line = captured.err.strip().splitlines()
     assert "the traceback is in" in crash_line
-    assert kept_line.startswith(f"crashed run: the records written before the crash are kept in {shards}")
+    assert kept_line.startswith(
+        f"crashed run: the records written before the crash are kept in {shards}"
+    )
     assert "merging them failed too: OSError" in kept_line
     assert {path.name: path.read_bytes() for path in shards.iterdir()} == before
     assert sorted(path.name for path in tmp_path.iterdir()) == ["crash-traceback.txt", "shards"]

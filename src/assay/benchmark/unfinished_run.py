@@ -213,9 +213,7 @@ def finish_unfinished_run(
         started_at=started_at,
         finished_at=finished_at,
         max_error_rate=DEFAULT_MAX_ERROR_RATE if config is None else config.max_error_rate,
-        max_not_sent_rate=DEFAULT_MAX_NOT_SENT_RATE
-        if config is None
-        else config.max_not_sent_rate,
+        max_not_sent_rate=DEFAULT_MAX_NOT_SENT_RATE if config is None else config.max_not_sent_rate,
         incomplete=incomplete,
     )
     write_report(report, run_dir)

@@ -248,6 +248,7 @@ def _incomplete_banner(report: Report) -> str:
     incomplete = report.incomplete
     if incomplete is None:
         return ""
+    what: str
     match incomplete.state:
         case "crashed":
             what = "assay crashed during this run"
@@ -255,12 +256,9 @@ def _incomplete_banner(report: Report) -> str:
                 what += f" (its traceback is in {incomplete.crash_file})"
         case "unfinished":
             what = (
-                "this run ended without writing its report (it was killed, or the machine "
-                "stopped)"
+                "this run ended without writing its report (it was killed, or the machine stopped)"
             )
-    merged = (
-        f" from {incomplete.shards_merged} shard file(s)" if incomplete.shards_merged else ""
-    )
+    merged = f" from {incomplete.shards_merged} shard file(s)" if incomplete.shards_merged else ""
     dropped = (
         f"; {incomplete.lines_dropped} line(s) cut off mid-record were dropped"
         if incomplete.lines_dropped
@@ -271,11 +269,12 @@ def _incomplete_banner(report: Report) -> str:
         if incomplete.settings_known
         else " The run's settings were not kept: the configuration below is empty."
     )
+    state = _e(incomplete.state.upper())
     return (
         '<p class="banner" style="background:#fff;border:2px solid #c62828;'
-        f'border-radius:6px;padding:8px 12px"><b>{_e(incomplete.state.upper())} RUN.</b> {_e(what)}. This '
-        f"partial report was built afterwards from the records it had written{_e(merged)}"
-        f"{_e(dropped)}: its figures cover only the part that ran, and it has no verdict."
+        f'border-radius:6px;padding:8px 12px"><b>{state} RUN.</b> {_e(what)}. This partial '
+        f"report was built afterwards from the records it had written{_e(merged)}{_e(dropped)}: "
+        "its figures cover only the part that ran, and it has no verdict."
         f"{_e(settings)}</p>"
     )
 
