@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -38,6 +39,8 @@ RUN_ENTRIES: Final = (
 )
 """Names a run writes into its folder; a folder holding any of them already holds a run."""
 _MAX_ATTEMPTS: Final = 1000
+SHARD_NAME: Final = re.compile(r"records\.step(\d+)\.p(\d+)\.jsonl")
+"""The name of a shard (`ShardSinkFactory.shard_path`): its step and its load process."""
 
 
 @dataclass(slots=True)
@@ -76,6 +79,29 @@ class RunFolder:
             # Not there, or not empty (something was written): either way it stays as it is.
             with contextlib.suppress(OSError):
                 folder.rmdir()
+
+
+def shard_files(run_dir: Path) -> list[Path]:
+    """The shard files in `run_dir/shards/`, in step and then process order (a file there of
+    another name, or a link, is not a shard).
+
+    >>> import tempfile
+    >>> shards = Path(tempfile.mkdtemp()) / SHARDS_DIR
+    >>> shards.mkdir()
+    >>> for name in ("records.step001.p000.jsonl", "records.step000.p001.jsonl", "notes.txt"):
+    ...     (shards / name).touch()
+    >>> [path.name for path in shard_files(shards.parent)]
+    ['records.step000.p001.jsonl', 'records.step001.p000.jsonl']
+    """
+    folder = run_dir / SHARDS_DIR
+    if not folder.is_dir():
+        return []
+    found: list[tuple[int, int, Path]] = []
+    for path in folder.iterdir():
+        named = SHARD_NAME.fullmatch(path.name)
+        if named is not None and path.is_file() and not path.is_symlink():
+            found.append((int(named[1]), int(named[2]), path))
+    return [path for _, _, path in sorted(found)]
 
 
 def _hold(folder: Path) -> int | None:
@@ -244,9 +270,11 @@ __all__ = [
     "DEFAULT_PARENT",
     "RUN_ENTRIES",
     "SHARDS_DIR",
+    "SHARD_NAME",
     "RunFolder",
     "claim_run_folder",
     "default_run_name",
     "fresh_folder",
     "run_in_progress",
+    "shard_files",
 ]

@@ -24,6 +24,7 @@ from tests.cli.cli_harness import (
     run_fast,
 )
 
+from assay.benchmark.revalidate import revalidate
 from assay.cli.crash import CrashSite
 from assay.cli.guard import EXIT_CRASH, guarded
 from assay.run_folder import claim_run_folder
@@ -168,6 +169,10 @@ def test_assay_report_on_a_crashed_runs_folder_marks_it_crashed(
     assert report.incomplete is not None
     assert report.incomplete.state == "crashed"
     assert report.incomplete.crash_file == "crash-traceback.txt"
+    # Judged again, it is still the report of a crashed run.
+    again = revalidate(tmp_path).report
+    assert again.incomplete == report.incomplete
+    assert not again.validity.valid
 
 
 def test_assay_report_leaves_the_folder_of_a_run_still_going_alone(

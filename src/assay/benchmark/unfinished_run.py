@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -35,7 +34,7 @@ from assay.records.sink import StepContext
 from assay.reports import REPORT_FILE, Report, StepReport, build_report, write_report
 from assay.reports.html import write_html
 from assay.reports.report import Incomplete
-from assay.run_folder import SHARDS_DIR
+from assay.run_folder import SHARDS_DIR, shard_files
 from assay.spec.load import (
     Concurrent,
     Constant,
@@ -54,9 +53,6 @@ from assay.spec.load import (
 )
 from assay.spec.run import RunEcho
 from assay.spec.validation import DEFAULT_MAX_ERROR_RATE, DEFAULT_MAX_NOT_SENT_RATE
-
-SHARD_NAME: Final = re.compile(r"records\.step(\d+)\.p(\d+)\.jsonl")
-"""The name of a shard (`ShardSinkFactory.shard_path`): its step and its load process."""
 
 _UNKNOWN_PROFILE: Final = "unknown"
 
@@ -83,19 +79,6 @@ class UnfinishedRun:
     merged: MergedShards | None
 
 
-def shard_files(run_dir: Path) -> list[Path]:
-    """The run's shard files, in step and then process order (other files are not assay's)."""
-    folder = run_dir / SHARDS_DIR
-    if not folder.is_dir():
-        return []
-    found: list[tuple[int, int, Path]] = []
-    for path in folder.iterdir():
-        named = SHARD_NAME.fullmatch(path.name)
-        if named is not None and path.is_file() and not path.is_symlink():
-            found.append((int(named[1]), int(named[2]), path))
-    return [path for _, _, path in sorted(found)]
-
-
 def merge_shards(run_dir: Path) -> MergedShards:
     """Merge the shards of `run_dir` into a new `run_dir/records.jsonl` and delete the ones
     merged whole.
@@ -109,8 +92,10 @@ def merge_shards(run_dir: Path) -> MergedShards:
     records = dropped = 0
     kept: list[Path] = []
     read: list[tuple[Path, int]] = []
+    created = False
     try:
         with open_new(target) as out:
+            created = True
             for shard in shards:
                 with shard.open("rb") as lines:
                     whole, cut = _copy_whole_records(lines, out)
@@ -124,7 +109,7 @@ def merge_shards(run_dir: Path) -> MergedShards:
             out.flush()
             os.fsync(out.fileno())  # on disk before any shard is deleted
     except BaseException:
-        if target.exists() and not target.is_symlink():
+        if created:  # only the file this merge created, never one that held the name
             with contextlib.suppress(OSError):
                 target.unlink()
         raise

@@ -83,8 +83,9 @@ def merge_after_crash(site: CrashSite, saved: Path) -> list[str]:
     shards = folder / SHARDS_DIR
     try:
         from assay.benchmark.run import RECORDS_FILE
-        from assay.benchmark.unfinished_run import finish_unfinished_run, shard_files
+        from assay.benchmark.unfinished_run import finish_unfinished_run
         from assay.reports import REPORT_FILE
+        from assay.run_folder import shard_files
 
         if (folder / REPORT_FILE).exists():
             return []  # the run wrote its report before it crashed

@@ -40,10 +40,9 @@ def report(
 def _left_unfinished(run_dir: Path) -> bool:
     """Whether `run_dir` holds what a run left without its report: shards, or the records and
     traceback of a run that crashed after it merged them."""
-    from assay.benchmark.run import RECORDS_FILE
-    from assay.benchmark.unfinished_run import shard_files
-    from assay.reports import REPORT_FILE
-    from assay.run_folder import CRASH_FILE
+    from assay.reports.files import REPORT_FILE
+    from assay.reports.html import RECORDS_FILE
+    from assay.run_folder import CRASH_FILE, shard_files
 
     if (run_dir / REPORT_FILE).exists():
         return False
