@@ -236,3 +236,34 @@ def test_a_crash_of_a_run_that_had_written_its_report_leaves_the_report_as_it_wa
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
     assert (tmp_path / "report.json").read_text(encoding="utf-8") == "{}"
     assert len(list(shards.iterdir())) == 4
+
+
+def test_a_crashed_run_whose_page_cannot_be_built_still_gets_its_records_and_report_json(
+    tmp_path: Path,
+    record_lines: list[bytes],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import assay.benchmark.unfinished_run as unfinished_run
+
+    def broken_page(*args: object, **kwargs: object) -> Path:
+        raise ValueError("a chart broke")
+
+    monkeypatch.setattr(unfinished_run, "write_html", broken_page)
+    _, whole = _left_shards(tmp_path, record_lines)
+
+    def crashing_body() -> int:
+        raise RuntimeError("an invariant of assay broke")
+
+    assert guarded(crashing_body, CrashSite(folder=tmp_path)) == EXIT_CRASH
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.out + captured.err
+    merged_line = captured.err.strip().splitlines()[1]
+    assert "(report.json, summary.csv)" in merged_line
+    assert "report.html could not be built (ValueError: a chart broke)" in merged_line
+    assert (tmp_path / "records.jsonl").read_bytes() == whole
+    report = read_report(tmp_path)
+    assert report.incomplete is not None
+    assert report.incomplete.state == "crashed"
+    assert not report.incomplete.settings_known
+    assert not (tmp_path / "report.html").exists()

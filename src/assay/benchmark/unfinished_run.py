@@ -72,11 +72,20 @@ class MergedShards:
 @dataclass(frozen=True, slots=True)
 class UnfinishedRun:
     """The partial report written for a run that did not finish, and how its records got there
-    (`merged` None when the run had merged them itself before it crashed)."""
+    (`merged` None when the run had merged them itself before it crashed); `page_problem` says
+    why report.html could not be written, when it could not (report.json and summary.csv were).
+    """
 
     report: Report
     output_dir: Path
     merged: MergedShards | None
+    page_problem: str | None = None
+
+    @property
+    def files(self) -> str:
+        """The report files written, for a console line: "report.json, summary.csv, ..."."""
+        page = "" if self.page_problem is not None else ", report.html"
+        return f"report.json, summary.csv{page}"
 
 
 def merge_shards(run_dir: Path) -> MergedShards:
@@ -202,7 +211,11 @@ def finish_unfinished_run(
         incomplete=incomplete,
     )
     write_report(report, run_dir)
-    write_html(run_dir, report, new=True)
+    try:
+        write_html(run_dir, report, new=True)
+    except Exception as error:
+        # The page is a view of report.json, which is written: `assay report` can retry it.
+        return UnfinishedRun(report, run_dir, merged, f"{type(error).__name__}: {error}")
     return UnfinishedRun(report, run_dir, merged)
 
 

@@ -121,8 +121,10 @@ def merge_after_crash(site: CrashSite, saved: Path) -> list[str]:
         how += f" ({merged.lines_dropped} line(s) cut off mid-record dropped)"
     line = (
         f"CRASHED RUN: partial results, no verdict; {how}; the partial report, marked crashed, "
-        f"is in {folder}/ (report.json, report.html, summary.csv)"
+        f"is in {folder}/ ({finished.files})"
     )
+    if finished.page_problem is not None:
+        line += f"; report.html could not be built ({finished.page_problem})"
     if merged is not None and merged.kept:
         line += f"; {len(merged.kept)} shard(s) kept in {shards} (not merged whole)"
     _append(saved, f"\n{line}\n")

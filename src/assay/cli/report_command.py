@@ -90,5 +90,7 @@ def _finish(run_dir: Path) -> int:
         f"{incomplete.state.upper()} RUN, partial results and no verdict: "
         f"{printable(finished.report.validity.reasons[0])}"
     )
-    typer.echo(f"wrote {run_dir}/ report.json, summary.csv, report.html")
+    typer.echo(f"wrote {run_dir}/ {finished.files}")
+    if finished.page_problem is not None:
+        raise DataError(f"report.html could not be built: {finished.page_problem}")
     return EXIT_VALID

@@ -466,11 +466,13 @@ def _steps_table(report: Report) -> str:
         "<th>attempted req/s</th><th>usable tok/s</th><th>TTFT p50 / p99 ms</th>"
         "<th>ITL p50 / p99 ms</th><th>E2E p50 / p99 ms</th><th>goodput req/s</th></tr>"
     )
-    rows = "".join(_step_row(step) for step in report.steps)
+    # A step of a crashed or killed run that no limit stopped ends where its records end.
+    ended = "end of schedule" if report.incomplete is None else f"{report.incomplete.state} run"
+    rows = "".join(_step_row(step, ended) for step in report.steps)
     return f"<h2>Steps</h2><table>{head}{rows}</table>"
 
 
-def _step_row(step: StepReport) -> str:
+def _step_row(step: StepReport, ended: str = "end of schedule") -> str:
     m = step.metrics
     latency = m.latency
 
@@ -480,7 +482,7 @@ def _step_row(step: StepReport) -> str:
 
     cells = [
         _e(step_label(step)),
-        _e(step.stopped_by or "end of schedule"),
+        _e(step.stopped_by or ended),
         _fmt(m.throughput.duration_s),
         f"{m.outcomes.dispatched:,}",
         f"{m.outcomes.completed:,}",
