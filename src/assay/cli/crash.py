@@ -112,7 +112,7 @@ def merge_after_crash(site: CrashSite, saved: Path) -> list[str]:
     outcome = finished.report.totals.outcomes
     merged = finished.merged
     how = (
-        f"{outcome.dispatched} records from {merged.shards} shard(s) merged into "
+        f"{merged.records} records from {merged.shards} shard(s) merged into "
         f"{folder / RECORDS_FILE}"
         if merged is not None
         else f"from the {outcome.dispatched} records in {folder / RECORDS_FILE}"

@@ -73,7 +73,6 @@ def _finish(run_dir: Path) -> int:
             "(the shards are kept as they were)"
         ) from None
     merged = finished.merged
-    outcomes = finished.report.totals.outcomes
     if merged is not None:
         dropped = (
             f"; {merged.lines_dropped} line(s) cut off mid-record dropped"
@@ -81,7 +80,7 @@ def _finish(run_dir: Path) -> int:
             else ""
         )
         typer.echo(
-            f"merged {outcomes.dispatched} records from {merged.shards} shard(s) into "
+            f"merged {merged.records} records from {merged.shards} shard(s) into "
             f"{run_dir / 'records.jsonl'}{dropped}"
         )
     incomplete = finished.report.incomplete
