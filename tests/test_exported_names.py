@@ -202,6 +202,7 @@ EXPORTED: dict[str, list[str]] = {
     ],
     "assay.reports": [
         "Environment",
+        "Incomplete",
         "REPORT_FILE",
         "Report",
         "SCHEMA_VERSION",

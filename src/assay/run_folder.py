@@ -7,12 +7,16 @@ Rules (see the README's Output section):
 - an `--output-dir` may exist (empty, or holding other files) but must not hold a run: a folder
   with any of `RUN_ENTRIES` is refused, never overwritten;
 - assay deletes only what it created: its own shard files, and on a failed start the folders it
-  made, and only while they are empty.
+  made, and only while they are empty;
+- the run's process holds a lock on its folder (`flock`, where the system has it) until it ends,
+  so `assay report` can tell the folder of a run still going from one a crash or a kill left.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -35,6 +39,8 @@ RUN_ENTRIES: Final = (
 )
 """Names a run writes into its folder; a folder holding any of them already holds a run."""
 _MAX_ATTEMPTS: Final = 1000
+SHARD_NAME: Final = re.compile(r"records\.step(\d+)\.p(\d+)\.jsonl")
+"""The name of a shard (`ShardSinkFactory.shard_path`): its step and its load process."""
 
 
 @dataclass(slots=True)
@@ -43,6 +49,8 @@ class RunFolder:
 
     path: Path
     created: list[Path] = field(default_factory=list)
+    # The open folder whose lock says a run is going (see `run_in_progress`); None once released.
+    held: int | None = None
 
     @property
     def shards(self) -> Path:
@@ -57,6 +65,13 @@ class RunFolder:
         with contextlib.suppress(OSError):
             self.shards.rmdir()
 
+    def release(self) -> None:
+        """Let go of the folder's lock (the end of the process lets go of it too)."""
+        held, self.held = self.held, None
+        if held is not None:
+            with contextlib.suppress(OSError):
+                os.close(held)
+
     def remove_if_empty(self) -> None:
         """Remove the folders this claim created, deepest first, but only the empty ones: a run
         that failed to start leaves nothing behind, one that wrote anything keeps it."""
@@ -64,6 +79,79 @@ class RunFolder:
             # Not there, or not empty (something was written): either way it stays as it is.
             with contextlib.suppress(OSError):
                 folder.rmdir()
+
+
+def shard_files(run_dir: Path) -> list[Path]:
+    """The shard files in `run_dir/shards/`, in step and then process order (a file there of
+    another name, or a link, is not a shard).
+
+    >>> import tempfile
+    >>> shards = Path(tempfile.mkdtemp()) / SHARDS_DIR
+    >>> shards.mkdir()
+    >>> for name in ("records.step001.p000.jsonl", "records.step000.p001.jsonl", "notes.txt"):
+    ...     (shards / name).touch()
+    >>> [path.name for path in shard_files(shards.parent)]
+    ['records.step000.p001.jsonl', 'records.step001.p000.jsonl']
+    """
+    folder = run_dir / SHARDS_DIR
+    if not folder.is_dir():
+        return []
+    found: list[tuple[int, int, Path]] = []
+    for path in folder.iterdir():
+        named = SHARD_NAME.fullmatch(path.name)
+        if named is not None and path.is_file() and not path.is_symlink():
+            found.append((int(named[1]), int(named[2]), path))
+    return [path for _, _, path in sorted(found)]
+
+
+def _hold(folder: Path) -> int | None:
+    """The folder opened and locked for this process (released when the process ends, however
+    it ends); None where the system has no `flock` or the folder cannot be locked."""
+    try:
+        import fcntl  # Unix only
+    except ImportError:
+        return None
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(descriptor)
+        return None
+    return descriptor
+
+
+def run_in_progress(folder: Path) -> bool:
+    """Whether a process of a run still holds `folder` (see `claim_run_folder`).
+
+    >>> import tempfile
+    >>> from datetime import UTC
+    >>> claimed = claim_run_folder(Path(tempfile.mkdtemp()) / "a", datetime(2026, 1, 1, tzinfo=UTC))
+    >>> run_in_progress(claimed.path)
+    True
+    >>> claimed.release()
+    >>> run_in_progress(claimed.path)
+    False
+    """
+    try:
+        import fcntl  # Unix only
+    except ImportError:
+        return False  # nothing to ask
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(descriptor)  # closing lets go of a lock taken here
+    return False
 
 
 def default_run_name(now: datetime) -> str:
@@ -114,6 +202,7 @@ def claim_run_folder(requested: Path | None, now: datetime) -> RunFolder:
     except BaseException:  # a Ctrl-C or SIGTERM while claiming: leave nothing behind
         folder.remove_if_empty()
         raise
+    folder.held = _hold(folder.path)
     return folder
 
 
@@ -154,6 +243,7 @@ def _claim_fresh(wanted: Path) -> RunFolder:
     except BaseException:  # a Ctrl-C or SIGTERM while claiming: leave nothing behind
         folder.remove_if_empty()
         raise
+    folder.held = _hold(folder.path)
     return folder
 
 
@@ -180,8 +270,11 @@ __all__ = [
     "DEFAULT_PARENT",
     "RUN_ENTRIES",
     "SHARDS_DIR",
+    "SHARD_NAME",
     "RunFolder",
     "claim_run_folder",
     "default_run_name",
     "fresh_folder",
+    "run_in_progress",
+    "shard_files",
 ]

@@ -17,7 +17,8 @@ def crashing_body() -> int:
 
 
 def saved_path(stderr: str) -> Path:
-    (line,) = stderr.strip().splitlines()
+    # The crash's line comes first; a run's merged records get a line of their own after it.
+    line = stderr.strip().splitlines()[0]
     assert line.startswith("error: assay failed with an internal error (RuntimeError"), line
     return Path(line.split("the traceback is in ", 1)[1].split(" (exit code")[0])
 
@@ -44,6 +45,7 @@ def test_a_crash_mid_run_points_at_the_records_it_kept(
     shard.parent.mkdir()
     shard.write_text('{"id": "req-00000000"}\n', encoding="utf-8")
     assert guarded(crashing_body, CrashSite(folder=tmp_path)) == EXIT_CRASH
+    # The line is not a whole record: dropped from records.jsonl, its shard kept as it was.
     text = saved_path(capsys.readouterr().err).read_text(encoding="utf-8")
     assert f"kept in {shard.parent}" in text
     assert shard.read_text(encoding="utf-8") == '{"id": "req-00000000"}\n'

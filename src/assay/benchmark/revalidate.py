@@ -166,6 +166,7 @@ def revalidate(
         max_error_rate=threshold,
         max_not_sent_rate=ran.max_not_sent_rate,
         environment=old.environment,
+        incomplete=old.incomplete,  # a crashed run judged again is still a crashed run
     )
     write_report(report, out_dir)
     write_html(out_dir, report, new=True)

@@ -214,6 +214,7 @@ def run_from_config(
     target) before any load is sent; the run folder is then removed again if still empty.
     """
     started_at = datetime.now(UTC)
+    claimed = None
     try:
         chain = chain_of(config)
         chain()  # build once here so a bad --validator fails before any load is sent
@@ -221,13 +222,16 @@ def run_from_config(
         mock_check = None if config.target is not None else lambda: mock_config_of(config)
         check_before_start(config, mock_check)
         if folder is None:
-            folder = claim_run_folder(config.output_dir, started_at)
+            folder = claimed = claim_run_folder(config.output_dir, started_at)
         return _run(config, folder, chain, started_at, note, on_progress, started)
     except BaseException:
         # A start that failed leaves no empty run folder; one with records keeps them.
         if folder is not None:
             folder.remove_if_empty()
         raise
+    finally:
+        if claimed is not None:
+            claimed.release()  # a caller's folder is the caller's to let go
 
 
 def _run(

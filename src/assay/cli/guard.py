@@ -2,7 +2,8 @@
 
 Every error meant for the user (`AssayError`) is one line on stderr and exit code 2; Ctrl-C is
 exit code 130; a crash of assay itself is one line saying where its traceback was saved, and
-exit code 3 (Python's own 1 would read as INVALID RUN).
+exit code 3 (Python's own 1 would read as INVALID RUN), after which a run's records are merged
+and its partial report written, marked crashed.
 """
 
 from __future__ import annotations
@@ -37,9 +38,14 @@ def guarded(body: Callable[[], int], site: CrashSite | None = None) -> int:
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED  # `assay.cli.app.main` says "interrupted" for every exit 130
     except Exception as error:
-        from assay.cli.crash import CrashSite, crash_line, save_crash
+        from assay.cli.crash import CrashSite, crash_line, merge_after_crash, save_crash
 
-        typer.echo(crash_line(error, save_crash(error, site or CrashSite())), err=True)
+        site = site or CrashSite()
+        saved = save_crash(error, site)
+        typer.echo(crash_line(error, saved), err=True)
+        # A run that crashed keeps what it wrote: merged, with a partial report marked crashed.
+        for line in merge_after_crash(site, saved):
+            typer.echo(line, err=True)
         return EXIT_CRASH
     return code
 

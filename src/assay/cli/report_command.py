@@ -16,7 +16,10 @@ def report(
 ) -> None:
     """(Re)build RUN_DIR/report.html from its report.json and records.jsonl.
 
-    Works for any stored run, and for a revalidated one (RUN_DIR/revalidated).
+    Works for any stored run, and for a revalidated one (RUN_DIR/revalidated). A run that ended
+    without its report (assay crashed, or the run was killed) gets one built from the records it
+    left: its shards merged into records.jsonl, and report.json, summary.csv and report.html
+    marked crashed (a traceback file is there) or unfinished, never valid.
     """
     from assay.errors import DataError
     from assay.reports.html import write_html
@@ -24,9 +27,69 @@ def report(
     def body() -> int:
         if not run_dir.is_dir():
             raise DataError(f"{run_dir}: not a folder (give the run's output directory)")
+        if _left_unfinished(run_dir):
+            return _finish(run_dir)
         # The report loader says what is missing or wrong in the folder.
         path = write_html(run_dir)
         typer.echo(f"wrote {path}")
         return EXIT_VALID
 
     exit_guarded(body)
+
+
+def _left_unfinished(run_dir: Path) -> bool:
+    """Whether `run_dir` holds what a run left without its report: shards, or the records and
+    traceback of a run that crashed after it merged them."""
+    from assay.reports.files import REPORT_FILE
+    from assay.reports.html import RECORDS_FILE
+    from assay.run_folder import CRASH_FILE, shard_files
+
+    if (run_dir / REPORT_FILE).exists():
+        return False
+    crashed_after_merge = (run_dir / RECORDS_FILE).is_file() and (run_dir / CRASH_FILE).is_file()
+    return bool(shard_files(run_dir)) or crashed_after_merge
+
+
+def _finish(run_dir: Path) -> int:
+    """Merge what an unfinished run left and write its partial report; say what was done."""
+    from assay.benchmark.unfinished_run import finish_unfinished_run
+    from assay.errors import DataError
+    from assay.printable import printable
+    from assay.run_folder import CRASH_FILE, run_in_progress
+
+    if run_in_progress(run_dir):
+        raise DataError(
+            f"{run_dir} is the folder of a run still going (its process holds it); its "
+            "report is written when it ends"
+        )
+    crashed = (run_dir / CRASH_FILE).is_file()
+    try:
+        finished = finish_unfinished_run(
+            run_dir, crash_file=CRASH_FILE if crashed else None, config=None
+        )
+    except OSError as error:
+        raise DataError(
+            f"cannot write the report of {run_dir}: {error.strerror or error} "
+            "(the shards are kept as they were)"
+        ) from None
+    merged = finished.merged
+    if merged is not None:
+        dropped = (
+            f"; {merged.lines_dropped} line(s) cut off mid-record dropped"
+            if merged.lines_dropped
+            else ""
+        )
+        typer.echo(
+            f"merged {merged.records} records from {merged.shards} shard(s) into "
+            f"{run_dir / 'records.jsonl'}{dropped}"
+        )
+    incomplete = finished.report.incomplete
+    assert incomplete is not None  # a report of what a run left is always marked
+    typer.echo(
+        f"{incomplete.state.upper()} RUN, partial results and no verdict: "
+        f"{printable(finished.report.validity.reasons[0])}"
+    )
+    typer.echo(f"wrote {run_dir}/ {finished.files}")
+    if finished.page_problem is not None:
+        raise DataError(f"report.html could not be built: {finished.page_problem}")
+    return EXIT_VALID

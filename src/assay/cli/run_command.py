@@ -600,10 +600,12 @@ def run(
         # folder is claimed (a folder that cannot be written, or holds a run, is refused).
         for warning in check_machine_limits(run_config):
             typer.echo(f"warning: {warning}", err=True)
-        folder = claim_run_folder(run_config.output_dir, datetime.now(UTC))
+        claimed_at = datetime.now(UTC)
+        folder = claim_run_folder(run_config.output_dir, claimed_at)
         try:
-            # From the claim on, a Ctrl-C or SIGTERM anywhere leaves no empty folder behind.
-            site.folder = folder.path
+            # From the claim on, a Ctrl-C or SIGTERM anywhere leaves no empty folder behind, and
+            # a crash leaves the records merged with a partial report (`merge_after_crash`).
+            site.folder, site.config, site.started_at = folder.path, run_config, claimed_at
             from assay.load_launcher import start_load_processes
 
             if run_config.engine == "ray":

@@ -11,6 +11,7 @@ from assay.reports.loader import load_report
 from assay.reports.report import (
     SCHEMA_VERSION,
     Environment,
+    Incomplete,
     Report,
     StepReport,
     Totals,
@@ -26,6 +27,7 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "SUMMARY_FILE",
     "Environment",
+    "Incomplete",
     "Report",
     "StepReport",
     "Totals",

@@ -236,9 +236,47 @@ def _e(text: object) -> str:
 
 
 def _verdict_word(report: Report) -> str:
+    if report.incomplete is not None:
+        return report.incomplete.state.upper()  # CRASHED, UNFINISHED: never a verdict
     interrupted = report.run_config.interrupted
     word = "VALID" if report.validity.valid else "INVALID"
     return f"{word} (interrupted)" if interrupted else word
+
+
+def _incomplete_banner(report: Report) -> str:
+    """What a report built after a crash or a kill holds, above everything else; "" otherwise."""
+    incomplete = report.incomplete
+    if incomplete is None:
+        return ""
+    what: str
+    match incomplete.state:
+        case "crashed":
+            what = "assay crashed during this run"
+            if incomplete.crash_file is not None:
+                what += f" (its traceback is in {incomplete.crash_file})"
+        case "unfinished":
+            what = (
+                "this run ended without writing its report (it was killed, or the machine stopped)"
+            )
+    merged = f" from {incomplete.shards_merged} shard file(s)" if incomplete.shards_merged else ""
+    dropped = (
+        f"; {incomplete.lines_dropped} line(s) cut off mid-record were dropped"
+        if incomplete.lines_dropped
+        else ""
+    )
+    settings = (
+        ""
+        if incomplete.settings_known
+        else " The run's settings were not kept: the configuration below is empty."
+    )
+    state = _e(incomplete.state.upper())
+    return (
+        '<p class="banner" style="background:#fff;border:2px solid #c62828;'
+        f'border-radius:6px;padding:8px 12px"><b>{state} RUN.</b> {_e(what)}. This partial '
+        f"report was built afterwards from the records it had written{_e(merged)}{_e(dropped)}: "
+        "its figures cover only the part that ran, and it has no verdict."
+        f"{_e(settings)}</p>"
+    )
 
 
 def _header(report: Report) -> str:
@@ -276,6 +314,7 @@ def _header(report: Report) -> str:
         f"endpoint {_e(echo.endpoint)} · "
         f"{len(report.steps)} step(s) · started {_e(report.started_at.isoformat())} · "
         f"assay {_e(report.environment.assay_version)}</div>"
+        + _incomplete_banner(report)
         + (f"<ul>{reasons}</ul>" if reasons else "")
         + f'<div class="cards">{card_html}</div>'
         + _latency_cards(report)
@@ -427,11 +466,13 @@ def _steps_table(report: Report) -> str:
         "<th>attempted req/s</th><th>usable tok/s</th><th>TTFT p50 / p99 ms</th>"
         "<th>ITL p50 / p99 ms</th><th>E2E p50 / p99 ms</th><th>goodput req/s</th></tr>"
     )
-    rows = "".join(_step_row(step) for step in report.steps)
+    # A step of a crashed or killed run that no limit stopped ends where its records end.
+    ended = "end of schedule" if report.incomplete is None else f"{report.incomplete.state} run"
+    rows = "".join(_step_row(step, ended) for step in report.steps)
     return f"<h2>Steps</h2><table>{head}{rows}</table>"
 
 
-def _step_row(step: StepReport) -> str:
+def _step_row(step: StepReport, ended: str = "end of schedule") -> str:
     m = step.metrics
     latency = m.latency
 
@@ -441,7 +482,7 @@ def _step_row(step: StepReport) -> str:
 
     cells = [
         _e(step_label(step)),
-        _e(step.stopped_by or "end of schedule"),
+        _e(step.stopped_by or ended),
         _fmt(m.throughput.duration_s),
         f"{m.outcomes.dispatched:,}",
         f"{m.outcomes.completed:,}",

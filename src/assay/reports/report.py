@@ -266,8 +266,46 @@ class Totals(BaseModel):
         )
 
 
+class Incomplete(BaseModel):
+    """A report built from the records a run left, because the run ended without writing its
+    own: `crashed` when assay failed with an internal error (`crash_file` names where its
+    traceback is, a name in the run folder or a path), `unfinished` when the run stopped with no
+    word at all (killed by SIGKILL or the out-of-memory killer, the machine went down).
+
+    `shards_merged` shard files went into records.jsonl, every whole record line of them;
+    `lines_dropped` lines were not a whole record (a line cut off when its process stopped) and
+    are not in it. `settings_known` is False when the folder kept no settings of the run:
+    `run_config` is then empty, and each step is named by its index only.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    state: Literal["crashed", "unfinished"]
+    crash_file: str | None = None
+    shards_merged: int = 0
+    lines_dropped: int = 0
+    settings_known: bool = True
+
+    def reason(self) -> str:
+        """Why the report is partial, as the verdict gives it.
+
+        >>> Incomplete(state="crashed", crash_file="crash-traceback.txt").reason()
+        'assay crashed during the run (traceback in crash-traceback.txt)'
+        """
+        match self.state:
+            case "crashed":
+                where = "" if self.crash_file is None else f" (traceback in {self.crash_file})"
+                return f"assay crashed during the run{where}"
+            case "unfinished":
+                return "the run ended without its report (killed, or the machine stopped)"
+
+
 class Report(BaseModel):
-    """Everything a run produced, as written to report.json (schema "assay.report/1")."""
+    """Everything a run produced, as written to report.json (schema "assay.report/1").
+
+    `incomplete` is set only on a report built from what a run left when it crashed or was
+    killed (see `Incomplete`); such a run is never valid.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -280,6 +318,8 @@ class Report(BaseModel):
     totals: Totals
     validity: Validity
     server_metrics: ServerMetricsReport | None = None
+    # Written only when set, so a report from before it existed is written back as it was.
+    incomplete: Incomplete | None = Field(default=None, exclude_if=_is_none)
 
 
 def build_report(
@@ -292,8 +332,10 @@ def build_report(
     max_not_sent_rate: float = DEFAULT_MAX_NOT_SENT_RATE,
     environment: Environment | None = None,
     server_metrics: ServerMetricsReport | None = None,
+    incomplete: Incomplete | None = None,
 ) -> Report:
-    """Assemble a report: totals over the steps and the verdict of `assess_validity` on them.
+    """Assemble a report: totals over the steps and the verdict of `assess_validity` on them;
+    a run that did not finish (`incomplete`) is invalid with its reason first.
 
     >>> from datetime import UTC, datetime
     >>> from assay.metrics import StepAggregator
@@ -306,6 +348,22 @@ def build_report(
     """
     steps = tuple(steps)
     totals = Totals.of(steps)
+    validity = assess_validity(
+        totals.outcomes,
+        max_error_rate,
+        scheduled=totals.scheduled,
+        not_sent=totals.not_sent,
+        max_not_sent_rate=max_not_sent_rate,
+        lost_processes=tuple(
+            f"step {step.index + 1}: {reason}" for step in steps for reason in step.lost_processes
+        ),
+    )
+    if incomplete is not None:
+        validity = Validity(
+            valid=False,
+            reasons=(incomplete.reason(), *validity.reasons),
+            notes=validity.notes,
+        )
     return Report(
         run_config=run_config,
         environment=environment if environment is not None else collect_environment(),
@@ -313,17 +371,7 @@ def build_report(
         finished_at=finished_at,
         steps=steps,
         totals=totals,
-        validity=assess_validity(
-            totals.outcomes,
-            max_error_rate,
-            scheduled=totals.scheduled,
-            not_sent=totals.not_sent,
-            max_not_sent_rate=max_not_sent_rate,
-            lost_processes=tuple(
-                f"step {step.index + 1}: {reason}"
-                for step in steps
-                for reason in step.lost_processes
-            ),
-        ),
+        validity=validity,
         server_metrics=server_metrics,
+        incomplete=incomplete,
     )

@@ -75,6 +75,8 @@ def stop_phrase(step: StepReport, report: Report) -> str:
         case StopReason.data_exhausted:
             rows = "" if step.data_rows is None else f" after {step.data_rows} rows"
             return f"data exhausted{rows}: each row was sent once (--data-cycle reuses them)"
+        case None if report.incomplete is not None:
+            return f"its records end where the run stopped ({report.incomplete.state})"
         case None:
             return "ran to the end of its schedule"
 

@@ -419,7 +419,11 @@ def _render_verdict(report: Report, console: Console) -> None:
     if totals.lost:
         counts += f", {totals.lost} lost"
     console.print(f"Totals: {counts}", highlight=False)
-    if report.run_config.interrupted:
+    if report.incomplete is not None:
+        # Built from what a crash or a kill left: partial, whatever its figures say.
+        state = report.incomplete.state.upper()
+        console.print(Text(f"{state} RUN: partial results, no verdict", style="bold red"))
+    elif report.run_config.interrupted:
         # A partial run has no verdict: its figures cover only the part that ran.
         console.print(Text("INTERRUPTED: partial results, no verdict", style="bold yellow"))
     elif report.validity.valid:

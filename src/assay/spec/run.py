@@ -757,15 +757,16 @@ class RunEcho(_AsWritten, RunSettings):
         *,
         concurrency: int | None,
         mock_faults: dict[str, float],
-        resolved_target: str,
-        resolved_model: str,
+        resolved_target: str | None,
+        resolved_model: str | None,
         validator_chain: str,
         processes: int,
         constraints: Constraints,
         interrupted: bool,
         degraded: bool,
     ) -> RunEcho:
-        """The echo of a run of `config`, with the settings it used in place of its defaults.
+        """The echo of a run of `config`, with the settings it used in place of its defaults
+        (the target and model None when the run crashed before it resolved them).
 
         >>> echo = RunEcho.of(RunConfig(target="http://bob:pw-123@h:1"), concurrency=64,
         ...     mock_faults={}, resolved_target="http://h:1", resolved_model="m",
@@ -779,7 +780,7 @@ class RunEcho(_AsWritten, RunSettings):
                 **config.model_dump(mode="json"),
                 "concurrency": concurrency,
                 "mock_faults": mock_faults,
-                "resolved_target": mask_url(resolved_target),
+                "resolved_target": None if resolved_target is None else mask_url(resolved_target),
                 "resolved_model": resolved_model,
                 "validator_chain": validator_chain,
                 "processes": processes,
