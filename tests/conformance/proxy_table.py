@@ -18,6 +18,7 @@ import json
 import os
 import sys
 import tempfile
+import urllib.request
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,9 @@ MOCK_FAULTS = (
     "empty_stream",
     "wrong_usage",
     "invalid_json",
+    "no_body",
+    "html_200",
+    "stall",
     "http_500",
     "http_429",
 )
@@ -52,8 +56,8 @@ LLMOCK_FAULTS: dict[str, tuple[str, ...]] = {
     "error 500": ("--error-rate", "500=1.0"),
 }
 LOAD = (
-    "--profile", "concurrent", "--concurrency", "4", "--prompt-tokens", "16",
-    "--output-tokens", "16", "--no-probe", "--timeout-idle", "5", "--timeout-total", "20",
+    "--profile", "concurrent", "--concurrency", "4", "--prompt-tokens", "16", "--no-probe",
+    "--timeout-idle", "5", "--timeout-total", "20",
 )  # fmt: skip
 
 
@@ -67,23 +71,30 @@ class Upstream:
     model: str
     metrics: str | None
     journal: Path | None
+    # The mock answers as many tokens as asked; llmock ignores max_tokens and says a dozen words.
+    output_tokens: int
 
     @property
     def route(self) -> str:
         """The model name LiteLLM routes to this upstream."""
         return f"{self.server}-{self.fault}".replace(" ", "-")
 
-    def requests_seen(self) -> int | None:
-        """Generation requests the upstream received so far (the mock's journal; else None)."""
-        if self.journal is None or not self.journal.exists():
-            return None
-        lines = self.journal.read_text("utf-8").splitlines()
-        return sum(1 for line in lines if "/v1/chat/completions" in line)
+    def requests_seen(self) -> int:
+        """Chat requests the upstream received so far, from its own journal."""
+        if self.journal is not None:
+            if not self.journal.exists():
+                return 0
+            lines = self.journal.read_text("utf-8").splitlines()
+            return sum(1 for line in lines if "/v1/chat/completions" in line)
+        with urllib.request.urlopen(self.running.url + "/_llmock/requests", timeout=10) as answer:
+            entries = json.loads(answer.read())["requests"]
+        return sum(1 for entry in entries if entry["path"] == "/v1/chat/completions")
 
 
 def _cell(run: CliRun) -> str:
     if run.report_or_none is None:
-        return f"no report (exit {run.exit_code})"
+        refused = next((line for line in run.output.splitlines() if line.startswith("error:")), "")
+        return f"refused (exit {run.exit_code}): {refused.removeprefix('error: ')}"
     counted: Counter[str] = Counter(
         "completed" if r["status"] == "completed" else str(r["code"]) for r in run.records
     )
@@ -126,7 +137,7 @@ def _mock(stack: contextlib.ExitStack, logs: Path, fault: str) -> Upstream:
             log_dir=logs,
         )
     )
-    return Upstream("mock", fault, running, MOCK_MODEL, running.url + "/metrics", journal)
+    return Upstream("mock", fault, running, MOCK_MODEL, running.url + "/metrics", journal, 16)
 
 
 def _llmock(stack: contextlib.ExitStack, logs: Path, fault: str) -> Upstream:
@@ -151,7 +162,7 @@ def _llmock(stack: contextlib.ExitStack, logs: Path, fault: str) -> Upstream:
             log_dir=logs,
         )
     )
-    return Upstream("llmock", fault, running, LLMOCK_MODEL, None, None)
+    return Upstream("llmock", fault, running, LLMOCK_MODEL, None, None, 64)
 
 
 def _litellm(
@@ -193,7 +204,8 @@ def _litellm(
 
 def _row(upstream: Upstream, proxy: RunningServer, requests: int, out: Path) -> tuple[str, ...]:
     metrics = ("--server-metrics", upstream.metrics or "off")
-    size = ("--max-requests", str(requests), *LOAD, *metrics)
+    tokens = ("--output-tokens", str(upstream.output_tokens))
+    size = ("--max-requests", str(requests), *LOAD, *tokens, *metrics)
     before = upstream.requests_seen()
     direct = run_cli(
         upstream.running.url, out / f"{upstream.route}-direct", "--model", upstream.model, *size
@@ -201,16 +213,12 @@ def _row(upstream: Upstream, proxy: RunningServer, requests: int, out: Path) -> 
     middle = upstream.requests_seen()
     through = run_cli(proxy.url, out / f"{upstream.route}-proxy", "--model", upstream.route, *size)
     after = upstream.requests_seen()
-    sent = (
-        "n/a"
-        if before is None or middle is None or after is None
-        else f"{middle - before} / {after - middle}"
-    )
+    sent = f"{middle - before} / {after - middle}"
     row = (
         upstream.server, upstream.fault, _cell(direct), _cell(through), sent,
         _check(direct), _check(through),
     )  # fmt: skip
-    print(" | ".join(row), file=sys.stderr, flush=True)
+    print(" | ".join(row), file=sys.stderr, flush=True)  # progress
     return row
 
 
@@ -241,7 +249,7 @@ def main() -> int:
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for row in rows:
-        print("| " + " | ".join(row) + " |")
+        print("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |")
     if not use_llmock:
         print("(llmock not installed: scripts/install-servers llmock adds its rows)")
     return 0

@@ -70,14 +70,20 @@ def test_the_same_shape_at_the_target_itself_keeps_the_plain_message() -> None:
     assert "misses requests" in cross_check(run, counts)[0].message
 
 
-def test_a_server_that_does_not_count_unusable_answers_is_not_a_proxy() -> None:
+def test_fewer_finished_than_answers_but_not_than_complete_ones_names_both_causes() -> None:
     # 8 complete answers and 4 judged unusable at the content stage; the server counted only
-    # the 8: a disagreement, but not the shape a hiding proxy leaves.
+    # the 8: LiteLLM makes an empty body into an empty answer, and a server may not count
+    # unusable answers. The line says both, and does not call the complete answers hidden.
     run = ServerCounts(requests_finished=8)
     counts = _counts(answered=12, completed=8)
     (check,) = cross_check(run, counts)
     assert not check.agrees
-    assert _cause(run, counts, elsewhere=True) is None
+    assert _cause(run, counts, elsewhere=True) == (
+        "the server finished 8 requests but assay read 12 answers, 4 of them unusable: a proxy "
+        "between assay and the server may be turning failures into answers (or the server does "
+        "not count unusable answers)"
+    )
+    assert _cause(run, counts, elsewhere=False) is None
 
 
 def test_agreeing_counts_name_no_cause() -> None:

@@ -92,8 +92,9 @@ class ServerMetricsReport(BaseModel):
     steps: tuple[StepServerCounts, ...] = ()
     series: ServerSeries = ServerSeries()
     checks: tuple[CrossCheck, ...] = ()
-    # The metrics came from another origin than the one the load went to (a proxy's set-up).
-    metrics_elsewhere: bool = False
+    # The metrics came from another origin than the one the load went to (a proxy's set-up);
+    # None in a report of an earlier version.
+    metrics_elsewhere: bool | None = None
     # What most likely explains the disagreements, when one shape points to a cause.
     likely_cause: str | None = None
 
@@ -216,11 +217,13 @@ def likely_cause(
 
     A proxy that turns a cut or failed stream into a clean one (a finish reason, a usage of its
     own, `[DONE]`) leaves one trace: the server behind it finished fewer requests than assay
-    read as complete answers. assay names that cause only when the metrics come from another
-    origin than the load (the set-up of a proxy in front of the server) and the server finished
-    fewer requests than assay's complete answers alone; where the server has no request
-    counter, when it generated fewer tokens than assay counted. A server that does not count
-    some unusable answers, or a metrics page at the target itself, keeps the plain message.
+    read answers. assay names that cause only when the metrics come from another origin than
+    the load (the set-up of a proxy in front of the server), and then:
+    - fewer finished requests than assay's complete answers alone: a proxy, plainly;
+    - fewer than assay's answers but not fewer than the complete ones: a proxy that made
+      failures into (unusable) answers, or a server that does not count unusable answers;
+    - no request counter (SGLang, llama.cpp): fewer generated tokens than assay counted.
+    A metrics page at the target itself keeps the plain message: no proxy sits between.
 
     >>> counts = AssayCounts(answered=8, unfinished=0, output_tokens=0, max_output_tokens=0,
     ...                      completed=8)
@@ -235,14 +238,22 @@ def likely_cause(
     by_quantity = {check.quantity: check for check in checks}
     requests = by_quantity.get("requests_finished")
     if requests is not None:
-        if assay.completed is None or requests.server >= assay.completed:
+        if assay.completed is None or requests.server >= requests.allowed_low:
             return None
+        if requests.server < assay.completed:
+            return (
+                f"the server finished {requests.server:g} requests but assay read "
+                f"{assay.completed} complete answers: {PROXY_CAUSE}"
+            )
+        unusable = assay.answered - assay.completed
         return (
             f"the server finished {requests.server:g} requests but assay read "
-            f"{assay.completed} complete answers: {PROXY_CAUSE}"
+            f"{assay.answered} answers, {unusable} of them unusable: a proxy between assay and "
+            "the server may be turning failures into answers (or the server does not count "
+            "unusable answers)"
         )
     tokens = by_quantity.get("generation_tokens")
-    if tokens is None or tokens.agrees or tokens.server >= tokens.allowed_low:
+    if tokens is None or tokens.server >= tokens.allowed_low:
         return None
     return (
         f"the server generated {tokens.server:g} tokens but assay counted {tokens.assay}: "
