@@ -10,6 +10,7 @@ a proxy that changes nothing and for a metrics page at the target itself.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -200,6 +201,7 @@ def clean_mock() -> Iterator[str]:
     yield from _mock()
 
 
+@contextlib.contextmanager
 def _proxy(upstream: str, *, rewrite: bool) -> Iterator[str]:
     handler = type("Proxy", (_Proxy,), {"upstream": upstream, "rewrite": rewrite})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -214,7 +216,7 @@ def _proxy(upstream: str, *, rewrite: bool) -> Iterator[str]:
 
 
 def test_a_proxy_that_makes_cut_streams_clean_is_named(tmp_path: Path, cutting_mock: str) -> None:
-    for proxy in _proxy(cutting_mock, rewrite=True):
+    with _proxy(cutting_mock, rewrite=True) as proxy:
         result = run_assay(
             "run", "--target", proxy, "--server-metrics", f"{cutting_mock}/metrics",
             "--output-dir", tmp_path, *LOAD,
@@ -250,7 +252,7 @@ def test_the_cut_streams_seen_directly_name_no_proxy(tmp_path: Path, cutting_moc
 
 
 def test_a_proxy_that_changes_nothing_names_no_cause(tmp_path: Path, clean_mock: str) -> None:
-    for proxy in _proxy(clean_mock, rewrite=True):
+    with _proxy(clean_mock, rewrite=True) as proxy:
         result = run_assay(
             "run", "--target", proxy, "--server-metrics", f"{clean_mock}/metrics",
             "--output-dir", tmp_path, *LOAD,
