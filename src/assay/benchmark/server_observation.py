@@ -81,7 +81,8 @@ def observe_server(
         return
     url, named = found
     headers: dict[str, str] = {}
-    if _same_origin(url, backend.request_root):
+    same_origin = _same_origin(url, backend.request_root)
+    if same_origin:
         headers.update(backend.headers)
         authorization = backend.authorization()
         if authorization is not None and not any(
@@ -95,6 +96,7 @@ def observe_server(
         timeout_s=min(5.0, config.timeout_connect),
         verify_tls=_tls_of(backend),
         shown_url=mask_url(url),
+        metrics_elsewhere=not same_origin,
     ) as observer:
         first = observer.scrape_now()
         if first.problem is not None:
@@ -109,10 +111,11 @@ def observe_server(
 
 def assay_counts(steps: Sequence[StepReport]) -> AssayCounts:
     """What assay counted, in the terms of a server's counters (see `AssayCounts`)."""
-    answered = unfinished = tokens = most = 0
+    answered = unfinished = tokens = most = completed = 0
     for step in steps:
         metrics = step.metrics
         answered += metrics.outcomes.completed
+        completed += metrics.outcomes.completed
         unfinished += metrics.outcomes.cancelled
         for code, summary in metrics.errors_by_code.items():
             try:
@@ -132,7 +135,11 @@ def assay_counts(steps: Sequence[StepReport]) -> AssayCounts:
         if per_request is not None:
             most = max(most, int(per_request.max))
     return AssayCounts(
-        answered=answered, unfinished=unfinished, output_tokens=tokens, max_output_tokens=most
+        answered=answered,
+        unfinished=unfinished,
+        output_tokens=tokens,
+        max_output_tokens=most,
+        completed=completed,
     )
 
 
@@ -162,4 +169,5 @@ def server_metrics_report(
         steps=bounds,
         assay=assay_counts(steps),
         problems=observer.problems,
+        metrics_elsewhere=observer.metrics_elsewhere,
     )

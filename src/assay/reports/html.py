@@ -394,6 +394,11 @@ def _server_table(report: Report) -> str:
     )
     kind = section.kind.value if section.kind is not None else "unknown kind"
     notes = "".join(f"<li>{_e(problem)}</li>" for problem in section.problems)
+    cause = (
+        ""
+        if section.likely_cause is None
+        else f'<p><span class="verdict invalid">likely cause</span> {_e(section.likely_cause)}</p>'
+    )
     return (
         "<h2>Server metrics cross-check</h2>"
         f'<p class="muted">{_e(kind)} metrics from {_e(section.url)}, {section.scrapes} '
@@ -405,6 +410,7 @@ def _server_table(report: Report) -> str:
             if rows
             else "<p>The server exposes no request or token counter to check against.</p>"
         )
+        + cause
         + (f"<ul>{notes}</ul>" if notes else "")
     )
 

@@ -27,6 +27,8 @@ def server_metrics_lines(report: Report) -> list[str]:
         lines.append(f"  {check.quantity}: {mark}: {check.message}")
     if not section.checks:
         lines.append("  nothing to cross-check (the server exposes no request or token counter)")
+    if section.likely_cause is not None:
+        lines.append(f"  WARNING: likely cause: {section.likely_cause}")
     lines.extend(f"  note: {problem}" for problem in section.problems)
     return lines
 

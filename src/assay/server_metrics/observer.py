@@ -42,6 +42,8 @@ class ServerMetricsObserver:
 
     `headers` go with every scrape (auth for a gateway); the caller passes them only when the
     metrics URL has the target's origin, so no credential crosses to another host.
+    `metrics_elsewhere` says the metrics URL has another origin than the load's target (the
+    set-up of a proxy in front of the server), for the cross-check's verdict.
     """
 
     def __init__(
@@ -52,8 +54,10 @@ class ServerMetricsObserver:
         timeout_s: float = 5.0,
         verify_tls: bool | ssl.SSLContext = True,
         shown_url: str | None = None,
+        metrics_elsewhere: bool = False,
     ) -> None:
         self._url = url
+        self.metrics_elsewhere = metrics_elsewhere
         # What reports and messages show: the URL with any credentials masked.
         self.url = url if shown_url is None else shown_url
         self._verify_tls = verify_tls

@@ -27,6 +27,9 @@ from assay.server_metrics.observer import TimedSample
 # count the EOS token or a final empty chunk differently from the usage they report.
 TOKEN_TOLERANCE_FRACTION = 0.01
 
+# The line that names a hiding proxy as the likely cause (see `likely_cause`).
+PROXY_CAUSE = "a proxy between assay and the server may be turning failures into complete answers"
+
 
 class ServerCounts(BaseModel):
     """Counter deltas over an interval; None where the server does not expose the quantity."""
@@ -89,6 +92,11 @@ class ServerMetricsReport(BaseModel):
     steps: tuple[StepServerCounts, ...] = ()
     series: ServerSeries = ServerSeries()
     checks: tuple[CrossCheck, ...] = ()
+    # The metrics came from another origin than the one the load went to (a proxy's set-up);
+    # None in a report of an earlier version.
+    metrics_elsewhere: bool | None = None
+    # What most likely explains the disagreements, when one shape points to a cause.
+    likely_cause: str | None = None
 
     @property
     def disagreements(self) -> tuple[CrossCheck, ...]:
@@ -104,13 +112,16 @@ class AssayCounts:
     content stage); `unfinished`: requests whose end assay did not see (cancelled in flight, or
     cut at the transport after sending), which the server may or may not have finished;
     `output_tokens`: output tokens of every answer (completed and partial);
-    `max_output_tokens`: the most output tokens one request had.
+    `max_output_tokens`: the most output tokens one request had;
+    `completed`: the answers among `answered` that assay found complete and usable (None: not
+    known, as in a report of an earlier version).
     """
 
     answered: int
     unfinished: int
     output_tokens: int
     max_output_tokens: int
+    completed: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +210,57 @@ def cross_check(run: ServerCounts, assay: AssayCounts) -> tuple[CrossCheck, ...]
     return tuple(checks)
 
 
+def likely_cause(
+    checks: Sequence[CrossCheck], assay: AssayCounts, *, metrics_elsewhere: bool
+) -> str | None:
+    """The cause a hiding proxy's disagreement points to, or None for any other shape.
+
+    A proxy that turns a cut or failed stream into a clean one (a finish reason, a usage of its
+    own, `[DONE]`) leaves one trace: the server behind it finished fewer requests than assay
+    read answers. assay names that cause only when the metrics come from another origin than
+    the load (the set-up of a proxy in front of the server), and then:
+    - fewer finished requests than assay's complete answers alone: a proxy, plainly;
+    - fewer than assay's answers but not fewer than the complete ones: a proxy that made
+      failures into (unusable) answers, or a server that does not count unusable answers;
+    - no request counter (SGLang, llama.cpp): fewer generated tokens than assay counted.
+    A metrics page at the target itself keeps the plain message: no proxy sits between.
+
+    >>> counts = AssayCounts(answered=8, unfinished=0, output_tokens=0, max_output_tokens=0,
+    ...                      completed=8)
+    >>> checks = cross_check(ServerCounts(requests_finished=2), counts)
+    >>> print(likely_cause(checks, counts, metrics_elsewhere=True))  # doctest: +ELLIPSIS
+    the server finished 2 requests but assay read 8 complete answers: a proxy ... answers
+    >>> likely_cause(checks, counts, metrics_elsewhere=False) is None
+    True
+    """
+    if not metrics_elsewhere:
+        return None
+    by_quantity = {check.quantity: check for check in checks}
+    requests = by_quantity.get("requests_finished")
+    if requests is not None:
+        if assay.completed is None or requests.server >= requests.allowed_low:
+            return None
+        if requests.server < assay.completed:
+            return (
+                f"the server finished {requests.server:g} requests but assay read "
+                f"{assay.completed} complete answers: {PROXY_CAUSE}"
+            )
+        unusable = assay.answered - assay.completed
+        return (
+            f"the server finished {requests.server:g} requests but assay read "
+            f"{assay.answered} answers, {unusable} of them unusable: a proxy between assay and "
+            "the server may be turning failures into answers (or the server does not count "
+            "unusable answers)"
+        )
+    tokens = by_quantity.get("generation_tokens")
+    if tokens is None or tokens.server >= tokens.allowed_low:
+        return None
+    return (
+        f"the server generated {tokens.server:g} tokens but assay counted {tokens.assay}: "
+        f"{PROXY_CAUSE}"
+    )
+
+
 def _at_or_before(samples: Sequence[TimedSample], time_ns: int) -> TimedSample:
     chosen = samples[0]
     for sample in samples:
@@ -259,14 +321,18 @@ def summarize(
     steps: Sequence[StepBounds],
     assay: AssayCounts,
     problems: Sequence[str] = (),
+    metrics_elsewhere: bool = False,
 ) -> ServerMetricsReport:
-    """The report section from the scrapes of a run (`first`/`last` bracket the load)."""
+    """The report section from the scrapes of a run (`first`/`last` bracket the load).
+
+    `metrics_elsewhere`: the metrics URL has another origin than the load's target.
+    """
     kind = detect_kind(last.samples)
     if kind is None:
         return ServerMetricsReport(
             url=url, kind=None, interval_s=interval_s, scrapes=len(samples),
             problems=(*problems, "no metric family assay knows (vLLM, SGLang, TGI, llama.cpp)"),
-            run=ServerCounts(),
+            run=ServerCounts(), metrics_elsewhere=metrics_elsewhere,
         )  # fmt: skip
     run = counter_delta(kind, first.samples, last.samples)
     step_counts = tuple(
@@ -282,6 +348,7 @@ def summarize(
         for step in steps
     )
     origin = min((step.start_ns for step in steps), default=first.time_ns)
+    checks = cross_check(run, assay)
     return ServerMetricsReport(
         url=url,
         kind=kind,
@@ -291,5 +358,7 @@ def summarize(
         run=run,
         steps=step_counts,
         series=series_of(kind, samples, origin),
-        checks=cross_check(run, assay),
+        checks=checks,
+        metrics_elsewhere=metrics_elsewhere,
+        likely_cause=likely_cause(checks, assay, metrics_elsewhere=metrics_elsewhere),
     )
