@@ -28,6 +28,8 @@ FLAG_CASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "unknown_slo": (("--slo", "latency=5"), ("unknown SLO", "latency")),
     "mock_fault_without_rate": (("--mock-fault", "empty_stream"), ("--mock-fault",)),
     "concurrent_without_concurrency": (("--profile", "concurrent"), ("--concurrency",)),
+    # A value the run spec refuses names the flag that gave it, not the spec's field.
+    "image_format_unknown": (("--image-format", "gif"), ("error: --image-format: ", "'png'")),
 }
 
 

@@ -54,10 +54,10 @@ def test_engine_ray_without_ray_installed_is_one_error_line_naming_the_extra(
         ),
         (
             ("--engine", "ray", "--ray-address", "http://head:6379"),
-            "ray-address: HOST:PORT expected (the head node's GCS address, as `ray start "
+            "--ray-address: HOST:PORT expected (the head node's GCS address, as `ray start "
             "--head` prints it) or auto, not 'http://head:6379'",
         ),
-        (("--engine", "spark"), "engine: Input should be 'local' or 'ray'"),
+        (("--engine", "spark"), "--engine: Input should be 'local' or 'ray'"),
     ],
 )
 def test_a_misused_engine_flag_is_one_error_line(

@@ -105,8 +105,10 @@ string as an integer
     if isinstance(file_extra, dict) and isinstance(flag_extra, dict):
         # Request fields add up: the flags' objects are merged over the file's, key by key.
         merged["extra_body"] = {**file_extra, **flag_extra}
-    # A key the file set and no flag overrode is named as the file wrote it.
+    # A key the file set and no flag overrode is named as the file wrote it; a flag's, as the
+    # flag (`--image-format: ...`, not the field's name).
     names = {key: spelled for key, spelled in written.items() if key not in flags}
+    names |= {key: flag_of(key) for key in flags}
     try:
         return RunConfig.model_validate(merged)
     except ValidationError as error:

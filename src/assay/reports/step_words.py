@@ -146,11 +146,12 @@ def _offered_load(step: StepReport) -> str:
         case "throughput" if streams is not None:
             return f"throughput, up to {streams} in flight"
         case "poisson" if rate is not None:
-            return f"poisson at {rate:g} req/s (mean)"
+            return f"poisson at {rate_text(rate)} req/s (mean)"
         case "ramp_up" if step.ramp is not None:
             ramp = step.ramp
             return (
-                f"ramp_up, {ramp.curve} from {ramp.start_rate:g} to {ramp.end_rate:g} req/s "
+                f"ramp_up, {ramp.curve} from {rate_text(ramp.start_rate)} to "
+                f"{rate_text(ramp.end_rate)} req/s "
                 f"over {ramp.duration_s:g} s"
             )
         case (
@@ -165,7 +166,19 @@ def _offered_load(step: StepReport) -> str:
         ):
             # A kind without the figure that names it, an open loop at its rate, a name
             # from another version: the rate when there is one, else the name.
-            return f"{step.profile} at {rate:g} req/s" if rate is not None else step.profile
+            return (
+                f"{step.profile} at {rate_text(rate)} req/s" if rate is not None else step.profile
+            )
+
+
+def rate_text(rate: float) -> str:
+    """A rate in req/s as a title shows it: four significant figures (a sweep's measured rates
+    have many more), every whole digit kept.
+
+    >>> rate_text(1.3264213), rate_text(200.0), rate_text(0.5), rate_text(12345.6)
+    ('1.326', '200', '0.5', '12346')
+    """
+    return f"{rate:.4g}" if rate < 1000 else f"{rate:.0f}"
 
 
 def format_ms(value: float) -> str:
