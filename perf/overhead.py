@@ -20,8 +20,10 @@ SHORT_RUN_TRIES = 5
 SHORT_RUN_REQUESTS = 10
 
 
-def _one_second_arguments(url: str, processes: int | None) -> list[str]:
-    arguments = [
+def _run_arguments(url: str, *bound: str) -> list[str]:
+    """A streamed chat run against `url` (16 output tokens, 32-token prompts), bounded by
+    `bound` (`--max-seconds S` or `--max-requests N`, and any more flags)."""
+    return [
         "--target",
         url,
         "--endpoint",
@@ -30,18 +32,16 @@ def _one_second_arguments(url: str, processes: int | None) -> list[str]:
         "16",
         "--prompt-tokens",
         "32",
-        "--max-seconds",
-        f"{RUN_SECONDS:g}",
+        *bound,
     ]
-    return arguments if processes is None else [*arguments, "--processes", str(processes)]
 
 
-def _timed_runs(url: str, processes: int | None) -> dict[str, Any]:
-    arguments = _one_second_arguments(url, processes)
+def _timed(arguments: list[str], url: str, tries: int, **expect: Any) -> dict[str, Any]:
+    """`assay run ARGUMENTS` `tries` times: its command, processes, best and median wall."""
     walls = []
     used = 0
-    for _ in range(RUN_TRIES):
-        run = run_assay(arguments, timeout_s=120)
+    for _ in range(tries):
+        run = run_assay(arguments, timeout_s=120, **expect)
         walls.append(run.wall_s)
         used = run.processes
     return {
@@ -49,36 +49,21 @@ def _timed_runs(url: str, processes: int | None) -> dict[str, Any]:
         "processes": used,
         "best_s": round(min(walls), 3),
         "median_s": round(statistics.median(walls), 3),
-        "overhead_s": round(min(walls) - RUN_SECONDS, 3),
     }
+
+
+def _timed_runs(url: str, processes: int | None) -> dict[str, Any]:
+    """A 1-second run, best of 3, with its overhead over the second."""
+    more = [] if processes is None else ["--processes", str(processes)]
+    arguments = _run_arguments(url, "--max-seconds", f"{RUN_SECONDS:g}", *more)
+    timed = _timed(arguments, url, RUN_TRIES)
+    return {**timed, "overhead_s": round(timed["best_s"] - RUN_SECONDS, 3)}
 
 
 def _short_runs(url: str) -> dict[str, Any]:
     """A 10-request run with default processes, end to end, its report.html written."""
-    arguments = [
-        "--target",
-        url,
-        "--endpoint",
-        "chat",
-        "--output-tokens",
-        "16",
-        "--prompt-tokens",
-        "32",
-        "--max-requests",
-        str(SHORT_RUN_REQUESTS),
-    ]
-    walls = []
-    used = 0
-    for _ in range(SHORT_RUN_TRIES):
-        run = run_assay(arguments, timeout_s=120, expect_files=("report.html",))
-        walls.append(run.wall_s)
-        used = run.processes
-    return {
-        "command": "assay run " + " ".join(arguments).replace(url, "URL"),
-        "processes": used,
-        "best_s": round(min(walls), 3),
-        "median_s": round(statistics.median(walls), 3),
-    }
+    arguments = _run_arguments(url, "--max-requests", str(SHORT_RUN_REQUESTS))
+    return _timed(arguments, url, SHORT_RUN_TRIES, expect_files=("report.html",))
 
 
 def measure() -> dict[str, Any]:
