@@ -6,11 +6,13 @@ with everything it started: the embedded mock and the load processes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -34,6 +36,28 @@ FAST: Final = (
 )
 
 RUN_TIMEOUT_S: Final = 90.0
+
+
+@contextlib.contextmanager
+def assay_mock(*flags: str | Path) -> Iterator[str]:
+    """`assay mock --port 0 FLAGS` in a session of its own: its URL while the block runs."""
+    process = subprocess.Popen(
+        [str(ASSAY), "mock", "--port", "0", *map(str, flags)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=assay_env(),
+        start_new_session=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert " at http://" in line, line + (process.stderr.read() if process.stderr else "")
+        yield line.split(" at ", 1)[1].split()[0]
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.communicate(timeout=30)  # reads the pipes to their end and closes them
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import urllib.request
 
-from tests.cli.cli_harness import ASSAY, assay_env
+from tests.cli.cli_harness import ASSAY, assay_env, assay_mock
 
 
 def first_lines(*args: str, count: int = 3) -> list[str]:
@@ -44,21 +44,9 @@ def test_a_mock_without_faults_says_none() -> None:
 
 
 def test_max_model_len_is_listed_at_v1_models_as_vllm_lists_it() -> None:
-    process = subprocess.Popen(
-        [str(ASSAY), "mock", "--port", "0", "--max-model-len", "4096"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=assay_env(),
-        start_new_session=True,
-    )
-    try:
-        assert process.stdout is not None
-        url = process.stdout.readline().split(" at ", 1)[1].split()[0]
-        with urllib.request.urlopen(f"{url}/v1/models", timeout=10) as answer:
-            listed = json.loads(answer.read())
-        assert listed["data"][0]["max_model_len"] == 4096
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.communicate(timeout=30)
+    with (
+        assay_mock("--max-model-len", "4096") as url,
+        urllib.request.urlopen(f"{url}/v1/models", timeout=10) as answer,
+    ):
+        listed = json.loads(answer.read())
+    assert listed["data"][0]["max_model_len"] == 4096

@@ -3,9 +3,6 @@ that misreports is flagged, and credentials never go to a metrics URL of another
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,7 +12,7 @@ from typing import ClassVar
 import pytest
 from pydantic import SecretStr
 from tests.backend.backend_loopback import unused_port_url
-from tests.cli.cli_harness import ASSAY, assay_env, read_report, run_assay, run_fast
+from tests.cli.cli_harness import assay_mock, read_report, run_assay, run_fast
 
 from assay.backend import BackendSettings
 from assay.benchmark.server_observation import observe_server
@@ -44,23 +41,8 @@ def test_a_run_against_the_mock_shows_the_server_metrics_agreeing(tmp_path: Path
 
 @pytest.fixture
 def misreporting_mock() -> Iterator[str]:
-    process = subprocess.Popen(
-        [str(ASSAY), "mock", "--port", "0", "--metrics-scale", "0.5", "--output-tokens", "8"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=assay_env(),
-        start_new_session=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        assert " at http://" in line, line + (process.stderr.read() if process.stderr else "")
-        yield line.split(" at ", 1)[1].split()[0]
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.communicate(timeout=10)
+    with assay_mock("--metrics-scale", "0.5", "--output-tokens", "8") as url:
+        yield url
 
 
 def test_a_server_whose_metrics_disagree_is_flagged(tmp_path: Path, misreporting_mock: str) -> None:

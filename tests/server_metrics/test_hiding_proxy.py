@@ -13,9 +13,6 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
-import os
-import signal
-import subprocess
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -27,7 +24,7 @@ import pytest
 
 from assay.server_metrics import AssayCounts, CrossCheck, ServerCounts, cross_check
 from assay.server_metrics.summary import PROXY_CAUSE, likely_cause
-from tests.cli.cli_harness import ASSAY, assay_env, read_report, run_assay
+from tests.cli.cli_harness import assay_mock, read_report, run_assay
 
 REQUESTS = 12
 LOAD = (
@@ -172,23 +169,8 @@ def _made_clean(stream: bytes) -> bytes:
 
 
 def _mock(*flags: str) -> Iterator[str]:
-    process = subprocess.Popen(
-        [str(ASSAY), "mock", "--port", "0", "--output-tokens", "8", *flags],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=assay_env(),
-        start_new_session=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        assert " at http://" in line, line + (process.stderr.read() if process.stderr else "")
-        yield line.split(" at ", 1)[1].split()[0]
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.communicate(timeout=10)
+    with assay_mock("--output-tokens", "8", *flags) as url:
+        yield url
 
 
 @pytest.fixture
