@@ -103,4 +103,5 @@ def test_run_config_and_backend_settings_refuse_a_bad_header_name_in_the_same_wo
         build_config({}, {"headers": {name: "x"}})
     problem = from_backend.value.errors()[0]["msg"].removeprefix("Value error, ")
     assert problem == f"header name {name!r} is not a valid HTTP header name"
-    assert str(from_config.value) == f"headers: {problem}"
+    # The overrides are flags: the error names the flag that gave the value.
+    assert str(from_config.value) == f"--header: {problem}"
