@@ -158,3 +158,18 @@ def test_a_run_with_tool_calls_shows_the_server_metrics_agreeing(tmp_path: Path)
     tokens = section.checks[1]
     assert tokens.server == tokens.assay
     assert "WARNING" not in result.stdout
+
+
+def test_streams_cut_mid_way_count_their_tokens_on_both_sides(tmp_path: Path) -> None:
+    # vLLM counts the tokens it generated before a stream was cut; so does the mock, and assay
+    # counts the tokens the cut answers carried: the cross-check agrees instead of crying wolf.
+    with assay_mock("--fault", "truncated_stream=1", "--output-tokens", "8") as url:
+        result = run_assay(
+            "run", "--target", url, "--output-dir", tmp_path, "--max-requests", "20",
+            "--processes", "1",
+        )  # fmt: skip
+    assert result.exit_code == 1, result.stdout + result.stderr  # every answer was cut
+    assert "generation_tokens: agrees: server generated 40 tokens; assay counted 40" in (
+        result.stdout
+    )
+    assert "WARNING" not in result.stdout

@@ -25,7 +25,8 @@ async def test_metrics_count_finished_answers_and_their_tokens() -> None:
     async with open_mock_server(MockConfig()) as server, aiohttp.ClientSession() as session:
         for _ in range(5):
             assert await _chat(session, server.url) == 200
-        # Finished by the engine though unusable: counted. Errors and cut streams: not.
+        # Finished by the engine though unusable: counted. Errors and cut streams: not, but a
+        # cut stream's tokens are (2 each before the cut), as vLLM counts an aborted request's.
         await _chat(session, server.url, "empty_stream")
         await _chat(session, server.url, "http_500")
         await _chat(session, server.url, "truncated_stream")
@@ -36,7 +37,7 @@ async def test_metrics_count_finished_answers_and_their_tokens() -> None:
             samples = parse_exposition(await response.text())
     assert detect_kind(samples) is ServerKind.vllm
     assert samples["vllm:request_success_total"] == 6
-    assert samples["vllm:generation_tokens_total"] == 5 * 8
+    assert samples["vllm:generation_tokens_total"] == 5 * 8 + 2 * 2
     assert samples["vllm:num_requests_running"] == 0
     assert samples["vllm:prompt_tokens_total"] > 0
 

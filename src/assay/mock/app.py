@@ -42,7 +42,13 @@ from assay.mock.faults import (
     choose_fault,
     parse_fault_header,
 )
-from assay.mock.metrics import EMPTY_FAULTS, FINISHED_FAULTS, Served, ServedCounters
+from assay.mock.metrics import (
+    CUT_FAULTS,
+    EMPTY_FAULTS,
+    FINISHED_FAULTS,
+    Served,
+    ServedCounters,
+)
 from assay.mock.ranking import ranking_body
 from assay.mock.responses import responses_body, responses_stream
 from assay.mock.script import (
@@ -280,6 +286,9 @@ class MockService:
                     counters.finished("stop", ask.prompt_tokens, 0)
                 return served
             answer = self._answer(ask, fault, response_id)
+            if stream and fault is not None and fault.name in CUT_FAULTS:
+                # Counted before playing: a stalled stream ends when the client gives up.
+                counters.cut(ask.prompt_tokens, min(fault.after, len(answer.pieces)))
             served = await self._play_answer(request, api, ask, answer, fault, stream)
         except ConnectionResetError:
             # The client left mid-answer (a run that stopped): for aiohttp a premature

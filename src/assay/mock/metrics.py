@@ -3,8 +3,10 @@
 A request counts as finished (`vllm:request_success_total`, with its finish reason) when the
 mock wrote its answer to the end: a clean answer, or a fault at the content stage (an empty or
 short answer is still an answer the engine finished). Early errors, dropped and stalled
-streams, and answers cut mid-way do not count. Prompt and generation tokens count the finished
-answers' tokens. `vllm:num_requests_running` is the number of generation requests in progress.
+streams, and answers cut mid-way do not count. Prompt and generation tokens count what the
+engine processed, as vLLM's do: the finished answers' tokens, and of a stream cut mid-way (see
+`CUT_FAULTS`) its prompt and the tokens written before the cut. `vllm:num_requests_running` is
+the number of generation requests in progress.
 
 Several worker processes share one port, so a scrape reaches any one of them: each worker keeps
 its counters in its own slot of a small shared file, and `/metrics` sums every slot.
@@ -53,6 +55,11 @@ FINISHED_FAULTS: Final = frozenset(
     }
 )
 EMPTY_FAULTS: Final = frozenset({"empty_stream", "choices_empty"})
+# Faults that cut a stream after `after` tokens (the answer never finishes): vLLM counts the
+# tokens it generated before an abort, so these count their prompt and the tokens written.
+CUT_FAULTS: Final = frozenset(
+    {"inband_error", "sse_error_event", "truncated_stream", "drop", "stall", "invalid_json"}
+)
 
 
 def create_counters_file(path: Path, workers: int) -> None:
@@ -89,6 +96,11 @@ class ServedCounters:
         self.add(reason)
         self.add(Served.prompt_tokens, prompt_tokens)
         self.add(Served.generation_tokens, output_tokens)
+
+    def cut(self, prompt_tokens: int, written_tokens: int) -> None:
+        """Count a stream cut mid-way: its prompt and the tokens written, no finished request."""
+        self.add(Served.prompt_tokens, prompt_tokens)
+        self.add(Served.generation_tokens, written_tokens)
 
     def total(self, field: Served) -> int:
         """`field` summed over every worker."""
