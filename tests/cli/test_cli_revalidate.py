@@ -96,3 +96,31 @@ def test_revalidate_without_strict_changes_no_verdict(lenient_run: Path) -> None
     assert "revalidated: 0 completed -> errored, 0 errored -> completed" in result.stdout
     report = read_report(written_to(result))
     assert report.totals.outcomes.completed == REQUESTS
+
+
+def test_revalidating_a_session_run_keeps_its_sessions_and_judges_its_turns_again(
+    tmp_path: Path,
+) -> None:
+    run_dir = tmp_path / "run"
+    result = run_fast(
+        run_dir, "--profile", "concurrent", "--concurrency", "2", "--turns", "3",
+        "--max-requests", "4", "--processes", "1", "--mock-fault", "missing_finish_reason=0.3",
+        "--seed", str(SEED), "--no-stream",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stdout + result.stderr
+    ran = read_report(run_dir).steps[0]
+    assert ran.sessions is not None
+    assert ran.turns is not None
+    result = run_assay("revalidate", run_dir, "--strict", "--max-error-rate", "1")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    again = read_report(written_to(result)).steps[0]
+    # What was sent stays; every turn's figures are judged again, turn by turn.
+    assert again.sessions == ran.sessions
+    assert again.turns is not None
+    assert sorted(again.turns) == sorted(ran.turns) == [1, 2, 3]
+    errored = {turn: metrics.outcomes.errored for turn, metrics in again.turns.items()}
+    by_turn = dict.fromkeys(again.turns, 0)
+    for line in read_record_lines(written_to(result)):
+        by_turn[line["turn"]] += line["status"] == "errored"
+    assert errored == by_turn
+    assert sum(errored.values()) > sum(m.outcomes.errored for m in ran.turns.values())

@@ -18,7 +18,7 @@ from returns.result import Failure, Result, Success
 from assay.benchmark.chain_spec import ChainSpec
 from assay.core import GenerationResponse, UnusableResponse
 from assay.errors import DataError
-from assay.metrics import Slo, StepAggregator, Timeline, TimeWindow
+from assay.metrics import Slo, StepAggregator, StepMetrics, Timeline, TimeWindow
 from assay.records import Cancelled, Completed, Errored, JudgedBy, RequestRecord
 from assay.records.jsonl import RecordWriter, read_records
 from assay.reports import Report, StepReport, build_report, write_report
@@ -102,10 +102,14 @@ def revalidate(
     )
     validate = spec()
     slo = Slo.model_validate(ran.slo) if ran.slo else None
+    steps_by_index = {step.index: step for step in old.steps}
     aggregators = {
         step.index: StepAggregator(slo=slo, window=_window(step), origin_ns=_origin(step))
         for step in old.steps
     }
+    # Session turns judged again by turn index, for the steps that ran sessions (as the run's
+    # own sinks aggregate them).
+    turns: dict[int, dict[int, StepAggregator]] = {}
     timelines = {
         step.index: Timeline(origin_ns=step.timeline.origin_ns)
         for step in old.steps
@@ -133,6 +137,15 @@ def revalidate(
             timeline = timelines.get(judged.step)
             if timeline is not None:
                 timeline.add(judged)
+            if judged.turn is not None:
+                by_turn = turns.setdefault(judged.step, {})
+                turn = by_turn.get(judged.turn)
+                if turn is None:
+                    turn = by_turn[judged.turn] = StepAggregator(
+                        slo=slo, window=_window(steps_by_index[judged.step]),
+                        origin_ns=_origin(steps_by_index[judged.step]),
+                    )  # fmt: skip
+                turn.add(judged)
     steps = [
         StepReport.of(
             step.index,
@@ -150,6 +163,10 @@ def revalidate(
             ramp=step.ramp,
             burstiness=step.burstiness,
             data_rows=step.data_rows,
+            # How the sessions went is what was sent, as `scheduled` is; the turns' figures are
+            # judged again.
+            sessions=step.sessions,
+            turns=_turn_snapshots(turns.get(step.index)),
         )
         for step in old.steps
     ]
@@ -171,6 +188,10 @@ def revalidate(
     write_report(report, out_dir)
     write_html(out_dir, report, new=True)
     return RevalidationOutcome(report, out_dir, newly_errored, newly_completed, recoded)
+
+
+def _turn_snapshots(turns: dict[int, StepAggregator] | None) -> dict[int, StepMetrics] | None:
+    return {turn: turns[turn].snapshot() for turn in sorted(turns)} if turns else None
 
 
 def _window(step: StepReport) -> TimeWindow | None:
