@@ -5,6 +5,7 @@ mock sends image requests on a constant schedule with every request accounted fo
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
@@ -14,7 +15,14 @@ from typing import Any
 import pytest
 
 from assay.core import Endpoint, GenerationRequest
-from assay.load.ahead import AHEAD, SLOW_BUILD_NS, SLOW_BUILDS, Lookahead, RequestsAhead
+from assay.load.ahead import (
+    AHEAD,
+    GROW_AFTER,
+    SLOW_BUILD_NS,
+    SLOW_BUILDS,
+    Lookahead,
+    RequestsAhead,
+)
 from assay.testing import FakeClock
 from tests.cli.cli_harness import assert_every_request_accounted, read_record_lines, run_fast
 
@@ -73,7 +81,7 @@ async def test_fast_builds_stay_on_the_loop() -> None:
     source = TimedSource(clock, lambda _: SLOW_BUILD_NS // 10)
     executor = InlineExecutor()
     schedule = _schedule(50)
-    ahead = RequestsAhead(source, schedule, clock, lambda: executor)
+    ahead = RequestsAhead(source, schedule, clock, lambda _: executor, most_at_once=2)
     ids = await _take_all(ahead, schedule)
     ahead.close()
     assert ids == [f"req-{index:08d}" for index in range(50)]
@@ -86,7 +94,7 @@ async def test_slow_builds_move_ahead_and_every_request_is_built_once_in_order()
     source = TimedSource(clock, lambda _: 2 * SLOW_BUILD_NS)
     executor = InlineExecutor()
     schedule = _schedule(100)
-    ahead = RequestsAhead(source, schedule, clock, lambda: executor)
+    ahead = RequestsAhead(source, schedule, clock, lambda _: executor, most_at_once=2)
     ids = await _take_all(ahead, schedule)
     ahead.close()
     assert ids == [f"req-{index:08d}" for index in range(100)]
@@ -101,11 +109,85 @@ async def test_builds_ahead_go_no_further_than_the_window() -> None:
     source = TimedSource(clock, lambda _: 2 * SLOW_BUILD_NS)
     executor = InlineExecutor()
     schedule = _schedule(1_000)
-    ahead = RequestsAhead(source, schedule, clock, lambda: executor)
-    for _ in range(SLOW_BUILDS):
+    ahead = RequestsAhead(source, schedule, clock, lambda _: executor, most_at_once=2)
+    for _ in range(30):
         index, _ = next(schedule)
         await ahead.request(index)
-    assert max(source.built) == SLOW_BUILDS - 1 + AHEAD
+    for _ in range(100):  # every finished build has started the next one it may
+        await asyncio.sleep(0)
+    assert max(source.built) == 29 + AHEAD
+    ahead.close()
+
+
+class HeldExecutor(Executor):
+    """Builds that finish only when the test lets them: `finish` runs the oldest."""
+
+    def __init__(self) -> None:
+        self.held: list[tuple[Future[Any], Callable[[], Any]]] = []
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        self.held.append((future, lambda: fn(*args, **kwargs)))
+        return future
+
+    def finish(self) -> None:
+        future, build = self.held.pop(0)
+        future.set_result(build())
+
+
+async def _take_waiting(ahead: RequestsAhead, index: int, executor: HeldExecutor) -> int:
+    """Take request `index` when its build is not done yet; the builds running meanwhile."""
+    taking = asyncio.create_task(ahead.request(index))
+    await asyncio.sleep(0)
+    running = len(executor.held)
+    while not taking.done():
+        executor.finish()
+        for _ in range(5):
+            await asyncio.sleep(0)
+    await taking
+    return running
+
+
+async def test_builds_that_fall_behind_run_more_at_once_up_to_the_cap() -> None:
+    clock = FakeClock()
+    source = TimedSource(clock, lambda _: 2 * SLOW_BUILD_NS)
+    executor = HeldExecutor()
+    schedule = _schedule(1_000)
+    ahead = RequestsAhead(source, schedule, clock, lambda _: executor, most_at_once=2)
+    for _ in range(SLOW_BUILDS):
+        await ahead.request(next(schedule)[0])
+    assert ahead.ahead
+    assert (ahead.at_once, len(executor.held)) == (1, 1)  # one build at a time to begin with
+    # Requests that each had to wait for their build, GROW_AFTER in a row: one more at once.
+    for _ in range(GROW_AFTER - 1):
+        assert await _take_waiting(ahead, next(schedule)[0], executor) == 1
+    assert ahead.at_once == 1
+    assert await _take_waiting(ahead, next(schedule)[0], executor) == 2
+    assert ahead.at_once == 2
+    # Falling behind for longer never takes it past the cap.
+    for _ in range(3 * GROW_AFTER):
+        assert await _take_waiting(ahead, next(schedule)[0], executor) <= 2
+    assert ahead.at_once == 2
+    ahead.close()
+
+
+async def test_a_start_that_catches_up_keeps_one_build_at_a_time() -> None:
+    clock = FakeClock()
+    source = TimedSource(clock, lambda _: 2 * SLOW_BUILD_NS)
+    executor = HeldExecutor()
+    schedule = _schedule(1_000)
+    ahead = RequestsAhead(source, schedule, clock, lambda _: executor, most_at_once=2)
+    for _ in range(SLOW_BUILDS):
+        await ahead.request(next(schedule)[0])
+    for _ in range(GROW_AFTER - 1):  # behind at first...
+        await _take_waiting(ahead, next(schedule)[0], executor)
+    while executor.held:  # ...then the builds get ahead of the schedule
+        executor.finish()
+        await asyncio.sleep(0)
+    await ahead.request(next(schedule)[0])
+    for _ in range(GROW_AFTER - 1):
+        await _take_waiting(ahead, next(schedule)[0], executor)
+    assert ahead.at_once == 1
     ahead.close()
 
 
@@ -115,7 +197,7 @@ async def test_what_was_looked_at_ahead_is_still_left_in_the_schedule() -> None:
     clock = FakeClock()
     source = TimedSource(clock, lambda _: 2 * SLOW_BUILD_NS)
     schedule = _schedule(40)
-    ahead = RequestsAhead(source, schedule, clock, InlineExecutor)
+    ahead = RequestsAhead(source, schedule, clock, lambda _: InlineExecutor(), most_at_once=2)
     for _ in range(5):
         index, _ = next(schedule)
         await ahead.request(index)
@@ -127,7 +209,7 @@ async def test_a_build_that_fails_ahead_fails_where_its_request_is_taken() -> No
     clock = FakeClock()
     source = TimedSource(clock, lambda _: 2 * SLOW_BUILD_NS, broken=6)
     schedule = _schedule(20)
-    ahead = RequestsAhead(source, schedule, clock, InlineExecutor)
+    ahead = RequestsAhead(source, schedule, clock, lambda _: InlineExecutor(), most_at_once=2)
     taken = [await ahead.request(next(schedule)[0]) for _ in range(6)]
     with pytest.raises(ValueError, match="row 6"):
         await ahead.request(next(schedule)[0])
@@ -139,10 +221,12 @@ async def test_a_failed_build_never_taken_is_dropped_quietly() -> None:
     clock = FakeClock()
     source = TimedSource(clock, lambda _: 2 * SLOW_BUILD_NS, broken=10)
     schedule = _schedule(30)
-    ahead = RequestsAhead(source, schedule, clock, InlineExecutor)
+    ahead = RequestsAhead(source, schedule, clock, lambda _: InlineExecutor(), most_at_once=2)
     for _ in range(5):
         index, _ = next(schedule)
         await ahead.request(index)
+    for _ in range(100):  # the builds ahead reach the broken row
+        await asyncio.sleep(0)
     assert 10 in source.built
     ahead.close()  # the failed build of index 10 is retrieved, not left to warn
 

@@ -3,16 +3,20 @@
 A synthetic request with images encodes each image as it is built (a 512x512 PNG takes about
 14 ms); built at its send time, that cost is dispatch lag for it and for every request queued
 behind it. An open-loop schedule says which requests come next, so they can be built beforehand
-on a thread of their own (Pillow and zlib release the GIL while they encode). A text request
+on threads of their own (Pillow and zlib release the GIL while they encode). A text request
 builds in microseconds, less than handing it to a thread would cost, so a step builds on the
 loop until `SLOW_BUILDS` requests have each taken longer than `SLOW_BUILD_NS`, and ahead from
-then on, at most `AHEAD` requests beyond the one being sent.
+then on, at most `AHEAD` requests beyond the one being sent. One build runs at a time, on a
+machine's cores beside the loop and the server; each time `GROW_AFTER` requests in a row have
+had to wait for their builds, one more may run at once, up to one per usable CPU (a 512x512
+PNG at 100 req/s in one process needs two).
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ThreadPoolExecutor
@@ -27,10 +31,19 @@ SLOW_BUILDS: Final = 3
 """Slow builds after which a step builds its requests ahead."""
 AHEAD: Final = 16
 """Requests built ahead of the one being sent, at most."""
+GROW_AFTER: Final = 16
+"""Requests in a row that waited for their builds after which one more build runs at once."""
 
 
-def _build_thread() -> Executor:
-    return ThreadPoolExecutor(1, thread_name_prefix="assay-requests")
+def _build_threads(most: int) -> Executor:
+    return ThreadPoolExecutor(most, thread_name_prefix="assay-requests")
+
+
+def _usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on every platform (macOS)
+        return os.cpu_count() or 1
 
 
 class Lookahead(Iterator[tuple[int, int]]):
@@ -86,48 +99,92 @@ class RequestsAhead:
         source: RequestSource,
         schedule: Lookahead,
         clock: Clock,
-        executor: Callable[[], Executor] = _build_thread,
+        executor: Callable[[int], Executor] = _build_threads,
+        most_at_once: int | None = None,
     ) -> None:
         self._source = source
         self._schedule = schedule
         self._clock = clock
         self._new_executor = executor
+        self._most = most_at_once or _usable_cpus()
         self._slow = 0
         self._building: dict[int, asyncio.Future[GenerationRequest]] = {}
         self._executor: Executor | None = None
+        self._running = 0  # builds submitted and not done
+        self._at_once = 1  # builds allowed to run at once; grows while they fall behind
+        self._waits = 0  # requests in a row that had to wait for their build
+        self._closed = False
 
     @property
     def ahead(self) -> bool:
         """Whether requests are now built ahead (on the executor)."""
         return self._executor is not None
 
+    @property
+    def at_once(self) -> int:
+        """How many builds may run at once now."""
+        return self._at_once
+
     async def request(self, index: int) -> GenerationRequest:
         """The request at `index`, the next one the schedule sends."""
-        building = self._building.pop(index, None)
-        if building is not None:
+        if self._executor is not None:
+            building = self._building.pop(index, None)
+            if building is None:
+                # Not started ahead (the builds are behind): built now, still off the loop.
+                self._submit(index)
+                building = self._building.pop(index)
+                self._waited()
+            elif building.done():
+                self._waits = 0
+            else:
+                self._waited()
             request = await building
-        else:
-            started_ns = self._clock.now_ns()
-            request = self._source.request(index)
-            if self._clock.now_ns() - started_ns > SLOW_BUILD_NS:
-                self._slow += 1
-        if self._slow >= SLOW_BUILDS:
             self._build_ahead()
+            return request
+        started_ns = self._clock.now_ns()
+        request = self._source.request(index)
+        if self._clock.now_ns() - started_ns > SLOW_BUILD_NS:
+            self._slow += 1
+            if self._slow >= SLOW_BUILDS:
+                self._executor = self._new_executor(self._most)
+                self._build_ahead()
         return request
 
-    def _build_ahead(self) -> None:
-        executor = self._executor
-        if executor is None:
-            executor = self._executor = self._new_executor()
+    def _waited(self) -> None:
+        # A request had to wait for its build. After `GROW_AFTER` in a row the schedule outruns
+        # the builds running at once (not a start that is catching up): allow one more, up to
+        # one per usable CPU, and start it now.
+        self._waits += 1
+        if self._waits >= GROW_AFTER:
+            self._waits = 0
+            self._at_once = min(self._at_once + 1, self._most)
+            self._build_ahead()
+
+    def _submit(self, index: int) -> None:
+        assert self._executor is not None  # only once building ahead
         loop = asyncio.get_running_loop()
-        build = self._source.request
+        building = loop.run_in_executor(self._executor, self._source.request, index)
+        self._running += 1
+        building.add_done_callback(self._built)
+        self._building[index] = building
+
+    def _built(self, _: asyncio.Future[GenerationRequest]) -> None:
+        self._running -= 1
+        if not self._closed:
+            self._build_ahead()
+
+    def _build_ahead(self) -> None:
+        """Start the builds of the next requests, as many at once as allowed."""
         building = self._building
         for index, _ in self._schedule.upcoming(AHEAD):
+            if self._running >= self._at_once:
+                return
             if index not in building:
-                building[index] = loop.run_in_executor(executor, build, index)
+                self._submit(index)
 
     def close(self) -> None:
         """Drop the requests built or being built that were never taken."""
+        self._closed = True
         for building in self._building.values():
             if building.done():
                 if not building.cancelled():
@@ -139,4 +196,4 @@ class RequestsAhead:
             self._executor.shutdown(wait=False, cancel_futures=True)
 
 
-__all__ = ["AHEAD", "SLOW_BUILDS", "SLOW_BUILD_NS", "Lookahead", "RequestsAhead"]
+__all__ = ["AHEAD", "GROW_AFTER", "SLOW_BUILDS", "SLOW_BUILD_NS", "Lookahead", "RequestsAhead"]
