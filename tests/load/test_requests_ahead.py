@@ -72,6 +72,18 @@ def _schedule(count: int) -> Lookahead:
     return Lookahead(iter([(index, index * 1_000_000) for index in range(count)]))
 
 
+def _slow_builds(
+    count: int, executor: Executor, *, broken: int | None = None
+) -> tuple[TimedSource, Lookahead, RequestsAhead]:
+    """A schedule of `count` requests that each take 1 ms of fake time to build (slow), built
+    ahead on `executor`, two at once at most."""
+    clock = FakeClock()
+    source = TimedSource(clock, lambda _: 2 * SLOW_BUILD_NS, broken=broken)
+    schedule = _schedule(count)
+    ahead = RequestsAhead(source, schedule, clock, lambda _: executor, most_at_once=2)
+    return source, schedule, ahead
+
+
 async def _take_all(ahead: RequestsAhead, schedule: Lookahead) -> list[str]:
     return [(await ahead.request(index)).request_id for index, _ in schedule]
 
@@ -90,11 +102,8 @@ async def test_fast_builds_stay_on_the_loop() -> None:
 
 
 async def test_slow_builds_move_ahead_and_every_request_is_built_once_in_order() -> None:
-    clock = FakeClock()
-    source = TimedSource(clock, lambda _: 2 * SLOW_BUILD_NS)
     executor = InlineExecutor()
-    schedule = _schedule(100)
-    ahead = RequestsAhead(source, schedule, clock, lambda _: executor, most_at_once=2)
+    source, schedule, ahead = _slow_builds(100, executor)
     ids = await _take_all(ahead, schedule)
     ahead.close()
     assert ids == [f"req-{index:08d}" for index in range(100)]
@@ -105,11 +114,8 @@ async def test_slow_builds_move_ahead_and_every_request_is_built_once_in_order()
 
 
 async def test_builds_ahead_go_no_further_than_the_window() -> None:
-    clock = FakeClock()
-    source = TimedSource(clock, lambda _: 2 * SLOW_BUILD_NS)
     executor = InlineExecutor()
-    schedule = _schedule(1_000)
-    ahead = RequestsAhead(source, schedule, clock, lambda _: executor, most_at_once=2)
+    source, schedule, ahead = _slow_builds(1_000, executor)
     for _ in range(30):
         index, _ = next(schedule)
         await ahead.request(index)
@@ -149,11 +155,8 @@ async def _take_waiting(ahead: RequestsAhead, index: int, executor: HeldExecutor
 
 
 async def test_builds_that_fall_behind_run_more_at_once_up_to_the_cap() -> None:
-    clock = FakeClock()
-    source = TimedSource(clock, lambda _: 2 * SLOW_BUILD_NS)
     executor = HeldExecutor()
-    schedule = _schedule(1_000)
-    ahead = RequestsAhead(source, schedule, clock, lambda _: executor, most_at_once=2)
+    _source, schedule, ahead = _slow_builds(1_000, executor)
     for _ in range(SLOW_BUILDS):
         await ahead.request(next(schedule)[0])
     assert ahead.ahead
@@ -172,11 +175,8 @@ async def test_builds_that_fall_behind_run_more_at_once_up_to_the_cap() -> None:
 
 
 async def test_a_start_that_catches_up_keeps_one_build_at_a_time() -> None:
-    clock = FakeClock()
-    source = TimedSource(clock, lambda _: 2 * SLOW_BUILD_NS)
     executor = HeldExecutor()
-    schedule = _schedule(1_000)
-    ahead = RequestsAhead(source, schedule, clock, lambda _: executor, most_at_once=2)
+    _source, schedule, ahead = _slow_builds(1_000, executor)
     for _ in range(SLOW_BUILDS):
         await ahead.request(next(schedule)[0])
     for _ in range(GROW_AFTER - 1):  # behind at first...
@@ -194,10 +194,7 @@ async def test_a_start_that_catches_up_keeps_one_build_at_a_time() -> None:
 async def test_what_was_looked_at_ahead_is_still_left_in_the_schedule() -> None:
     # A step that stops counts what its schedule still owed from what is left of it: entries
     # looked at (and built) ahead are still there to be counted.
-    clock = FakeClock()
-    source = TimedSource(clock, lambda _: 2 * SLOW_BUILD_NS)
-    schedule = _schedule(40)
-    ahead = RequestsAhead(source, schedule, clock, lambda _: InlineExecutor(), most_at_once=2)
+    _source, schedule, ahead = _slow_builds(40, InlineExecutor())
     for _ in range(5):
         index, _ = next(schedule)
         await ahead.request(index)
@@ -206,10 +203,7 @@ async def test_what_was_looked_at_ahead_is_still_left_in_the_schedule() -> None:
 
 
 async def test_a_build_that_fails_ahead_fails_where_its_request_is_taken() -> None:
-    clock = FakeClock()
-    source = TimedSource(clock, lambda _: 2 * SLOW_BUILD_NS, broken=6)
-    schedule = _schedule(20)
-    ahead = RequestsAhead(source, schedule, clock, lambda _: InlineExecutor(), most_at_once=2)
+    _source, schedule, ahead = _slow_builds(20, InlineExecutor(), broken=6)
     taken = [await ahead.request(next(schedule)[0]) for _ in range(6)]
     with pytest.raises(ValueError, match="row 6"):
         await ahead.request(next(schedule)[0])
@@ -218,10 +212,7 @@ async def test_a_build_that_fails_ahead_fails_where_its_request_is_taken() -> No
 
 
 async def test_a_failed_build_never_taken_is_dropped_quietly() -> None:
-    clock = FakeClock()
-    source = TimedSource(clock, lambda _: 2 * SLOW_BUILD_NS, broken=10)
-    schedule = _schedule(30)
-    ahead = RequestsAhead(source, schedule, clock, lambda _: InlineExecutor(), most_at_once=2)
+    source, schedule, ahead = _slow_builds(30, InlineExecutor(), broken=10)
     for _ in range(5):
         index, _ = next(schedule)
         await ahead.request(index)
