@@ -7,10 +7,10 @@ interpreters until the machine gives out); these checks run before anything star
 from __future__ import annotations
 
 import math
-import os
 from typing import Final
 
 from assay.errors import ConfigError
+from assay.load.machine import usable_cpus
 from assay.spec.run import RunConfig
 
 PROCESSES_PER_CPU: Final = 4
@@ -24,18 +24,6 @@ SMALL_RUN_RATE: Final = 1000.0
 """The highest `--rate` (req/s) a small run keeps to one load process for."""
 RESERVED_FILES: Final = 64
 """Open files a load process keeps for itself (its shard, sockets to the parent, imports)."""
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity, which containers narrow), at least 1.
-
-    >>> usable_cpus() >= 1
-    True
-    """
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except AttributeError:  # not on every platform (macOS)
-        return os.cpu_count() or 1
 
 
 def load_processes(config: RunConfig) -> int:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ThreadPoolExecutor
@@ -24,6 +23,7 @@ from typing import Final
 
 from assay.core import Clock, GenerationRequest
 from assay.data.source import RequestSource
+from assay.load.machine import usable_cpus
 
 SLOW_BUILD_NS: Final = 500_000
 """A request that takes longer than this to build (0.5 ms) counts as slow."""
@@ -37,13 +37,6 @@ GROW_AFTER: Final = 16
 
 def _build_threads(most: int) -> Executor:
     return ThreadPoolExecutor(most, thread_name_prefix="assay-requests")
-
-
-def _usable_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except AttributeError:  # not on every platform (macOS)
-        return os.cpu_count() or 1
 
 
 class Lookahead(Iterator[tuple[int, int]]):
@@ -106,7 +99,7 @@ class RequestsAhead:
         self._schedule = schedule
         self._clock = clock
         self._new_executor = executor
-        self._most = most_at_once or _usable_cpus()
+        self._most = most_at_once or usable_cpus()
         self._slow = 0
         self._building: dict[int, asyncio.Future[GenerationRequest]] = {}
         self._executor: Executor | None = None
