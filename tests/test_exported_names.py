@@ -144,6 +144,7 @@ EXPORTED: dict[str, list[str]] = {
         "ScoreHandler",
         "ScoresAccumulator",
         "SseEvent",
+        "SseFrame",
         "SseParser",
         "StreamAccumulator",
         "Transfer",

@@ -88,7 +88,7 @@ def test_any_json_as_sse_data_gives_a_result_for_every_endpoint(
     for endpoint, request in REQUESTS.items():
         accumulator = handler_for(endpoint).open_accumulator(request, send_ns=0)
         for position, (name, value) in enumerate(frames):
-            accumulator.feed(SseEvent(json.dumps(value), event=name), position)
+            accumulator.feed(SseEvent(json.dumps(value).encode(), event=name), position)
         accumulator.partial(TRANSFER)
         assert isinstance(accumulator.finish(TRANSFER), Success | Failure)
 

@@ -27,7 +27,7 @@ from assay.core import (
     UnusableResponse,
     Usage,
 )
-from assay.handlers import SseEvent, Transfer, handler_for
+from assay.handlers import Transfer, handler_for
 from assay.records import Cancelled, Completed, Errored, JudgedBy, RequestRecord
 from assay.records.jsonl import _stored_response, record_line
 
@@ -75,24 +75,18 @@ def streamed_chat() -> GenerationResponse:
         request_id="r1", endpoint=Endpoint.chat, model="m", prompt="Hi", max_output_tokens=3
     )
     stream = handler_for(Endpoint.chat).open_accumulator(request, 0)
-    stream.feed(
-        SseEvent(
-            '{"id":"chatcmpl-7","model":"m","choices":[{"index":0,"delta":{"role":"assistant"}}]}'
-        ),
-        5,
-    )
-    stream.feed(SseEvent('{"choices":[{"index":0,"delta":{"content":"Hé"}}]}'), 7)
-    stream.feed(SseEvent('{"choices":[{"index":0,"delta":{"reasoning_content":"hm"}}]}'), 8)
     tool = '{"index":0,"id":"c1","function":{"name":"f","arguments":"{\\"a\\": 1}"}}'
-    stream.feed(SseEvent('{"choices":[{"index":0,"delta":{"tool_calls":[' + tool + "]}}]}"), 9)
-    stream.feed(
-        SseEvent(
-            '{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],'
-            '"usage":{"prompt_tokens":2,"completion_tokens":3,"total_tokens":5}}'
-        ),
-        11,
-    )
-    stream.feed(SseEvent("[DONE]"), 12)
+    chunks = [
+        '{"id":"chatcmpl-7","model":"m","choices":[{"index":0,"delta":{"role":"assistant"}}]}',
+        '{"choices":[{"index":0,"delta":{"content":"Hé"}}]}',
+        '{"choices":[{"index":0,"delta":{"reasoning_content":"hm"}}]}',
+        '{"choices":[{"index":0,"delta":{"tool_calls":[' + tool + "]}}]}",
+        '{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],'
+        '"usage":{"prompt_tokens":2,"completion_tokens":3,"total_tokens":5}}',
+        "[DONE]",
+    ]
+    for received_ns, chunk in zip((5, 7, 8, 9, 11, 12), chunks, strict=True):
+        stream.feed(chunk.encode(), received_ns)
     ids = ExchangeIds(sent_header="X-Request-Id", sent="u-1", echoed="u-1", traceparent=PARENT)
     return stream.partial(Transfer(send_ns=1, end_ns=13, first_byte_ns=4, http_status=200, ids=ids))
 

@@ -19,7 +19,7 @@ from assay.core import (
     GenerationResponse,
     UnusableResponse,
 )
-from assay.handlers import SseEvent, Transfer, handler_for
+from assay.handlers import Transfer, handler_for
 from assay.records import Completed, Errored, RequestRecord
 from assay.testing import FakeClock
 from assay.validators import default_chain
@@ -59,7 +59,7 @@ async def _run_stream(
     async def resolve(req: GenerationRequest) -> Result[GenerationResponse, UnusableResponse]:
         accumulator = handler_for(req.endpoint).open_accumulator(req, TRANSFER.send_ns)
         for index, data in enumerate(frames):
-            accumulator.feed(SseEvent(data=data), 4_000_000 + 1_000 * index)
+            accumulator.feed(data.encode(), 4_000_000 + 1_000 * index)
         return accumulator.finish(TRANSFER)
 
     return await _record(request, resolve)

@@ -13,7 +13,7 @@ import os
 import socket
 import ssl
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
@@ -43,7 +43,13 @@ from assay.core.response import ID_LIMIT, ExchangeIds, GenerationResponse, SentB
 from assay.core.trusted import trusted
 from assay.errors import ServerNotReady
 from assay.handlers import handler_for
-from assay.handlers.base import EndpointHandler, StreamAccumulator, Transfer
+from assay.handlers.base import (
+    EndpointHandler,
+    SseEvent,
+    SseFrame,
+    StreamAccumulator,
+    Transfer,
+)
 from assay.handlers.by_endpoint import encoded_body
 from assay.handlers.sse import SseParser
 from assay.handlers.wire import ask_continuous_usage
@@ -351,7 +357,7 @@ class Backend:
         content = response.content
         feed = accumulator.feed
         # Secrets leave each event's data before the handler sees it (None: nothing to hide).
-        clean = self._redactor.clean if self._redactor.active else None
+        clean = self._redactor.clean_bytes if self._redactor.active else None
         limit = self.settings.max_response_bytes
         size = 0
         try:
@@ -359,12 +365,11 @@ class Backend:
             while chunk := await content.readany():
                 received_ns = clock.now_ns()
                 watch.saw_bytes(loop.time())
-                events = parser.feed(chunk)
+                frames = parser.feed(chunk)
                 if clean is not None:
-                    for event in events:
-                        event.data = clean(event.data)
-                for event in events:
-                    feed(event, received_ns)
+                    frames = _scrubbed(frames, clean)
+                for frame in frames:
+                    feed(frame, received_ns)
                 size += len(chunk)
                 if size > limit:
                     # An endless stream, or one line that never ends (the parser holds it):
@@ -383,12 +388,11 @@ class Backend:
         except (aiohttp.ClientError, OSError) as error:
             return Failure(self._read_fault(error, exchange))
         end_ns = clock.now_ns()
-        events = parser.close()
+        frames = parser.close()
         if clean is not None:
-            for event in events:
-                event.data = clean(event.data)
-        for event in events:
-            feed(event, end_ns)
+            frames = _scrubbed(frames, clean)
+        for frame in frames:
+            feed(frame, end_ns)
         return accumulator.finish(exchange.transfer(end_ns))
 
     async def _read_all(
@@ -654,19 +658,27 @@ async def _drain_after_terminal(
     if content.at_eof():
         # The usual case: the body ended in the read that brought the terminal marker, so
         # there is nothing to wait for and no deadline scope to open.
-        for event in parser.close():
-            accumulator.feed(event, received_ns)
+        for frame in parser.close():
+            accumulator.feed(frame, received_ns)
         return
     try:
         async with asyncio.timeout(_AFTER_TERMINAL_S):
             while chunk := await content.readany():
-                for event in parser.feed(chunk):
-                    accumulator.feed(event, received_ns)
+                for frame in parser.feed(chunk):
+                    accumulator.feed(frame, received_ns)
     except (TimeoutError, aiohttp.ClientError, OSError):
         response.close()
         return
-    for event in parser.close():
-        accumulator.feed(event, received_ns)
+    for frame in parser.close():
+        accumulator.feed(frame, received_ns)
+
+
+def _scrubbed(frames: list[SseFrame], clean: Callable[[bytes], bytes]) -> list[SseFrame]:
+    """`frames` with every secret masked in their data."""
+    return [
+        clean(frame) if isinstance(frame, bytes) else SseEvent(clean(frame.data), frame.event)
+        for frame in frames
+    ]
 
 
 def _listed_models(base_url: str, body: bytes, redactor: Redactor) -> list[ServedModel]:

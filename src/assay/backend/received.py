@@ -106,8 +106,8 @@ def compile_received(
         parser = SseParser()
         # Events after a fault or the terminal marker are ignored by the accumulator (and those
         # after the marker counted), exactly as when they arrive in a live stream.
-        for event in [*parser.feed(body), *parser.close()]:
-            accumulator.feed(event, transfer.end_ns)
+        for frame in [*parser.feed(body), *parser.close()]:
+            accumulator.feed(frame, transfer.end_ns)
         result = accumulator.finish(transfer)
     else:
         result = compile_whole_body(

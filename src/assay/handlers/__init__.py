@@ -8,7 +8,13 @@ A handler never raises for anything a server sends: every fault is a
 <Endpoint.chat: 'chat'>
 """
 
-from assay.handlers.base import EndpointHandler, SseEvent, StreamAccumulator, Transfer
+from assay.handlers.base import (
+    EndpointHandler,
+    SseEvent,
+    SseFrame,
+    StreamAccumulator,
+    Transfer,
+)
 from assay.handlers.by_endpoint import handler_for
 from assay.handlers.chat import ChatAccumulator, ChatHandler
 from assay.handlers.completions import CompletionsAccumulator, CompletionsHandler
@@ -33,6 +39,7 @@ __all__ = [
     "ScoreHandler",
     "ScoresAccumulator",
     "SseEvent",
+    "SseFrame",
     "SseParser",
     "StreamAccumulator",
     "Transfer",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeAlias
 
 from pydantic import JsonValue
 from returns.result import Result
@@ -16,14 +16,18 @@ from assay.spec.endpoint import Endpoint
 
 @dataclass(slots=True)
 class SseEvent:
-    """One dispatched server-sent event; `event` is "message" when the frame named none.
+    """A dispatched server-sent event that names its type (`event: ...`), with its data bytes.
 
-    Not frozen: one is built per SSE chunk, and a frozen dataclass costs ~0.5 us more to create.
+    A plain `message` event reaches an accumulator as its data bytes alone (see `SseFrame`).
     """
 
-    data: str
+    data: bytes
     event: str = "message"
-    id: str | None = None
+
+
+# One event as the parser hands it on: a `message` event (nearly every event of an OpenAI-style
+# stream) is its data bytes, with no object built for it; a named event is an `SseEvent`.
+SseFrame: TypeAlias = bytes | SseEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +48,9 @@ class Transfer:
 class StreamAccumulator(Protocol):
     """Takes one SSE event at a time (cheap, no `Result` per chunk) and compiles at the end."""
 
-    def feed(self, event: SseEvent, received_ns: int) -> None:
-        """Take one event. Never raises for anything a server can send."""
+    def feed(self, frame: SseFrame, received_ns: int) -> None:
+        """Take one event: a `message` event's data bytes, or a named `SseEvent`. Never raises
+        for anything a server can send."""
         ...
 
     @property

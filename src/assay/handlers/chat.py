@@ -11,8 +11,8 @@ from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
 from assay.core.response import MAX_KEPT_CHUNK_TIMES, GenerationResponse, ToolCall
 from assay.errors import DataError
-from assay.handlers.base import SseEvent, Transfer
-from assay.handlers.stream import StreamDraft
+from assay.handlers.base import SseFrame, Transfer
+from assay.handlers.stream import StreamDraft, frame_data
 from assay.handlers.wire import (
     body_answer,
     body_list,
@@ -133,9 +133,9 @@ class ChatAccumulator(StreamDraft):
 
     >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.chat, model="m", prompt="Hi")
     >>> stream = ChatAccumulator(request)
-    >>> stream.feed(SseEvent('{"choices":[{"index":0,"delta":{"role":"assistant"}}]}'), 10)
-    >>> stream.feed(SseEvent('{"choices":[{"index":0,"delta":{"content":"Hi"}}]}'), 20)
-    >>> stream.feed(SseEvent("[DONE]"), 30)
+    >>> stream.feed(b'{"choices":[{"index":0,"delta":{"role":"assistant"}}]}', 10)
+    >>> stream.feed(b'{"choices":[{"index":0,"delta":{"content":"Hi"}}]}', 20)
+    >>> stream.feed(b"[DONE]", 30)
     >>> stream.partial(Transfer(send_ns=0, end_ns=40)).timing.first_token_ns
     20
     """
@@ -145,9 +145,9 @@ class ChatAccumulator(StreamDraft):
     def __init__(self, request: GenerationRequest) -> None:
         super().__init__(request, "chat")
 
-    def feed(self, event: SseEvent, received_ns: int) -> None:
+    def feed(self, frame: SseFrame, received_ns: int) -> None:
         """Take one event: a chunk, `[DONE]`, or an error frame."""
-        obj = self._open_chunk(event)
+        obj = self._open_chunk(frame)
         if obj is None:
             return
         choices = obj["choices"]
@@ -186,10 +186,10 @@ class ChatAccumulator(StreamDraft):
                         else:
                             self._count_choices(received_ns, True, usage)
                         return
-        self._feed_choices(obj, choices, event, received_ns)
+        self._feed_choices(obj, choices, frame, received_ns)
 
     def _feed_choices(
-        self, obj: dict[str, Any], choices: list[Any], event: SseEvent, received_ns: int
+        self, obj: dict[str, Any], choices: list[Any], frame: SseFrame, received_ns: int
     ) -> None:
         """Any chunk: roles, reasoning, tool calls, several choices, and every malformed delta."""
         bearing = False
@@ -202,7 +202,7 @@ class ChatAccumulator(StreamDraft):
                     self._fail(
                         DiagnosticCode.unexpected_shape,
                         "chat stream choice has no `delta` object",
-                        event.data,
+                        frame_data(frame),
                     )
                     return
             finish = choice.get("finish_reason")
@@ -222,7 +222,7 @@ class ChatAccumulator(StreamDraft):
                 self._fail(
                     DiagnosticCode.unexpected_shape,
                     "chat stream delta content is not a string",
-                    event.data,
+                    frame_data(frame),
                 )
                 return
             has_calls = calls is not None and isinstance(calls, list) and len(calls) > 0

@@ -8,8 +8,8 @@ from returns.result import Failure, Result
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
 from assay.core.response import MAX_KEPT_CHUNK_TIMES, GenerationResponse
-from assay.handlers.base import SseEvent, Transfer
-from assay.handlers.stream import StreamDraft
+from assay.handlers.base import SseFrame, Transfer
+from assay.handlers.stream import StreamDraft, frame_data
 from assay.handlers.wire import (
     body_answer,
     body_list,
@@ -89,8 +89,8 @@ class CompletionsAccumulator(StreamDraft):
     >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.completions, model="m",
     ...                            prompt="Once")
     >>> stream = CompletionsAccumulator(request)
-    >>> stream.feed(SseEvent('{"choices":[{"index":0,"text":" upon"}]}'), 10)
-    >>> stream.feed(SseEvent('{"choices":[{"index":1,"text":" a","finish_reason":"stop"}]}'), 25)
+    >>> stream.feed(b'{"choices":[{"index":0,"text":" upon"}]}', 10)
+    >>> stream.feed(b'{"choices":[{"index":1,"text":" a","finish_reason":"stop"}]}', 25)
     >>> stream.partial(Transfer(send_ns=0, end_ns=40)).timing.chunk_times_ns
     (10, 25)
     """
@@ -100,9 +100,9 @@ class CompletionsAccumulator(StreamDraft):
     def __init__(self, request: GenerationRequest) -> None:
         super().__init__(request, "completions")
 
-    def feed(self, event: SseEvent, received_ns: int) -> None:
+    def feed(self, frame: SseFrame, received_ns: int) -> None:
         """Take one event: a chunk, `[DONE]`, or an error frame."""
-        obj = self._open_chunk(event)
+        obj = self._open_chunk(frame)
         if obj is None:
             return
         choices = obj["choices"]
@@ -145,7 +145,7 @@ class CompletionsAccumulator(StreamDraft):
                 self._fail(
                     DiagnosticCode.unexpected_shape,
                     "completions stream choice is not an object",
-                    event.data,
+                    frame_data(frame),
                 )
                 return
             finish = choice.get("finish_reason")
@@ -158,7 +158,7 @@ class CompletionsAccumulator(StreamDraft):
                 self._fail(
                     DiagnosticCode.unexpected_shape,
                     "completions stream choice text is not a string",
-                    event.data,
+                    frame_data(frame),
                 )
                 return
             if piece:

@@ -10,8 +10,8 @@ from returns.result import Failure, Result
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
 from assay.core.response import GenerationResponse, ToolCall
-from assay.handlers.base import SseEvent, Transfer
-from assay.handlers.stream import StreamDraft
+from assay.handlers.base import SseFrame, Transfer
+from assay.handlers.stream import StreamDraft, frame_data
 from assay.handlers.wire import (
     body_answer,
     body_list,
@@ -163,10 +163,11 @@ class ResponsesAccumulator(StreamDraft):
 
     >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.responses, model="m",
     ...                            prompt="Hi")
+    >>> from assay.handlers.base import SseEvent
     >>> stream = ResponsesAccumulator(request)
-    >>> stream.feed(SseEvent('{"type":"response.output_text.delta","delta":"Hi"}',
+    >>> stream.feed(SseEvent(b'{"type":"response.output_text.delta","delta":"Hi"}',
     ...                      event="response.output_text.delta"), 15)
-    >>> stream.feed(SseEvent('{"type":"response.completed","response":{"status":"completed"}}',
+    >>> stream.feed(SseEvent(b'{"type":"response.completed","response":{"status":"completed"}}',
     ...                      event="response.completed"), 30)
     >>> stream.partial(Transfer(send_ns=0, end_ns=40)).finish_reason
     'stop'
@@ -177,12 +178,12 @@ class ResponsesAccumulator(StreamDraft):
     def __init__(self, request: GenerationRequest) -> None:
         super().__init__(request, "responses")
 
-    def feed(self, event: SseEvent, received_ns: int) -> None:
+    def feed(self, frame: SseFrame, received_ns: int) -> None:
         """Take one event of the typed stream."""
-        obj = self._load(event)
+        obj = self._load(frame)
         if obj is None:
             return
-        data = event.data
+        data = frame_data(frame)
         if not isinstance(obj, dict):
             self._fail(
                 DiagnosticCode.unexpected_shape,
@@ -192,7 +193,7 @@ class ResponsesAccumulator(StreamDraft):
             return
         kind = obj.get("type")
         if not isinstance(kind, str):
-            kind = event.event
+            kind = "message" if isinstance(frame, bytes) else frame.event
         if kind == "error":
             error = obj.get("error")
             self._fail(

@@ -13,8 +13,8 @@ from returns.result import Failure, Result
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
 from assay.core.response import GenerationResponse, ScoreSummary
-from assay.handlers.base import SseEvent, Transfer
-from assay.handlers.stream import StreamDraft
+from assay.handlers.base import SseFrame, Transfer
+from assay.handlers.stream import StreamDraft, frame_data
 from assay.handlers.wire import body_answer, body_list, decode_body, unusable
 
 
@@ -90,13 +90,13 @@ class ScoresAccumulator(StreamDraft):
 
     __slots__ = ()
 
-    def feed(self, event: SseEvent, received_ns: int) -> None:
+    def feed(self, frame: SseFrame, received_ns: int) -> None:
         """Any event is a fault: the server streamed an answer that has no streamed form."""
         self._events += 1
         self._fail(
             DiagnosticCode.unexpected_shape,
             f"{self._what} answer came as an SSE stream, which the endpoint does not define",
-            event.data,
+            frame_data(frame),
         )
 
 

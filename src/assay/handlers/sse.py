@@ -1,142 +1,161 @@
-"""An incremental server-sent events parser: bytes in any split, events out, never raises.
+"""An incremental server-sent events parser: bytes in any split, frames out, never raises.
 
 It follows the WHATWG event-stream rules (CR, LF and CRLF line ends, `event`/`data`/`id` fields,
 comment lines, one optional space after the colon, a leading BOM) and is lenient where real
 servers are sloppy: `close` dispatches a last event that had data but no closing blank line.
-Bytes are decoded incrementally, so a multi-byte character split between two chunks is
-reassembled. Invalid bytes are kept as surrogate escapes instead of raising, so the data of an
-event with invalid UTF-8 fails JSON decoding (invalid_json), as the same bytes in a JSON body
-do.
+
+It works on bytes and never decodes an event's data: every character the rules look at (CR, LF,
+the colon, the field names) is ASCII, and no byte of a multi-byte UTF-8 character is ASCII, so
+splitting the bytes is splitting the text. The data reaches the handler as the bytes the server
+sent, which the JSON decoder reads directly; invalid UTF-8 in them fails JSON decoding
+(invalid_json), as the same bytes in a JSON body do.
 """
 
 from __future__ import annotations
 
-import codecs
+from assay.handlers.base import SseEvent, SseFrame
 
-from assay.handlers.base import SseEvent
-
-_BOM = "\ufeff"
+_BOM = b"\xef\xbb\xbf"
+_MESSAGE = "message"
 
 
 class SseParser:
-    """Turns a byte stream, fed in chunks of any size, into `SseEvent`s.
+    """Turns a byte stream, fed in chunks of any size, into frames.
 
-    `comments` counts comment lines (`: ping` keep-alives), which are not events.
+    A frame is the event's data as bytes for a plain `message` event (nearly every event of an
+    OpenAI-style stream: no object is built per event), or an `SseEvent` for a named one.
+    `comments` counts comment lines (`: ping` keep-alives, counted as the rest of their event
+    is read), which are not events; `last_id` is the stream's last event id.
 
     >>> parser = SseParser()
     >>> parser.feed(b": ping\\r\\ndata: {\\"a\\"")
     []
-    >>> [event.data for event in parser.feed(b": 1}\\r\\n\\r\\ndata: [DONE]\\n\\n")]
-    ['{"a": 1}', '[DONE]']
+    >>> parser.feed(b": 1}\\r\\n\\r\\nevent: usage\\ndata: [DONE]\\n\\n")
+    [b'{"a": 1}', SseEvent(data=b'[DONE]', event='usage')]
     >>> parser.comments
     1
     """
 
-    __slots__ = (
-        "_after_cr",
-        "_at_start",
-        "_data",
-        "_decoder",
-        "_event",
-        "_last_id",
-        "_pending",
-        "comments",
-    )
+    __slots__ = ("_after_cr", "_head", "_pending", "comments", "last_id")
 
     def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="surrogateescape")
-        # The tail of the stream after the last line end: an incomplete line, kept in pieces so
-        # a long line arriving in many small chunks is joined once, not once per chunk.
-        self._pending: list[str] = []
-        # The previous text ended with CR: an LF at the start of the next text ends no line.
+        # The bytes after the last blank line: an incomplete event, kept in pieces so a long
+        # event arriving in many small chunks is joined once, not once per chunk.
+        self._pending: list[bytes] = []
+        # The first bytes of the stream while they may still be a split BOM; None once past it.
+        self._head: bytes | None = b""
+        # The previous chunk ended with CR: an LF at the start of the next ends no line.
         self._after_cr = False
-        self._at_start = True
-        self._data: list[str] = []
-        self._event = ""
-        self._last_id: str | None = None
         self.comments = 0
+        self.last_id: str | None = None
 
-    def feed(self, chunk: bytes) -> list[SseEvent]:
-        """Take the next bytes of the stream; return the events they complete."""
-        return self._take(self._decoder.decode(chunk))
-
-    def close(self) -> list[SseEvent]:
-        """End of stream: flush the decoder, the last line and a pending event with data."""
-        events = self._take(self._decoder.decode(b"", final=True))
-        if self._pending or self._data:
-            # A blank line ends the last line and dispatches the event it completes; a CR that
-            # ended the stream must not swallow it as the first half of a CRLF.
-            self._after_cr = False
-            events += self._take("\n\n" if self._pending else "\n")
-        return events
-
-    def _take(self, text: str) -> list[SseEvent]:
-        if not text:
+    def feed(self, chunk: bytes) -> list[SseFrame]:
+        """Take the next bytes of the stream; return the frames of the events they complete."""
+        if self._head is not None or self._after_cr or b"\r" in chunk:
+            chunk = self._normalised(chunk)
+        if not chunk:
             return []
-        if self._at_start:
-            self._at_start = False
-            if text[0] == _BOM:
-                text = text[1:]
-        if self._after_cr:
-            self._after_cr = False
-            if text[:1] == "\n":
-                text = text[1:]
-        events: list[SseEvent] = []
-        if "\r" in text:
-            self._after_cr = text[-1] == "\r"
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-        elif "\n" not in text:
-            if text:
-                self._pending.append(text)
-            return events
-        lines = text.split("\n")
-        if self._pending:
-            self._pending.append(lines[0])
-            lines[0] = "".join(self._pending)
-            self._pending.clear()
-        tail = lines.pop()
+        pending = self._pending
+        if pending:
+            # Only a chunk that completes the pending event is worth joining to it.
+            if b"\n\n" not in chunk and not (chunk[0] == 10 and pending[-1][-1] == 10):
+                pending.append(chunk)
+                return []
+            pending.append(chunk)
+            chunk = b"".join(pending)
+            pending.clear()
+        # Nearly every event of an OpenAI-style stream is one `data: {...}` line: split at the
+        # starts of such events first, which leaves their data bare with no work per event.
+        parts = chunk.split(b"\n\ndata: ")
+        last = parts.pop()
+        if parts and parts[0][:6] == b"data: ":
+            last = b"data: " + last
+            # Each split took two line ends; any other line end belongs to an event with more
+            # than one line, or to the last part, which is read below.
+            if chunk.count(b"\n") == 2 * len(parts) + last.count(b"\n"):
+                frames: list[SseFrame] = list(parts)
+                frames[0] = parts[0][6:]
+                return self._take(last, frames)
+        return self._take(chunk, [])
+
+    def _take(self, rest: bytes, frames: list[SseFrame]) -> list[SseFrame]:
+        """`frames` with those of the events complete in `rest`; its incomplete end kept."""
+        blocks = rest.split(b"\n\n")
+        tail = blocks.pop()
         if tail:
             self._pending.append(tail)
-        # The two lines of nearly every chunk (`data: ...` and the blank line) are handled
-        # inline, with the common spelling tested first: this loop runs once per line of every
-        # stream.
-        data = self._data
-        keep = data.append
-        emit = events.append
-        for line in lines:
-            if line:
-                # vLLM writes `data: {...}`, TGI `data:{...}`.
-                if line[:6] == "data: ":
-                    keep(line[6:])
-                elif line[:5] == "data:":
-                    keep(line[5:])
-                else:
-                    self._line(line)
+        for block in blocks:
+            # vLLM writes `data: {...}`, TGI `data:{...}`.
+            if block[:6] == b"data: " and b"\n" not in block:
+                frames.append(block[6:])
             else:
-                if data:
-                    emit(
-                        SseEvent(
-                            data[0] if len(data) == 1 else "\n".join(data),
-                            self._event or "message",
-                            self._last_id,
-                        )
-                    )
-                    data.clear()
-                self._event = ""
-        return events
+                self._block(block, frames)
+        return frames
 
-    def _line(self, line: str) -> None:
-        if line[0] == ":":
-            self.comments += 1
-            return
-        field, colon, value = line.partition(":")
-        if colon and value[:1] == " ":
-            value = value[1:]
-        if field == "event":
-            self._event = value
-        elif field == "data":
-            self._data.append(value)
-        elif field == "id" and "\0" not in value:
-            # The spec ignores an id holding NUL, so a later reconnect cannot be confused.
-            self._last_id = value
-        # `retry` and unknown fields carry nothing assay uses.
+    def close(self) -> list[SseFrame]:
+        """End of stream: dispatch a pending event with data, its blank line or not."""
+        if self._head:
+            self._pending.append(self._head)
+        self._head = None
+        frames: list[SseFrame] = []
+        if self._pending:
+            rest = b"".join(self._pending)
+            self._pending.clear()
+            for block in rest.split(b"\n\n"):
+                self._block(block, frames)
+        return frames
+
+    def _normalised(self, chunk: bytes) -> bytes:
+        """`chunk` without a leading BOM, with every line end as LF."""
+        head = self._head
+        if head is not None:
+            chunk = head + chunk
+            if len(chunk) < len(_BOM) and _BOM.startswith(chunk):
+                self._head = chunk  # maybe a BOM split between chunks: wait for more
+                return b""
+            self._head = None
+            if chunk.startswith(_BOM):
+                chunk = chunk[len(_BOM) :]
+        if self._after_cr and chunk:
+            self._after_cr = False
+            if chunk[0] == 10:
+                chunk = chunk[1:]
+        if b"\r" in chunk:
+            self._after_cr = chunk[-1] == 13
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        return chunk
+
+    def _block(self, block: bytes, frames: list[SseFrame]) -> None:
+        """The lines of one event, ended by a blank line (or the end of the stream)."""
+        data: list[bytes] = []
+        name = b""
+        for line in block.split(b"\n"):
+            if not line:
+                # A blank line (a block can start with one): dispatch, reset the event name.
+                _dispatch(data, name, frames)
+                data = []
+                name = b""
+            elif line[0] == 58:  # ":"
+                self.comments += 1
+            else:
+                field, colon, value = line.partition(b":")
+                if colon and value[:1] == b" ":
+                    value = value[1:]
+                if field == b"data":
+                    data.append(value)
+                elif field == b"event":
+                    name = value
+                elif field == b"id" and b"\0" not in value:
+                    # The spec ignores an id holding NUL, so a later reconnect cannot be confused.
+                    self.last_id = value.decode("utf-8", "replace")
+                # `retry` and unknown fields carry nothing assay uses.
+        _dispatch(data, name, frames)
+
+
+def _dispatch(data: list[bytes], name: bytes, frames: list[SseFrame]) -> None:
+    """The frame of an event with data; an event without data dispatches nothing."""
+    if not data:
+        return
+    payload = data[0] if len(data) == 1 else b"\n".join(data)
+    kind = name.decode("utf-8", "replace") if name else _MESSAGE
+    frames.append(payload if kind == _MESSAGE else SseEvent(payload, kind))

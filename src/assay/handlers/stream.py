@@ -22,10 +22,10 @@ from assay.core.response import (
     ToolCall,
 )
 from assay.core.trusted import trusted
-from assay.handlers.base import SseEvent, Transfer
+from assay.handlers.base import SseEvent, SseFrame, Transfer
 from assay.handlers.wire import answer_ids, error_message, int_field, parse_usage, unusable
 
-DONE = "[DONE]"
+DONE = b"[DONE]"
 
 
 class _ToolCallDraft:
@@ -121,7 +121,7 @@ class StreamDraft:
         """When the first token-bearing chunk arrived."""
         return self._first_token_ns
 
-    def _load(self, event: SseEvent) -> Any:
+    def _load(self, frame: SseFrame) -> Any:
         """The decoded JSON of a data event, or None when the event is done with.
 
         Handles what every endpoint shares: a fault already seen, `[DONE]`, an `event: error`
@@ -129,12 +129,12 @@ class StreamDraft:
         caller narrows it with `isinstance`.
         """
         self._events += 1
+        data = frame_data(frame)
         if self._closed:
-            if self._terminal and event.data != DONE:  # a `[DONE]` after the event is benign
+            if self._terminal and data != DONE:  # a `[DONE]` after the event is benign
                 self._trailing += 1
             return None
-        data = event.data
-        if event.event == "error":
+        if isinstance(frame, SseEvent) and frame.event == "error":
             self._fail(
                 DiagnosticCode.sse_error_event,
                 f"{self._what} stream sent an `event: error` frame: {_frame_message(data)}",
@@ -154,12 +154,12 @@ class StreamDraft:
             )
             return None
 
-    def _fail(self, code: DiagnosticCode, message: str, data: str) -> None:
+    def _fail(self, code: DiagnosticCode, message: str, data: bytes) -> None:
         if self._fault is None:
             self._closed = True
-            self._fault = (code, _printable(message), _printable(data))
+            self._fault = (code, _printable(message), data.decode("utf-8", "replace"))
 
-    def _open_chunk(self, event: SseEvent) -> Any:
+    def _open_chunk(self, frame: SseFrame) -> Any:
         """A chat/completions chunk with a non-empty `choices` list, or None when done with.
 
         Shared by both `feed`s (it calls `_load` itself, so they make no extra call per chunk): a
@@ -168,39 +168,39 @@ class StreamDraft:
         `{"error": ...}` is inband_error. `Any` as for `_load`; the caller reads `choices` and
         `usage` from it.
         """
-        kind = event.event
-        if kind != "message":
-            if kind == "error":
-                self._load(event)  # records the error frame; an error event yields no chunk
+        if not isinstance(frame, bytes):
+            if frame.event == "message":  # named as the default: a plain event after all
+                return self._open_chunk(frame.data)
+            if frame.event == "error":
+                self._load(frame)  # records the error frame; an error event yields no chunk
             else:
                 self._events += 1  # nothing to read
                 if self._terminal:
                     self._trailing += 1
             return None
-        # `_load` inlined for plain `message` events: this runs once per chunk of every stream.
+        # `_load` inlined for `message` events: this runs once per chunk of every stream.
         self._events += 1
         if self._closed:
-            if self._terminal and event.data != DONE:  # a `[DONE]` after the event is benign
+            if self._terminal and frame != DONE:  # a `[DONE]` after the event is benign
                 self._trailing += 1
             return None
-        data = event.data
-        if data == DONE:
+        if frame == DONE:
             self._terminal = self._closed = True
             return None
         try:
-            obj = orjson.loads(data)
+            obj = orjson.loads(frame)
         except orjson.JSONDecodeError as exc:
             self._fail(
                 DiagnosticCode.invalid_json,
                 f"{self._what} stream data is not valid JSON: {exc}",
-                data,
+                frame,
             )
             return None
         if type(obj) is not dict:
             self._fail(
                 DiagnosticCode.unexpected_shape,
                 f"{self._what} stream chunk is JSON {type(obj).__name__}, not an object",
-                data,
+                frame,
             )
             return None
         get = obj.get
@@ -209,7 +209,7 @@ class StreamDraft:
             self._fail(
                 DiagnosticCode.inband_error,
                 f"{self._what} stream carried an error object: {error_message(error)}",
-                data,
+                frame,
             )
             return None
         if self._model is None:
@@ -229,7 +229,7 @@ class StreamDraft:
         self._fail(
             DiagnosticCode.unexpected_shape,
             f"{self._what} stream chunk has no `choices` list",
-            data,
+            frame,
         )
         return None
 
@@ -351,29 +351,27 @@ class StreamDraft:
         return Success(self.partial(transfer))
 
 
-def _printable(text: str) -> str:
-    """`text` with the undecodable bytes the SSE parser kept (lone surrogates) as U+FFFD.
+def frame_data(frame: SseFrame) -> bytes:
+    """The data bytes of a frame, a `message` event's or a named event's."""
+    return frame if isinstance(frame, bytes) else frame.data
 
-    The parser keeps invalid UTF-8 as surrogate escapes so that orjson rejects such data as
-    invalid_json; a message or excerpt must still be valid text to be stored.
-    """
+
+def _printable(text: str) -> str:
+    """`text` with any lone surrogate (from undecodable server bytes) as U+FFFD, so a message
+    that quotes the server can be stored as valid text."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        try:
-            raw = text.encode("utf-8", "surrogateescape")  # the bytes the server sent
-        except UnicodeEncodeError:
-            raw = text.encode("utf-8", "surrogatepass")  # a surrogate not from the parser
-        return raw.decode("utf-8", "replace")
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
     return text
 
 
-def _frame_message(data: str) -> str:
+def _frame_message(data: bytes) -> str:
     """The server's message inside an error frame's data, or the data itself."""
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError:
-        return error_message(data) if data else "(no data)"
+        return error_message(data.decode("utf-8", "replace")) if data else "(no data)"
     if isinstance(obj, dict) and obj.get("error") is not None:
         return error_message(obj["error"])
     return error_message(obj)

@@ -20,9 +20,9 @@ from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
 from assay.core.response import GenerationResponse
 from assay.errors import DataError
-from assay.handlers.base import SseEvent, Transfer
+from assay.handlers.base import SseFrame, Transfer
 from assay.handlers.chat import ChatAccumulator
-from assay.handlers.stream import StreamDraft
+from assay.handlers.stream import StreamDraft, frame_data
 from assay.handlers.wire import body_answer, decode_body, str_field, unusable, with_extra
 from assay.spec.endpoint import Endpoint
 
@@ -86,8 +86,8 @@ class TranscriptionsAccumulator(ChatAccumulator):
     >>> request = GenerationRequest(request_id="r1", endpoint=Endpoint.transcriptions,
     ...     model="m", audio_file=b"RIFF")
     >>> stream = TranscriptionsAccumulator(request)
-    >>> stream.feed(SseEvent('{"type":"transcript.text.delta","delta":"Hi"}'), 20)
-    >>> stream.feed(SseEvent('{"type":"transcript.text.done","text":"Hi"}'), 30)
+    >>> stream.feed(b'{"type":"transcript.text.delta","delta":"Hi"}', 20)
+    >>> stream.feed(b'{"type":"transcript.text.done","text":"Hi"}', 30)
     >>> answer = stream.partial(Transfer(send_ns=0, end_ns=40))
     >>> answer.text, answer.terminal_seen, answer.timing.first_token_ns
     ('Hi', True, 20)
@@ -98,23 +98,26 @@ class TranscriptionsAccumulator(ChatAccumulator):
     def __init__(self, request: GenerationRequest) -> None:
         StreamDraft.__init__(self, request, "transcriptions")
 
-    def feed(self, event: SseEvent, received_ns: int) -> None:
+    def feed(self, frame: SseFrame, received_ns: int) -> None:
         """Take one event: an OpenAI transcript event, or a vLLM chunk, `[DONE]`, an error."""
-        kind = event.event
-        if kind in (_DELTA, _DONE) or (kind == "message" and '"transcript.text.' in event.data):
-            self._feed_event(event, received_ns)
+        if isinstance(frame, bytes):
+            typed = b'"transcript.text.' in frame
         else:
-            super().feed(event, received_ns)
+            typed = frame.event in (_DELTA, _DONE)
+        if typed:
+            self._feed_event(frame, received_ns)
+        else:
+            super().feed(frame, received_ns)
 
-    def _feed_event(self, event: SseEvent, received_ns: int) -> None:
-        obj = self._load(event)
+    def _feed_event(self, frame: SseFrame, received_ns: int) -> None:
+        obj = self._load(frame)
         if obj is None:
             return
         if type(obj) is not dict:
             self._fail(
                 DiagnosticCode.unexpected_shape,
                 f"transcriptions stream event is JSON {type(obj).__name__}, not an object",
-                event.data,
+                frame_data(frame),
             )
             return
         kind = obj.get("type")
@@ -124,7 +127,7 @@ class TranscriptionsAccumulator(ChatAccumulator):
                 self._fail(
                     DiagnosticCode.unexpected_shape,
                     "transcript.text.delta event has no `delta` string",
-                    event.data,
+                    frame_data(frame),
                 )
                 return
             if delta:
