@@ -7,9 +7,15 @@ from returns.result import Result, Success
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.response import GenerationResponse
 from assay.spec.endpoint import Answer
+from assay.validators.chain import screened
 from assay.validators.reject import reject
 
 
+def _not_vectors(response: GenerationResponse) -> bool:
+    return response.endpoint.traits.answer is not Answer.vectors
+
+
+@screened(_not_vectors)
 def empty_embedding(response: GenerationResponse) -> Result[GenerationResponse, UnusableResponse]:
     """Embeddings only: no vectors, a count other than the inputs, dimension 0, NaN/inf values.
 
