@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from returns.result import Result, Success
 
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
@@ -10,9 +12,11 @@ from assay.spec.endpoint import Answer
 from assay.validators.chain import screened
 from assay.validators.reject import reject
 
+_VECTORS: Final = Answer.vectors  # read once: an enum member's lookup costs more than the test
+
 
 def _not_vectors(response: GenerationResponse) -> bool:
-    return response.endpoint.traits.answer is not Answer.vectors
+    return response.endpoint.traits.answer is not _VECTORS
 
 
 @screened(_not_vectors)
