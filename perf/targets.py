@@ -132,6 +132,12 @@ ROWS: tuple[Row, ...] = (
         "unit_costs.request.synthetic_request_ns", "ns"),
     Row("unit_costs", "JSONL record line, ns per record", "unit_costs.request.record_line_ns",
         "ns"),
+    Row("unit_costs", "synthetic completions request (32 prompt tokens), ns",
+        "unit_costs.dispatch.synthetic_completions_request_ns", "ns"),
+    Row("unit_costs", "judging a completed 16-token chat answer, default chain, ns",
+        "unit_costs.dispatch.judge_chat_default_ns", "ns"),
+    Row("unit_costs", "closed-loop turn against an instant server (build, execute, judge, "
+        "record), ns per request", "unit_costs.dispatch.closed_loop_request_ns", "ns"),
     Row("unit_costs", "synthetic prompt, 8k tokens, ns per token",
         "unit_costs.request.prompt_ns_per_token_8k", "ns", "<=", 30),
     Row("unit_costs", "synthetic prompt, 32k tokens, ns per token",

@@ -1,5 +1,6 @@
-"""The Python examples of README.md and docs/library.md run (each page top to bottom, as one
-script, in a scratch folder), and the README's validator example does what it says."""
+"""The Python examples of README.md, docs/library.md and docs/extending.md run (each page top
+to bottom, as one script, in a scratch folder), and the README's validator example does what
+it says."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from assay.core import CustomCode, Endpoint, GenerationResponse, ResponseTiming,
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-PAGES = [README, ROOT / "docs" / "library.md"]
+PAGES = [README, ROOT / "docs" / "library.md", ROOT / "docs" / "extending.md"]
 
 
 def python_blocks(page: Path) -> list[str]:

@@ -37,11 +37,14 @@ _MAX_SEAM_ROUNDS: Final = 16
 class _Runtime:
     """What a source builds on first use: never pickled, never part of equality."""
 
-    __slots__ = ("prefix", "tokenizer")
+    __slots__ = ("prefix", "text_fields", "tokenizer")
 
     def __init__(self) -> None:
         self.tokenizer: Tokenizer | None = None
         self.prefix: str | None = None
+        # The fields every plain-text request shares (`_plain_text_fields`); `{}` once decided
+        # that this source's requests are not plain text, `None` before deciding.
+        self.text_fields: dict[str, object] | None = None
 
     def __eq__(self, other: object) -> bool:
         # Two sources with the same config are equal whether or not either has built its cache.
@@ -130,6 +133,54 @@ class SyntheticSource(BaseModel):
     def request(self, index: int) -> GenerationRequest:
         """The request at `index`, the same in every process."""
         rng = index_rng(self.seed, index)
+        private = self.__pydantic_private__  # read directly: see `_prompt`
+        runtime: _Runtime = self._runtime if private is None else private["_runtime"]
+        shared = runtime.text_fields
+        if shared is None:
+            shared = runtime.text_fields = self._plain_text_fields()
+        if shared:
+            return self._plain_text_request(index, rng, shared)
+        return self._built_request(index, rng)
+
+    def _plain_text_fields(self) -> dict[str, object]:
+        """The fields shared by every request of a source of plain text prompts (a chat message
+        or a prompt, no images or audio), in `GenerationRequest`'s order; `{}` for any other."""
+        traits = self.endpoint.traits
+        if (
+            traits.carries not in (Carries.messages, Carries.prompt)
+            or not traits.generates
+            or self._carries_images()
+            or self.audio_seconds
+        ):
+            return {}
+        return self._fields(0, prompt_tokens=None)
+
+    def _plain_text_request(
+        self, index: int, rng: random.Random, shared: dict[str, object]
+    ) -> GenerationRequest:
+        """What `_built_request` builds for a plain text prompt, from the fields every request
+        shares: the same draws from `rng` in the same order, without deciding per request."""
+        prompt_count = sample_token_count(self.prompt_tokens, rng)
+        output_count: int | None = sample_token_count(self.output_tokens, rng)
+        text = self._prompt(prompt_count, rng)
+        fields = shared.copy()  # keeps the field order; the keys set below are already there
+        fields["request_id"] = request_id(index)
+        if self.endpoint.traits.carries is Carries.messages:
+            fields["messages"] = ({"role": "user", "content": text},)
+        else:
+            fields["prompt"] = text
+        ignore_eos = self.ignore_eos
+        if self.extra_body:
+            output_count, ignore_eos = asked_limits(
+                self.endpoint, self.extra_body, output_count, ignore_eos
+            )
+            fields["ignore_eos"] = ignore_eos
+        fields["max_output_tokens"] = output_count
+        fields["prompt_tokens"] = prompt_count
+        return trusted(GenerationRequest, fields)
+
+    def _built_request(self, index: int, rng: random.Random) -> GenerationRequest:
+        """The request at `index` from its random stream, for every kind of request."""
         match self.endpoint.traits.carries:
             case Carries.inputs:
                 counts = [
@@ -221,6 +272,32 @@ class SyntheticSource(BaseModel):
         images: int | None = None,
         audio_file: bytes | None = None,
     ) -> GenerationRequest:
+        return trusted(
+            GenerationRequest,
+            self._fields(
+                index,
+                prompt_tokens=prompt_tokens,
+                prompt=prompt,
+                messages=messages,
+                documents=documents,
+                max_output_tokens=max_output_tokens,
+                images=images,
+                audio_file=audio_file,
+            ),
+        )
+
+    def _fields(
+        self,
+        index: int,
+        *,
+        prompt_tokens: int | None,
+        prompt: str | tuple[str, ...] | None = None,
+        messages: tuple[dict[str, JsonValue], ...] | None = None,
+        documents: tuple[str, ...] | None = None,
+        max_output_tokens: int | None = None,
+        images: int | None = None,
+        audio_file: bytes | None = None,
+    ) -> dict[str, object]:
         # Every value is of its declared type already (this source's validated config, ints
         # from the sampler, text from the tokenizer), so the request is built unvalidated: the
         # keys follow `GenerationRequest`'s field order. `extra_body` is this source's own
@@ -231,26 +308,23 @@ class SyntheticSource(BaseModel):
             max_output_tokens, ignore_eos = asked_limits(
                 self.endpoint, self.extra_body, max_output_tokens, ignore_eos
             )
-        return trusted(
-            GenerationRequest,
-            {
-                "request_id": request_id(index),
-                "endpoint": self.endpoint,
-                "model": self.model,
-                "prompt": prompt,
-                "messages": messages,
-                "documents": documents,
-                "max_output_tokens": max_output_tokens,
-                "ignore_eos": ignore_eos,
-                # An endpoint that answers in one body (embeddings) is never asked to stream.
-                "stream": self.stream and self.endpoint.traits.streams,
-                "prompt_tokens": prompt_tokens,
-                "extra_body": self.extra_body,
-                "images": images,
-                "audio_seconds": self.audio_seconds,
-                "audio_file": audio_file,
-            },
-        )
+        return {
+            "request_id": request_id(index),
+            "endpoint": self.endpoint,
+            "model": self.model,
+            "prompt": prompt,
+            "messages": messages,
+            "documents": documents,
+            "max_output_tokens": max_output_tokens,
+            "ignore_eos": ignore_eos,
+            # An endpoint that answers in one body (embeddings) is never asked to stream.
+            "stream": self.stream and self.endpoint.traits.streams,
+            "prompt_tokens": prompt_tokens,
+            "extra_body": self.extra_body,
+            "images": images,
+            "audio_seconds": self.audio_seconds,
+            "audio_file": audio_file,
+        }
 
     def _sampled_prompt(self, rng: random.Random) -> tuple[int, int | None, str]:
         """The prompt's token count, the output limit (for an endpoint that generates) and the

@@ -20,7 +20,10 @@ class ErrorWatch:
     def __init__(self, constraints: Constraints, *, rate: bool = True) -> None:
         self._limit = constraints.max_errors
         self._max_rate = constraints.stop_error_rate if rate else None
-        self._window: deque[bool] = deque(maxlen=constraints.error_rate_window)
+        # The window serves the error rate alone: without one, no request pays for keeping it.
+        self._window: deque[bool] | None = (
+            deque(maxlen=constraints.error_rate_window) if self._max_rate is not None else None
+        )
         self._window_errors = 0
         self.errors = 0
 
@@ -29,14 +32,16 @@ class ErrorWatch:
         if errored:
             self.errors += 1
         window = self._window
-        if len(window) == window.maxlen and window[0]:
-            self._window_errors -= 1
-        window.append(errored)
-        self._window_errors += errored
+        if window is not None:
+            if len(window) == window.maxlen and window[0]:
+                self._window_errors -= 1
+            window.append(errored)
+            self._window_errors += errored
         if self._limit is not None and self.errors >= self._limit:
             return StopReason.max_errors
         if (
-            self._max_rate is not None
+            window is not None
+            and self._max_rate is not None
             and len(window) == window.maxlen
             and self._window_errors / len(window) >= self._max_rate
         ):

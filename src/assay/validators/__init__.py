@@ -12,7 +12,15 @@ chain, which a library user extends with `chain(default_chain(endpoint), my_vali
 <DiagnosticCode.empty_response: 'empty_response'>
 """
 
-from assay.validators.chain import Chain, Validator, chain, named_steps, validator_name
+from assay.validators.chain import (
+    Chain,
+    Screen,
+    Validator,
+    chain,
+    named_steps,
+    screened,
+    validator_name,
+)
 from assay.validators.completeness import (
     empty_response,
     missing_finish_reason,
@@ -43,6 +51,7 @@ __all__ = [
     "BUILTIN_VALIDATORS",
     "BuiltinValidator",
     "Chain",
+    "Screen",
     "Validator",
     "builtin_validator",
     "chain",
@@ -63,6 +72,7 @@ __all__ = [
     "reject",
     "resolve_validator",
     "result_count_mismatch",
+    "screened",
     "stream_without_finish_reason",
     "truncated_before_finish",
     "truncated_stream",

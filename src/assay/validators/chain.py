@@ -14,6 +14,13 @@ R = TypeVar("R")
 Validator: TypeAlias = Callable[[R], Result[R, UnusableResponse]]
 """Takes a response and returns it unchanged (`Success`) or says why it is unusable (`Failure`)."""
 
+Screen: TypeAlias = Callable[[R], bool]
+"""A cheap test of a response: `True` promises its validator would return `Success(response)`."""
+
+_SCREEN = (
+    "assay_screen"  # the attribute `screened` sets: distinctive, so no object has it by chance
+)
+
 
 def _accept(response: R) -> Result[R, UnusableResponse]:
     # Annotated seed: a bare `Success(r)` passed to `.bind` would type the error side as Any.
@@ -25,11 +32,13 @@ def _accept(response: R) -> Result[R, UnusableResponse]:
 class Chain(Generic[R]):
     """Validators applied in order with `.bind`; itself a validator. Build it with `chain`."""
 
-    __slots__ = ("_first", "_rest", "named", "steps")
+    __slots__ = ("_first", "_rest", "named", "screened_steps", "steps")
 
     def __init__(self, steps: tuple[Validator[R], ...]) -> None:
         self.steps = steps
         self.named = tuple((validator_name(step), step) for step in steps)
+        # Read once here: looking each screen up per response would cost what it saves.
+        self.screened_steps = tuple((name, step, screen_of(step)) for name, step in self.named)
         # `Success(r).bind(first)` is `first(r)`: calling it directly saves one container, the
         # most expensive object here (~0.4 us), on every response.
         self._first: Validator[R] = steps[0] if steps else _accept
@@ -73,6 +82,54 @@ def named_steps(validate: Validator[R]) -> tuple[tuple[str, Validator[R]], ...]:
     if isinstance(validate, Chain):
         return validate.named
     return ((validator_name(validate), validate),)
+
+
+def screened(screen: Screen[R]) -> Callable[[Validator[R]], Validator[R]]:
+    """Give a validator a screen: a cheap test whose `True` means the validator would accept.
+
+    `judge` skips a validator whose screen passes (most answers pass most checks, and a
+    `Success` costs more than the test), and calls it otherwise, or when the screen raises. The
+    validator itself is returned unchanged, with its name, so called directly it behaves as
+    before. The validator must be an object that takes attributes (a function does).
+
+    >>> from returns.result import Failure
+    >>> from assay.core import DiagnosticCode, UnusableResponse
+    >>> @screened(lambda n: n > 0)
+    ... def positive(n: int) -> Result[int, UnusableResponse]:
+    ...     if n > 0:
+    ...         return Success(n)
+    ...     return Failure(UnusableResponse(code=DiagnosticCode.empty_response, message="not > 0"))
+    >>> positive(3), screen_of(positive) is not None, positive.__name__
+    (<Success: 3>, True, 'positive')
+    """
+
+    def attach(validator: Validator[R]) -> Validator[R]:
+        setattr(validator, _SCREEN, screen)
+        return validator
+
+    return attach
+
+
+def screen_of(validator: Validator[R]) -> Screen[R] | None:
+    """The screen `screened` gave `validator`, or `None` when it has none."""
+    screen: Screen[R] | None = getattr(validator, _SCREEN, None)
+    return screen
+
+
+def screened_steps(
+    validate: Validator[R],
+) -> tuple[tuple[str, Validator[R], Screen[R] | None], ...]:
+    """`named_steps`, each with its screen (or `None`): what `judge` runs, in order.
+
+    >>> from assay.core import Endpoint
+    >>> from assay.validators import default_chain
+    >>> [(name, screen is not None) for name, _, screen in screened_steps(
+    ...     default_chain(Endpoint.embeddings))]
+    [('empty_embedding', True)]
+    """
+    if isinstance(validate, Chain):
+        return validate.screened_steps
+    return ((validator_name(validate), validate, screen_of(validate)),)
 
 
 def chain(*validators: Validator[R]) -> Validator[R]:

@@ -7,9 +7,33 @@ from returns.result import Result, Success
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.response import GenerationResponse
 from assay.spec.endpoint import Answer
+from assay.validators.chain import screened
 from assay.validators.reject import reject
 
 
+def _ended(response: GenerationResponse) -> bool:
+    """Not a stream, or a stream that reached its terminal marker."""
+    return not response.streamed or response.terminal_seen
+
+
+def _ended_or_finished(response: GenerationResponse) -> bool:
+    return response.finish_reason is not None or not response.streamed or response.terminal_seen
+
+
+def _has_content(response: GenerationResponse) -> bool:
+    # Content makes any answer usable here: a vectors or scores answer passes whatever it has.
+    return bool(response.text or response.tool_calls or response.reasoning)
+
+
+def _said_why_or_unended(response: GenerationResponse) -> bool:
+    return response.finish_reason is not None or not response.streamed or not response.terminal_seen
+
+
+def _has_finish_reason(response: GenerationResponse) -> bool:
+    return response.finish_reason is not None
+
+
+@screened(_ended)
 def truncated_stream(response: GenerationResponse) -> Result[GenerationResponse, UnusableResponse]:
     """A stream that ended without its terminal marker (`[DONE]`, or the terminal event of
     `/v1/responses`) was cut short, even when a `finish_reason` had already arrived.
@@ -49,6 +73,7 @@ def truncated_stream(response: GenerationResponse) -> Result[GenerationResponse,
     )
 
 
+@screened(_ended_or_finished)
 def truncated_before_finish(
     response: GenerationResponse,
 ) -> Result[GenerationResponse, UnusableResponse]:
@@ -67,6 +92,7 @@ def truncated_before_finish(
     return truncated_stream(response)
 
 
+@screened(_has_content)
 def empty_response(response: GenerationResponse) -> Result[GenerationResponse, UnusableResponse]:
     """No text, no tool calls and no reasoning: nothing was served (PR #615), whatever the usage.
 
@@ -109,6 +135,7 @@ def _reported(response: GenerationResponse) -> str:
     return "no usage reported"
 
 
+@screened(_said_why_or_unended)
 def stream_without_finish_reason(
     response: GenerationResponse,
 ) -> Result[GenerationResponse, UnusableResponse]:
@@ -145,6 +172,7 @@ def stream_without_finish_reason(
     )
 
 
+@screened(_has_finish_reason)
 def missing_finish_reason(
     response: GenerationResponse,
 ) -> Result[GenerationResponse, UnusableResponse]:

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from returns.result import Result, Success
 
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.response import GenerationResponse
 from assay.spec.endpoint import Answer
+from assay.validators.chain import screened
 from assay.validators.reject import reject
 
+_VECTORS: Final = Answer.vectors  # read once: an enum member's lookup costs more than the test
 
+
+def _not_vectors(response: GenerationResponse) -> bool:
+    return response.endpoint.traits.answer is not _VECTORS
+
+
+@screened(_not_vectors)
 def empty_embedding(response: GenerationResponse) -> Result[GenerationResponse, UnusableResponse]:
     """Embeddings only: no vectors, a count other than the inputs, dimension 0, NaN/inf values.
 

@@ -12,6 +12,7 @@ from returns.result import Result, Success
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.response import GenerationResponse, ScoreSummary
 from assay.spec.endpoint import Answer
+from assay.validators.chain import screened
 from assay.validators.reject import reject
 
 
@@ -24,6 +25,37 @@ def _summary(response: GenerationResponse) -> ScoreSummary | None:
             return response.scores if response.scores is not None else ScoreSummary(count=0)
 
 
+# The screens read `response.scores` alone: what passes them passes the validator whatever the
+# endpoint, since an answer that is not a scores answer passes all four anyway.
+
+
+def _has_results(response: GenerationResponse) -> bool:
+    return response.scores is not None and response.scores.count > 0
+
+
+def _count_as_expected(response: GenerationResponse) -> bool:
+    expected = response.echo.expected_results
+    return expected is None or (response.scores is not None and response.scores.count == expected)
+
+
+def _indices_within(response: GenerationResponse) -> bool:
+    summary = response.scores
+    if summary is None or summary.count == 0:
+        return True
+    documents = response.echo.documents
+    lowest, highest = summary.lowest_index, summary.highest_index
+    return (
+        summary.repeated_index is None
+        and (lowest is None or lowest >= 0)
+        and (documents is None or highest is None or highest < documents)
+    )
+
+
+def _all_finite(response: GenerationResponse) -> bool:
+    return response.scores is None or response.scores.non_finite == 0
+
+
+@screened(_has_results)
 def no_results(response: GenerationResponse) -> Result[GenerationResponse, UnusableResponse]:
     """A rerank or score answer with no results at all: nothing was scored.
 
@@ -45,6 +77,7 @@ def no_results(response: GenerationResponse) -> Result[GenerationResponse, Unusa
     )
 
 
+@screened(_count_as_expected)
 def result_count_mismatch(
     response: GenerationResponse,
 ) -> Result[GenerationResponse, UnusableResponse]:
@@ -70,6 +103,7 @@ def result_count_mismatch(
     )
 
 
+@screened(_indices_within)
 def invalid_result_index(
     response: GenerationResponse,
 ) -> Result[GenerationResponse, UnusableResponse]:
@@ -112,6 +146,7 @@ def invalid_result_index(
     return Success(response)
 
 
+@screened(_all_finite)
 def non_finite_score(response: GenerationResponse) -> Result[GenerationResponse, UnusableResponse]:
     """A result whose score is NaN or infinite: no ranking can be read from it.
 

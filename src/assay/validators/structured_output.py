@@ -7,12 +7,22 @@ from returns.result import Result, Success
 
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse, cap_excerpt
 from assay.core.response import GenerationResponse
+from assay.validators.chain import screened
 from assay.validators.json_schema import describe_json_value, schema_violation
 from assay.validators.reject import reject
 
 _EXCERPT_LIMIT = 512
 
 
+def _json_not_asked(response: GenerationResponse) -> bool:
+    return not response.echo.json_mode
+
+
+def _no_tool_calls(response: GenerationResponse) -> bool:
+    return not response.tool_calls
+
+
+@screened(_json_not_asked)
 def invalid_json_output(
     response: GenerationResponse,
 ) -> Result[GenerationResponse, UnusableResponse]:
@@ -53,6 +63,7 @@ def invalid_json_output(
     return Success(response)
 
 
+@screened(_no_tool_calls)
 def invalid_tool_call(
     response: GenerationResponse,
 ) -> Result[GenerationResponse, UnusableResponse]:

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import math
+from typing import Final
 
 from returns.result import Result, Success
 
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.response import GenerationResponse, TokenSource
 from assay.errors import ConfigError
-from assay.validators.chain import Validator
+from assay.validators.chain import Validator, screened
 from assay.validators.reject import reject
+
+# Read once: looking a member up on its enum class costs more than the rest of a screen's test.
+_NO_TOKEN_COUNT: Final = TokenSource.none
 
 
 def usage_mismatch(
@@ -76,9 +80,27 @@ def usage_mismatch(
 
     if two_sided:
         usage_mismatch.__name__ = "usage_mismatch_two_sided"
-    return usage_mismatch
+    return screened(_counts_agree)(usage_mismatch)
 
 
+def _counts_agree(response: GenerationResponse) -> bool:
+    """Nothing to reconcile, or the stream carried exactly the completion tokens reported: within
+    every tolerance, both ways, whatever proves the count."""
+    usage = response.usage
+    return (
+        usage is None
+        or usage.completion_tokens is None
+        or not response.streamed
+        or response.streamed_token_source is _NO_TOKEN_COUNT
+        or response.streamed_tokens == usage.completion_tokens
+    )
+
+
+def _length_not_asked(response: GenerationResponse) -> bool:
+    return not response.echo.ignore_eos
+
+
+@screened(_length_not_asked)
 def max_tokens_not_honoured(
     response: GenerationResponse,
 ) -> Result[GenerationResponse, UnusableResponse]:

@@ -6,6 +6,7 @@ from returns.result import Result, Success
 
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.response import GenerationResponse
+from assay.validators.chain import screened
 from assay.validators.reject import reject
 
 # How far past `max_tokens` a count may go before it is impossible: servers stop a token or two
@@ -33,6 +34,29 @@ _FIELDS = (
 )
 
 
+def _plausible_usage(response: GenerationResponse) -> bool:
+    """No usage, or no negative figure and completion tokens within `max_tokens` plus the
+    overshoot every limit allows (a larger overshoot is left to `impossible_usage` to allow)."""
+    usage = response.usage
+    if usage is None:
+        return True
+    completion = usage.completion_tokens
+    if (
+        (usage.prompt_tokens or 0) < 0
+        or (completion or 0) < 0
+        or (usage.reasoning_tokens or 0) < 0
+        or (usage.cached_tokens or 0) < 0
+        or (usage.total_tokens or 0) < 0
+    ):
+        return False
+    echo = response.echo
+    limit = echo.max_output_tokens
+    return (
+        limit is None or completion is None or completion <= limit * echo.choices + OVERSHOOT_TOKENS
+    )
+
+
+@screened(_plausible_usage)
 def impossible_usage(response: GenerationResponse) -> Result[GenerationResponse, UnusableResponse]:
     """A usage figure below zero, or more completion tokens than `max_tokens` allowed, beyond
     the late stop servers make (`overshoot_allowed`: 18 for 16 asked is a late stop, not an

@@ -19,7 +19,7 @@ from assay.core.outcome import outcome
 from assay.core.response import GenerationResponse
 from assay.core.trusted import trusted
 from assay.records.record import Completed, Errored, JudgedBy
-from assay.validators.chain import Validator, named_steps
+from assay.validators.chain import Validator, screened_steps
 
 R = TypeVar("R")
 
@@ -51,8 +51,19 @@ def judge(answer: Result[R, UnusableResponse], validate: Validator[R]) -> Comple
 
 
 def _validated(response: R, validate: Validator[R]) -> Completed[R] | Errored:
-    """Run the validators one by one, so a verdict (or an exception) names its validator."""
-    for name, step in named_steps(validate):
+    """Run the validators one by one, so a verdict (or an exception) names its validator.
+
+    A validator whose screen passes is skipped: the screen promises it would accept the
+    response unchanged. A screen that raises promises nothing, so the validator decides.
+    """
+    for name, step, screen in screened_steps(validate):
+        if screen is not None:
+            try:
+                accepts = screen(response)
+            except Exception:
+                accepts = False
+            if accepts:
+                continue
         try:
             result = step(response)
         except Exception as error:
