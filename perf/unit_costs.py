@@ -1,4 +1,5 @@
-"""Per-unit costs: the chunk, chain and aggregation micro-benchmarks, each in its own process.
+"""Per-unit costs: the chunk, chain, aggregation and after-verdict micro-benchmarks, each in
+its own process.
 
 Each one prints a JSON object; running them as subprocesses keeps their heaps and imports from
 colouring one another and bounds each one in time.
@@ -16,6 +17,7 @@ MODULES = {
     "chain": "perf.chain_cost",
     "aggregation": "perf.aggregation_cost",
     "request": "perf.request_costs",
+    "after": "perf.after_cost",
 }
 _TIMEOUT_S = 180.0
 
