@@ -11,6 +11,7 @@ median of several rounds) on typical completed 16-token streamed chat records.
 
 from __future__ import annotations
 
+import itertools
 import json
 import statistics
 import tempfile
@@ -23,16 +24,43 @@ import orjson
 from assay.benchmark.shard_sink import ShardSinkFactory
 from assay.core import GenerationResponse
 from assay.metrics import Slo, StepAggregator
-from assay.records import RequestRecord
+from assay.records import Completed, RequestRecord
 from assay.records.jsonl import record_line
 from assay.records.sink import StepContext
-from perf.aggregation_cost import typical_records
+from perf.aggregation_cost import typical_records as records_with_uneven_times
 
 ROUNDS = 7
 COUNT = 20_000
 SLO = Slo(ttft_ms=100, tpot_ms=20)
+MS = 1_000_000
 
 Records = Sequence[RequestRecord[GenerationResponse]]
+
+
+def typical_records(count: int) -> list[RequestRecord[GenerationResponse]]:
+    """Completed streamed chat answers of 16 one-token chunks 9 to 12 ms apart, usage reported.
+
+    Those of `perf.aggregation_cost` with their chunk times in order, as a stream's are (theirs
+    step back now and then, which takes the aggregator's path for uneven reads).
+    """
+    records = []
+    for index, record in enumerate(records_with_uneven_times(count)):
+        assert isinstance(record.outcome, Completed)
+        response = record.outcome.response
+        timing = response.timing
+        first = timing.chunk_times_ns[0]
+        gaps = [(9 + (index + k) % 4) * MS for k in range(1, len(timing.chunk_times_ns))]
+        times = tuple(itertools.accumulate(gaps, initial=first))
+        timing = timing.model_copy(
+            update={"chunk_times_ns": times, "last_token_ns": times[-1], "end_ns": times[-1] + MS}
+        )
+        response = response.model_copy(update={"timing": timing})
+        records.append(
+            record.model_copy(
+                update={"finished_ns": timing.end_ns, "outcome": Completed(response=response)}
+            )
+        )
+    return records
 
 
 def rounds_ns_per_record(
