@@ -13,10 +13,8 @@ Values <= 0 (a zero inter-token gap, a dispatch a hair early) share one bucket t
 from __future__ import annotations
 
 import math
-import operator
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from itertools import repeat
 
 from pydantic import BaseModel, ConfigDict
 
@@ -171,7 +169,7 @@ class QuantileSketch:
             self._fold_moments()
         # The batch's own mean and squared deviations, then the same combination as `merge`.
         batch_mean = math.fsum(values) / n
-        batch_m2 = math.fsum(map(pow, map(operator.sub, values, repeat(batch_mean)), repeat(2)))
+        batch_m2 = math.fsum([(v - batch_mean) ** 2 for v in values])
         self._combine(n, batch_mean, batch_m2, float(min(values)), float(max(values)))
         unbucketed = self._unbucketed
         unbucketed.extend(values)
