@@ -260,3 +260,15 @@ def test_values_on_every_bucket_bound_count_in_their_own_bucket() -> None:
         batched.add(value)
         reference.add(value)
     assert_reads_alike(batched, reference)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(batches.filter(bool), max_size=8))
+def test_a_batch_given_its_extremes_reads_as_one_that_finds_them(groups: list[list[float]]) -> None:
+    given_extremes, found = QuantileSketch(), QuantileSketch()
+    for group in groups:
+        given_extremes.add_all(group, low=min(group), high=max(group))
+        found.add_all(group)
+    assert given_extremes.buckets == found.buckets
+    for name in ("count", "mean", "min", "max", "stdev"):
+        assert _same(getattr(given_extremes, name), getattr(found, name))

@@ -392,14 +392,16 @@ class StepAggregator:
         worst_gap = 0.0
         if len(times) > 1:
             gaps: list[int] | None = None
+            shortest = 0
             if one_per_chunk:
                 # Each chunk's time minus the one before, without a Python step per token.
                 gaps = list(map(operator.sub, itertools.islice(times, 1, None), times))
-            if gaps is not None and min(gaps) > 0:
+                shortest = min(gaps)
+            if gaps is not None and shortest > 0:
                 # The common case, one token per chunk and one chunk per read: one sample per
                 # gap, added in one batch.
-                self._itl.add_all(gaps)
                 worst_gap = max(gaps)
+                self._itl.add_all(gaps, low=shortest, high=worst_gap)
             else:
                 worst_gap = self._add_spread_gaps(times, counts)
 

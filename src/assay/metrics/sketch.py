@@ -154,8 +154,12 @@ class QuantileSketch:
         if value > self._max:
             self._max = float(value)
 
-    def add_all(self, values: Sequence[float]) -> None:
+    def add_all(
+        self, values: Sequence[float], *, low: float | None = None, high: float | None = None
+    ) -> None:
         """Add every value once: the same result as `add` in a loop, at about a third of the cost.
+
+        `low` and `high` are `min(values)` and `max(values)`, for a caller that has them already.
 
         >>> sketch = QuantileSketch()
         >>> sketch.add_all([10.0, 20.0, 30.0])
@@ -165,12 +169,16 @@ class QuantileSketch:
         n = len(values)
         if n == 0:
             return
+        if low is None:
+            low = min(values)
+        if high is None:
+            high = max(values)
         if self._pending:
             self._fold_moments()
         # The batch's own mean and squared deviations, then the same combination as `merge`.
         batch_mean = math.fsum(values) / n
         batch_m2 = math.fsum([(v - batch_mean) ** 2 for v in values])
-        self._combine(n, batch_mean, batch_m2, float(min(values)), float(max(values)))
+        self._combine(n, batch_mean, batch_m2, float(low), float(high))
         unbucketed = self._unbucketed
         unbucketed.extend(values)
         if len(unbucketed) >= FOLD_EVERY:
