@@ -138,6 +138,10 @@ ROWS: tuple[Row, ...] = (
         "unit_costs.dispatch.judge_chat_default_ns", "ns"),
     Row("unit_costs", "closed-loop turn against an instant server (build, execute, judge, "
         "record), ns per request", "unit_costs.dispatch.closed_loop_request_ns", "ns"),
+    Row("unit_costs", "after the verdict (shard sink: line, aggregation, timeline), ns per record",
+        "unit_costs.after.shard_sink_add_ns.best", "ns"),
+    Row("unit_costs", "step snapshot after 20,000 records, ms", "unit_costs.after.snapshot_ms.best",
+        "ms"),
     Row("unit_costs", "synthetic prompt, 8k tokens, ns per token",
         "unit_costs.request.prompt_ns_per_token_8k", "ns", "<=", 30),
     Row("unit_costs", "synthetic prompt, 32k tokens, ns per token",

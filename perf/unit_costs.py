@@ -1,5 +1,5 @@
-"""Per-unit costs: the chunk, chain, aggregation, request and dispatch micro-benchmarks, each
-in its own process.
+"""Per-unit costs: the chunk, chain, aggregation, request, dispatch and after-verdict
+micro-benchmarks, each in its own process.
 
 Each one prints a JSON object; running them as subprocesses keeps their heaps and imports from
 colouring one another and bounds each one in time.
@@ -18,6 +18,7 @@ MODULES = {
     "aggregation": "perf.aggregation_cost",
     "request": "perf.request_costs",
     "dispatch": "perf.dispatch_cost",
+    "after": "perf.after_cost",
 }
 _TIMEOUT_S = 180.0
 

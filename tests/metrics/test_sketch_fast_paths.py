@@ -47,7 +47,7 @@ def test_single_and_weighted_adds_match_the_reference_update(
     spread = math.sqrt(max(state["m2"], 0.0) / state["count"]) if state["count"] > 1 else 0.0
     assert sketch.stdev == spread
     # The buckets are the sketch's whole memory: they must be the reference's, key for key.
-    assert sketch._buckets == buckets
+    assert sketch.buckets == buckets
 
 
 @settings(max_examples=150, deadline=None)

@@ -66,6 +66,7 @@ The figures peers print beside these, each from the completed requests counted a
 from __future__ import annotations
 
 import itertools
+import operator
 from bisect import bisect_left
 from dataclasses import dataclass
 
@@ -352,8 +353,12 @@ class StepAggregator:
         self._reported_output_tokens += output_tokens
         sources = self._output_sources
         sources[source] = sources.get(source, 0) + 1
+        times = timing.chunk_times_ns
+        counts = timing.chunk_tokens
+        # The common case: every chunk counted one token (then chunk i brought token i + 1).
+        one_per_chunk = len(counts) == len(times) and counts.count(1) == len(counts)
         if output_tokens > 0:
-            self._add_arrivals(timing, output_tokens)
+            self._add_arrivals(timing, output_tokens, one_per_chunk)
 
         if not response.streamed:
             # The answer came whole: when its first token arrived is not observed. For the SLO
@@ -376,22 +381,27 @@ class StepAggregator:
                 self._tpot.add(tpot)
                 if tpot > 0:
                     self._per_user.add(1e9 / tpot)
-            second_token = _second_token_ns(timing)
-            if second_token is not None:
-                self._ttst.add(second_token - first_token)
+            if one_per_chunk:
+                if len(times) > 1:
+                    self._ttst.add(times[1] - first_token)
+            else:
+                second_token = _second_token_ns(timing)
+                if second_token is not None:
+                    self._ttst.add(second_token - first_token)
 
         worst_gap = 0.0
-        times = timing.chunk_times_ns
         if len(times) > 1:
-            counts = timing.chunk_tokens
             gaps: list[int] | None = None
-            if len(counts) == len(times) and counts.count(1) == len(counts):
-                gaps = [b - a for a, b in itertools.pairwise(times)]
-            if gaps is not None and min(gaps) > 0:
+            shortest = 0
+            if one_per_chunk:
+                # Each chunk's time minus the one before, without a Python step per token.
+                gaps = list(map(operator.sub, itertools.islice(times, 1, None), times))
+                shortest = min(gaps)
+            if gaps is not None and shortest > 0:
                 # The common case, one token per chunk and one chunk per read: one sample per
                 # gap, added in one batch.
-                self._itl.add_all(gaps)
                 worst_gap = max(gaps)
+                self._itl.add_all(gaps, low=shortest, high=worst_gap)
             else:
                 worst_gap = self._add_spread_gaps(times, counts)
 
@@ -399,7 +409,9 @@ class StepAggregator:
         if slo is not None and _meets(slo, ttft, tpot, worst_gap, e2e):
             self._good += 1
 
-    def _add_arrivals(self, timing: ResponseTiming, output_tokens: int) -> None:
+    def _add_arrivals(
+        self, timing: ResponseTiming, output_tokens: int, one_per_chunk: bool
+    ) -> None:
         """Count a completed answer's output tokens into the seconds they arrived in."""
         origin = self.bucket_origin_ns
         buckets = self._output_by_second
@@ -407,7 +419,7 @@ class StepAggregator:
         count = len(times)
         counts = timing.chunk_tokens
         cumulative: list[int] | None = None  # tokens up to each chunk; None: one per chunk
-        if len(counts) == count and counts.count(1) == count:
+        if one_per_chunk:
             total = count
         else:
             have = len(counts)

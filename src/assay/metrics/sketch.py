@@ -13,6 +13,7 @@ Values <= 0 (a zero inter-token gap, a dispatch a hair early) share one bucket t
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
@@ -35,6 +36,14 @@ _TWO_SUB = 2 * SUB_BUCKETS
 # (0 to SUB_BUCKETS - 1); scaling by a power of two is exact, so it equals
 # `int((mantissa - 0.5) * _TWO_SUB)` with one float operation less per value.
 _frexp = math.frexp
+_ldexp = math.ldexp
+_SUB_BITS = 7  # _TWO_SUB == 2**_SUB_BITS
+# Positive values between these have buckets whose bounds are exact normal floats.
+_SORTABLE_LOW = 2.0**-1000
+_SORTABLE_HIGH = 2.0**1000
+# How many values a sketch keeps before folding them in: enough that a fold sorts many values
+# per bucket, few enough that the fold a `snapshot` pays stays around a millisecond a sketch.
+FOLD_EVERY = 1024
 
 
 class Distribution(BaseModel):
@@ -57,6 +66,12 @@ class Distribution(BaseModel):
 class QuantileSketch:
     """Streaming percentiles in bounded memory, mergeable across processes.
 
+    Values are counted in batches: `add` keeps the value, and every `FOLD_EVERY` values, or
+    before anything is read (a figure, a merge, a pickle), the kept values are folded in. The
+    count, mean and spread take them in the order they came, exactly as one at a time would;
+    the buckets count them sorted, a few comparisons per bucket instead of arithmetic per
+    value. A read never sees the difference.
+
     >>> sketch = QuantileSketch()
     >>> for value in range(1, 101):
     ...     sketch.add(value)
@@ -66,64 +81,85 @@ class QuantileSketch:
     True
     """
 
-    __slots__ = ("_buckets", "_m2", "count", "max", "mean", "min")
+    __slots__ = ("_buckets", "_count", "_m2", "_max", "_mean", "_min", "_pending", "_unbucketed")
 
     def __init__(self) -> None:
         self._buckets: dict[int, int] = {}
-        self.count = 0
-        self.mean = 0.0
+        self._count = 0
+        self._mean = 0.0
         self._m2 = 0.0
-        self.min = math.inf
-        self.max = -math.inf
+        self._min = math.inf
+        self._max = -math.inf
+        # Values added one at a time and not yet folded in at all.
+        self._pending: list[float] = []
+        # Values already in the count, mean and spread, not yet in the buckets.
+        self._unbucketed: list[float] = []
+
+    def __getstate__(self) -> dict[str, object]:
+        self._fold()
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+
+    @property
+    def count(self) -> int:
+        """How many values were added."""
+        self._fold()
+        return self._count
+
+    @property
+    def mean(self) -> float:
+        """The exact mean of the values (0 for none)."""
+        self._fold()
+        return self._mean
+
+    @property
+    def min(self) -> float:
+        """The smallest value (inf for none)."""
+        self._fold()
+        return self._min
+
+    @property
+    def max(self) -> float:
+        """The largest value (-inf for none)."""
+        self._fold()
+        return self._max
 
     def add(self, value: float, times: int = 1) -> None:
         """Add `value`, `times` times (a chunk of k tokens adds its per-token gap k times)."""
-        if times != 1:
-            if times > 0:
-                self._add_times(value, times)
-            return
-        # One sample, the case of nearly every call: Welford's update with the weight 1 left out
-        # (multiplying by 1 is exact, so the figures are those of `_add_times`).
-        if value > 0:
-            mantissa, exponent = _frexp(value)
-            key = exponent * SUB_BUCKETS + int(mantissa * _TWO_SUB) - SUB_BUCKETS
-        else:
-            key = _NON_POSITIVE
-        buckets = self._buckets
-        buckets[key] = buckets.get(key, 0) + 1
-        count = self.count + 1
-        mean = self.mean
-        delta = value - mean
-        mean += delta / count
-        self._m2 += delta * (value - mean)
-        self.mean = mean
-        self.count = count
-        if value < self.min:
-            self.min = float(value)
-        if value > self.max:
-            self.max = float(value)
+        if times == 1:
+            pending = self._pending
+            pending.append(value)
+            if len(pending) >= FOLD_EVERY:
+                self._fold()
+        elif times > 0:
+            # The weighted update must come after the values added before it.
+            self._fold()
+            self._add_times(value, times)
 
     def _add_times(self, value: float, times: int) -> None:
-        if value > 0:
-            mantissa, exponent = _frexp(value)
-            key = exponent * SUB_BUCKETS + int(mantissa * _TWO_SUB) - SUB_BUCKETS
-        else:
-            key = _NON_POSITIVE
         buckets = self._buckets
+        key = _key(value)
         buckets[key] = buckets.get(key, 0) + times
         # Welford's update, weighted: `times` equal samples at once.
-        count = self.count + times
-        delta = value - self.mean
-        self.mean += delta * times / count
-        self._m2 += delta * (value - self.mean) * times
-        self.count = count
-        if value < self.min:
-            self.min = float(value)
-        if value > self.max:
-            self.max = float(value)
+        count = self._count + times
+        delta = value - self._mean
+        self._mean += delta * times / count
+        self._m2 += delta * (value - self._mean) * times
+        self._count = count
+        if value < self._min:
+            self._min = float(value)
+        if value > self._max:
+            self._max = float(value)
 
-    def add_all(self, values: Sequence[float]) -> None:
+    def add_all(
+        self, values: Sequence[float], *, low: float | None = None, high: float | None = None
+    ) -> None:
         """Add every value once: the same result as `add` in a loop, at about a third of the cost.
+
+        `low` and `high` are `min(values)` and `max(values)`, for a caller that has them already.
 
         >>> sketch = QuantileSketch()
         >>> sketch.add_all([10.0, 20.0, 30.0])
@@ -133,51 +169,119 @@ class QuantileSketch:
         n = len(values)
         if n == 0:
             return
-        low = min(values)
-        buckets = self._buckets
-        get = buckets.get
-        if low > 0:
-            # Every value positive (inter-token gaps nearly always are): no branch per value.
-            for mantissa, exponent in map(_frexp, values):
-                key = exponent * SUB_BUCKETS + int(mantissa * _TWO_SUB) - SUB_BUCKETS
-                buckets[key] = get(key, 0) + 1
-        else:
-            for value in values:
-                if value > 0:
-                    mantissa, exponent = _frexp(value)
-                    key = exponent * SUB_BUCKETS + int(mantissa * _TWO_SUB) - SUB_BUCKETS
-                else:
-                    key = _NON_POSITIVE
-                buckets[key] = get(key, 0) + 1
+        if low is None:
+            low = min(values)
+        if high is None:
+            high = max(values)
+        if self._pending:
+            self._fold_moments()
         # The batch's own mean and squared deviations, then the same combination as `merge`.
         batch_mean = math.fsum(values) / n
         batch_m2 = math.fsum([(v - batch_mean) ** 2 for v in values])
-        self._combine(n, batch_mean, batch_m2, float(low), float(max(values)))
+        self._combine(n, batch_mean, batch_m2, float(low), float(high))
+        unbucketed = self._unbucketed
+        unbucketed.extend(values)
+        if len(unbucketed) >= FOLD_EVERY:
+            self._count_buckets()
 
     def merge(self, other: QuantileSketch) -> None:
         """Fold `other` into this sketch (Chan et al.'s parallel variance), as if added here."""
-        if other.count == 0:
+        other._fold()
+        if other._count == 0:
             return
+        self._fold()
         buckets = self._buckets
         for key, n in other._buckets.items():
             buckets[key] = buckets.get(key, 0) + n
-        self._combine(other.count, other.mean, other._m2, other.min, other.max)
+        self._combine(other._count, other._mean, other._m2, other._min, other._max)
 
     def _combine(self, count: int, mean: float, m2: float, low: float, high: float) -> None:
-        total = self.count + count
-        delta = mean - self.mean
-        self._m2 += m2 + delta * delta * self.count * count / total
-        self.mean += delta * count / total
-        self.count = total
-        self.min = min(self.min, low)
-        self.max = max(self.max, high)
+        total = self._count + count
+        delta = mean - self._mean
+        self._m2 += m2 + delta * delta * self._count * count / total
+        self._mean += delta * count / total
+        self._count = total
+        self._min = min(self._min, low)
+        self._max = max(self._max, high)
+
+    def _fold(self) -> None:
+        """Fold every kept value in: the state is then what adding them one by one gives."""
+        if self._pending:
+            self._fold_moments()
+        if self._unbucketed:
+            self._count_buckets()
+
+    def _fold_moments(self) -> None:
+        """Welford's update of each pending value in the order they came; they then wait for
+        their buckets with the others."""
+        pending = self._pending
+        # In floats: `value - mean` converts an int value just so, and a count below 2**53 is
+        # exact as a float, so each step rounds as the int arithmetic did.
+        count, mean, m2 = float(self._count), self._mean, self._m2
+        for value in map(float, pending):
+            count += 1.0
+            delta = value - mean
+            mean += delta / count
+            m2 += delta * (value - mean)
+        if mean == mean:
+            # No value was NaN (one would have made the mean NaN for good): the smallest and
+            # largest are the first of their equals, as comparing one by one would keep them.
+            low, high = min(pending), max(pending)
+            if low < self._min:
+                self._min = float(low)
+            if high > self._max:
+                self._max = float(high)
+        else:
+            for value in pending:
+                if value < self._min:
+                    self._min = float(value)
+                if value > self._max:
+                    self._max = float(value)
+        self._count, self._mean, self._m2 = int(count), mean, m2
+        self._unbucketed.extend(pending)
+        pending.clear()
+
+    def _count_buckets(self) -> None:
+        """Count the values waiting for their buckets, sorted: one bisection per bucket."""
+        values = self._unbucketed
+        buckets = self._buckets
+        get = buckets.get
+        if self._mean != self._mean:
+            # A NaN (or infinities) among the values: they do not sort, so one key per value.
+            for value in values:
+                key = _key(value)
+                buckets[key] = get(key, 0) + 1
+            values.clear()
+            return
+        ordered = sorted(map(float, values))
+        values.clear()
+        end = len(ordered)
+        # Values <= 0 share one bucket; they sort first.
+        at = bisect_right(ordered, 0.0)
+        if at:
+            buckets[_NON_POSITIVE] = get(_NON_POSITIVE, 0) + at
+        if at < end and not (ordered[at] >= _SORTABLE_LOW and ordered[-1] < _SORTABLE_HIGH):
+            # Values so small or large that a bucket's bounds would not be exact floats.
+            for value in ordered[at:]:
+                key = _key(value)
+                buckets[key] = get(key, 0) + 1
+            return
+        while at < end:
+            mantissa, exponent = _frexp(ordered[at])
+            sub = int(mantissa * _TWO_SUB)
+            key = exponent * SUB_BUCKETS + sub - SUB_BUCKETS
+            # The bucket holds [sub, sub + 1) / _TWO_SUB * 2**exponent: exact bounds.
+            after = bisect_left(ordered, _ldexp(sub + 1, exponent - _SUB_BITS), at)
+            buckets[key] = get(key, 0) + after - at
+            at = after
 
     @property
     def stdev(self) -> float:
         """The population standard deviation (0 for fewer than two samples)."""
+        self._fold()
         # Rounding can leave the sum of squares a hair below zero (one value added `times` times:
         # `value * times / times` need not be `value`); the spread is then zero, not an error.
-        return math.sqrt(max(self._m2, 0.0) / self.count) if self.count > 1 else 0.0
+        return math.sqrt(max(self._m2, 0.0) / self._count) if self._count > 1 else 0.0
 
     def quantile(self, q: float) -> float:
         """The nearest-rank `q` quantile (0 < q <= 1), within `RELATIVE_ERROR` of the sample.
@@ -187,15 +291,16 @@ class QuantileSketch:
         """
         if not 0 < q <= 1:
             raise ValueError(f"quantile must be in (0, 1], got {q}")
-        if self.count == 0:
+        self._fold()
+        if self._count == 0:
             return math.nan
-        rank = max(1, math.ceil(q * self.count))
+        rank = max(1, math.ceil(q * self._count))
         seen = 0
         for key in sorted(self._buckets):
             seen += self._buckets[key]
             if seen >= rank:
-                return min(max(_midpoint(key), self.min), self.max)
-        return self.max
+                return min(max(_midpoint(key), self._min), self._max)
+        return self._max
 
     def summary(self, scale: float = 1.0) -> Distribution | None:
         """The frozen summary, every figure multiplied by `scale` (1e-6 turns ns into ms).
@@ -207,22 +312,38 @@ class QuantileSketch:
         >>> QuantileSketch().summary() is None
         True
         """
-        if self.count == 0:
+        self._fold()
+        if self._count == 0:
             return None
         figures = {name: self.quantile(q) * scale for name, q in PERCENTILES}
         return Distribution(
-            count=self.count,
-            mean=self.mean * scale,
+            count=self._count,
+            mean=self._mean * scale,
             stdev=self.stdev * scale,
-            min=self.min * scale,
-            max=self.max * scale,
+            min=self._min * scale,
+            max=self._max * scale,
             **figures,
         )
 
     @property
     def bucket_count(self) -> int:
         """How many buckets hold samples: the sketch's memory, bounded by the value range."""
+        self._fold()
         return len(self._buckets)
+
+    @property
+    def buckets(self) -> dict[int, int]:
+        """Samples per bucket key (a copy): the sketch's whole memory besides the moments."""
+        self._fold()
+        return dict(self._buckets)
+
+
+def _key(value: float) -> int:
+    """The bucket of one value."""
+    if value > 0:
+        mantissa, exponent = _frexp(value)
+        return exponent * SUB_BUCKETS + int(mantissa * _TWO_SUB) - SUB_BUCKETS
+    return _NON_POSITIVE
 
 
 def _midpoint(key: int) -> float:
