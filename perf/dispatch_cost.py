@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
 
 from returns.result import Result, Success
 
@@ -34,21 +33,9 @@ from assay.spec.constraints import Constraints
 from assay.spec.load import Synchronous
 from assay.validators import default_chain
 from assay.worker import judge
+from perf.request_costs import COUNT, ROUNDS, best_ns_per_call
 
-ROUNDS = 5
-COUNT = 5_000
 TOKENS = 16
-
-
-def best_ns_per_call(work: Callable[[int], object], count: int = COUNT) -> float:
-    """Best-of-rounds mean nanoseconds of `work(i)` for i in range(count)."""
-    best = float("inf")
-    for _ in range(ROUNDS):
-        started = time.perf_counter_ns()
-        for index in range(count):
-            work(index)
-        best = min(best, (time.perf_counter_ns() - started) / count)
-    return round(best)
 
 
 def completed_chat() -> GenerationResponse:

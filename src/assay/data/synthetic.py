@@ -153,7 +153,8 @@ class SyntheticSource(BaseModel):
             or self.audio_seconds
         ):
             return {}
-        return self._fields(0, prompt_tokens=None)
+        # A built request's fields are its `__dict__`, in field order: a copy to fill in.
+        return dict(self._request(0, prompt_tokens=None).__dict__)
 
     def _plain_text_request(
         self, index: int, rng: random.Random, shared: dict[str, object]
@@ -272,32 +273,6 @@ class SyntheticSource(BaseModel):
         images: int | None = None,
         audio_file: bytes | None = None,
     ) -> GenerationRequest:
-        return trusted(
-            GenerationRequest,
-            self._fields(
-                index,
-                prompt_tokens=prompt_tokens,
-                prompt=prompt,
-                messages=messages,
-                documents=documents,
-                max_output_tokens=max_output_tokens,
-                images=images,
-                audio_file=audio_file,
-            ),
-        )
-
-    def _fields(
-        self,
-        index: int,
-        *,
-        prompt_tokens: int | None,
-        prompt: str | tuple[str, ...] | None = None,
-        messages: tuple[dict[str, JsonValue], ...] | None = None,
-        documents: tuple[str, ...] | None = None,
-        max_output_tokens: int | None = None,
-        images: int | None = None,
-        audio_file: bytes | None = None,
-    ) -> dict[str, object]:
         # Every value is of its declared type already (this source's validated config, ints
         # from the sampler, text from the tokenizer), so the request is built unvalidated: the
         # keys follow `GenerationRequest`'s field order. `extra_body` is this source's own
@@ -308,7 +283,7 @@ class SyntheticSource(BaseModel):
             max_output_tokens, ignore_eos = asked_limits(
                 self.endpoint, self.extra_body, max_output_tokens, ignore_eos
             )
-        return {
+        fields: dict[str, object] = {
             "request_id": request_id(index),
             "endpoint": self.endpoint,
             "model": self.model,
@@ -325,6 +300,7 @@ class SyntheticSource(BaseModel):
             "audio_seconds": self.audio_seconds,
             "audio_file": audio_file,
         }
+        return trusted(GenerationRequest, fields)
 
     def _sampled_prompt(self, rng: random.Random) -> tuple[int, int | None, str]:
         """The prompt's token count, the output limit (for an endpoint that generates) and the
