@@ -5,6 +5,7 @@ Run with `python -m perf.aggregation_cost`; prints one JSON object.
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 
@@ -22,7 +23,9 @@ def typical_records(count: int) -> list[RequestRecord[GenerationResponse]]:
     for i in range(count):
         send = i * 5 * MS
         first = send + (40 + i % 17) * MS
-        times = tuple(first + k * (9 + (i + k) % 4) * MS for k in range(TOKENS))
+        # Gaps of 9 to 12 ms, in order, as a server's chunks arrive.
+        gaps = ((9 + (i + k) % 4) * MS for k in range(1, TOKENS))
+        times = tuple(itertools.accumulate(gaps, initial=first))
         response = GenerationResponse(
             request_id=f"r{i}",
             endpoint=Endpoint.chat,
