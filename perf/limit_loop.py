@@ -74,8 +74,11 @@ def judge_stream(reads: list[tuple[int, bytes]]) -> tuple[bool, int, int | None]
     return tokens > 0 and finished and done, tokens, first_token_ns
 
 
-async def limit_loop_for(url: str, concurrency: int, seconds: float) -> tuple[float, Tally]:
-    """The limit loop for about `seconds` at `concurrency` streams: (elapsed s, its tally)."""
+async def limit_loop_for(
+    url: str, concurrency: int, seconds: float, requests: int | None = None
+) -> tuple[float, Tally]:
+    """The limit loop for about `seconds` (or until `requests` were sent) at `concurrency`
+    streams: (elapsed s, its tally)."""
     target = f"{url}/v1/chat/completions"
     build_body = handler_for(Endpoint.chat).build_body
     tally = Tally()
@@ -88,6 +91,8 @@ async def limit_loop_for(url: str, concurrency: int, seconds: float) -> tuple[fl
         async def worker() -> None:
             while time.perf_counter() < deadline:
                 index = next(ids)
+                if requests is not None and index >= requests:
+                    return
                 body = orjson.dumps(build_body(chat_request(index)))
                 request_id = f"limit-{index}"
                 sent_ns = clock()

@@ -1,6 +1,6 @@
 """assay's own performance suite: client ceiling, pacing, per-unit costs, memory, overhead.
 
-    python -m perf.suite                 # every part (4 to 10 minutes on 2 cores)
+    python -m perf.suite                 # every part (7 to 13 min on 2 cores; one needs valgrind)
     python -m perf.suite --only pacing   # one part, merged into the existing results
     python -m perf.suite --write-doc     # regenerate docs/performance.md from the results
 
@@ -26,7 +26,7 @@ from typing import Any
 
 import psutil  # type: ignore[import-untyped]  # no stubs installed; benchmarks only
 
-from perf import ceiling, client_profile, memory, overhead, pacing, unit_costs
+from perf import ceiling, client_profile, instructions, memory, overhead, pacing, unit_costs
 from perf.perf_doc import DOC_PATH, write_doc
 from perf.targets import evaluate, markdown_table
 
@@ -45,10 +45,11 @@ def _parts(args: argparse.Namespace) -> dict[str, Callable[[], dict[str, Any]]]:
         "memory": lambda: memory.measure(args.memory_requests),
         "overhead": overhead.measure,
         "profile": lambda: client_profile.measure(args.seconds),
+        "instructions": lambda: instructions.measure(requests=1000, base=200),
     }
 
 
-PART_NAMES = ("ceiling", "pacing", "unit_costs", "memory", "overhead", "profile")
+PART_NAMES = ("ceiling", "pacing", "unit_costs", "memory", "overhead", "profile", "instructions")
 
 
 def machine() -> dict[str, Any]:

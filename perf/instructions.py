@@ -1,0 +1,165 @@
+"""Instructions per request, counted by callgrind: figures other work on the machine cannot move.
+
+CPU time per request shifts with whatever else the machine runs; an instruction count does not.
+Each client runs twice under `valgrind --tool=callgrind`, against one `assay mock` (16-token
+streamed chat, concurrency 64), for a few requests and for many more; the difference over the
+extra requests is its instructions per request, start-up and shut-down cancelling out. The
+clients, all on asyncio's own loop in one process:
+
+- `bare`: plain aiohttp, POST and read to EOF (`perf.resolve_vs_bare.bare_loop`);
+- `limit`: the least work the promise needs (`perf.limit_loop`);
+- `resolve`: `Backend.resolve` alone, transport and handler (`perf.resolve_vs_bare.resolve_loop`);
+- `execute`: assay's per-request path, resolve, the default chat chain's verdict and the
+  record's JSON line (`assay.worker.execute`, `assay.records.jsonl.record_line`).
+
+Instructions are not time (a cache miss costs many), so these are the work each client asks
+for, not its speed; they say where assay stands between the bare and the limit loop.
+
+    python -m perf.instructions [--requests 1000] [--base 200]   # needs valgrind
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import orjson
+
+from perf.harness import running_mock
+
+CLIENTS = ("bare", "limit", "resolve", "execute")
+CONCURRENCY = 64
+OUTPUT_TOKENS = 16
+_TIMEOUT_S = 900.0
+_TOTAL = re.compile(rb"^(?:summary|totals): (\d+)", re.MULTILINE)
+
+
+async def _execute_loop(url: str, requests: int) -> None:
+    """resolve, the default chat chain's verdict, and each record's JSON line written."""
+    from assay.backend import BackendSettings, open_backend
+    from assay.core import Endpoint, GenerationResponse, MonotonicClock
+    from assay.records.jsonl import record_line
+    from assay.records.record import RequestRecord
+    from assay.validators import default_chain
+    from assay.worker import execute
+    from perf.resolve_vs_bare import chat_request, run_workers
+
+    clock = MonotonicClock()
+    settings = BackendSettings(base_url=url, max_connections=CONCURRENCY)
+    validate = default_chain(Endpoint.chat)
+    made = [chat_request(i) for i in range(requests)]
+    lines = io.BytesIO()
+
+    def sink(record: RequestRecord[GenerationResponse]) -> None:
+        lines.write(orjson.dumps(record_line(record)) + b"\n")
+
+    async with open_backend(settings, clock) as backend:
+
+        async def one(index: int) -> None:
+            request = made[index]
+            await execute(
+                request,
+                request_id=request.request_id,
+                resolve=backend.resolve,
+                validate=validate,
+                clock=clock,
+                targeted_start_ns=clock.now_ns(),
+                sink=sink,
+            )
+
+        await run_workers(CONCURRENCY, requests, one)
+
+
+def run_client(client: str, url: str, requests: int) -> None:
+    """Run one client for `requests` requests (what runs under callgrind)."""
+    from perf.limit_loop import limit_loop_for
+    from perf.resolve_vs_bare import bare_loop, resolve_loop
+
+    match client:
+        case "bare":
+            asyncio.run(bare_loop(url, CONCURRENCY, requests))
+        case "limit":
+            asyncio.run(limit_loop_for(url, CONCURRENCY, _TIMEOUT_S, requests))
+        case "resolve":
+            asyncio.run(resolve_loop(url, CONCURRENCY, requests))
+        case "execute":
+            asyncio.run(_execute_loop(url, requests))
+        case _:
+            raise SystemExit(f"unknown client {client!r}: one of {', '.join(CLIENTS)}")
+
+
+def count_instructions(client: str, url: str, requests: int) -> int:
+    """Instructions callgrind counted for a whole run of `client` with `requests` requests."""
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "callgrind.out"
+        command = [
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={out}",
+            sys.executable,
+            "-m",
+            "perf.instructions",
+            "--client",
+            client,
+            "--url",
+            url,
+            "--requests",
+            str(requests),
+        ]
+        completed = subprocess.run(command, capture_output=True, timeout=_TIMEOUT_S, check=False)
+        if completed.returncode != 0:
+            raise RuntimeError(
+                f"{client} exited {completed.returncode}: {completed.stderr[-800:]!r}"
+            )
+        found = _TOTAL.search(out.read_bytes())
+        if found is None:
+            raise RuntimeError(f"no instruction total in callgrind's output for {client}")
+        return int(found.group(1))
+
+
+def measure(requests: int, base: int) -> dict[str, object]:
+    """Instructions per request of every client, and assay's over the bare and limit loops."""
+    if shutil.which("valgrind") is None:
+        raise RuntimeError("valgrind is not installed (Debian: apt-get install valgrind)")
+    per_request: dict[str, int] = {}
+    with running_mock(output_tokens=OUTPUT_TOKENS, workers=1) as mock:
+        for client in CLIENTS:
+            few = count_instructions(client, mock.url, base)
+            many = count_instructions(client, mock.url, base + requests)
+            per_request[client] = round((many - few) / requests)
+    bare, limit = per_request["bare"], per_request["limit"]
+    return {
+        "requests": requests,
+        "base_requests": base,
+        "concurrency": CONCURRENCY,
+        "output_tokens": OUTPUT_TOKENS,
+        "instructions_per_request": per_request,
+        "over_bare": {name: round(count / bare, 2) for name, count in per_request.items()},
+        "over_limit": {name: round(count / limit, 2) for name, count in per_request.items()},
+    }
+
+
+def main() -> None:
+    """Measure every client (or, with --client, run one: the callgrind child)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=1000)
+    parser.add_argument("--base", type=int, default=200)
+    parser.add_argument("--client", choices=CLIENTS, help=argparse.SUPPRESS)
+    parser.add_argument("--url", help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.client is not None:
+        run_client(options.client, options.url, options.requests)
+        return
+    print(json.dumps(measure(options.requests, options.base), indent=1))
+
+
+if __name__ == "__main__":
+    main()
