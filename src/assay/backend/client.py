@@ -63,6 +63,7 @@ _AFTER_TERMINAL_S = 0.25
 _MODELS_PATH = "/v1/models"
 _USER_AGENT = "assay"
 _TRACEPARENT = "traceparent"
+_EVENT_STREAM_PARAMETERS = EVENT_STREAM + ";"
 # The namespace of the UUIDs sent as request ids (see `wire_request_id`); fixed forever, so the
 # same run sends the same ids.
 _REQUEST_ID_NAMESPACE = uuid.UUID("5f0c8a52-4d1e-4b7a-9a57-2c3e6b1d8f40")
@@ -320,7 +321,7 @@ class Backend:
                     )
                 )
             content_type = response.headers.get("Content-Type")
-            if response.content_type == EVENT_STREAM:
+            if _is_event_stream(content_type) or response.content_type == EVENT_STREAM:
                 return await self._read_stream(request, handler, response, exchange, watch)
             try:
                 whole = await self._read_all(response, exchange, watch)
@@ -671,6 +672,20 @@ async def _drain_after_terminal(
         return
     for frame in parser.close():
         accumulator.feed(frame, received_ns)
+
+
+def _is_event_stream(content_type: str | None) -> bool:
+    """The Content-Type as servers write an event stream's, read as text.
+
+    Only a sure yes: anything else (another case, spaces) is left to aiohttp's parse, which
+    costs a parse per response.
+
+    >>> _is_event_stream("text/event-stream; charset=utf-8"), _is_event_stream("text/plain")
+    (True, False)
+    """
+    return content_type is not None and (
+        content_type == EVENT_STREAM or content_type.startswith(_EVENT_STREAM_PARAMETERS)
+    )
 
 
 def _scrubbed(frames: list[SseFrame], clean: Callable[[bytes], bytes]) -> list[SseFrame]:
