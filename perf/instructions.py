@@ -42,40 +42,19 @@ _TIMEOUT_S = 900.0
 _TOTAL = re.compile(rb"^(?:summary|totals): (\d+)", re.MULTILINE)
 
 
-async def _execute_loop(url: str, requests: int) -> None:
+def _execute_loop(url: str, requests: int) -> None:
     """resolve, the default chat chain's verdict, and each record's JSON line written."""
-    from assay.backend import BackendSettings, open_backend
-    from assay.core import Endpoint, GenerationResponse, MonotonicClock
+    from assay.core import GenerationResponse
     from assay.records.jsonl import record_line
     from assay.records.record import RequestRecord
-    from assay.validators import default_chain
-    from assay.worker import execute
-    from perf.resolve_vs_bare import chat_request, run_workers
+    from perf.resolve_vs_bare import assay_loop
 
-    clock = MonotonicClock()
-    settings = BackendSettings(base_url=url, max_connections=CONCURRENCY)
-    validate = default_chain(Endpoint.chat)
-    made = [chat_request(i) for i in range(requests)]
     lines = io.BytesIO()
 
-    def sink(record: RequestRecord[GenerationResponse]) -> None:
+    def write_line(record: RequestRecord[GenerationResponse]) -> None:
         lines.write(orjson.dumps(record_line(record)) + b"\n")
 
-    async with open_backend(settings, clock) as backend:
-
-        async def one(index: int) -> None:
-            request = made[index]
-            await execute(
-                request,
-                request_id=request.request_id,
-                resolve=backend.resolve,
-                validate=validate,
-                clock=clock,
-                targeted_start_ns=clock.now_ns(),
-                sink=sink,
-            )
-
-        await run_workers(CONCURRENCY, requests, one)
+    asyncio.run(assay_loop(url, CONCURRENCY, requests, keep=write_line))
 
 
 def run_client(client: str, url: str, requests: int) -> None:
@@ -91,7 +70,7 @@ def run_client(client: str, url: str, requests: int) -> None:
         case "resolve":
             asyncio.run(resolve_loop(url, CONCURRENCY, requests))
         case "execute":
-            asyncio.run(_execute_loop(url, requests))
+            _execute_loop(url, requests)
         case _:
             raise SystemExit(f"unknown client {client!r}: one of {', '.join(CLIENTS)}")
 

@@ -90,8 +90,14 @@ async def bare_loop(url: str, concurrency: int, requests: int) -> tuple[float, i
     return seconds, failures
 
 
-async def assay_loop(url: str, concurrency: int, requests: int) -> tuple[float, int]:
-    """resolve + the default chat chain + the worker. Returns (seconds, not completed)."""
+async def assay_loop(
+    url: str,
+    concurrency: int,
+    requests: int,
+    keep: Callable[[RequestRecord[GenerationResponse]], None] | None = None,
+) -> tuple[float, int]:
+    """resolve + the default chat chain + the worker, each record also given to `keep` when
+    set. Returns (seconds, not completed)."""
     clock = MonotonicClock()
     settings = BackendSettings(base_url=url, max_connections=concurrency)
     validate = default_chain(Endpoint.chat)
@@ -102,6 +108,8 @@ async def assay_loop(url: str, concurrency: int, requests: int) -> tuple[float, 
         nonlocal not_completed
         if not isinstance(record.outcome, Completed):
             not_completed += 1
+        if keep is not None:
+            keep(record)
 
     async with open_backend(settings, clock) as backend:
 
