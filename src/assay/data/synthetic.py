@@ -146,12 +146,12 @@ class SyntheticSource(BaseModel):
         """The fields shared by every request of a source of plain text prompts (a chat message
         or a prompt, no images or audio), in `GenerationRequest`'s order; `{}` for any other."""
         traits = self.endpoint.traits
-        if (
-            traits.carries not in (Carries.messages, Carries.prompt)
-            or not traits.generates
-            or self._carries_images()
-            or self.audio_seconds
-        ):
+        match traits.carries:
+            case Carries.messages | Carries.prompt:
+                pass  # one text: `_plain_text_request` fills `messages` or `prompt`
+            case Carries.inputs | Carries.documents | Carries.audio:
+                return {}
+        if not traits.generates or self._carries_images() or self.audio_seconds:
             return {}
         # A built request's fields are its `__dict__`, in field order: a copy to fill in.
         return dict(self._request(0, prompt_tokens=None).__dict__)
@@ -170,12 +170,10 @@ class SyntheticSource(BaseModel):
             fields["messages"] = ({"role": "user", "content": text},)
         else:
             fields["prompt"] = text
-        ignore_eos = self.ignore_eos
         if self.extra_body:
-            output_count, ignore_eos = asked_limits(
-                self.endpoint, self.extra_body, output_count, ignore_eos
+            output_count, fields["ignore_eos"] = asked_limits(
+                self.endpoint, self.extra_body, output_count, self.ignore_eos
             )
-            fields["ignore_eos"] = ignore_eos
         fields["max_output_tokens"] = output_count
         fields["prompt_tokens"] = prompt_count
         return trusted(GenerationRequest, fields)
