@@ -59,6 +59,10 @@ def sweep_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "--concurrency", "8", "--slo", "ttft_ms=5", "--slo", "e2e_ms=50",
         "--mock-fault", "truncated_stream=0.02", "--max-error-rate", "0.5",
         "--processes", "1",
+        # The sweep's top rate is two thirds of the throughput its first step measured; on a
+        # busy machine the client can fall behind it, which is a true verdict but not what
+        # these tests are about: the charts of a sweep.
+        "--max-not-sent-rate", "1",
     )  # fmt: skip
     assert result.exit_code == 0, result.stderr
     return run_dir
