@@ -1,6 +1,7 @@
 """assay's own performance suite: client ceiling, pacing, per-unit costs, memory, overhead.
 
-    python -m perf.suite                 # every part (7 to 13 min on 2 cores; one needs valgrind)
+    python -m perf.suite                 # every part (9 to 15 min on 2 cores)
+    # `instructions` needs valgrind; `peers` needs vLLM (scripts/install-servers vllm model)
     python -m perf.suite --only pacing   # one part, merged into the existing results
     python -m perf.suite --write-doc     # regenerate docs/performance.md from the results
 
@@ -26,7 +27,16 @@ from typing import Any
 
 import psutil  # type: ignore[import-untyped]  # no stubs installed; benchmarks only
 
-from perf import ceiling, client_profile, instructions, memory, overhead, pacing, unit_costs
+from perf import (
+    ceiling,
+    client_profile,
+    instructions,
+    memory,
+    overhead,
+    pacing,
+    peers,
+    unit_costs,
+)
 from perf.perf_doc import DOC_PATH, write_doc
 from perf.targets import evaluate, markdown_table
 
@@ -46,10 +56,20 @@ def _parts(args: argparse.Namespace) -> dict[str, Callable[[], dict[str, Any]]]:
         "overhead": overhead.measure,
         "profile": lambda: client_profile.measure(args.seconds),
         "instructions": lambda: instructions.measure(requests=1000, base=200),
+        "peers": peers.measure,
     }
 
 
-PART_NAMES = ("ceiling", "pacing", "unit_costs", "memory", "overhead", "profile", "instructions")
+PART_NAMES = (
+    "ceiling",
+    "pacing",
+    "unit_costs",
+    "memory",
+    "overhead",
+    "profile",
+    "instructions",
+    "peers",
+)
 
 
 def machine() -> dict[str, Any]:
