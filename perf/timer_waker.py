@@ -32,7 +32,10 @@ from typing import Literal
 import orjson
 import uvloop
 
-Way = Literal["loop timer", "waker thread", "last-ms spin"]
+from assay.core.timer_fd import TimerFdWaiter
+
+Way = Literal["loop timer", "waker thread", "last-ms spin", "timerfd"]
+WAYS: tuple[Way, ...] = ("loop timer", "waker thread", "last-ms spin", "timerfd")
 SPIN_NS = 1_000_000
 PERIOD_NS = 5_000_000  # 200 requests/s
 
@@ -84,6 +87,7 @@ async def _busy_callbacks(busy_ns: int) -> None:
 async def lags_ms(way: Way, waker: WakerThread, requests: int, busy_us: int) -> list[float]:
     """Each wake-up's lateness after its target, for `requests` targets 5 ms apart."""
     noise = asyncio.create_task(_busy_callbacks(busy_us * 1000)) if busy_us else None
+    timer_fd = TimerFdWaiter()
     start_ns = time.perf_counter_ns() + 10_000_000
     lags: list[float] = []
     for index in range(requests):
@@ -96,9 +100,12 @@ async def lags_ms(way: Way, waker: WakerThread, requests: int, busy_us: int) -> 
                     await asyncio.sleep((target_ns - now_ns - SPIN_NS) / 1e9)
                 else:
                     await asyncio.sleep(0)
+            elif way == "timerfd":
+                await timer_fd.sleep_until(target_ns)
             else:
                 await waker.wake_at(target_ns)
         lags.append((time.perf_counter_ns() - target_ns) / 1e6)
+    timer_fd.close()
     if noise is not None:
         noise.cancel()
     return sorted(lags)
@@ -122,16 +129,18 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--busy-us", type=int, default=50)
     parser.add_argument("--requests", type=int, default=400)
     parser.add_argument("--hogs", type=int, default=0)
+    parser.add_argument("--ways", nargs="+", choices=WAYS, default=list(WAYS))
+    parser.add_argument("--rounds", type=int, default=2)
     options = parser.parse_args(argv)
     waker = WakerThread()
     results: dict[str, list[dict[str, float]]] = {}
     hogs = [multiprocessing.Process(target=_hog, daemon=True) for _ in range(options.hogs)]
     for hog in hogs:
         hog.start()
-    ways: tuple[Way, ...] = ("loop timer", "waker thread", "last-ms spin")
+    ways: list[Way] = options.ways
     try:
         for busy_us in (0, options.busy_us):
-            for way in ways + ways:
+            for way in ways * options.rounds:
                 cpu_s = time.process_time()
                 lags = uvloop.run(lags_ms(way, waker, options.requests, busy_us))
                 cpu_s = time.process_time() - cpu_s
