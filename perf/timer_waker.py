@@ -1,20 +1,25 @@
 """Which way of waiting wakes the dispatcher on time, and what does it cost?
 
 The loop's timer (uvloop) rounds a delay to whole milliseconds, which sets a ~1 ms floor under
-the dispatch lag at low rates. Two other ways are measured beside it:
+the dispatch lag at low rates. Three other ways are measured beside it:
 
 - `waker thread`: a thread sleeping on a condition wakes within tens of microseconds and hands
   the wake-up to the loop with `call_soon_threadsafe`, but it needs the GIL to do so;
 - `last-ms spin`: the loop's timer until a millisecond before the target, then yielding to the
-  loop (`sleep(0)`) until the target passes: precise while the loop is idle, paid for in CPU.
+  loop (`sleep(0)`) until the target passes: precise while the loop is idle, paid for in CPU;
+- `timerfd`: the product's `assay.core.timer_fd.TimerFdWaiter`, a Linux timerfd armed at the
+  target (absolute `CLOCK_MONOTONIC`) and watched by the loop (`add_reader`): the kernel's
+  high-resolution timer makes it readable and `epoll` returns at once, with no thread and no
+  spin. It won on lag at no more CPU than the loop's timer, and open-loop steps now pace on it.
 
 Each is measured on an idle loop and on a loop whose callbacks run `--busy-us` microseconds each
 (as a loop serving responses does), alternating, and with `--hogs N` processes spinning on the
 machine's cores meanwhile (a busy machine). The CPU this process used per wake-up is given
 beside the lag.
 
-Run with `python -m perf.timer_waker [--busy-us 50] [--requests 400] [--hogs 0]`; prints one
-JSON object of lag percentiles in milliseconds (and CPU µs per wake-up) per way and loop load.
+Run with `python -m perf.timer_waker [--busy-us 50] [--requests 400] [--hogs 0] [--rounds 2]
+[--ways "loop timer" timerfd ...]`; prints one JSON object of lag percentiles in milliseconds
+(and CPU µs per wake-up) per way and loop load, one entry per round.
 """
 
 from __future__ import annotations

@@ -169,7 +169,8 @@ async def test_a_failing_factory_falls_back_to_the_loop_timer_once() -> None:
 class LoopWithoutReaders(asyncio.SelectorEventLoop):
     """A loop that cannot watch file descriptors (as the Proactor loop on Windows)."""
 
-    def add_reader(self, *args: Any) -> None:
+    # The stub's signature is generic over the callback's arguments; this one takes none.
+    def add_reader(self, *args: Any) -> None:  # type: ignore[override]
         raise NotImplementedError
 
 
