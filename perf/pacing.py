@@ -79,6 +79,8 @@ def paced_run(url: str, rate: int, seconds: float) -> dict[str, Any]:
         "gc_pauses_during_step": pauses,
         "gc_pauses_over_1_ms": sum(pauses[f"generation_{g}"]["over_1_ms"] for g in (0, 1, 2)),
         "usable_requests_per_s": round(metrics["throughput"]["usable_requests_per_s"], 1),
+        # The whole assay process tree, start-up (imports, ~0.5 s a process) included.
+        "client_cpu_s": round(run.cpu_s, 3),
     }
 
 

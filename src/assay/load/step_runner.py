@@ -16,6 +16,7 @@ from typing import Generic, TypeVar
 from returns.result import Result
 
 from assay.core import Clock, GenerationRequest, GenerationResponse, UnusableResponse
+from assay.core.clock import Waiter, open_pacing_waiter
 from assay.data.session import SessionSource
 from assay.data.source import RequestSource
 from assay.errors import first_assay_error
@@ -381,13 +382,20 @@ class _StepRunner(Generic[S]):
 
     async def _open_loop(self, group: asyncio.TaskGroup, schedule: Lookahead) -> None:
         ahead = RequestsAhead(self.source, schedule, self.clock)
+        # The loop's timer wakes up to a millisecond late (uvloop); send times are kept finer.
+        waiter = open_pacing_waiter(self.clock)
         try:
-            await self._dispatch_on_schedule(group, schedule, ahead)
+            await self._dispatch_on_schedule(group, schedule, ahead, waiter)
         finally:
+            waiter.close()
             ahead.close()
 
     async def _dispatch_on_schedule(
-        self, group: asyncio.TaskGroup, schedule: Lookahead, ahead: RequestsAhead
+        self,
+        group: asyncio.TaskGroup,
+        schedule: Lookahead,
+        ahead: RequestsAhead,
+        waiter: Waiter,
     ) -> None:
         behind = 0
         for index, offset_ns in schedule:
@@ -398,7 +406,7 @@ class _StepRunner(Generic[S]):
             sessions = self.sessions
             request = await ahead.request(index) if sessions is None else None
             if self.clock.now_ns() < target_ns:
-                await self._wait_until(target_ns)
+                await self._wait_until(target_ns, waiter)
             else:
                 behind += 1
                 if behind % _YIELD_EVERY == 0:
@@ -438,13 +446,14 @@ class _StepRunner(Generic[S]):
             owed += 1
         return owed + _count_due(self.schedule, self.work.start_ns, cutoff_ns)
 
-    async def _wait_until(self, target_ns: int) -> None:
+    async def _wait_until(self, target_ns: int, waiter: Waiter | None = None) -> None:
         # Event loops round timers (uvloop to the millisecond) and may wake a little early;
         # a request is never sent before its targeted time, so sleep again for the remainder.
+        sleep_until = self.clock.sleep_until if waiter is None else waiter.sleep_until
         for _ in range(_MAX_EARLY_WAKEUPS):
             if self.clock.now_ns() >= target_ns:
                 return
-            await self.clock.sleep_until(target_ns)
+            await sleep_until(target_ns)
 
     async def _closed_loop(self, indices: Iterator[int]) -> None:
         # Processes get the step a little ahead of its start; closed loops wait for it too.
