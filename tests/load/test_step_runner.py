@@ -84,19 +84,21 @@ class FakeServer:
                     code=DiagnosticCode.http_status, message="HTTP 503: server overloaded"
                 )
             )
-        timing = ResponseTiming(send_ns=send_ns, end_ns=self.clock.now_ns())
-        return Success(
-            GenerationResponse(
-                request_id=request.request_id,
-                endpoint=Endpoint.chat,
-                streamed=True,
-                text="An answer.",
-                finish_reason="stop",
-                streamed_tokens=3,
-                terminal_seen=True,
-                timing=timing,
-            )
-        )
+        return Success(served_answer(request.request_id, send_ns, self.clock.now_ns()))
+
+
+def served_answer(request_id: str, send_ns: int, end_ns: int) -> GenerationResponse:
+    """A short complete streamed chat answer, as the fake servers give."""
+    return GenerationResponse(
+        request_id=request_id,
+        endpoint=Endpoint.chat,
+        streamed=True,
+        text="An answer.",
+        finish_reason="stop",
+        streamed_tokens=3,
+        terminal_seen=True,
+        timing=ResponseTiming(send_ns=send_ns, end_ns=end_ns),
+    )
 
 
 @dataclass

@@ -8,18 +8,16 @@ import os
 from returns.result import Result, Success
 
 from assay.core import (
-    Endpoint,
     GenerationRequest,
     GenerationResponse,
     MonotonicClock,
-    ResponseTiming,
     UnusableResponse,
 )
 from assay.load.schedule import constant_offset_ns
 from assay.load.step_runner import StepWork, run_step
 from assay.spec.constraints import Constraints, StopReason
 from assay.spec.load import Constant
-from tests.load.test_step_runner import KeepingSink, NumberedSource, accept
+from tests.load.test_step_runner import KeepingSink, NumberedSource, accept, served_answer
 
 MS = 1_000_000
 
@@ -44,18 +42,7 @@ class InstantServer:
         self.sent_ns[request.request_id] = send_ns
         if len(self.sent_ns) >= self.stop_after:
             self.stop.set()
-        return Success(
-            GenerationResponse(
-                request_id=request.request_id,
-                endpoint=Endpoint.chat,
-                streamed=True,
-                text="An answer.",
-                finish_reason="stop",
-                streamed_tokens=3,
-                terminal_seen=True,
-                timing=ResponseTiming(send_ns=send_ns, end_ns=send_ns),
-            )
-        )
+        return Success(served_answer(request.request_id, send_ns, send_ns))
 
 
 async def run_real_step(
