@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 import aiohttp
@@ -79,10 +79,17 @@ async def bare_loop_for(url: str, concurrency: int, seconds: float) -> tuple[flo
     return elapsed, completed, failed
 
 
-def _bare(mock: MockProcess, seconds: float) -> dict[str, float]:
+LoopFor = Callable[[str, int, float], Coroutine[Any, Any, tuple[float, int, int]]]
+
+
+def loop_figures(
+    mock: MockProcess, seconds: float, loop_for: LoopFor = bare_loop_for
+) -> dict[str, float]:
+    """Served req/s and the client's and the mock's CPU per request of one plain loop's run
+    (`loop_for(url, concurrency, seconds)` -> elapsed s, 200 answers, anything else)."""
     cpu_before = mock.cpu_seconds()
     client_before = own_cpu_seconds()
-    elapsed, completed, failed = run_on_fast_loop(bare_loop_for(mock.url, CONCURRENCY, seconds))
+    elapsed, completed, failed = run_on_fast_loop(loop_for(mock.url, CONCURRENCY, seconds))
     client_cpu = own_cpu_seconds() - client_before
     mock_cpu = mock.cpu_seconds() - cpu_before
     return {
@@ -161,12 +168,12 @@ def measure(seconds: float = 10.0) -> dict[str, Any]:
     configurations = {"assay_default": None, "assay_p1": 1, "assay_p2": 2}
     with running_mock(output_tokens=OUTPUT_TOKENS, workers=1) as mock:
         run_on_fast_loop(bare_loop_for(mock.url, CONCURRENCY, 1.0))  # warm the mock up
-        bares = [_bare(mock, bare_seconds)]
+        bares = [loop_figures(mock, bare_seconds)]
         limits = [_limit(mock, bare_seconds)]
         runs: dict[str, dict[str, Any]] = {}
         for name, processes in configurations.items():
             runs[name] = _assay(mock, seconds, processes)
-            bares.append(_bare(mock, bare_seconds))
+            bares.append(loop_figures(mock, bare_seconds))
             short = _assay(mock, SHORT_SECONDS, processes)
             # The difference of a long and a short run cancels start-up and shutdown: what is
             # left is the client's CPU per request in the steady state.

@@ -8,13 +8,14 @@ the status line and headers split by hand. It is a measurement, not a client: it
 the mock's answer (HTTP/1.1, `Content-Length`, no redirects, no TLS, no chunked bodies), and
 treats anything else as a failed request.
 
-    python -m perf.lean_loop [--seconds 5] [--concurrency 64]
+    python -m perf.lean_loop [--seconds 5]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import time
 from urllib.parse import urlsplit
@@ -23,7 +24,8 @@ import orjson
 
 from assay.core import Endpoint
 from assay.handlers import handler_for
-from perf.harness import own_cpu_seconds, running_mock
+from perf.ceiling import OUTPUT_TOKENS, bare_loop_for, loop_figures
+from perf.harness import running_mock
 from perf.resolve_vs_bare import chat_request
 
 
@@ -79,7 +81,7 @@ async def lean_loop_for(url: str, concurrency: int, seconds: float) -> tuple[flo
     ).encode()
     loop = asyncio.get_running_loop()
     completed = failed = 0
-    counter = iter(range(1 << 62))
+    counter = itertools.count()
 
     async def worker() -> None:
         nonlocal completed, failed
@@ -106,12 +108,9 @@ async def lean_loop_for(url: str, concurrency: int, seconds: float) -> tuple[flo
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the lean loop against a fresh mock and print its req/s and CPU per request."""
-    from perf.ceiling import CONCURRENCY, OUTPUT_TOKENS, bare_loop_for, run_on_fast_loop
-
+    """Run the bare and the lean loop, alternating, against a fresh mock; print their figures."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--concurrency", type=int, default=CONCURRENCY)
     args = parser.parse_args(argv)
     figures: dict[str, dict[str, float]] = {}
     with running_mock(output_tokens=OUTPUT_TOKENS, workers=1) as mock:
@@ -121,17 +120,7 @@ def main(argv: list[str] | None = None) -> int:
             ("bare again", bare_loop_for),
             ("lean again", lean_loop_for),
         ):
-            before = own_cpu_seconds()
-            elapsed, completed, failed = run_on_fast_loop(
-                loop_for(mock.url, args.concurrency, args.seconds)
-            )
-            cpu = own_cpu_seconds() - before
-            figures[name] = {
-                "requests_per_s": round(completed / elapsed, 1),
-                "completed": completed,
-                "failed": failed,
-                "client_cpu_us_per_request": round(cpu / max(completed, 1) * 1e6, 1),
-            }
+            figures[name] = loop_figures(mock, args.seconds, loop_for)
     print(json.dumps(figures, indent=1))
     return 0
 

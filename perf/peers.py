@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -120,12 +121,6 @@ def _marginal_us(long: dict[str, Any], short: dict[str, Any]) -> float | None:
     return round((long["cpu_s"] - short["cpu_s"]) / extra * 1e6, 1) if extra > 0 else None
 
 
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
-
-
 def measure(
     cycles: int = 3, seconds: float = 10.0, vllm_python: Path = VLLM_PYTHON
 ) -> dict[str, Any]:
@@ -157,10 +152,10 @@ def measure(
         "vllm_prompts_per_run": prompts,
         "assay_runs": assay_runs,
         "vllm_runs": vllm_runs,
-        "assay_requests_per_s": _median([run["requests_per_s"] for run in assay_runs]),
-        "vllm_requests_per_s": _median([run["requests_per_s"] for run in vllm_runs]),
+        "assay_requests_per_s": statistics.median([run["requests_per_s"] for run in assay_runs]),
+        "vllm_requests_per_s": statistics.median([run["requests_per_s"] for run in vllm_runs]),
         # Each assay run over the vLLM run right after it, then the median of those ratios.
-        "assay_over_vllm": round(_median(ratios), 2),
+        "assay_over_vllm": round(statistics.median(ratios), 2),
         "assay_over_vllm_runs": [round(ratio, 2) for ratio in ratios],
     }
 
