@@ -217,17 +217,21 @@ def run_assay(
     keep_dir: Path | None = None,
     env: dict[str, str] | None = None,
     expect_files: Sequence[str] = (),
+    launcher: Sequence[str] | None = None,
 ) -> AssayRun:
     """`assay run ARGUMENTS --output-dir <temp>`; returns its report, wall time and peak RSS.
 
     The output directory is a temporary one removed afterwards (records included), unless
     `keep_dir` is given. A run still going after `timeout_s` is killed and raises. `env` adds
     environment variables to the run's (and its load processes'); a file named in
-    `expect_files` that the run did not write into its folder raises.
+    `expect_files` that the run did not write into its folder raises. `launcher` runs the
+    command line instead of the `assay` script (an experiment that changes something in the
+    run's own process first).
     """
     work = Path(tempfile.mkdtemp(prefix="assay-perf-")) if keep_dir is None else keep_dir
     output_dir = work / "run"
-    command = [*assay_command(), "run", *arguments, "--output-dir", str(output_dir)]
+    entry = assay_command() if launcher is None else list(launcher)
+    command = [*entry, "run", *arguments, "--output-dir", str(output_dir)]
     try:
         cpu_before = children_cpu_seconds()
         started = time.perf_counter()
