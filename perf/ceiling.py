@@ -116,14 +116,15 @@ def _limit(mock: MockProcess, seconds: float) -> dict[str, float]:
     }
 
 
-def _assay(mock: MockProcess, seconds: float, processes: int | None) -> dict[str, Any]:
+def ceiling_arguments(url: str, seconds: float, processes: int | None) -> list[str]:
+    """The `assay run` arguments of the ceiling's runs: throughput, 16-token streamed chat."""
     arguments = [
         "--profile",
         "throughput",
         "--concurrency",
         str(CONCURRENCY),
         "--target",
-        mock.url,
+        url,
         "--endpoint",
         "chat",
         "--output-tokens",
@@ -135,6 +136,11 @@ def _assay(mock: MockProcess, seconds: float, processes: int | None) -> dict[str
     ]
     if processes is not None:
         arguments += ["--processes", str(processes)]
+    return arguments
+
+
+def _assay(mock: MockProcess, seconds: float, processes: int | None) -> dict[str, Any]:
+    arguments = ceiling_arguments(mock.url, seconds, processes)
     cpu_before = mock.cpu_seconds()
     run = run_assay(arguments, timeout_s=seconds + 120)
     mock_cpu = mock.cpu_seconds() - cpu_before

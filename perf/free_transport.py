@@ -34,11 +34,10 @@ from assay.handlers import handler_for
 from assay.handlers.base import EndpointHandler
 from assay.handlers.sse import SseParser
 from perf.ceiling import (
-    CONCURRENCY,
     OUTPUT_TOKENS,
-    PROMPT_TOKENS,
     SHORT_SECONDS,
     bare_loop_for,
+    ceiling_arguments,
     loop_figures,
 )
 from perf.harness import MockProcess, run_assay, running_mock
@@ -110,28 +109,12 @@ def _launch() -> None:
 
 
 def _assay_free(mock: MockProcess, seconds: float, answer: bytes) -> dict[str, Any]:
-    arguments = [
-        "--profile",
-        "throughput",
-        "--concurrency",
-        str(CONCURRENCY),
-        "--target",
-        mock.url,
-        "--endpoint",
-        "chat",
-        "--output-tokens",
-        str(OUTPUT_TOKENS),
-        "--prompt-tokens",
-        str(PROMPT_TOKENS),
-        "--processes",
-        "1",
-    ]
     launcher = [sys.executable, "-c", "from perf.free_transport import _launch; _launch()"]
     env = {_ANSWER_ENV: answer.hex()}
     figures: dict[str, Any] = {}
     for name, length in (("long", seconds), ("short", SHORT_SECONDS)):
         run = run_assay(
-            [*arguments, "--max-seconds", f"{length:g}"],
+            ceiling_arguments(mock.url, length, processes=1),
             timeout_s=length + 120,
             env=env,
             launcher=launcher,
