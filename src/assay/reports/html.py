@@ -22,9 +22,11 @@ from pydantic import JsonValue
 from assay.errors import DataError
 from assay.file_writes import replace_with, write_new
 from assay.records.jsonl import bounded_lines
-from assay.reports.charts import Figure, figures_of, has_token_figures, step_label
+from assay.reports.chart_base import Figure, step_label
+from assay.reports.charts import figures_of
 from assay.reports.loader import load_report
 from assay.reports.report import Report, StepReport
+from assay.reports.token_charts import has_token_figures
 from assay.run_folder import HTML_FILE as HTML_FILE
 from assay.run_folder import RECORDS_FILE as RECORDS_FILE
 
