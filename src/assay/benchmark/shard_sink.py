@@ -3,6 +3,7 @@ and process."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +13,8 @@ from assay.core import GenerationResponse
 from assay.file_writes import open_new
 from assay.metrics import Slo, StepAggregator, Timeline, TimeWindow
 from assay.records import RequestRecord
-from assay.records.shards import ShardFile, append_to_shard, recover_shard
+from assay.records.jsonl import RecordWriter
+from assay.records.shards import FLUSH_EVERY_NS, Spool, append_to_shard, recover_shard, shard_error
 from assay.records.sink import StepContext
 from assay.run_folder import shard_name
 
@@ -35,10 +37,20 @@ class ShardSink:
     """Writes every record to a shard and aggregates those in the measured window.
 
     The aggregator counts records outside the warmup/cooldown window as `excluded`; the shard
-    keeps every record, so nothing dispatched is missing from records.jsonl.
+    keeps every record, so nothing dispatched is missing from records.jsonl (see
+    `assay.records.shards` for how it is written and flushed).
     """
 
-    __slots__ = ("_aggregator", "_context", "_shard", "_slo", "_timeline", "_turns", "_window")
+    __slots__ = (
+        "_aggregator",
+        "_context",
+        "_flushed_ns",
+        "_slo",
+        "_timeline",
+        "_turns",
+        "_window",
+        "_writer",
+    )
 
     def __init__(
         self, context: StepContext, factory: ShardSinkFactory, *, spool: bool = False
@@ -49,10 +61,24 @@ class ShardSink:
         self._slo, self._window = factory.slo, factory.window_for(context)
         self._turns: dict[int, StepAggregator] | None = None
         path = factory.shard_path(context.step, context.process)
-        self._shard = ShardFile(path, factory.open_shard, spool=spool)
+        self._writer: RecordWriter | Spool = (
+            Spool(path) if spool else RecordWriter(path, opener=factory.open_shard)
+        )
+        try:
+            self._writer.open()
+        except OSError as error:
+            raise shard_error(self._writer.path, error) from None
+        self._flushed_ns = time.monotonic_ns()
 
     def add(self, record: RequestRecord[GenerationResponse]) -> None:
-        self._shard.write(record)
+        try:
+            self._writer.write(record)
+            now_ns = time.monotonic_ns()
+            if now_ns - self._flushed_ns >= FLUSH_EVERY_NS:
+                self._flushed_ns = now_ns
+                self._writer.flush()
+        except OSError as error:
+            raise shard_error(self._writer.path, error) from None
         self._aggregator.add(record)
         self._timeline.add(record)
         turn = record.turn
@@ -69,16 +95,19 @@ class ShardSink:
 
     def spooled(self) -> bytes:
         """The records' lines since the last call, when this sink spools (else nothing)."""
-        return self._shard.take()
+        return self._writer.take() if isinstance(self._writer, Spool) else b""
 
     def close(self) -> ShardSummary:
-        self._shard.close()
+        try:
+            self._writer.close()
+        except OSError as error:
+            raise shard_error(self._writer.path, error) from None
         return ShardSummary(
             self._context.step,
             self._context.process,
             self._aggregator,
-            self._shard.path,
-            self._shard.written,
+            self._writer.path,
+            self._writer.written,
             self._timeline,
             self._turns,
         )

@@ -1,17 +1,16 @@
 """A run's shards: the file per step and load process where records land as they complete.
 
-Each shard is created exclusively and flushed at least every `FLUSH_EVERY_NS`, so a process
-killed mid-step leaves its records of all but the last second behind; `recover_shard` reads back
-what such a process left. A shard that cannot be written (a full disk) raises `OutputError`,
-which stops the run.
+A shard is created exclusively and flushed by its sink at least every `FLUSH_EVERY_NS`, so a
+process killed mid-step leaves its records of all but the last second behind; `recover_shard`
+reads back what such a process left. A shard that cannot be written (a full disk) raises
+`OutputError` (`shard_error`), which stops the run.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Final
+from typing import Final
 
 import orjson
 from pydantic import ValidationError
@@ -19,60 +18,15 @@ from pydantic import ValidationError
 from assay.core import GenerationResponse
 from assay.errors import OutputError
 from assay.file_writes import open_append
-from assay.records.jsonl import RecordWriter, record_from_line, record_line
+from assay.records.jsonl import record_from_line, record_line
 from assay.records.record import RequestRecord
 
 FLUSH_EVERY_NS: Final = 1_000_000_000
 
 
-class ShardFile:
-    """The shard one process writes for one step, or with `spool` its lines kept in memory
-    (`take`) for the driver to write where the shard `path` is."""
-
-    __slots__ = ("_flushed_ns", "_writer")
-
-    def __init__(self, path: Path, opener: Callable[[Path], IO[bytes]], *, spool: bool) -> None:
-        self._writer: RecordWriter | _Spool = (
-            _Spool(path) if spool else RecordWriter(path, opener=opener)
-        )
-        try:
-            self._writer.open()
-        except OSError as error:
-            raise shard_error(path, error) from None
-        self._flushed_ns = time.monotonic_ns()
-
-    @property
-    def path(self) -> Path:
-        return self._writer.path
-
-    @property
-    def written(self) -> int:
-        """How many records were written (or spooled)."""
-        return self._writer.written
-
-    def write(self, record: RequestRecord[GenerationResponse]) -> None:
-        try:
-            self._writer.write(record)
-            now_ns = time.monotonic_ns()
-            if now_ns - self._flushed_ns >= FLUSH_EVERY_NS:
-                self._flushed_ns = now_ns
-                self._writer.flush()
-        except OSError as error:
-            raise shard_error(self._writer.path, error) from None
-
-    def take(self) -> bytes:
-        """The lines spooled since the last call (nothing when this shard is a file)."""
-        return self._writer.take() if isinstance(self._writer, _Spool) else b""
-
-    def close(self) -> None:
-        try:
-            self._writer.close()
-        except OSError as error:
-            raise shard_error(self._writer.path, error) from None
-
-
-class _Spool:
-    """A `RecordWriter` that keeps the lines in memory."""
+class Spool:
+    """A `RecordWriter` that keeps the lines in memory (`take`) for the driver to write where
+    the shard `path` is."""
 
     __slots__ = ("_lines", "path", "written")
 
