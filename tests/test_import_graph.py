@@ -1,4 +1,4 @@
-"""The import graph of assay and of its performance suite has no circles.
+"""The import graph of assay and of its performance suite: no circles, and perf's one door.
 
 A circle between two modules means neither can be read, tested or moved without the other; the
 tree should read in one direction (the layers contract in pyproject.toml orders the packages,
@@ -8,6 +8,8 @@ this test covers every module, package `__init__` files included).
 from __future__ import annotations
 
 import grimp
+
+from assay.testing import bench
 
 ROOTS = ("assay", "perf")
 
@@ -67,3 +69,10 @@ def test_import_circles_finds_a_circle_and_nothing_else() -> None:
 def test_assay_and_perf_have_no_import_circles() -> None:
     graph = grimp.build_graph(*ROOTS, cache_dir=None)
     assert import_circles(graph) == []
+
+
+def test_every_name_perf_imports_through_its_seam_resolves() -> None:
+    # perf/ reaches assay's internals only through assay.testing.bench (an import-linter
+    # contract): a refactoring that moves one of them must fail here, not in the next perf run.
+    for name in bench.__all__:
+        assert getattr(bench, name) is not None, name

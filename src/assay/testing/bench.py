@@ -45,40 +45,30 @@ if TYPE_CHECKING:
     from assay.spec.load import Synchronous as Synchronous
     from assay.worker import execute as execute
 
+# Each name and the module it is imported from on first use.
 _HOMES = {
-    "BackendSettings": "assay.backend",
-    "BuiltinTokenizer": "assay.data.tokenizer",
-    "client": "assay.backend",
-    "Constraints": "assay.spec.constraints",
-    "counting_sink": "assay.records.sink",
+    **dict.fromkeys(("BackendSettings", "client", "open_backend"), "assay.backend"),
     "DeadlineWatch": "assay.backend.deadlines",
-    "EmbeddingSummary": "assay.core",
-    "EndpointHandler": "assay.handlers.base",
-    "execute": "assay.worker",
-    "FixedCount": "assay.data",
-    "handler_for": "assay.handlers",
-    "main": "assay.cli.app",
-    "MockConfig": "assay.mock",
-    "MonotonicClock": "assay.core",
-    "open_backend": "assay.backend",
-    "record_line": "assay.records",
-    "RecordWriter": "assay.records",
-    "RequestEcho": "assay.core",
-    "RequestRecord": "assay.records",
-    "run_step": "assay.load.step_runner",
     "ShardSinkFactory": "assay.benchmark.shard_sink",
-    "Slo": "assay.metrics",
-    "SseParser": "assay.handlers",
-    "start_mock_processes": "assay.mock",
-    "StepAggregator": "assay.metrics",
-    "StepContext": "assay.records.sink",
-    "StepWork": "assay.load.step_runner",
-    "StreamAccumulator": "assay.handlers",
-    "Synchronous": "assay.spec.load",
-    "SyntheticSource": "assay.data",
+    "main": "assay.cli.app",
+    **dict.fromkeys(
+        ("EmbeddingSummary", "MonotonicClock", "RequestEcho", "TokenSource"), "assay.core"
+    ),
     "TimerFdWaiter": "assay.core.timer_fd",
-    "TokenSource": "assay.core",
-    "Transfer": "assay.handlers",
+    **dict.fromkeys(("FixedCount", "SyntheticSource"), "assay.data"),
+    "BuiltinTokenizer": "assay.data.tokenizer",
+    **dict.fromkeys(
+        ("handler_for", "SseParser", "StreamAccumulator", "Transfer"), "assay.handlers"
+    ),
+    "EndpointHandler": "assay.handlers.base",
+    **dict.fromkeys(("run_step", "StepWork"), "assay.load.step_runner"),
+    **dict.fromkeys(("Slo", "StepAggregator"), "assay.metrics"),
+    **dict.fromkeys(("MockConfig", "start_mock_processes"), "assay.mock"),
+    **dict.fromkeys(("record_line", "RecordWriter", "RequestRecord"), "assay.records"),
+    **dict.fromkeys(("counting_sink", "StepContext"), "assay.records.sink"),
+    "Constraints": "assay.spec.constraints",
+    "Synchronous": "assay.spec.load",
+    "execute": "assay.worker",
 }
 
 __all__ = sorted(_HOMES)
