@@ -3,7 +3,7 @@ step labels, the layout and the SLO line."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import JsonValue
@@ -57,6 +57,13 @@ class Figure:
     data: list[dict[str, JsonValue]]
     layout: dict[str, JsonValue] = field(default_factory=dict)
     caption: str = ""
+
+
+def scatter(
+    mode: str, name: str, x: Sequence[JsonValue], y: Sequence[JsonValue], **extra: JsonValue
+) -> dict[str, JsonValue]:
+    """A scatter trace (`mode` "lines" or "lines+markers") named `name`, with `extra` keys."""
+    return {"type": "scatter", "mode": mode, "name": name, "x": list(x), "y": list(y), **extra}
 
 
 def step_colour(step: StepReport) -> str:

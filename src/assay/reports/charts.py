@@ -20,6 +20,7 @@ from assay.reports.chart_base import (
     chart_layout,
     draw_slo,
     say_no_data,
+    scatter,
     slo_of,
     step_colour,
     step_label,
@@ -91,38 +92,16 @@ def sweep_throughput_figure(report: Report) -> Figure:
     steps = sorted(report.steps, key=offered_rate)
     x: list[JsonValue] = [offered_rate(step) for step in steps]
     text: list[JsonValue] = [step_label(step) for step in steps]
-    data: list[dict[str, JsonValue]] = [
-        {
-            "type": "scatter",
-            "mode": "lines+markers",
-            "name": "attempted req/s",
-            "x": x,
-            "y": [step.metrics.throughput.attempted_requests_per_s for step in steps],
-            "text": text,
-        },
-        {
-            "type": "scatter",
-            "mode": "lines+markers",
-            "name": "usable req/s",
-            "x": x,
-            "y": [step.metrics.throughput.usable_requests_per_s for step in steps],
-            "text": text,
-        },
+    attempted = [step.metrics.throughput.attempted_requests_per_s for step in steps]
+    usable = [step.metrics.throughput.usable_requests_per_s for step in steps]
+    data = [
+        scatter("lines+markers", "attempted req/s", x, attempted, text=text),
+        scatter("lines+markers", "usable req/s", x, usable, text=text),
     ]
     if any(step.metrics.goodput is not None for step in steps):
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "lines+markers",
-                "name": "goodput req/s",
-                "x": x,
-                "y": [
-                    None if step.metrics.goodput is None else step.metrics.goodput.requests_per_s
-                    for step in steps
-                ],
-                "text": text,
-            }
-        )
+        goodput = [None if s.metrics.goodput is None else s.metrics.goodput.requests_per_s
+                   for s in steps]  # fmt: skip
+        data.append(scatter("lines+markers", "goodput req/s", x, goodput, text=text))
     return Figure(
         "sweep-throughput",
         "Throughput against offered rate",
@@ -157,30 +136,17 @@ def server_figures(report: Report) -> list[Figure]:
         return []
     series = section.series
     times: list[JsonValue] = list(series.t_s)
-    queue: list[dict[str, JsonValue]] = [
-        {"type": "scatter", "mode": "lines", "name": name, "x": times, "y": list(values)}
+    queue = [
+        scatter("lines", name, times, values)
         for name, values in (
             ("running", series.requests_running),
             ("waiting", series.requests_waiting),
         )
         if any(value is not None for value in values)
     ]
-    rates: list[dict[str, JsonValue]] = [
-        {
-            "type": "scatter",
-            "mode": "lines",
-            "name": "requests finished/s",
-            "x": times,
-            "y": list(series.requests_finished_per_s),
-        },
-        {
-            "type": "scatter",
-            "mode": "lines",
-            "name": "generated tokens/s",
-            "x": times,
-            "y": list(series.generation_tokens_per_s),
-            "yaxis": "y2",
-        },
+    rates = [
+        scatter("lines", "requests finished/s", times, series.requests_finished_per_s),
+        scatter("lines", "generated tokens/s", times, series.generation_tokens_per_s, yaxis="y2"),
     ]
     figures = [
         Figure(
@@ -217,15 +183,7 @@ def server_figures(report: Report) -> list[Figure]:
             Figure(
                 "server-kv-cache",
                 "Server: KV-cache usage",
-                [
-                    {
-                        "type": "scatter",
-                        "mode": "lines",
-                        "name": "KV-cache usage",
-                        "x": times,
-                        "y": list(series.kv_cache_usage),
-                    }
-                ],
+                [scatter("lines", "KV-cache usage", times, series.kv_cache_usage)],
                 chart_layout("Server: KV-cache usage", "seconds into the run", "fraction"),
             )
         )
@@ -246,16 +204,9 @@ def turns_figure(report: Report) -> Figure | None:
             for metrics in step.turns.values():
                 ttft = metrics.latency.ttft_ms
                 values.append(None if ttft is None else float(getattr(ttft, name)))
-            data.append(
-                {
-                    "type": "scatter",
-                    "mode": "lines+markers",
-                    "name": f"{name}, {step_label(step)}",
-                    "x": turns,
-                    "y": values,
-                    "line": {"color": step_colour(step), "dash": dash},
-                }
-            )
+            line: JsonValue = {"color": step_colour(step), "dash": dash}
+            label = f"{name}, {step_label(step)}"
+            data.append(scatter("lines+markers", label, turns, values, line=line))
     if not data:
         return None
     layout = chart_layout("TTFT by turn of a session", "turn", "ms")

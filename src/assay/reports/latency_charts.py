@@ -13,6 +13,7 @@ from assay.reports.chart_base import (
     chart_layout,
     draw_slo,
     say_no_data,
+    scatter,
     slo_of,
     step_colour,
     step_label,
@@ -27,16 +28,10 @@ def latency_percentiles_figure(report: Report, metric: str, title: str) -> Figur
         distribution: Distribution | None = getattr(step.metrics.latency, metric)
         if distribution is None or distribution.count == 0:
             continue
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "lines+markers",
-                "name": step_label(step),
-                "x": [label for _, label in PERCENTILE_FIELDS],
-                "y": [float(getattr(distribution, name)) for name, _ in PERCENTILE_FIELDS],
-                "line": {"color": step_colour(step)},
-            }
-        )
+        labels = [label for _, label in PERCENTILE_FIELDS]
+        values = [float(getattr(distribution, name)) for name, _ in PERCENTILE_FIELDS]
+        line: JsonValue = {"color": step_colour(step)}
+        data.append(scatter("lines+markers", step_label(step), labels, values, line=line))
     layout = chart_layout(f"{title}: percentiles", "percentile", "ms")
     if not data:
         say_no_data(layout, "not measured in this run")

@@ -10,6 +10,7 @@ from assay.reports.chart_base import (
     Figure,
     chart_layout,
     say_no_data,
+    scatter,
     step_colour,
     step_label,
 )
@@ -37,26 +38,11 @@ def throughput_over_time_figure(report: Report) -> Figure:
         per_s = 1 / timeline.interval_s
         label = step_label(step)
         colour = step_colour(step)
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"usable, {label}",
-                "x": list(times),
-                "y": [c * per_s for c in timeline.completed],
-                "line": {"color": colour},
-            }
-        )
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"attempted, {label}",
-                "x": list(times),
-                "y": [c * per_s for c in timeline.dispatched],
-                "line": {"color": colour, "dash": "dot"},
-            }
-        )
+        usable = [c * per_s for c in timeline.completed]
+        attempted = [c * per_s for c in timeline.dispatched]
+        data.append(scatter("lines", f"usable, {label}", times, usable, line={"color": colour}))
+        dotted: JsonValue = {"color": colour, "dash": "dot"}
+        data.append(scatter("lines", f"attempted, {label}", times, attempted, line=dotted))
     return Figure(
         "throughput-time",
         "Requests per second over time",
@@ -87,26 +73,14 @@ def ramp_rate_figure(report: Report) -> Figure:
         label = step_label(step)
         length = max(ramp.duration_s, width * timeline.buckets)
         points = [length * i / RAMP_TARGET_POINTS for i in range(RAMP_TARGET_POINTS + 1)]
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"target, {label}",
-                "x": [offset + t for t in points],
-                "y": [ramp.rate_at(t) for t in points],
-                "line": {"color": "#616161", "dash": "dash"},
-            }
-        )
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "lines+markers",
-                "name": f"achieved, {label}",
-                "x": [start + width / 2 for start in times],
-                "y": [count / width for count in timeline.dispatched],
-                "line": {"color": "#1565c0"},
-            }
-        )
+        target = [ramp.rate_at(t) for t in points]
+        dashed: JsonValue = {"color": "#616161", "dash": "dash"}
+        xs = [offset + t for t in points]
+        data.append(scatter("lines", f"target, {label}", xs, target, line=dashed))
+        middles = [start + width / 2 for start in times]
+        achieved = [count / width for count in timeline.dispatched]
+        line: JsonValue = {"color": "#1565c0"}
+        data.append(scatter("lines+markers", f"achieved, {label}", middles, achieved, line=line))
     layout = chart_layout("Offered rate: achieved vs target", "seconds into the run", "req/s")
     if not data:
         say_no_data(layout, "no ramped step with a timeline")
@@ -128,29 +102,17 @@ def ttft_over_time_figure(report: Report) -> Figure:
     """Mean and max time to first token of the requests sent in each interval."""
     data: list[dict[str, JsonValue]] = []
     for step, timeline, times in time_axis(report):
-        label = step_label(step)
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"mean, {label}",
-                "x": list(times),
-                "y": list(timeline.ttft_ms_mean),
-                "line": {"color": step_colour(step)},
-                "connectgaps": False,
-            }
-        )
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"max, {label}",
-                "x": list(times),
-                "y": list(timeline.ttft_ms_max),
-                "line": {"color": step_colour(step), "dash": "dot"},
-                "connectgaps": False,
-            }
-        )
+        label, colour = step_label(step), step_colour(step)
+        solid: JsonValue = {"color": colour}
+        dotted: JsonValue = {"color": colour, "dash": "dot"}
+        for name, values, line in (
+            ("mean", timeline.ttft_ms_mean, solid),
+            ("max", timeline.ttft_ms_max, dotted),
+        ):
+            trace = scatter(
+                "lines", f"{name}, {label}", times, values, line=line, connectgaps=False
+            )
+            data.append(trace)
     return Figure(
         "ttft-time",
         "Time to first token over time",
@@ -187,16 +149,15 @@ def errors_over_time_figure(report: Report) -> Figure:
 
 def concurrency_over_time_figure(report: Report) -> Figure:
     """The time-averaged number of requests in flight per interval."""
-    data: list[dict[str, JsonValue]] = [
-        {
-            "type": "scatter",
-            "mode": "lines",
-            "name": step_label(step),
-            "x": list(times),
-            "y": list(timeline.concurrency_mean),
-            "line": {"color": step_colour(step)},
-            "fill": "tozeroy",
-        }
+    data = [
+        scatter(
+            "lines",
+            step_label(step),
+            times,
+            timeline.concurrency_mean,
+            line={"color": step_colour(step)},
+            fill="tozeroy",
+        )
         for step, timeline, times in time_axis(report)
     ]
     return Figure(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pydantic import JsonValue
 
 from assay.metrics.sketch import Distribution
-from assay.reports.chart_base import Figure, chart_layout, say_no_data, step_label
+from assay.reports.chart_base import Figure, chart_layout, say_no_data, scatter, step_label
 from assay.reports.latency_charts import latency_percentiles_figure
 from assay.reports.report import Report
 
@@ -83,15 +83,9 @@ def per_user_figure(report: Report) -> Figure:
         distribution = step.metrics.throughput.per_user_output_tokens_per_s
         if distribution is None:
             continue
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "lines+markers",
-                "name": step_label(step),
-                "x": [label for _, label in points],
-                "y": [float(getattr(distribution, name)) for name, _ in points],
-            }
-        )
+        values = [float(getattr(distribution, name)) for name, _ in points]
+        labels = [label for _, label in points]
+        data.append(scatter("lines+markers", step_label(step), labels, values))
     layout = chart_layout("Per-user output tokens/s", "statistic over answers", "tokens/s")
     if not data:
         say_no_data(layout, "not measured in this run")
