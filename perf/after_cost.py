@@ -21,12 +21,15 @@ from pathlib import Path
 
 import orjson
 
-from assay.benchmark.shard_sink import ShardSinkFactory
-from assay.core import GenerationResponse
-from assay.metrics import Slo, StepAggregator
-from assay.records import Completed, RequestRecord
-from assay.records.jsonl import record_line
-from assay.records.sink import StepContext
+from assay import Completed, GenerationResponse
+from assay.testing.bench import (
+    RequestRecord,
+    ShardSinkFactory,
+    Slo,
+    StepAggregator,
+    StepContext,
+    record_line,
+)
 from perf.aggregation_cost import typical_records as records_with_uneven_times
 
 ROUNDS = 7

@@ -9,9 +9,8 @@ import itertools
 import json
 import time
 
-from assay.core import Endpoint, GenerationResponse, ResponseTiming, TokenSource, Usage
-from assay.metrics import Slo, StepAggregator
-from assay.records import Completed, RequestRecord
+from assay import Completed, Endpoint, GenerationResponse, ResponseTiming, Usage
+from assay.testing.bench import RequestRecord, Slo, StepAggregator, TokenSource
 
 MS = 1_000_000
 TOKENS = 16

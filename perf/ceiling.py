@@ -13,32 +13,27 @@ import asyncio
 import itertools
 import time
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any
 
 import aiohttp
 import orjson
 
-from assay.core import Endpoint
-from assay.handlers import handler_for
-from perf.harness import MockProcess, own_cpu_seconds, run_assay, running_mock
+from assay import Endpoint
+from assay.testing.bench import handler_for
+from perf.harness import (
+    CONCURRENCY,
+    OUTPUT_TOKENS,
+    PROMPT_TOKENS,
+    MockProcess,
+    own_cpu_seconds,
+    run_assay,
+    run_on_fast_loop,
+    running_mock,
+)
 from perf.limit_loop import limit_loop_for
 from perf.resolve_vs_bare import chat_request
 
-T = TypeVar("T")
-
-CONCURRENCY = 64
-OUTPUT_TOKENS = 16
-PROMPT_TOKENS = 32
 SHORT_SECONDS = 1.0
-
-
-def run_on_fast_loop(main: Coroutine[Any, Any, T]) -> T:
-    """Run `main` on uvloop when installed, as assay's load processes do."""
-    try:
-        import uvloop
-    except ImportError:
-        return asyncio.run(main)
-    return uvloop.run(main)
 
 
 async def bare_loop_for(url: str, concurrency: int, seconds: float) -> tuple[float, int, int]:

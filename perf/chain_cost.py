@@ -13,17 +13,17 @@ import time
 
 from returns.result import Result, Success
 
-from assay.core import (
-    EmbeddingSummary,
+from assay import (
     Endpoint,
     GenerationResponse,
-    RequestEcho,
     ResponseTiming,
-    TokenSource,
     UnusableResponse,
     Usage,
+    Validator,
+    chain,
+    default_chain,
 )
-from assay.validators import Validator, chain, default_chain
+from assay.testing.bench import EmbeddingSummary, RequestEcho, TokenSource
 
 MS = 1_000_000
 TOKENS = 64

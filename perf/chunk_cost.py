@@ -13,8 +13,8 @@ from collections.abc import Callable
 import orjson
 from pydantic import JsonValue
 
-from assay.core import Endpoint, GenerationRequest
-from assay.handlers import SseParser, StreamAccumulator, Transfer, handler_for
+from assay import Endpoint, GenerationRequest
+from assay.testing.bench import SseParser, StreamAccumulator, Transfer, handler_for
 
 _ROUNDS = 5
 _TARGET_CHUNKS = 40_000  # per round, so each round takes tens of milliseconds

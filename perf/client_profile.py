@@ -140,7 +140,7 @@ def measure(seconds: float = 10.0) -> dict[str, Any]:
 
 
 def _profile_cli(stats_file: str, arguments: list[str]) -> None:
-    from assay.cli.app import main
+    from assay.testing.bench import main
 
     sys.argv = ["assay", "run", *arguments]
     profiler = cProfile.Profile()

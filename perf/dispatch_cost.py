@@ -15,24 +15,28 @@ import time
 
 from returns.result import Result, Success
 
-from assay.core import (
+from assay import (
     Endpoint,
     GenerationRequest,
     GenerationResponse,
-    MonotonicClock,
-    RequestEcho,
     ResponseTiming,
-    TokenSource,
     UnusableResponse,
     Usage,
+    default_chain,
+    judge,
 )
-from assay.data import FixedCount, SyntheticSource
-from assay.load.step_runner import StepWork, run_step
-from assay.records.sink import counting_sink
-from assay.spec.constraints import Constraints
-from assay.spec.load import Synchronous
-from assay.validators import default_chain
-from assay.worker import judge
+from assay.testing.bench import (
+    Constraints,
+    FixedCount,
+    MonotonicClock,
+    RequestEcho,
+    StepWork,
+    Synchronous,
+    SyntheticSource,
+    TokenSource,
+    counting_sink,
+    run_step,
+)
 from perf.request_costs import COUNT, ROUNDS, best_ns_per_call
 
 TOKENS = 16

@@ -28,19 +28,15 @@ from typing import Any
 import orjson
 from returns.result import Result
 
-from assay.backend.deadlines import DeadlineWatch
-from assay.core import Endpoint, GenerationRequest, GenerationResponse, UnusableResponse
-from assay.handlers import handler_for
-from assay.handlers.base import EndpointHandler
-from assay.handlers.sse import SseParser
+from assay import Endpoint, GenerationRequest, GenerationResponse, UnusableResponse
+from assay.testing.bench import DeadlineWatch, EndpointHandler, SseParser, handler_for
 from perf.ceiling import (
-    OUTPUT_TOKENS,
     SHORT_SECONDS,
     bare_loop_for,
     ceiling_arguments,
     loop_figures,
 )
-from perf.harness import MockProcess, run_assay, running_mock
+from perf.harness import OUTPUT_TOKENS, MockProcess, run_assay, running_mock
 from perf.resolve_vs_bare import chat_request
 
 _ANSWER_ENV = "ASSAY_PERF_FREE_ANSWER"
@@ -62,7 +58,7 @@ def captured_answer(url: str) -> bytes:
 
 def install(answer: bytes) -> None:
     """Replace the backend's exchange in this process by one that answers `answer` for free."""
-    from assay.backend import client
+    from assay.testing.bench import client
 
     class FreeBackend(client.Backend):
         async def _exchange(
@@ -102,7 +98,7 @@ def install(answer: bytes) -> None:
 def _launch() -> None:
     """The child's entry: install the free exchange, then the command line as `assay` runs it."""
     install(bytes.fromhex(os.environ[_ANSWER_ENV]))
-    from assay.cli.app import main
+    from assay.testing.bench import main
 
     sys.argv = ["assay", *sys.argv[1:]]
     main()

@@ -44,9 +44,8 @@ _TOTAL = re.compile(rb"^(?:summary|totals): (\d+)", re.MULTILINE)
 
 def _execute_loop(url: str, requests: int) -> None:
     """resolve, the default chat chain's verdict, and each record's JSON line written."""
-    from assay.core import GenerationResponse
-    from assay.records.jsonl import record_line
-    from assay.records.record import RequestRecord
+    from assay import GenerationResponse
+    from assay.testing.bench import RequestRecord, record_line
     from perf.resolve_vs_bare import assay_loop
 
     lines = io.BytesIO()

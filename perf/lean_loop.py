@@ -22,10 +22,10 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from assay.core import Endpoint
-from assay.handlers import handler_for
-from perf.ceiling import OUTPUT_TOKENS, bare_loop_for, loop_figures
-from perf.harness import running_mock
+from assay import Endpoint
+from assay.testing.bench import handler_for
+from perf.ceiling import bare_loop_for, loop_figures
+from perf.harness import OUTPUT_TOKENS, running_mock
 from perf.resolve_vs_bare import chat_request
 
 

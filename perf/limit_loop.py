@@ -21,9 +21,15 @@ import time
 import aiohttp
 import orjson
 
-from assay.core import Endpoint
-from assay.handlers import handler_for
-from perf.harness import own_cpu_seconds, running_mock
+from assay import Endpoint
+from assay.testing.bench import handler_for
+from perf.harness import (
+    CONCURRENCY,
+    OUTPUT_TOKENS,
+    own_cpu_seconds,
+    run_on_fast_loop,
+    running_mock,
+)
 from perf.resolve_vs_bare import chat_request
 
 
@@ -131,8 +137,6 @@ async def limit_loop_for(
 
 def main() -> None:
     """Run the limit loop against a mock of its own; print its figures as JSON."""
-    from perf.ceiling import CONCURRENCY, OUTPUT_TOKENS, run_on_fast_loop
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--concurrency", type=int, default=CONCURRENCY)

@@ -27,8 +27,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from perf.ceiling import CONCURRENCY, OUTPUT_TOKENS, PROMPT_TOKENS
-from perf.harness import MockProcess, children_cpu_seconds, run_assay, running_mock
+from perf.harness import (
+    CONCURRENCY,
+    OUTPUT_TOKENS,
+    PROMPT_TOKENS,
+    MockProcess,
+    children_cpu_seconds,
+    run_assay,
+    running_mock,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 VLLM_PYTHON = ROOT / ".servers" / "vllm" / "venv" / "bin" / "python"

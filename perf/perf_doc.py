@@ -1,40 +1,21 @@
-"""docs/performance.md, generated from the suite's results JSON.
+"""docs/performance.md, generated from the suite's latest results (perf/results/latest.json).
 
-Everything but the hand-written notes is regenerated: the table, the machine, the runs in the
-history directory and the profile. The notes between the `notes` markers are carried over
-from the existing file, so analysis written by a person survives a re-run.
+The page holds what a user asks: assay beside a peer client, and the targets met or missed. The
+rest (every figure, the profile, the pacing distribution) stays in the results JSON, and
+perf/README.md says how to read it. The notes between the `notes` markers are carried over from
+the existing page, so what a person wrote survives a re-run.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from perf.client_profile import PHASES
-from perf.targets import evaluate, format_value, markdown_table
+from perf.targets import evaluate, format_value
 
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "performance.md"
-HISTORY_DIR = Path(__file__).resolve().parent / "results" / "history"
 NOTES_BEGIN = "<!-- notes: kept when the doc is regenerated -->"
 NOTES_END = "<!-- end of notes -->"
-
-# Key figures shown per run of the history, by results path.
-HISTORY_COLUMNS = (
-    ("ceiling req/s", "ceiling.assay_best_requests_per_s"),
-    ("/ bare", "ceiling.assay_best_over_bare"),
-    ("bare req/s", "ceiling.bare_requests_per_s"),
-    ("bare CPU µs/req", "ceiling.bare_client_cpu_us_per_request"),
-    ("P1 CPU µs/req", "ceiling.assay_p1.marginal_client_cpu_us_per_request"),
-    ("1000/s error", "pacing.rate_1000.rate_error"),
-    ("1000/s lag p99 ms", "pacing.rate_1000.dispatch_lag_p99_ms"),
-    ("200/s lag p99 ms", "pacing.rate_200.dispatch_lag_p99_ms"),
-    ("P1 CPU / bare", "ceiling.assay_p1_cpu_over_bare"),
-    ("P1 CPU / limit", "ceiling.assay_p1_cpu_over_limit"),
-    ("peak RSS MB", "memory.peak_rss_mb"),
-    ("help s", "overhead.help_best_s"),
-    ("1 s run, s", "overhead.one_second_run.best_s"),
-)
 
 
 def existing_notes(path: Path) -> str:
@@ -47,233 +28,77 @@ def existing_notes(path: Path) -> str:
     return "(no notes yet)"
 
 
-def lookup(results: dict[str, Any], path: str) -> float | None:
-    """The number at a dotted path under `parts`, or None.
-
-    >>> lookup({"parts": {"a": {"b": 2}}}, "a.b")
-    2.0
-    """
-    node: Any = results.get("parts", {})
-    for key in path.split("."):
-        if not isinstance(node, dict) or key not in node:
-            return None
-        node = node[key]
-    return float(node) if isinstance(node, int | float) else None
-
-
-def _machine_lines(results: dict[str, Any]) -> list[str]:
+def _machine_line(results: dict[str, Any]) -> str:
     machine = results.get("machine", {})
-    return [
-        f"- cores: {machine.get('logical_cores')} logical "
-        f"({machine.get('physical_cores')} physical), {machine.get('cpu_model')}",
-        f"- memory: {machine.get('memory_gb')} GiB",
-        f"- Python: {machine.get('python')}",
-        f"- OS: {machine.get('os')} ({machine.get('platform')})",
-        f"- latest invocation: {results.get('started_at')} to {results.get('finished_at')}, "
-        f"options {json.dumps(results.get('options', {}))}",
-    ]
+    return (
+        f"{machine.get('logical_cores')} logical cores ({machine.get('physical_cores')} "
+        f"physical, {machine.get('cpu_model')}), {machine.get('memory_gb')} GiB, "
+        f"{machine.get('python')}, {machine.get('os')}; run {results.get('started_at')}."
+    )
 
 
-def _parts_lines(results: dict[str, Any]) -> list[str]:
-    lines = ["| part | measured at | seconds | 1-min load before / after | error |",
-             "|---|---|---:|---|---|"]  # fmt: skip
-    for name, part in results.get("parts", {}).items():
-        error = part.get("error", "")
-        lines.append(
-            f"| {name} | {part.get('measured_at', '')} | {part.get('part_seconds', '')} "
-            f"| {part.get('load_average_1m_before', '')} / {part.get('load_average_1m_after', '')}"
-            f" | {error} |"
-        )
-    return lines
-
-
-def _history_lines(history_dir: Path) -> list[str]:
-    header = "| run | " + " | ".join(name for name, _ in HISTORY_COLUMNS) + " | 1-min load |"
-    lines = [header, "|---|" + "---:|" * len(HISTORY_COLUMNS) + "---|"]
-    for path in sorted(history_dir.glob("*.json")):
-        results: dict[str, Any] = json.loads(path.read_text())
-        cells = [format_value(lookup(results, column)) for _, column in HISTORY_COLUMNS]
-        lines.append(f"| {path.stem} | " + " | ".join(cells) + f" | {_loads(results)} |")
-    return lines
-
-
-def _loads(results: dict[str, Any]) -> str:
-    """The 1-minute load average before and after each part of a run, e.g. `ceiling 0.8-1.3`."""
-    spans = []
-    for name, part in results.get("parts", {}).items():
-        before, after = part.get("load_average_1m_before"), part.get("load_average_1m_after")
-        if before is not None and after is not None:
-            spans.append(f"{name} {before:g}-{after:g}")
-    return ", ".join(spans)
-
-
-def _profile_lines(results: dict[str, Any]) -> list[str]:
-    profile = results.get("parts", {}).get("profile", {})
-    if "top_own_time" not in profile:
-        return ["(the profile part was not run)"]
+def _side_by_side_lines(results: dict[str, Any]) -> list[str]:
+    peers = results.get("parts", {}).get("peers", {})
+    if "assay_over_vllm" not in peers:
+        return ["(the peers part was not run)"]
+    assay, vllm = peers["assay_runs"], peers["vllm_runs"]
     lines = [
-        f"`{profile.get('command')}` under cProfile (the profiler itself slows the run, so "
-        f"these are shares, not rates); {profile.get('profiled_own_s')} s of own time, "
-        f"{profile.get('completed')} requests completed.",
+        f"assay (default processes) and `vllm bench serve` against one `assay mock --workers 1`, "
+        f"alternating, {len(assay)} cycles: streamed chat, {peers['prompt_tokens']}-token "
+        f"prompts, {peers['output_tokens']} output tokens, {peers['concurrency']} requests at "
+        "once, every request completed by both.",
         "",
-        "Own time by area:",
+        "| client | served req/s per cycle | client CPU µs per request |",
+        "|---|---|---|",
+    ]
+    for name, runs in (("assay", assay), ("`vllm bench serve`", vllm)):
+        rates = " / ".join(format_value(run["requests_per_s"]) for run in runs)
+        cpu = [run["marginal_cpu_us_per_request"] for run in runs]
+        lines.append(f"| {name} | {rates} | {min(cpu):g}-{max(cpu):g} |")
+    lines += [
         "",
-        "| area | own s | own µs per completed request |",
-        "|---|---:|---:|",
-    ]
-    per_request = profile.get("own_us_per_completed_by_area", {})
-    lines += [
-        f"| {area} | {seconds} | {per_request.get(area, '')} |"
-        for area, seconds in profile["own_time_by_area"].items()
-    ]
-    lines += ["", "Cumulative time of the run's phases:", "", "| phase | s |", "|---|---:|"]
-    lines += [
-        f"| `{name}` | {seconds} |"
-        for name, seconds in profile["phase_cumulative_s"].items()
-        if name in PHASES
-    ]
-    lines += ["", "Functions with the most own time:", ""]
-    lines += ["| function | calls | own s | cumulative s |", "|---|---:|---:|---:|"]
-    lines += [
-        f"| `{row['function']}` | {row['calls']} | {row['own_s']} | {row['cumulative_s']} |"
-        for row in profile["top_own_time"]
+        f"assay / `vllm bench serve`, median of the cycles: **{peers['assay_over_vllm']}**.",
     ]
     return lines
 
 
-# Measured side by side in the first performance pass, not by this suite: one 2-core machine,
-# one `assay mock --workers 1`, streamed chat, 32-token prompts, 16 output tokens, 64 streams,
-# five interleaved cycles.
-PEERS = [
-    "Figures from the first performance pass, measured side by side on the same 2-core",
-    "machine against one `assay mock --workers 1` (streamed chat, 32-token prompts, 16 output",
-    "tokens, 64 streams, five interleaved cycles). They are that comparison's figures, not",
-    "this suite's, and are shown as context only.",
-    "",
-    "| client | served req/s, relative to assay's |",
-    "|---|---|",
-    "| assay | 1 |",
-    "| `vllm bench serve` | assay served 3x its rate |",
-    "| inference-perf 0.7 | assay served 4.3x its rate |",
-    "| AIPerf 0.13 | assay served 8x its rate |",
-    "| GuideLLM 0.8.1 | assay served 17x its rate |",
-    "",
-    "In the same comparison assay counted 0 faulty answers as successes where the other clients",
-    "counted 187 to 633 of about 600, and its counts matched the server's exactly. Against a",
-    "bare aiohttp loop on the same mock, assay then reached 0.58 to 0.69 of the loop's served",
-    "req/s with `--processes 2`, at 1.75 to 2.1 times its CPU per request; its p99 dispatch lag",
-    "was 3.5 to 3.75 ms at constant 1,000 req/s and 2.51 ms at 200 req/s.",
-]
-
-
-def _pacing_lines(results: dict[str, Any]) -> list[str]:
-    pacing = results.get("parts", {}).get("pacing", {})
-    runs = [(name, run) for name, run in pacing.items() if isinstance(run, dict)]
-    runs = [(name, run) for name, run in runs if "dispatch_lag_p50_ms" in run]
-    if not runs:
-        return []
-    lines = [
-        "Dispatch lag distribution and collector pauses during the step, by rate:",
-        "",
-        "| rate | p50 ms | p90 ms | p95 ms | p99 ms | p99.9 ms | max ms | p99 per second, ms "
-        "| pauses > 1 ms (gen 0/1/2) | processes |",
-        "|---:|---:|---:|---:|---:|---:|---:|---|---|---:|",
+def _targets_table(results: dict[str, Any]) -> str:
+    lines = ["| figure | measured | target | status |", "|---|---:|---|---|"]
+    lines += [
+        f"| {entry['figure']} | {format_value(entry['value'])} | {entry['target']} "
+        f"| {entry['status']} |"
+        for entry in evaluate(results)
+        if entry["target"]
     ]
-    for _, run in runs:
-        pauses = run.get("gc_pauses_during_step", {})
-        over = "/".join(
-            str(pauses.get(f"generation_{g}", {}).get("over_1_ms", "-")) for g in (0, 1, 2)
-        )
-        seconds = ", ".join(f"{value:g}" for value in run.get("dispatch_lag_p99_ms_per_second", []))
-        cells = [
-            str(run.get(f"dispatch_lag_{name}_ms", "-"))
-            for name in ("p50", "p90", "p95", "p99", "p999", "max")
-        ]
-        lines.append(
-            f"| {run.get('requested_rate')} | " + " | ".join(cells) + f" | {seconds} | {over} "
-            f"| {run.get('processes')} |"
-        )
-    return lines
+    return "\n".join(lines)
 
 
-def _memory_lines(results: dict[str, Any]) -> list[str]:
-    large = results.get("parts", {}).get("memory", {}).get("large", {})
-    rows = large.get("peak_rss_mb_by_process")
-    if not rows:
-        return ["(not measured)"]
-    lines = [f"`{large.get('command')}`:", "", "| process | RSS MB |", "|---|---:|"]
-    lines += [f"| {row['process']} | {row['rss_mb']} |" for row in rows]
-    return lines
-
-
-def render(results: dict[str, Any], notes: str, history_dir: Path = HISTORY_DIR) -> str:
-    """The whole doc for `results`, with `notes` placed between the notes markers."""
+def render(results: dict[str, Any], notes: str) -> str:
+    """The whole page for `results`, with `notes` placed between the notes markers."""
     missed = [entry["figure"] for entry in evaluate(results) if entry["status"] == "missed"]
     summary = "every target met" if not missed else f"{len(missed)} target(s) missed"
     return "\n".join(
         [
             "# Performance",
             "",
-            "How fast assay itself is: the load it can generate, how exactly it paces, what each",
-            "response costs it, its memory and its fixed overhead. Every figure below is measured",
-            "by the suite (the CLI driven end to end against `assay mock` on loopback, with zero",
-            "latency) and this page is generated from its results JSON",
-            "(`perf/results/latest.json`; earlier runs are in",
-            "`perf/results/history/`).",
+            "How fast assay itself is, measured by its performance suite: the CLI driven end to",
+            "end against `assay mock` (zero latency) on loopback. This page is generated from the",
+            "latest results (`perf/results/latest.json`, which holds every figure);",
+            "[perf/README.md](../perf/README.md) says how to run the suite and what each part",
+            "measures.",
             "",
-            "Reproduce (4 to 10 minutes on 2 cores; `--only PART` runs one part, `--write-doc`",
-            "regenerates this page from the results):",
+            f"Machine: {_machine_line(results)} The mock shares the cores with the client.",
             "",
-            "```",
-            str(results.get("command", "python -m perf.suite")),
-            "```",
+            "## Beside a peer",
             "",
-            "## Machine",
+            *_side_by_side_lines(results),
             "",
-            *_machine_lines(results),
+            f"## Targets ({summary})",
             "",
-            "The mock server shares the machine's cores with the client, and on a shared machine",
-            "other work does too: compare runs by the load averages in the parts table.",
+            _targets_table(results),
             "",
-            f"## Results ({summary})",
-            "",
-            markdown_table(results),
-            "",
-            "Targets: ceiling >= 1,500 streamed req/s and >= 0.8 of a bare aiohttp loop against",
-            "the same mock, with client CPU per request (`--processes 1`, steady state) <= 1.5",
-            "times the bare loop's and <= 1.25 times the limit loop's (perf/limit_loop.py: read,",
-            "timestamp each read, decode each event once, count tokens, write one record);",
-            "constant 1,000 req/s within 1 % with p99 dispatch lag <= 2 ms,",
-            "and constant 200 req/s with p99 dispatch lag <= 1 ms; peak RSS <= 150 MB, not",
-            "growing with the request count; `assay --help` <= 0.3 s; a 10-request run",
-            "(report.html included) <= 0.8 s and a 1-second run <= 2 s wall. The mock's",
-            "ceiling is an estimate: 1 / its CPU seconds per request during the bare loop",
-            "(what one mock process would serve on a core of its own). The pacing rows",
-            "also give the p99 of each second of the step (their median: one second of someone",
-            "else's work on a shared machine sets a whole run's p99) and the collector pauses",
-            "longer than 1 ms that any process of the run took during the step.",
-            "",
-            *_pacing_lines(results),
-            "",
-            "## The field, for context",
-            "",
-            *PEERS,
-            "",
-            "## Memory at the peak, by process",
-            "",
-            *_memory_lines(results),
-            "",
-            "## Parts of this run",
-            "",
-            *_parts_lines(results),
-            "",
-            "## Runs",
-            "",
-            *_history_lines(history_dir),
-            "",
-            "## Profile of the client",
-            "",
-            *_profile_lines(results),
+            "The ceiling compares assay with a bare aiohttp loop (POST, read to EOF) and the limit",
+            "loop (perf/limit_loop.py: the least work an honest count needs) on the same mock.",
             "",
             "## Notes",
             "",

@@ -18,11 +18,14 @@ from pathlib import Path
 
 import orjson
 
-from assay.core import Endpoint
-from assay.data import FixedCount, SyntheticSource
-from assay.data.tokenizer import BuiltinTokenizer
-from assay.handlers import handler_for
-from assay.records.jsonl import RecordWriter
+from assay import Endpoint
+from assay.testing.bench import (
+    BuiltinTokenizer,
+    FixedCount,
+    RecordWriter,
+    SyntheticSource,
+    handler_for,
+)
 from perf.aggregation_cost import typical_records
 
 ROUNDS = 5

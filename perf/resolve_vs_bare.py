@@ -26,12 +26,15 @@ import aiohttp
 import orjson
 from returns.pipeline import is_successful
 
-from assay.backend import BackendSettings, open_backend
-from assay.core import Endpoint, GenerationRequest, GenerationResponse, MonotonicClock
-from assay.handlers import handler_for
-from assay.records.record import Completed, RequestRecord
-from assay.validators import default_chain
-from assay.worker import execute
+from assay import Completed, Endpoint, GenerationRequest, GenerationResponse, default_chain
+from assay.testing.bench import (
+    BackendSettings,
+    MonotonicClock,
+    RequestRecord,
+    execute,
+    handler_for,
+    open_backend,
+)
 
 OUTPUT_TOKENS = 16
 WARMUP_REQUESTS = 200
@@ -149,7 +152,7 @@ async def resolve_loop(url: str, concurrency: int, requests: int) -> tuple[float
 @contextmanager
 def mock_in_another_process() -> Iterator[str]:
     """Start the project's mock server (zero latency) in its own process; yield its URL."""
-    from assay.mock import MockConfig, start_mock_processes
+    from assay.testing.bench import MockConfig, start_mock_processes
 
     with start_mock_processes(MockConfig(), workers=1) as url:
         yield url

@@ -37,7 +37,7 @@ from typing import Literal
 import orjson
 import uvloop
 
-from assay.core.timer_fd import TimerFdWaiter
+from assay.testing.bench import TimerFdWaiter
 
 Way = Literal["loop timer", "waker thread", "last-ms spin", "timerfd"]
 WAYS: tuple[Way, ...] = ("loop timer", "waker thread", "last-ms spin", "timerfd")

@@ -26,21 +26,36 @@ from typing import Final
 from assay.errors import ConfigError
 
 DEFAULT_PARENT: Final = Path("assay-results")
+# The one spelling of every name a run writes into its folder.
+REPORT_FILE: Final = "report.json"
+HTML_FILE: Final = "report.html"
+RECORDS_FILE: Final = "records.jsonl"
+SUMMARY_FILE: Final = "summary.csv"
 SHARDS_DIR: Final = "shards"
+REVALIDATED_DIR: Final = "revalidated"
 CRASH_FILE: Final = "crash-traceback.txt"
 RUN_ENTRIES: Final = (
-    "report.json",
-    "report.html",
-    "records.jsonl",
-    "summary.csv",
+    REPORT_FILE,
+    HTML_FILE,
+    RECORDS_FILE,
+    SUMMARY_FILE,
     SHARDS_DIR,
-    "revalidated",
+    REVALIDATED_DIR,
     CRASH_FILE,
 )
 """Names a run writes into its folder; a folder holding any of them already holds a run."""
 _MAX_ATTEMPTS: Final = 1000
 SHARD_NAME: Final = re.compile(r"records\.step(\d+)\.p(\d+)\.jsonl")
-"""The name of a shard (`ShardSinkFactory.shard_path`): its step and its load process."""
+"""The name of a shard (`shard_name`): its step and its load process."""
+
+
+def shard_name(step: int, process: int) -> str:
+    """The file in `SHARDS_DIR` where load process `process` writes the records of step `step`.
+
+    >>> shard_name(1, 0)
+    'records.step001.p000.jsonl'
+    """
+    return f"records.step{step:03d}.p{process:03d}.jsonl"
 
 
 @dataclass(slots=True)

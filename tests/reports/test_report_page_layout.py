@@ -10,16 +10,12 @@ from pydantic import JsonValue
 
 from assay.metrics import StepAggregator
 from assay.reports import Report, load_report
-from assay.reports.charts import (
-    STEP_COLOURS,
-    cdf_figure,
-    latency_percentiles_figure,
-    step_label,
-    throughput_over_time_figure,
-    turns_figure,
-)
+from assay.reports.chart_base import STEP_COLOURS, step_label
+from assay.reports.charts import turns_figure
 from assay.reports.html import read_latency_samples, render_html
+from assay.reports.latency_charts import cdf_figure, latency_percentiles_figure
 from assay.reports.report import SessionSummary, StepReport
+from assay.reports.time_charts import throughput_over_time_figure
 
 SWEEP = Path(__file__).parent / "stored_runs" / "6364a6d"
 

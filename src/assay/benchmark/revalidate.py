@@ -24,11 +24,10 @@ from assay.records.jsonl import RecordWriter, read_records
 from assay.reports import Report, StepReport, build_report, write_report
 from assay.reports.html import write_html
 from assay.reports.loader import load_report
-from assay.run_folder import fresh_folder
+from assay.run_folder import RECORDS_FILE, fresh_folder
+from assay.run_folder import REVALIDATED_DIR as REVALIDATED_DIR
 from assay.validators import Validator
 from assay.worker import judge
-
-REVALIDATED_DIR = "revalidated"
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +117,8 @@ def revalidate(
     # A fresh folder each time (revalidated-2, ...): an earlier revalidation is never overwritten.
     out_dir = fresh_folder(run_dir / REVALIDATED_DIR)
     newly_errored = newly_completed = recoded = 0
-    with RecordWriter(out_dir / "records.jsonl") as writer:
-        for record in read_records(run_dir / "records.jsonl"):
+    with RecordWriter(out_dir / RECORDS_FILE) as writer:
+        for record in read_records(run_dir / RECORDS_FILE):
             judged = rejudge(record, validate)
             was, now = record.outcome, judged.outcome
             newly_errored += was.status == "completed" and now.status == "errored"

@@ -56,6 +56,7 @@ from assay.metrics import StepAggregator
 from assay.reports import Report, StepReport, build_report, write_report
 from assay.reports.html import write_html
 from assay.reports.report import SessionSummary
+from assay.run_folder import RECORDS_FILE as RECORDS_FILE
 from assay.run_folder import RunFolder, claim_run_folder
 from assay.spec.constraints import StopReason
 from assay.spec.load import CONCURRENCY_KINDS, DEFAULT_CONCURRENCY
@@ -63,8 +64,6 @@ from assay.spec.run import RunEcho
 
 if TYPE_CHECKING:
     from assay.mock import MockConfig
-
-RECORDS_FILE: Final = "records.jsonl"
 
 # What the embedded mock injects when the user names no faults: a few percent of the failures
 # real servers produce, so a first run shows what assay catches (and stays a valid run).

@@ -1,4 +1,5 @@
-"""Where a run's records go: a JSONL shard and a metrics aggregator per step and process."""
+"""Where a run's records go: a shard (`assay.records.shards`) and a metrics aggregator per step
+and process."""
 
 from __future__ import annotations
 
@@ -8,18 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-import orjson
-from pydantic import ValidationError
-
 from assay.core import GenerationResponse
-from assay.errors import OutputError
-from assay.file_writes import open_append, open_new
+from assay.file_writes import open_new
 from assay.metrics import Slo, StepAggregator, Timeline, TimeWindow
 from assay.records import RequestRecord
-from assay.records.jsonl import RecordWriter, record_from_line, record_line
+from assay.records.jsonl import RecordWriter
+from assay.records.shards import FLUSH_EVERY_NS, Spool, append_to_shard, recover_shard, shard_error
 from assay.records.sink import StepContext
-
-FLUSH_EVERY_NS = 1_000_000_000
+from assay.run_folder import shard_name
 
 
 @dataclass(slots=True)
@@ -40,10 +37,8 @@ class ShardSink:
     """Writes every record to a shard and aggregates those in the measured window.
 
     The aggregator counts records outside the warmup/cooldown window as `excluded`; the shard
-    keeps every record, so nothing dispatched is missing from records.jsonl. A shard that
-    cannot be written (a full disk) raises `OutputError`, which stops the run. The shard is
-    flushed at least every `FLUSH_EVERY_NS`, so a process killed mid-step leaves its records
-    of all but the last second behind.
+    keeps every record, so nothing dispatched is missing from records.jsonl (see
+    `assay.records.shards` for how it is written and flushed).
     """
 
     __slots__ = (
@@ -66,13 +61,13 @@ class ShardSink:
         self._slo, self._window = factory.slo, factory.window_for(context)
         self._turns: dict[int, StepAggregator] | None = None
         path = factory.shard_path(context.step, context.process)
-        self._writer: RecordWriter | _Spool = (
-            _Spool(path) if spool else RecordWriter(path, opener=factory.open_shard)
+        self._writer: RecordWriter | Spool = (
+            Spool(path) if spool else RecordWriter(path, opener=factory.open_shard)
         )
         try:
             self._writer.open()
         except OSError as error:
-            raise _output_error(self._writer.path, error) from None
+            raise shard_error(self._writer.path, error) from None
         self._flushed_ns = time.monotonic_ns()
 
     def add(self, record: RequestRecord[GenerationResponse]) -> None:
@@ -83,7 +78,7 @@ class ShardSink:
                 self._flushed_ns = now_ns
                 self._writer.flush()
         except OSError as error:
-            raise _output_error(self._writer.path, error) from None
+            raise shard_error(self._writer.path, error) from None
         self._aggregator.add(record)
         self._timeline.add(record)
         turn = record.turn
@@ -100,13 +95,13 @@ class ShardSink:
 
     def spooled(self) -> bytes:
         """The records' lines since the last call, when this sink spools (else nothing)."""
-        return self._writer.take() if isinstance(self._writer, _Spool) else b""
+        return self._writer.take() if isinstance(self._writer, Spool) else b""
 
     def close(self) -> ShardSummary:
         try:
             self._writer.close()
         except OSError as error:
-            raise _output_error(self._writer.path, error) from None
+            raise shard_error(self._writer.path, error) from None
         return ShardSummary(
             self._context.step,
             self._context.process,
@@ -116,43 +111,6 @@ class ShardSink:
             self._timeline,
             self._turns,
         )
-
-
-class _Spool:
-    """A `RecordWriter` that keeps the lines in memory for the driver to write: the shard
-    `path` is the driver's, where they end up."""
-
-    __slots__ = ("_lines", "path", "written")
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lines: list[bytes] = []
-        self.written = 0
-
-    def open(self) -> None:
-        pass
-
-    def write(self, record: RequestRecord[GenerationResponse]) -> None:
-        self._lines.append(orjson.dumps(record_line(record), option=orjson.OPT_APPEND_NEWLINE))
-        self.written += 1
-
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-    def take(self) -> bytes:
-        lines = b"".join(self._lines)
-        self._lines.clear()
-        return lines
-
-
-def _output_error(path: Path, error: OSError) -> OutputError:
-    return OutputError(
-        f"cannot write records to {path}: {error.strerror or error}; the run stopped "
-        f"(the records written so far are in {path.parent})"
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,17 +134,11 @@ class ShardSinkFactory:
     def write_spooled(self, step: int, process: int, lines: bytes) -> None:
         """Append lines spooled by slice `process` of step `step` to its shard (created even
         for none, so every finished slice has one)."""
-        path = self.shard_path(step, process)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open_append(path) as shard:
-                shard.write(lines)
-        except OSError as error:
-            raise _output_error(path, error) from None
+        append_to_shard(self.shard_path(step, process), lines)
 
     def shard_path(self, step: int, process: int) -> Path:
         """Where process `process` writes the records of step `step`."""
-        return self.directory / f"records.step{step:03d}.p{process:03d}.jsonl"
+        return self.directory / shard_name(step, process)
 
     def window_for(self, context: StepContext) -> TimeWindow | None:
         """The step's measured window, when warmup or cooldown set one."""
@@ -212,22 +164,10 @@ class ShardSinkFactory:
         path = self.shard_path(context.step, context.process)
         aggregator = self.aggregator_for(context)
         timeline = Timeline(origin_ns=context.start_ns)
-        kept = whole_bytes = 0
-        if path.is_file():
-            with path.open("rb") as shard:
-                for raw in shard:
-                    if not raw.endswith(b"\n"):
-                        break
-                    try:
-                        record = record_from_line(orjson.loads(raw))
-                    except (orjson.JSONDecodeError, ValidationError, KeyError, TypeError):
-                        break
-                    aggregator.add(record)
-                    timeline.add(record)
-                    kept += 1
-                    whole_bytes += len(raw)
-            with path.open("r+b") as shard:
-                shard.truncate(whole_bytes)
-        else:
-            path.touch()
+
+        def keep(record: RequestRecord[GenerationResponse]) -> None:
+            aggregator.add(record)
+            timeline.add(record)
+
+        kept = recover_shard(path, keep)
         return ShardSummary(context.step, context.process, aggregator, path, kept, timeline)

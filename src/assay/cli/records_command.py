@@ -9,8 +9,7 @@ from typing import Annotated
 import typer
 
 from assay.cli.guard import EXIT_INVALID, EXIT_VALID, exit_guarded
-
-_RECORDS_FILE = "records.jsonl"
+from assay.run_folder import RECORDS_FILE as _RECORDS_FILE
 
 
 def records(

@@ -111,9 +111,6 @@ def choices_stream(
     """The SSE script of a chat, completions or transcription answer, with `fault` applied."""
     writer = _ChunkWriter(api, answer)
     name = fault.name if fault is not None else None
-    after = fault.after if fault is not None else 0
-    pieces = answer.pieces
-    n = len(pieces)
     head = [writer.role()] if api is Api.chat else []
     if fault is not None and name == "stall":
         return stalled(choices_stream(api, answer, None, tool_pieces), fault.after, fault.seconds)
@@ -127,7 +124,7 @@ def choices_stream(
         case "unexpected_shape":
             frames = [
                 data_frame({"id": answer.response_id, "model": answer.model, "output": p})
-                for p in pieces
+                for p in answer.pieces
             ]
             return StreamScript(head=[], tokens=frames, tail=[DONE_FRAME])
         case "invalid_tool_call" if api is Api.chat:
@@ -135,17 +132,33 @@ def choices_stream(
         case None if api is Api.chat and answer.tool_pieces is not None:
             return _tool_call_stream(writer, head, answer, answer.tool_pieces, answer.finish_reason)
         case "inband_error" | "sse_error_event" | "truncated_stream" | "drop" | "invalid_json":
-            cut = min(after, n)
-            tokens = [writer.token(i, pieces[i], None) for i in range(cut)]
-            return StreamScript(
-                head=head,
-                tokens=tokens,
-                tail=_fault_tail(name, answer),
-                ending=_ENDINGS.get(name, Ending.end),
-                stall_seconds=fault.seconds if fault is not None else 0.0,
-            )
+            return _cut_stream(writer, head, answer, fault)
         case _:
-            pass  # the whole answer, below
+            return _whole_stream(writer, head, answer, name)
+
+
+def _cut_stream(
+    writer: _ChunkWriter, head: list[bytes], answer: Answer, fault: FaultSpec | None
+) -> StreamScript:
+    """The answer's first `fault.after` tokens, then the fault's own ending."""
+    name = fault.name if fault is not None else ""
+    cut = min(fault.after if fault is not None else 0, len(answer.pieces))
+    return StreamScript(
+        head=head,
+        tokens=[writer.token(i, answer.pieces[i], None) for i in range(cut)],
+        tail=_fault_tail(name, answer),
+        ending=_ENDINGS.get(name, Ending.end),
+        stall_seconds=fault.seconds if fault is not None else 0.0,
+    )
+
+
+def _whole_stream(
+    writer: _ChunkWriter, head: list[bytes], answer: Answer, name: str | None
+) -> StreamScript:
+    """Every token of the answer, with what `missing_finish_reason`, `wrong_usage` and
+    `missing_done` change at its end."""
+    pieces = answer.pieces
+    n = len(pieces)
     last_reason = None if name == "missing_finish_reason" else answer.finish_reason
     tokens = [writer.token(i, pieces[i], None) for i in range(n - 1)]
     if n:

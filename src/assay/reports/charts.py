@@ -9,140 +9,34 @@ the drawing is done by plotly.js itself, inlined into the page.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 from pydantic import JsonValue
 
 from assay.metrics.sketch import Distribution
-from assay.metrics.timeline import TimelineSnapshot
+from assay.reports.chart_base import (
+    LATENCY_METRICS,
+    OUTCOME_COLOURS,
+    Figure,
+    chart_layout,
+    draw_slo,
+    say_no_data,
+    scatter,
+    slo_of,
+    step_colour,
+    step_label,
+)
+from assay.reports.latency_charts import cdf_figure, latency_percentiles_figure
 from assay.reports.report import Report, StepReport
-from assay.spec.validation import SLO_KEYS
-
-PERCENTILE_FIELDS: tuple[tuple[str, str], ...] = (
-    ("p50", "p50"),
-    ("p90", "p90"),
-    ("p95", "p95"),
-    ("p99", "p99"),
-    ("p999", "p99.9"),
+from assay.reports.time_charts import (
+    concurrency_over_time_figure,
+    errors_over_time_figure,
+    has_ramp,
+    ramp_rate_figure,
+    throughput_over_time_figure,
+    time_axis,
+    ttft_over_time_figure,
 )
-LATENCY_METRICS: tuple[tuple[str, str], ...] = (
-    ("ttft_ms", "Time to first token"),
-    ("itl_ms", "Inter-token latency"),
-    ("tpot_ms", "Time per output token"),
-    ("e2e_ms", "End-to-end latency"),
-)
-# SLO keys as `--slo` takes them, and the latency metric each bounds (the one it is named after).
-SLO_METRICS: Mapping[str, str] = {key: key for key in SLO_KEYS}
-OUTCOME_COLOURS: Mapping[str, str] = {
-    "completed": "#2e7d32",
-    "errored": "#c62828",
-    "cancelled": "#9e9e9e",
-}
-# One colour per step, the same on every chart (a step's usable and attempted lines differ by
-# their dash, not their colour).
-STEP_COLOURS: tuple[str, ...] = (
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#d62728",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#7f7f7f",
-    "#bcbd22",
-    "#17becf",
-)
-SLO_COLOUR = "#c62828"
-
-
-@dataclass(frozen=True, slots=True)
-class Figure:
-    """One chart: a stable id, a title for the page, and what plotly.js draws."""
-
-    id: str
-    title: str
-    data: list[dict[str, JsonValue]]
-    layout: dict[str, JsonValue] = field(default_factory=dict)
-    caption: str = ""
-
-
-def step_colour(step: StepReport) -> str:
-    """The colour of `step` on every chart."""
-    return STEP_COLOURS[step.index % len(STEP_COLOURS)]
-
-
-def short_rate(rate: float) -> str:
-    """A rate to three significant digits, never in exponent form: 16.6234 -> "16.6".
-
-    >>> short_rate(16.6234), short_rate(20.0), short_rate(1234.5), short_rate(0.01234)
-    ('16.6', '20', '1230', '0.0123')
-    """
-    rounded = float(f"{rate:.3g}")
-    return f"{rounded:.0f}" if rounded >= 100 else f"{rounded:g}"
-
-
-def step_label(step: StepReport) -> str:
-    """A short name for a step on a chart axis: `1 constant 20/s`, `2 concurrent x8`.
-
-    >>> from assay.metrics import StepAggregator
-    >>> step_label(StepReport.of(0, "constant", StepAggregator().snapshot(), requested_rate=20))
-    '1 constant 20/s'
-    >>> step_label(StepReport.of(2, "sweep", StepAggregator().snapshot(), requested_rate=16.6234))
-    '3 sweep 16.6/s'
-    """
-    name = f"{step.index + 1} {step.profile}"
-    rate, streams = step.requested_rate, step.requested_concurrency
-    match step.profile_kind:
-        case "synchronous":
-            streams = None  # always one in flight: not worth a label
-        case "ramp_up" if step.ramp is not None:
-            return f"{name} {step.ramp.start_rate:g}->{step.ramp.end_rate:g}/s"
-        case (
-            "concurrent"
-            | "throughput"
-            | "constant"
-            | "poisson"
-            | "ramp_up"
-            | "sweep"
-            | "replay"
-            | None
-        ):
-            pass
-    if rate is not None:
-        return f"{name} {short_rate(rate)}/s"
-    if streams is not None:
-        return f"{name} x{streams}"
-    return name
-
-
-def _layout(title: str, x_title: str, y_title: str, **extra: JsonValue) -> dict[str, JsonValue]:
-    layout: dict[str, JsonValue] = {
-        "title": {"text": title},
-        "xaxis": {"title": {"text": x_title}, "automargin": True},
-        "yaxis": {"title": {"text": y_title}, "automargin": True, "rangemode": "tozero"},
-        "margin": {"t": 48, "r": 16, "b": 48, "l": 56},
-        # Below the plot, anchored to the figure's bottom edge: plotly makes room for it, so a
-        # legend of many steps never covers the x-axis title.
-        "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"},
-        "height": 360,
-    }
-    layout.update(extra)
-    return layout
-
-
-def _say_no_data(layout: dict[str, JsonValue], text: str) -> None:
-    """Put `text` in the middle of an empty chart, so it reads as "nothing", not as broken."""
-    layout["annotations"] = [
-        {
-            "text": text,
-            "showarrow": False,
-            "xref": "paper",
-            "yref": "paper",
-            "x": 0.5,
-            "y": 0.5,
-            "font": {"size": 16},
-        }
-    ]
+from assay.reports.token_charts import has_token_figures, token_figures
 
 
 def outcomes_figure(report: Report) -> Figure:
@@ -158,7 +52,7 @@ def outcomes_figure(report: Report) -> Figure:
         "outcomes",
         "Outcomes by step",
         data,
-        _layout("Outcomes by step", "step", "requests", barmode="stack"),
+        chart_layout("Outcomes by step", "step", "requests", barmode="stack"),
         "Every dispatched request ends in exactly one outcome.",
     )
 
@@ -174,300 +68,15 @@ def errors_figure(report: Report) -> Figure:
             by_code = {str(key): value.count for key, value in step.metrics.errors_by_code.items()}
             counts.append(by_code.get(code, 0))
         data.append({"type": "bar", "name": code, "x": labels, "y": counts})
-    layout = _layout("Errors by diagnostic code", "step", "errored requests", barmode="stack")
+    layout = chart_layout("Errors by diagnostic code", "step", "errored requests", barmode="stack")
     if not codes:
-        _say_no_data(layout, "no request errored")
+        say_no_data(layout, "no request errored")
     return Figure(
         "errors",
         "Errors by diagnostic code",
         data,
         layout,
         "What the server failed to serve, by the stable code assay gave each errored request.",
-    )
-
-
-def latency_percentiles_figure(report: Report, metric: str, title: str) -> Figure:
-    """One latency metric's percentiles, a line per step."""
-    data: list[dict[str, JsonValue]] = []
-    for step in report.steps:
-        distribution: Distribution | None = getattr(step.metrics.latency, metric)
-        if distribution is None or distribution.count == 0:
-            continue
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "lines+markers",
-                "name": step_label(step),
-                "x": [label for _, label in PERCENTILE_FIELDS],
-                "y": [float(getattr(distribution, name)) for name, _ in PERCENTILE_FIELDS],
-                "line": {"color": step_colour(step)},
-            }
-        )
-    layout = _layout(f"{title}: percentiles", "percentile", "ms")
-    if not data:
-        _say_no_data(layout, "not measured in this run")
-    else:
-        _draw_slo(layout, _slo_of(report).get(metric), axis="y")
-    return Figure(f"latency-{metric}", f"{title} percentiles", data, layout)
-
-
-def _draw_slo(layout: dict[str, JsonValue], slo: float | None, axis: str) -> None:
-    """A dashed line at the SLO `slo` (ms) across the chart, on the `axis` ("x" or "y") that
-    carries milliseconds, labelled; nothing when the run had no such SLO."""
-    if slo is None:
-        return
-    across = "y" if axis == "x" else "x"
-    layout["shapes"] = [
-        {
-            "type": "line",
-            f"{across}ref": "paper",
-            f"{across}0": 0,
-            f"{across}1": 1,
-            f"{axis}0": slo,
-            f"{axis}1": slo,
-            "line": {"color": SLO_COLOUR, "dash": "dash"},
-        }
-    ]
-    label: dict[str, JsonValue] = {
-        "text": f"SLO {slo:g} ms",
-        "showarrow": False,
-        "font": {"color": SLO_COLOUR},
-        f"{across}ref": "paper",
-    }
-    if axis == "y":
-        label.update({"x": 1, "xanchor": "right", "y": slo, "yanchor": "bottom"})
-    else:
-        label.update({"x": slo, "xanchor": "left", "y": 0.05, "yanchor": "bottom"})
-    layout["annotations"] = [label]
-
-
-def cdf_figure(
-    metric: str,
-    title: str,
-    samples_by_step: Mapping[str, Sequence[float]],
-    points: int = 400,
-    report: Report | None = None,
-) -> Figure:
-    """The empirical CDF of per-request `metric` (ms) per step, at most `points` per line; with
-    the `report`, in each step's colour and with the metric's SLO."""
-    colours = {} if report is None else {step_label(s): step_colour(s) for s in report.steps}
-    data: list[dict[str, JsonValue]] = []
-    for label, samples in samples_by_step.items():
-        if not samples:
-            continue
-        ordered = sorted(samples)
-        count = len(ordered)
-        step = max(1, count // points)
-        indices = [*range(0, count, step)]
-        if indices[-1] != count - 1:
-            indices.append(count - 1)
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "line": {"shape": "hv", "color": colours.get(label)},
-                "name": label,
-                "x": [ordered[i] for i in indices],
-                "y": [(i + 1) / count for i in indices],
-            }
-        )
-    layout = _layout(f"{title}: distribution (CDF)", "ms", "fraction of completed requests")
-    layout["yaxis"] = {"title": {"text": "fraction of completed requests"}, "range": [0, 1.02]}
-    if not data:
-        _say_no_data(layout, "no completed request with this measure")
-    elif report is not None:
-        _draw_slo(layout, _slo_of(report).get(metric), axis="x")
-    return Figure(f"cdf-{metric}", f"{title} distribution", data, layout)
-
-
-def _time_axis(report: Report) -> list[tuple[StepReport, TimelineSnapshot, list[float]]]:
-    """Each step's timeline with its bucket start times in seconds from the run's first step."""
-    timelines = [(step, step.timeline) for step in report.steps if step.timeline is not None]
-    if not timelines:
-        return []
-    origin = min(timeline.origin_ns for _, timeline in timelines)
-    out: list[tuple[StepReport, TimelineSnapshot, list[float]]] = []
-    for step, timeline in timelines:
-        offset = (timeline.origin_ns - origin) / 1e9
-        times = [offset + i * timeline.interval_s for i in range(timeline.buckets)]
-        out.append((step, timeline, times))
-    return out
-
-
-def throughput_over_time_figure(report: Report) -> Figure:
-    """Requests per second over the run: usable (completed) against attempted (dispatched)."""
-    data: list[dict[str, JsonValue]] = []
-    for step, timeline, times in _time_axis(report):
-        per_s = 1 / timeline.interval_s
-        label = step_label(step)
-        colour = step_colour(step)
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"usable, {label}",
-                "x": list(times),
-                "y": [c * per_s for c in timeline.completed],
-                "line": {"color": colour},
-            }
-        )
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"attempted, {label}",
-                "x": list(times),
-                "y": [c * per_s for c in timeline.dispatched],
-                "line": {"color": colour, "dash": "dot"},
-            }
-        )
-    return Figure(
-        "throughput-time",
-        "Requests per second over time",
-        data,
-        _layout("Requests/s over time: usable vs attempted", "seconds into the run", "req/s"),
-        "Usable (solid) counts completed requests by finish time; attempted (dotted) counts "
-        "dispatches. One colour per step.",
-    )
-
-
-RAMP_TARGET_POINTS = 100
-"""Points drawn along a ramp's target curve (the curve is smooth: a hundred is plenty)."""
-
-
-def ramp_rate_figure(report: Report) -> Figure:
-    """The rate a ramped step dispatched at, interval by interval, against its target curve.
-
-    The achieved rate is each interval's dispatched requests over its width, drawn at the
-    interval's middle; the target is the ramp's rate at each point of the step.
-    """
-    data: list[dict[str, JsonValue]] = []
-    for step, timeline, times in _time_axis(report):
-        ramp = step.ramp
-        if ramp is None:
-            continue
-        width = timeline.interval_s
-        offset = times[0] if times else 0.0
-        label = step_label(step)
-        length = max(ramp.duration_s, width * timeline.buckets)
-        points = [length * i / RAMP_TARGET_POINTS for i in range(RAMP_TARGET_POINTS + 1)]
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"target, {label}",
-                "x": [offset + t for t in points],
-                "y": [ramp.rate_at(t) for t in points],
-                "line": {"color": "#616161", "dash": "dash"},
-            }
-        )
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "lines+markers",
-                "name": f"achieved, {label}",
-                "x": [start + width / 2 for start in times],
-                "y": [count / width for count in timeline.dispatched],
-                "line": {"color": "#1565c0"},
-            }
-        )
-    layout = _layout("Offered rate: achieved vs target", "seconds into the run", "req/s")
-    if not data:
-        _say_no_data(layout, "no ramped step with a timeline")
-    return Figure(
-        "ramp-rate",
-        "Ramp: achieved rate against its target",
-        data,
-        layout,
-        "Achieved counts dispatches per interval; the target is the ramp's curve.",
-    )
-
-
-def has_ramp(report: Report) -> bool:
-    """Whether a step of the run followed a rate ramp."""
-    return any(step.ramp is not None for step in report.steps)
-
-
-def ttft_over_time_figure(report: Report) -> Figure:
-    """Mean and max time to first token of the requests sent in each interval."""
-    data: list[dict[str, JsonValue]] = []
-    for step, timeline, times in _time_axis(report):
-        label = step_label(step)
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"mean, {label}",
-                "x": list(times),
-                "y": list(timeline.ttft_ms_mean),
-                "line": {"color": step_colour(step)},
-                "connectgaps": False,
-            }
-        )
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": f"max, {label}",
-                "x": list(times),
-                "y": list(timeline.ttft_ms_max),
-                "line": {"color": step_colour(step), "dash": "dot"},
-                "connectgaps": False,
-            }
-        )
-    return Figure(
-        "ttft-time",
-        "Time to first token over time",
-        data,
-        _layout("TTFT over time (by send time)", "seconds into the run", "ms"),
-    )
-
-
-def errors_over_time_figure(report: Report) -> Figure:
-    """Errored requests per second, by diagnostic code, stacked."""
-    data: list[dict[str, JsonValue]] = []
-    series: dict[str, tuple[list[float], list[float]]] = {}
-    widths: dict[str, list[float]] = {}
-    for _, timeline, times in _time_axis(report):
-        per_s = 1 / timeline.interval_s
-        for code, counts in timeline.errored_by_code.items():
-            xs, ys = series.setdefault(code, ([], []))
-            # A bar spans its interval: x is the interval's middle, its width the interval.
-            xs.extend(t + timeline.interval_s / 2 for t in times)
-            ys.extend(c * per_s for c in counts)
-            widths.setdefault(code, []).extend([timeline.interval_s] * len(times))
-    for code, (xs, ys) in sorted(series.items()):
-        bar_widths: list[JsonValue] = list(widths[code])
-        data.append(
-            {"type": "bar", "name": code, "x": list(xs), "y": list(ys), "width": bar_widths}
-        )
-    layout = _layout(
-        "Errors per second by code", "seconds into the run", "errors/s", barmode="stack", bargap=0
-    )
-    if not data:
-        _say_no_data(layout, "no request errored")
-    return Figure("errors-time", "Errors per second by code", data, layout)
-
-
-def concurrency_over_time_figure(report: Report) -> Figure:
-    """The time-averaged number of requests in flight per interval."""
-    data: list[dict[str, JsonValue]] = [
-        {
-            "type": "scatter",
-            "mode": "lines",
-            "name": step_label(step),
-            "x": list(times),
-            "y": list(timeline.concurrency_mean),
-            "line": {"color": step_colour(step)},
-            "fill": "tozeroy",
-        }
-        for step, timeline, times in _time_axis(report)
-    ]
-    return Figure(
-        "concurrency-time",
-        "Requests in flight over time",
-        data,
-        _layout("Requests in flight (time-averaged)", "seconds into the run", "requests"),
     )
 
 
@@ -483,43 +92,21 @@ def sweep_throughput_figure(report: Report) -> Figure:
     steps = sorted(report.steps, key=offered_rate)
     x: list[JsonValue] = [offered_rate(step) for step in steps]
     text: list[JsonValue] = [step_label(step) for step in steps]
-    data: list[dict[str, JsonValue]] = [
-        {
-            "type": "scatter",
-            "mode": "lines+markers",
-            "name": "attempted req/s",
-            "x": x,
-            "y": [step.metrics.throughput.attempted_requests_per_s for step in steps],
-            "text": text,
-        },
-        {
-            "type": "scatter",
-            "mode": "lines+markers",
-            "name": "usable req/s",
-            "x": x,
-            "y": [step.metrics.throughput.usable_requests_per_s for step in steps],
-            "text": text,
-        },
+    attempted = [step.metrics.throughput.attempted_requests_per_s for step in steps]
+    usable = [step.metrics.throughput.usable_requests_per_s for step in steps]
+    data = [
+        scatter("lines+markers", "attempted req/s", x, attempted, text=text),
+        scatter("lines+markers", "usable req/s", x, usable, text=text),
     ]
     if any(step.metrics.goodput is not None for step in steps):
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "lines+markers",
-                "name": "goodput req/s",
-                "x": x,
-                "y": [
-                    None if step.metrics.goodput is None else step.metrics.goodput.requests_per_s
-                    for step in steps
-                ],
-                "text": text,
-            }
-        )
+        goodput = [None if s.metrics.goodput is None else s.metrics.goodput.requests_per_s
+                   for s in steps]  # fmt: skip
+        data.append(scatter("lines+markers", "goodput req/s", x, goodput, text=text))
     return Figure(
         "sweep-throughput",
         "Throughput against offered rate",
         data,
-        _layout("Throughput vs offered rate", "offered rate (req/s)", "req/s"),
+        chart_layout("Throughput vs offered rate", "offered rate (req/s)", "req/s"),
         "A server that keeps up stays on the diagonal; usable below attempted means errors.",
     )
 
@@ -537,19 +124,9 @@ def sweep_latency_figure(report: Report, metric: str, title: str) -> Figure:
         data.append(
             {"type": "scatter", "mode": "lines+markers", "name": label, "x": x, "y": values}
         )
-    layout = _layout(f"{title} vs offered rate", "offered rate (req/s)", "ms")
-    _draw_slo(layout, _slo_of(report).get(metric), axis="y")
+    layout = chart_layout(f"{title} vs offered rate", "offered rate (req/s)", "ms")
+    draw_slo(layout, slo_of(report).get(metric), axis="y")
     return Figure(f"sweep-{metric}", f"{title} against offered rate", data, layout)
-
-
-def _slo_of(report: Report) -> dict[str, float]:
-    """The run's latency SLOs in ms by metric name, from its config (empty when none)."""
-    out: dict[str, float] = {}
-    for key, value in report.run_config.slo.items():
-        metric = SLO_METRICS.get(key)
-        if metric is not None:
-            out[metric] = value
-    return out
 
 
 def server_figures(report: Report) -> list[Figure]:
@@ -559,44 +136,33 @@ def server_figures(report: Report) -> list[Figure]:
         return []
     series = section.series
     times: list[JsonValue] = list(series.t_s)
-    queue: list[dict[str, JsonValue]] = [
-        {"type": "scatter", "mode": "lines", "name": name, "x": times, "y": list(values)}
+    queue = [
+        scatter("lines", name, times, values)
         for name, values in (
             ("running", series.requests_running),
             ("waiting", series.requests_waiting),
         )
         if any(value is not None for value in values)
     ]
-    rates: list[dict[str, JsonValue]] = [
-        {
-            "type": "scatter",
-            "mode": "lines",
-            "name": "requests finished/s",
-            "x": times,
-            "y": list(series.requests_finished_per_s),
-        },
-        {
-            "type": "scatter",
-            "mode": "lines",
-            "name": "generated tokens/s",
-            "x": times,
-            "y": list(series.generation_tokens_per_s),
-            "yaxis": "y2",
-        },
+    rates = [
+        scatter("lines", "requests finished/s", times, series.requests_finished_per_s),
+        scatter("lines", "generated tokens/s", times, series.generation_tokens_per_s, yaxis="y2"),
     ]
     figures = [
         Figure(
             "server-queue",
             "Server: requests running and waiting",
             queue,
-            _layout("Server: requests running and waiting", "seconds into the run", "requests"),
+            chart_layout(
+                "Server: requests running and waiting", "seconds into the run", "requests"
+            ),
             "As the server's own gauges reported them at each scrape.",
         ),
         Figure(
             "server-rates",
             "Server: finished requests and generated tokens per second",
             rates,
-            _layout(
+            chart_layout(
                 "Server: finished req/s and generated tok/s",
                 "seconds into the run",
                 "requests/s",
@@ -617,16 +183,8 @@ def server_figures(report: Report) -> list[Figure]:
             Figure(
                 "server-kv-cache",
                 "Server: KV-cache usage",
-                [
-                    {
-                        "type": "scatter",
-                        "mode": "lines",
-                        "name": "KV-cache usage",
-                        "x": times,
-                        "y": list(series.kv_cache_usage),
-                    }
-                ],
-                _layout("Server: KV-cache usage", "seconds into the run", "fraction"),
+                [scatter("lines", "KV-cache usage", times, series.kv_cache_usage)],
+                chart_layout("Server: KV-cache usage", "seconds into the run", "fraction"),
             )
         )
     return figures
@@ -646,19 +204,12 @@ def turns_figure(report: Report) -> Figure | None:
             for metrics in step.turns.values():
                 ttft = metrics.latency.ttft_ms
                 values.append(None if ttft is None else float(getattr(ttft, name)))
-            data.append(
-                {
-                    "type": "scatter",
-                    "mode": "lines+markers",
-                    "name": f"{name}, {step_label(step)}",
-                    "x": turns,
-                    "y": values,
-                    "line": {"color": step_colour(step), "dash": dash},
-                }
-            )
+            line: JsonValue = {"color": step_colour(step), "dash": dash}
+            label = f"{name}, {step_label(step)}"
+            data.append(scatter("lines+markers", label, turns, values, line=line))
     if not data:
         return None
-    layout = _layout("TTFT by turn of a session", "turn", "ms")
+    layout = chart_layout("TTFT by turn of a session", "turn", "ms")
     layout["xaxis"] = {"title": {"text": "turn"}, "automargin": True, "dtick": 1}
     return Figure(
         "turns-ttft",
@@ -695,7 +246,7 @@ def figures_of(
             ],
         ),
     ]
-    if _time_axis(report):
+    if time_axis(report):
         ramp = [ramp_rate_figure(report)] if has_ramp(report) else []
         sections.append(
             (
@@ -728,110 +279,3 @@ def figures_of(
             )
         )
     return sections
-
-
-# The figures peers print beside output throughput (input, total and peak token rates, time to
-# second token, per-user output speed, prefill vs decode), in a section of their own.
-
-
-def has_token_figures(report: Report) -> bool:
-    """Whether any step has the figures of `token_figures` (reports before them have none)."""
-    for step in report.steps:
-        throughput, latency = step.metrics.throughput, step.metrics.latency
-        if (
-            throughput.usable_input_tokens_per_s is not None
-            or throughput.peak_output_tokens_per_s is not None
-            or throughput.per_user_output_tokens_per_s is not None
-            or latency.ttst_ms is not None
-            or latency.decode_ms is not None
-        ):
-            return True
-    return False
-
-
-def token_rates_figure(report: Report) -> Figure:
-    """Input, output, total and peak output tokens/s per step, side by side."""
-    labels: list[JsonValue] = [step_label(step) for step in report.steps]
-    series: tuple[tuple[str, list[JsonValue]], ...] = (
-        ("input", [s.metrics.throughput.usable_input_tokens_per_s for s in report.steps]),
-        ("output", [s.metrics.throughput.usable_output_tokens_per_s for s in report.steps]),
-        ("total", [s.metrics.throughput.usable_total_tokens_per_s for s in report.steps]),
-        (
-            "peak output (busiest second)",
-            [s.metrics.throughput.peak_output_tokens_per_s for s in report.steps],
-        ),
-    )
-    data: list[dict[str, JsonValue]] = [
-        {"type": "bar", "name": name, "x": labels, "y": values} for name, values in series
-    ]
-    return Figure(
-        "token-rates",
-        "Token rates by step",
-        data,
-        _layout("Token rates of completed requests", "step", "tokens/s", barmode="group"),
-        "Input uses the server's prompt counts (missing when a completed request had none); "
-        "the peak is the fullest one-second bucket of output tokens.",
-    )
-
-
-def prefill_decode_figure(report: Report) -> Figure:
-    """Mean TTFT and mean decode time (E2E - TTFT) of the streamed answers, stacked per step."""
-    labels: list[JsonValue] = [step_label(step) for step in report.steps]
-    data: list[dict[str, JsonValue]] = []
-    for name, metric in (("prefill (TTFT)", "ttft_ms"), ("decode (E2E - TTFT)", "decode_ms")):
-        means: list[JsonValue] = []
-        for step in report.steps:
-            distribution: Distribution | None = getattr(step.metrics.latency, metric)
-            means.append(None if distribution is None else distribution.mean)
-        data.append({"type": "bar", "name": name, "x": labels, "y": means})
-    layout = _layout("Prefill vs decode, mean per answer", "step", "ms", barmode="stack")
-    if all(step.metrics.latency.decode_ms is None for step in report.steps):
-        _say_no_data(layout, "not measured in this run (no streamed answer)")
-    return Figure(
-        "prefill-decode",
-        "Prefill vs decode",
-        data,
-        layout,
-        "Of the streamed answers: time to the first token (queueing, prefill and network) and "
-        "the rest of the answer after it.",
-    )
-
-
-def per_user_figure(report: Report) -> Figure:
-    """Per-user output tokens/s (one value per answer) at its low and middle points, per step."""
-    points = (("min", "min"), ("p50", "p50"), ("mean", "mean"), ("max", "max"))
-    data: list[dict[str, JsonValue]] = []
-    for step in report.steps:
-        distribution = step.metrics.throughput.per_user_output_tokens_per_s
-        if distribution is None:
-            continue
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "lines+markers",
-                "name": step_label(step),
-                "x": [label for _, label in points],
-                "y": [float(getattr(distribution, name)) for name, _ in points],
-            }
-        )
-    layout = _layout("Per-user output tokens/s", "statistic over answers", "tokens/s")
-    if not data:
-        _say_no_data(layout, "not measured in this run")
-    return Figure(
-        "per-user-output",
-        "Per-user output tokens/s",
-        data,
-        layout,
-        "Per streamed answer of 2+ tokens: (output tokens - 1) / (E2E - TTFT), the speed one "
-        "user saw after the first token.",
-    )
-
-
-def token_figures(report: Report) -> list[Figure]:
-    """The section's charts: token rates, prefill vs decode, per-user speed and TTST."""
-    return [
-        token_rates_figure(report),
-        prefill_decode_figure(report),
-        per_user_figure(report),
-        latency_percentiles_figure(report, "ttst_ms", "Time to second token"),
-    ]

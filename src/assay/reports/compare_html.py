@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import JsonValue
 
 from assay.file_writes import replace_with
-from assay.reports.charts import step_label
+from assay.reports.chart_base import step_label
 from assay.reports.compare import (
     AlignedStep,
     Row,

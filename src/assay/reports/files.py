@@ -11,9 +11,8 @@ from typing import Final, TypeAlias
 from assay.file_writes import write_new
 from assay.metrics.sketch import Distribution
 from assay.reports.report import Report, StepReport
-
-REPORT_FILE = "report.json"
-SUMMARY_FILE = "summary.csv"
+from assay.run_folder import REPORT_FILE as REPORT_FILE
+from assay.run_folder import SUMMARY_FILE as SUMMARY_FILE
 
 Cell: TypeAlias = str | int | float | None
 Column: TypeAlias = Callable[[StepReport], Cell]

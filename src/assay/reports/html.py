@@ -22,12 +22,14 @@ from pydantic import JsonValue
 from assay.errors import DataError
 from assay.file_writes import replace_with, write_new
 from assay.records.jsonl import bounded_lines
-from assay.reports.charts import Figure, figures_of, has_token_figures, step_label
+from assay.reports.chart_base import Figure, step_label
+from assay.reports.charts import figures_of
 from assay.reports.loader import load_report
 from assay.reports.report import Report, StepReport
+from assay.reports.token_charts import has_token_figures
+from assay.run_folder import HTML_FILE as HTML_FILE
+from assay.run_folder import RECORDS_FILE as RECORDS_FILE
 
-HTML_FILE: Final = "report.html"
-RECORDS_FILE: Final = "records.jsonl"
 # Per step and metric, the CDF keeps a uniform random sample of at most this many requests, so
 # the page stays small and quick to draw however long the run was.
 MAX_SAMPLES_PER_STEP: Final = 20_000

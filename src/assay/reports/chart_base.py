@@ -1,0 +1,187 @@
+"""What every chart of the HTML report shares: the `Figure` specification, the colours, the
+step labels, the layout and the SLO line."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pydantic import JsonValue
+
+from assay.reports.report import Report, StepReport
+from assay.spec.validation import SLO_KEYS
+
+PERCENTILE_FIELDS: tuple[tuple[str, str], ...] = (
+    ("p50", "p50"),
+    ("p90", "p90"),
+    ("p95", "p95"),
+    ("p99", "p99"),
+    ("p999", "p99.9"),
+)
+LATENCY_METRICS: tuple[tuple[str, str], ...] = (
+    ("ttft_ms", "Time to first token"),
+    ("itl_ms", "Inter-token latency"),
+    ("tpot_ms", "Time per output token"),
+    ("e2e_ms", "End-to-end latency"),
+)
+# SLO keys as `--slo` takes them, and the latency metric each bounds (the one it is named after).
+SLO_METRICS: Mapping[str, str] = {key: key for key in SLO_KEYS}
+OUTCOME_COLOURS: Mapping[str, str] = {
+    "completed": "#2e7d32",
+    "errored": "#c62828",
+    "cancelled": "#9e9e9e",
+}
+# One colour per step, the same on every chart (a step's usable and attempted lines differ by
+# their dash, not their colour).
+STEP_COLOURS: tuple[str, ...] = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
+SLO_COLOUR = "#c62828"
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """One chart: a stable id, a title for the page, and what plotly.js draws."""
+
+    id: str
+    title: str
+    data: list[dict[str, JsonValue]]
+    layout: dict[str, JsonValue] = field(default_factory=dict)
+    caption: str = ""
+
+
+def scatter(
+    mode: str, name: str, x: Sequence[JsonValue], y: Sequence[JsonValue], **extra: JsonValue
+) -> dict[str, JsonValue]:
+    """A scatter trace (`mode` "lines" or "lines+markers") named `name`, with `extra` keys."""
+    return {"type": "scatter", "mode": mode, "name": name, "x": list(x), "y": list(y), **extra}
+
+
+def step_colour(step: StepReport) -> str:
+    """The colour of `step` on every chart."""
+    return STEP_COLOURS[step.index % len(STEP_COLOURS)]
+
+
+def short_rate(rate: float) -> str:
+    """A rate to three significant digits, never in exponent form: 16.6234 -> "16.6".
+
+    >>> short_rate(16.6234), short_rate(20.0), short_rate(1234.5), short_rate(0.01234)
+    ('16.6', '20', '1230', '0.0123')
+    """
+    rounded = float(f"{rate:.3g}")
+    return f"{rounded:.0f}" if rounded >= 100 else f"{rounded:g}"
+
+
+def step_label(step: StepReport) -> str:
+    """A short name for a step on a chart axis: `1 constant 20/s`, `2 concurrent x8`.
+
+    >>> from assay.metrics import StepAggregator
+    >>> step_label(StepReport.of(0, "constant", StepAggregator().snapshot(), requested_rate=20))
+    '1 constant 20/s'
+    >>> step_label(StepReport.of(2, "sweep", StepAggregator().snapshot(), requested_rate=16.6234))
+    '3 sweep 16.6/s'
+    """
+    name = f"{step.index + 1} {step.profile}"
+    rate, streams = step.requested_rate, step.requested_concurrency
+    match step.profile_kind:
+        case "synchronous":
+            streams = None  # always one in flight: not worth a label
+        case "ramp_up" if step.ramp is not None:
+            return f"{name} {step.ramp.start_rate:g}->{step.ramp.end_rate:g}/s"
+        case (
+            "concurrent"
+            | "throughput"
+            | "constant"
+            | "poisson"
+            | "ramp_up"
+            | "sweep"
+            | "replay"
+            | None
+        ):
+            pass
+    if rate is not None:
+        return f"{name} {short_rate(rate)}/s"
+    if streams is not None:
+        return f"{name} x{streams}"
+    return name
+
+
+def chart_layout(
+    title: str, x_title: str, y_title: str, **extra: JsonValue
+) -> dict[str, JsonValue]:
+    layout: dict[str, JsonValue] = {
+        "title": {"text": title},
+        "xaxis": {"title": {"text": x_title}, "automargin": True},
+        "yaxis": {"title": {"text": y_title}, "automargin": True, "rangemode": "tozero"},
+        "margin": {"t": 48, "r": 16, "b": 48, "l": 56},
+        # Below the plot, anchored to the figure's bottom edge: plotly makes room for it, so a
+        # legend of many steps never covers the x-axis title.
+        "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"},
+        "height": 360,
+    }
+    layout.update(extra)
+    return layout
+
+
+def say_no_data(layout: dict[str, JsonValue], text: str) -> None:
+    """Put `text` in the middle of an empty chart, so it reads as "nothing", not as broken."""
+    layout["annotations"] = [
+        {
+            "text": text,
+            "showarrow": False,
+            "xref": "paper",
+            "yref": "paper",
+            "x": 0.5,
+            "y": 0.5,
+            "font": {"size": 16},
+        }
+    ]
+
+
+def draw_slo(layout: dict[str, JsonValue], slo: float | None, axis: str) -> None:
+    """A dashed line at the SLO `slo` (ms) across the chart, on the `axis` ("x" or "y") that
+    carries milliseconds, labelled; nothing when the run had no such SLO."""
+    if slo is None:
+        return
+    across = "y" if axis == "x" else "x"
+    layout["shapes"] = [
+        {
+            "type": "line",
+            f"{across}ref": "paper",
+            f"{across}0": 0,
+            f"{across}1": 1,
+            f"{axis}0": slo,
+            f"{axis}1": slo,
+            "line": {"color": SLO_COLOUR, "dash": "dash"},
+        }
+    ]
+    label: dict[str, JsonValue] = {
+        "text": f"SLO {slo:g} ms",
+        "showarrow": False,
+        "font": {"color": SLO_COLOUR},
+        f"{across}ref": "paper",
+    }
+    if axis == "y":
+        label.update({"x": 1, "xanchor": "right", "y": slo, "yanchor": "bottom"})
+    else:
+        label.update({"x": slo, "xanchor": "left", "y": 0.05, "yanchor": "bottom"})
+    layout["annotations"] = [label]
+
+
+def slo_of(report: Report) -> dict[str, float]:
+    """The run's latency SLOs in ms by metric name, from its config (empty when none)."""
+    out: dict[str, float] = {}
+    for key, value in report.run_config.slo.items():
+        metric = SLO_METRICS.get(key)
+        if metric is not None:
+            out[metric] = value
+    return out
