@@ -15,7 +15,7 @@ import typer
 
 from assay import __version__
 from assay.cli.compare_command import compare
-from assay.cli.guard import EXIT_USAGE, EXIT_VALID
+from assay.cli.exit_codes import EXIT_USAGE, EXIT_VALID
 from assay.cli.listing import validators
 from assay.cli.mock_command import MockCommand, mock
 from assay.cli.records_command import records

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from assay.cli.guard import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_VALID, exit_guarded
+from assay.cli.exit_codes import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_VALID
+from assay.cli.guard import exit_guarded
 
 if TYPE_CHECKING:
     from assay.config import RunConfig
