@@ -11,6 +11,7 @@ from tests.cli.cli_harness import run_assay
 
 from assay.cli.config_view import key_choices
 from assay.cli.run_flags import RUN_FLAGS, ClosedSet, Flag, flag_of
+from assay.config import FIELD_NAMES
 from assay.spec.endpoint import Endpoint
 from assay.spec.load import ProfileKind
 
@@ -76,3 +77,7 @@ def test_a_key_set_by_two_flags_is_named_by_the_one_that_takes_a_value() -> None
     assert flag_of("headers") == "--header"
     assert flag_of("probe") == "--no-probe"
     assert flag_of("max_requests") == "--max-requests"
+
+
+def test_the_tables_keys_are_the_config_file_keys() -> None:
+    assert {row.key for row in RUN_FLAGS if row.key is not None} == FIELD_NAMES
