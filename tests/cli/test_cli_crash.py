@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from assay.cli.crash import CrashSite
-from assay.cli.guard import EXIT_CRASH, EXIT_INVALID, EXIT_USAGE, guarded
+from assay.cli.exit_codes import EXIT_CRASH, EXIT_INVALID, EXIT_USAGE
+from assay.cli.guard import guarded
 from assay.errors import ConfigError
 
 

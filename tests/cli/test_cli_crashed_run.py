@@ -26,7 +26,8 @@ from tests.cli.cli_harness import (
 
 from assay.benchmark.revalidate import revalidate
 from assay.cli.crash import CrashSite
-from assay.cli.guard import EXIT_CRASH, guarded
+from assay.cli.exit_codes import EXIT_CRASH
+from assay.cli.guard import guarded
 from assay.run_folder import claim_run_folder
 
 # The run's own code, stopped by a bug right after the load: the shards are whole and closed.

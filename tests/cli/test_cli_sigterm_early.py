@@ -93,6 +93,6 @@ def test_sigterm_at_any_early_moment_ends_like_ctrl_c(
 
 def test_the_entry_point_knows_the_interrupted_exit_code_before_importing_it() -> None:
     from assay.cli import app
-    from assay.cli.guard import EXIT_INTERRUPTED
+    from assay.cli.exit_codes import EXIT_INTERRUPTED
 
     assert app._INTERRUPTED == EXIT_INTERRUPTED

@@ -12,7 +12,7 @@ the interpreter starts; the commands are in `assay.cli.commands`.
 """
 
 _INTERRUPTED = 130
-"""`assay.cli.guard.EXIT_INTERRUPTED`, known here before anything is imported."""
+"""`assay.cli.exit_codes.EXIT_INTERRUPTED`, known here before anything is imported."""
 
 
 def main() -> None:

@@ -15,13 +15,13 @@ import typer
 
 from assay import __version__
 from assay.cli.compare_command import compare
-from assay.cli.guard import EXIT_USAGE, EXIT_VALID
+from assay.cli.exit_codes import EXIT_USAGE, EXIT_VALID
 from assay.cli.listing import validators
 from assay.cli.mock_command import MockCommand, mock
 from assay.cli.records_command import records
 from assay.cli.report_command import report
 from assay.cli.revalidate_command import revalidate
-from assay.cli.run_command import run
+from assay.cli.run_command import RunCommand, run
 
 app = typer.Typer(
     name="assay",
@@ -49,7 +49,7 @@ def _root(
     """Benchmark OpenAI-compatible LLM servers, counting only what was really served."""
 
 
-app.command()(run)
+app.command(cls=RunCommand)(run)
 app.command(cls=MockCommand)(mock)
 app.command()(validators)
 app.command()(revalidate)

@@ -9,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from assay.cli.guard import EXIT_VALID, exit_guarded
+from assay.cli.exit_codes import EXIT_VALID
+from assay.cli.guard import exit_guarded
 
 
 def compare(

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assay import __version__
-from assay.cli.guard import EXIT_CRASH
+from assay.cli.exit_codes import EXIT_CRASH
 from assay.file_writes import open_append
 from assay.run_folder import CRASH_FILE, SHARDS_DIR
 
@@ -140,4 +140,4 @@ def _append(saved: Path, text: str) -> None:
         pass
 
 
-__all__ = ["EXIT_CRASH", "CrashSite", "crash_line", "merge_after_crash", "save_crash"]
+__all__ = ["CrashSite", "crash_line", "merge_after_crash", "save_crash"]

@@ -1,4 +1,5 @@
-"""How a command ends: the exit codes, and the guard every command's body runs in.
+"""How a command ends: the guard every command's body runs in (the codes are
+`assay.cli.exit_codes`).
 
 Every error meant for the user (`AssayError`) is one line on stderr and exit code 2; Ctrl-C is
 exit code 130; a crash of assay itself is one line saying where its traceback was saved, and
@@ -11,14 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn
 
+from assay.cli.exit_codes import EXIT_CRASH, EXIT_INTERRUPTED, EXIT_USAGE
+
 if TYPE_CHECKING:
     from assay.cli.crash import CrashSite
-
-EXIT_VALID = 0
-EXIT_INVALID = 1
-EXIT_USAGE = 2
-EXIT_CRASH = 3
-EXIT_INTERRUPTED = 130
 
 
 def guarded(body: Callable[[], int], site: CrashSite | None = None) -> int:

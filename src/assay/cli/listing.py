@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from assay.cli.guard import EXIT_VALID, exit_guarded
+from assay.cli.exit_codes import EXIT_VALID
+from assay.cli.guard import exit_guarded
 
 if TYPE_CHECKING:
     from rich.console import Console

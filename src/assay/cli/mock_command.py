@@ -12,7 +12,8 @@ from typer._click.core import Context as _ClickContext
 from typer._click.formatting import HelpFormatter
 from typer.core import TyperCommand
 
-from assay.cli.guard import EXIT_VALID, exit_guarded
+from assay.cli.exit_codes import EXIT_VALID
+from assay.cli.guard import exit_guarded
 
 
 class MockCommand(TyperCommand):

@@ -1,13 +1,21 @@
-"""Parsing of the repeatable `key=value` style flags into plain dicts, with one-line errors."""
+"""Parsing of the repeatable flags into the values of their config keys, with one-line errors
+that name the flag. What a parser needs is imported when it runs: the table of flags
+(`assay.cli.run_flags`) imports this module at every start."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from assay.backend.settings import check_header
 from assay.errors import ConfigError
+
+
+def parse_texts(values: list[str] | None, flag: str) -> tuple[str, ...] | None:
+    """`["a", "b"]` -> `("a", "b")`; None when the flag was not given.
+
+    >>> parse_texts(["###"], "--stop")
+    ('###',)
+    """
+    return tuple(values) if values else None
 
 
 def parse_pairs(values: list[str] | None, flag: str) -> dict[str, float] | None:
@@ -30,12 +38,14 @@ def parse_pairs(values: list[str] | None, flag: str) -> dict[str, float] | None:
     return pairs
 
 
-def parse_headers(values: list[str] | None) -> dict[str, str] | None:
+def parse_headers(values: list[str] | None, flag: str) -> dict[str, str] | None:
     """`["X-A: 1"]` -> `{"X-A": "1"}`; None when the flag was not given.
 
-    >>> parse_headers(["X-Team: infra"])
+    >>> parse_headers(["X-Team: infra"], "--header")
     {'X-Team': 'infra'}
     """
+    from assay.backend.settings import check_header
+
     if not values:
         return None
     headers: dict[str, str] = {}
@@ -43,11 +53,11 @@ def parse_headers(values: list[str] | None) -> dict[str, str] | None:
         name, sep, text = value.partition(":")
         if not sep or not name.strip():
             # The value is not quoted: it may be a credential.
-            raise ConfigError("--header: expected 'Name: value' (no colon after a name)")
+            raise ConfigError(f"{flag}: expected 'Name: value' (no colon after a name)")
         text = text.strip()
         problem = check_header(name.strip(), text)
         if problem is not None:
-            raise ConfigError(f"--header: {problem}")
+            raise ConfigError(f"{flag}: {problem}")
         headers[name.strip()] = text
     return headers
 
@@ -58,6 +68,8 @@ def parse_json_objects(values: list[str] | None, flag: str) -> dict[str, Any] | 
     >>> parse_json_objects(['{"temperature": 0.2, "top_k": 5}', '{"temperature": 0}'], "--x")
     {'temperature': 0, 'top_k': 5}
     """
+    import orjson
+
     if not values:
         return None
     merged: dict[str, Any] = {}

@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from assay.cli.guard import EXIT_INVALID, EXIT_VALID, exit_guarded
+from assay.cli.exit_codes import EXIT_INVALID, EXIT_VALID
+from assay.cli.guard import exit_guarded
 from assay.run_folder import RECORDS_FILE as _RECORDS_FILE
 
 
