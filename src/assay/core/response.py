@@ -3,12 +3,30 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Final
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final, Self
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
+from assay.core.answer import (
+    AnswerBody,
+    EmbeddingSummary,
+    Scores,
+    ScoreSummary,
+    TextAnswer,
+    ToolCall,
+    Vectors,
+)
 from assay.core.request import RequestEcho
-from assay.spec.endpoint import Endpoint
+from assay.core.trusted import trusted
+from assay.spec.endpoint import Answer, Endpoint
 
 
 class Usage(BaseModel):
@@ -21,45 +39,6 @@ class Usage(BaseModel):
     reasoning_tokens: int | None = None
     cached_tokens: int | None = None
     total_tokens: int | None = None
-
-
-class ToolCall(BaseModel):
-    """One tool call; `arguments` is the raw JSON text the server produced."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    index: int = 0
-    id: str | None = None
-    name: str | None = None
-    arguments: str = ""
-
-
-class EmbeddingSummary(BaseModel):
-    """What an embeddings answer held; the vectors themselves are not kept."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    count: int
-    dimension: int
-    all_finite: bool
-    consistent_dimension: bool = True
-
-
-class ScoreSummary(BaseModel):
-    """What a rerank or score answer held; the scores themselves are not kept.
-
-    `lowest_index`/`highest_index` are the document indices the results named (None when there
-    are no results), `repeated_index` the first index named twice, `non_finite` how many
-    scores were NaN or infinite.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    count: int
-    lowest_index: int | None = None
-    highest_index: int | None = None
-    repeated_index: int | None = None
-    non_finite: int = 0
 
 
 # How much of an id the server chose is kept: enough for any real id, never a megabyte header.
@@ -151,6 +130,10 @@ class ResponseTiming(BaseModel):
 class GenerationResponse(BaseModel):
     """A compiled answer from any endpoint, before validation decides whether it is usable.
 
+    `answer` is what the answer consists of, one type per kind (`TextAnswer`, `Vectors`,
+    `Scores`), always the kind of the endpoint. Stored and loaded flat, as the records have
+    always been: `text`, `reasoning`, `tool_calls`, `embeddings` and `scores` beside the other
+    fields (see `stored_answer`).
     `streamed_tokens` is assay's own count (one per content-bearing chunk, including `""` deltas
     of split multi-byte characters, or the running usage when the server streams it); `usage` is
     what the server reported, if anything. `output_tokens` prefers the server's figure.
@@ -165,11 +148,7 @@ class GenerationResponse(BaseModel):
     streamed: bool
     echo: RequestEcho = RequestEcho()
     model: str | None = None
-    text: str = ""
-    reasoning: str = ""
-    tool_calls: tuple[ToolCall, ...] = ()
-    embeddings: EmbeddingSummary | None = None
-    scores: ScoreSummary | None = None
+    answer: AnswerBody = TextAnswer()
     finish_reason: str | None = None
     usage: Usage | None = None
     content_chunks: int = 0
@@ -186,6 +165,99 @@ class GenerationResponse(BaseModel):
     timing: ResponseTiming
     # Set for a request that carried images or audio (None for text alone).
     sent: SentBody | None = None
+
+    if TYPE_CHECKING:
+        # The keywords pydantic takes: every field, or the flat stored shape in place of
+        # `answer` (`text=...` for a text answer, `embeddings=...`, `scores=...`); validation
+        # refuses a flat key of another kind than the endpoint's.
+        def __init__(
+            self,
+            *,
+            request_id: str,
+            endpoint: Endpoint,
+            streamed: bool,
+            echo: RequestEcho = ...,
+            model: str | None = ...,
+            answer: TextAnswer | Vectors | Scores = ...,
+            text: str = ...,
+            reasoning: str = ...,
+            tool_calls: tuple[ToolCall, ...] = ...,
+            embeddings: EmbeddingSummary | None = ...,
+            scores: ScoreSummary | None = ...,
+            finish_reason: str | None = ...,
+            usage: Usage | None = ...,
+            content_chunks: int = ...,
+            streamed_tokens: int = ...,
+            streamed_token_source: TokenSource = ...,
+            terminal_seen: bool = ...,
+            events_after_terminal: int = ...,
+            http_status: int | None = ...,
+            ids: ExchangeIds | None = ...,
+            timing: ResponseTiming,
+            sent: SentBody | None = ...,
+        ) -> None: ...
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_stored(cls, data: Any) -> Any:
+        """The flat stored shape (and keyword arguments) folded into `answer`."""
+        if isinstance(data, dict) and "answer" not in data:
+            return fold_stored(data)
+        return data
+
+    @model_validator(mode="after")
+    def _answer_of_its_endpoint(self) -> GenerationResponse:
+        expected = self.endpoint.traits.answer
+        if self.answer.kind is not expected:
+            raise ValueError(f"a {self.endpoint.value} response holds {expected.value}")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _stored(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        if "answer" not in dumped:
+            return dumped
+        empty: tuple[()] | list[Any] = [] if info.mode_is_json() else ()
+        flat: dict[str, Any] = {}
+        for name, value in dumped.items():
+            if name == "answer":
+                flat.update(_dumped_answer(self.answer, value, empty))
+            else:
+                flat[name] = value
+        return flat
+
+    @property
+    def text(self) -> str:
+        """The answer's text; "" for an answer of another kind.
+
+        >>> GenerationResponse(request_id="r", endpoint=Endpoint.chat, streamed=False,
+        ...     answer=TextAnswer(text="Hi"), timing=ResponseTiming(send_ns=0, end_ns=1)).text
+        'Hi'
+        """
+        answer = self.answer
+        return answer.text if type(answer) is TextAnswer else ""
+
+    @property
+    def reasoning(self) -> str:
+        """The answer's reasoning; "" for an answer of another kind."""
+        answer = self.answer
+        return answer.reasoning if type(answer) is TextAnswer else ""
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """The answer's tool calls; () for an answer of another kind."""
+        answer = self.answer
+        return answer.tool_calls if type(answer) is TextAnswer else ()
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy with `update` applied; the flat stored keys (`text`, `embeddings`, ...) update
+        the answer, and one of another kind than the endpoint's is refused (`ValueError`)."""
+        if update and not _ANSWER_KEY_SET.isdisjoint(update):
+            update = {**update, "answer": _updated_answer(self.answer, update)}
+            update = {name: value for name, value in update.items() if name not in _ANSWER_KEY_SET}
+        return super().model_copy(update=update, deep=deep)
 
     @property
     def output_tokens(self) -> int:
@@ -205,3 +277,152 @@ class GenerationResponse(BaseModel):
     def prompt_tokens(self) -> int | None:
         """Server-reported prompt tokens, if any."""
         return None if self.usage is None else self.usage.prompt_tokens
+
+
+def assembled_response(
+    *,
+    request_id: str,
+    endpoint: Endpoint,
+    streamed: bool,
+    echo: RequestEcho,
+    model: str | None,
+    answer: TextAnswer | Vectors | Scores,
+    finish_reason: str | None,
+    usage: Usage | None,
+    content_chunks: int,
+    streamed_tokens: int,
+    streamed_token_source: TokenSource,
+    terminal_seen: bool,
+    events_after_terminal: int,
+    http_status: int | None,
+    ids: ExchangeIds | None,
+    timing: ResponseTiming,
+    sent: SentBody | None,
+) -> GenerationResponse:
+    """A response built without validation from values assay typed itself (once a response).
+
+    One required keyword per field, in field order (a test holds the two equal), so a new
+    field is a type error at every builder instead of a response missing a key.
+    """
+    return trusted(
+        GenerationResponse,
+        {
+            "request_id": request_id,
+            "endpoint": endpoint,
+            "streamed": streamed,
+            "echo": echo,
+            "model": model,
+            "answer": answer,
+            "finish_reason": finish_reason,
+            "usage": usage,
+            "content_chunks": content_chunks,
+            "streamed_tokens": streamed_tokens,
+            "streamed_token_source": streamed_token_source,
+            "terminal_seen": terminal_seen,
+            "events_after_terminal": events_after_terminal,
+            "http_status": http_status,
+            "ids": ids,
+            "timing": timing,
+            "sent": sent,
+        },
+    )
+
+
+def stored_answer(answer: TextAnswer | Vectors | Scores) -> dict[str, Any]:
+    """The flat keys records.jsonl stores for an answer, its models as they are.
+
+    >>> list(stored_answer(Vectors()))
+    ['text', 'reasoning', 'tool_calls', 'embeddings', 'scores']
+    """
+    match answer:
+        case TextAnswer(text=text, reasoning=reasoning, tool_calls=tool_calls):
+            return {
+                "text": text,
+                "reasoning": reasoning,
+                "tool_calls": tool_calls,
+                "embeddings": None,
+                "scores": None,
+            }
+        case Vectors(summary=summary):
+            return {**_NO_TEXT, "embeddings": summary, "scores": None}
+        case Scores(summary=summary):
+            return {**_NO_TEXT, "embeddings": None, "scores": summary}
+
+
+_NO_TEXT: Final[dict[str, Any]] = {"text": "", "reasoning": "", "tool_calls": ()}
+
+
+def _dumped_answer(
+    answer: TextAnswer | Vectors | Scores, dumped: dict[str, Any], empty: tuple[()] | list[Any]
+) -> dict[str, Any]:
+    """`stored_answer` of an answer pydantic has dumped (`dumped`), in the dump's mode."""
+    text, reasoning, tool_calls = "", "", empty
+    embeddings = scores = None
+    match answer:
+        case TextAnswer():
+            text, reasoning, tool_calls = dumped["text"], dumped["reasoning"], dumped["tool_calls"]
+        case Vectors():
+            embeddings = dumped["summary"]
+        case Scores():
+            scores = dumped["summary"]
+    return {
+        "text": text,
+        "reasoning": reasoning,
+        "tool_calls": tool_calls,
+        "embeddings": embeddings,
+        "scores": scores,
+    }
+
+
+_ANSWER_KEYS: Final = ("text", "reasoning", "tool_calls", "embeddings", "scores")
+_ANSWER_KEY_SET: Final = frozenset(_ANSWER_KEYS)
+
+
+def _updated_answer(
+    answer: TextAnswer | Vectors | Scores, update: Mapping[str, Any]
+) -> TextAnswer | Vectors | Scores:
+    """`answer` with the flat stored keys of `update` applied to it."""
+    own: dict[str, Any]
+    match answer:
+        case TextAnswer():
+            taken: tuple[str, ...] = ("text", "reasoning", "tool_calls")
+            own = {name: update[name] for name in taken if name in update}
+        case Vectors():
+            taken = ("embeddings",)
+            own = {"summary": update["embeddings"]} if "embeddings" in update else {}
+        case Scores():
+            taken = ("scores",)
+            own = {"summary": update["scores"]} if "scores" in update else {}
+    foreign = [name for name in _ANSWER_KEYS if name in update and name not in taken]
+    if any(update[name] for name in foreign):
+        raise ValueError(f"a {answer.kind.value} answer has no {', '.join(foreign)}")
+    return answer.model_copy(update=own)
+
+
+def fold_stored(data: dict[str, Any]) -> dict[str, Any]:
+    """A response's fields in the flat stored shape with the answer folded into `answer`:
+    the kind follows the endpoint."""
+    try:
+        kind = Endpoint(data["endpoint"]).traits.answer
+    except (KeyError, ValueError):
+        return data  # the endpoint's own validation says what is wrong
+    folded = {name: value for name, value in data.items() if name not in _ANSWER_KEYS}
+    answer: dict[str, Any] = {"kind": kind}
+    taken: tuple[str, ...]
+    match kind:
+        case Answer.text:
+            taken = ("text", "reasoning", "tool_calls")
+            answer |= {name: data[name] for name in taken if name in data}
+        case Answer.vectors:
+            taken = ("embeddings",)
+            answer["summary"] = data.get("embeddings")
+        case Answer.scores:
+            taken = ("scores",)
+            answer["summary"] = data.get("scores")
+    folded["answer"] = answer
+    # What belongs to another kind stays behind when it holds something, so validation
+    # refuses it as an unknown field (`extra="forbid"`).
+    for name in _ANSWER_KEYS:
+        if name not in taken and data.get(name):
+            folded[name] = data[name]
+    return folded

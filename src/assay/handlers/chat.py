@@ -7,9 +7,10 @@ from typing import Any
 from pydantic import JsonValue
 from returns.result import Failure, Result
 
+from assay.core.answer import TextAnswer, ToolCall
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
-from assay.core.response import MAX_KEPT_CHUNK_TIMES, GenerationResponse, ToolCall
+from assay.core.response import MAX_KEPT_CHUNK_TIMES, GenerationResponse
 from assay.errors import DataError
 from assay.handlers.base import SseFrame, Transfer
 from assay.handlers.stream import StreamDraft, frame_data
@@ -104,9 +105,9 @@ class ChatHandler:
             Endpoint.chat,
             obj,
             transfer,
-            text="".join(text),
-            reasoning="".join(reasoning),
-            tool_calls=tuple(tool_calls),
+            TextAnswer(
+                text="".join(text), reasoning="".join(reasoning), tool_calls=tuple(tool_calls)
+            ),
             finish_reason=finish_reason,
         )
 

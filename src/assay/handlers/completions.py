@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import JsonValue
 from returns.result import Failure, Result
 
+from assay.core.answer import TextAnswer
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
 from assay.core.response import MAX_KEPT_CHUNK_TIMES, GenerationResponse
@@ -69,7 +70,7 @@ class CompletionsHandler:
             Endpoint.completions,
             obj,
             transfer,
-            text="".join(text),
+            TextAnswer(text="".join(text)),
             finish_reason=finish_reason,
         )
 

@@ -7,9 +7,10 @@ from typing import Any
 from pydantic import JsonValue
 from returns.result import Failure, Result
 
+from assay.core.answer import TextAnswer, ToolCall
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
-from assay.core.response import GenerationResponse, ToolCall
+from assay.core.response import GenerationResponse
 from assay.handlers.base import SseFrame, Transfer
 from assay.handlers.stream import StreamDraft, frame_data
 from assay.handlers.wire import (
@@ -76,9 +77,7 @@ class ResponsesHandler:
             Endpoint.responses,
             obj,
             transfer,
-            text=text,
-            reasoning=reasoning,
-            tool_calls=tool_calls,
+            TextAnswer(text=text, reasoning=reasoning, tool_calls=tool_calls),
             finish_reason=finish_reason(obj),
         )
 

@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 from returns.result import Failure, Result, Success
 
+from assay.core.answer import Scores, TextAnswer, ToolCall, Vectors
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
 from assay.core.response import (
@@ -19,11 +20,12 @@ from assay.core.response import (
     GenerationResponse,
     ResponseTiming,
     TokenSource,
-    ToolCall,
+    assembled_response,
 )
 from assay.core.trusted import trusted
 from assay.handlers.base import SseEvent, SseFrame, Transfer
 from assay.handlers.wire import answer_ids, error_message, int_field, parse_usage, unusable
+from assay.spec.endpoint import Answer
 
 DONE = b"[DONE]"
 
@@ -306,33 +308,47 @@ class StreamDraft:
                 "merged_chunk_times": self._merged,
             },
         )
+        return assembled_response(
+            request_id=request.request_id,
+            endpoint=request.endpoint,
+            streamed=True,
+            echo=request.echo(),
+            model=self._model,
+            answer=self._answer(),
+            finish_reason=self._finish_reason,
+            usage=parse_usage(self._usage),
+            content_chunks=len(chunk_times) + self._merged,
+            streamed_tokens=streamed,
+            streamed_token_source=source,
+            terminal_seen=self._terminal,
+            events_after_terminal=self._trailing,
+            http_status=transfer.http_status or None,
+            ids=answer_ids(transfer.ids, self._answer_id),
+            timing=timing,
+            sent=None,
+        )
+
+    def _answer(self) -> TextAnswer | Vectors | Scores:
+        """What the stream delivered, as an answer of its endpoint's kind: text, reasoning and
+        tool calls for a text answer; a stream of another kind holds nothing usable."""
+        match self._request.endpoint.traits.answer:
+            case Answer.text:
+                pass
+            case Answer.vectors:
+                return Vectors()
+            case Answer.scores:
+                return Scores()
         tools = self._tools
-        return trusted(
-            GenerationResponse,
+        text: TextAnswer = trusted(
+            TextAnswer,
             {
-                "request_id": request.request_id,
-                "endpoint": request.endpoint,
-                "streamed": True,
-                "echo": request.echo(),
-                "model": self._model,
+                "kind": Answer.text,
                 "text": "".join(self._text),
                 "reasoning": "".join(self._reasoning),
                 "tool_calls": tuple(tools[i].freeze() for i in sorted(tools)) if tools else (),
-                "embeddings": None,
-                "scores": None,
-                "finish_reason": self._finish_reason,
-                "usage": parse_usage(self._usage),
-                "content_chunks": len(chunk_times) + self._merged,
-                "streamed_tokens": streamed,
-                "streamed_token_source": source,
-                "terminal_seen": self._terminal,
-                "events_after_terminal": self._trailing,
-                "http_status": transfer.http_status or None,
-                "ids": answer_ids(transfer.ids, self._answer_id),
-                "timing": timing,
-                "sent": None,
             },
         )
+        return text
 
     def finish(self, transfer: Transfer) -> Result[GenerationResponse, UnusableResponse]:
         """The compiled answer, the first fault seen, or no_terminal_response for no events."""
