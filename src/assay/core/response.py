@@ -14,6 +14,7 @@ from pydantic import (
     model_serializer,
     model_validator,
 )
+from pydantic.fields import FieldInfo
 
 from assay.core.answer import (
     AnswerBody,
@@ -326,6 +327,32 @@ def assembled_response(
             "sent": sent,
         },
     )
+
+
+class _StoredAnswer(BaseModel):
+    """The keys an answer is stored under in records.jsonl, whatever its kind (the record
+    schema describes these)."""
+
+    text: str = ""
+    reasoning: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    embeddings: EmbeddingSummary | None = None
+    scores: ScoreSummary | None = None
+
+
+def stored_fields() -> dict[str, FieldInfo]:
+    """The fields of a response as records.jsonl stores it: the answer's flat keys in its place.
+
+    >>> [name for name in stored_fields()][4:10]
+    ['model', 'text', 'reasoning', 'tool_calls', 'embeddings', 'scores']
+    """
+    fields: dict[str, FieldInfo] = {}
+    for name, field in GenerationResponse.model_fields.items():
+        if name == "answer":
+            fields.update(_StoredAnswer.model_fields)
+        else:
+            fields[name] = field
+    return fields
 
 
 def stored_answer(answer: TextAnswer | Vectors | Scores) -> dict[str, Any]:
