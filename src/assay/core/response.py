@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final, Self
 
 from pydantic import (
