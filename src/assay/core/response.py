@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final, Self, assert_never
 
 from pydantic import (
     BaseModel,
@@ -420,6 +420,8 @@ def _updated_answer(
         case Scores():
             taken = ("scores",)
             own = {"summary": update["scores"]} if "scores" in update else {}
+        case _:
+            assert_never(answer)
     foreign = [name for name in _ANSWER_KEYS if name in update and name not in taken]
     if any(update[name] for name in foreign):
         raise ValueError(f"a {answer.kind.value} answer has no {', '.join(foreign)}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import JsonValue
 from returns.result import Failure, Result
 
@@ -140,6 +142,12 @@ class CompletionsAccumulator(StreamDraft):
                     else:
                         self._count_choices(received_ns, True, usage)
                     return
+        self._feed_choices(obj, choices, frame, received_ns)
+
+    def _feed_choices(
+        self, obj: dict[str, Any], choices: list[Any], frame: SseFrame, received_ns: int
+    ) -> None:
+        """Any chunk: several choices, a choice without text, and every malformed one."""
         bearing = False
         for choice in choices:
             if not isinstance(choice, dict):

@@ -171,15 +171,7 @@ class StreamDraft:
         `usage` from it.
         """
         if not isinstance(frame, bytes):
-            if frame.event == "message":  # named as the default: a plain event after all
-                return self._open_chunk(frame.data)
-            if frame.event == "error":
-                self._load(frame)  # records the error frame; an error event yields no chunk
-            else:
-                self._events += 1  # nothing to read
-                if self._terminal:
-                    self._trailing += 1
-            return None
+            return self._open_named_chunk(frame)
         # `_load` inlined for `message` events: this runs once per chunk of every stream.
         self._events += 1
         if self._closed:
@@ -233,6 +225,19 @@ class StreamDraft:
             f"{self._what} stream chunk has no `choices` list",
             frame,
         )
+        return None
+
+    def _open_named_chunk(self, frame: SseEvent) -> Any:
+        """`_open_chunk` of a named event: a `message` event is a plain one after all, an
+        `error` event is recorded, any other name is not these servers' and is skipped."""
+        if frame.event == "message":
+            return self._open_chunk(frame.data)
+        if frame.event == "error":
+            self._load(frame)  # records the error frame; an error event yields no chunk
+        else:
+            self._events += 1  # nothing to read
+            if self._terminal:
+                self._trailing += 1
         return None
 
     def _count_choices(self, received_ns: int, bearing: bool, usage: object) -> None:
