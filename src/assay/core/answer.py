@@ -8,7 +8,7 @@ over them stops at type-checking until it decides.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, final
+from typing import Annotated, ClassVar, Literal, assert_never, final
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -61,6 +61,13 @@ class TextAnswer(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    # The flat keys records.jsonl stores this kind under, and the field each one holds.
+    STORED_AS: ClassVar[dict[str, str]] = {
+        "text": "text",
+        "reasoning": "reasoning",
+        "tool_calls": "tool_calls",
+    }
+
     kind: Literal[Answer.text] = Answer.text
     text: str = ""
     reasoning: str = ""
@@ -74,6 +81,8 @@ class Vectors(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    STORED_AS: ClassVar[dict[str, str]] = {"embeddings": "summary"}
+
     kind: Literal[Answer.vectors] = Answer.vectors
     summary: EmbeddingSummary | None = None
 
@@ -85,12 +94,31 @@ class Scores(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    STORED_AS: ClassVar[dict[str, str]] = {"scores": "summary"}
+
     kind: Literal[Answer.scores] = Answer.scores
     summary: ScoreSummary | None = None
 
 
 AnswerBody = Annotated[TextAnswer | Vectors | Scores, Field(discriminator="kind")]
 """The sealed union of answer kinds, told apart by `kind`."""
+
+
+def answer_type(kind: Answer) -> type[TextAnswer | Vectors | Scores]:
+    """The type of an answer of `kind`.
+
+    >>> answer_type(Answer.vectors).__name__
+    'Vectors'
+    """
+    match kind:
+        case Answer.text:
+            return TextAnswer
+        case Answer.vectors:
+            return Vectors
+        case Answer.scores:
+            return Scores
+        case _:
+            assert_never(kind)
 
 
 __all__ = [
@@ -101,4 +129,5 @@ __all__ = [
     "TextAnswer",
     "ToolCall",
     "Vectors",
+    "answer_type",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Final, Self, assert_never
+from typing import TYPE_CHECKING, Any, Final, Self, TypedDict
 
 from pydantic import (
     BaseModel,
@@ -24,10 +24,10 @@ from assay.core.answer import (
     TextAnswer,
     ToolCall,
     Vectors,
+    answer_type,
 )
 from assay.core.request import RequestEcho
-from assay.core.trusted import trusted
-from assay.spec.endpoint import Answer, Endpoint
+from assay.spec.endpoint import Endpoint
 
 
 class Usage(BaseModel):
@@ -220,11 +220,12 @@ class GenerationResponse(BaseModel):
         dumped: dict[str, Any] = handler(self)
         if "answer" not in dumped:
             return dumped
-        empty: tuple[()] | list[Any] = [] if info.mode_is_json() else ()
+        nothing = _NOTHING_STORED | {"tool_calls": [] if info.mode_is_json() else ()}
         flat: dict[str, Any] = {}
         for name, value in dumped.items():
             if name == "answer":
-                flat.update(_dumped_answer(self.answer, value, empty))
+                own = self.answer.STORED_AS
+                flat |= nothing | {key: value[field] for key, field in own.items()}
             else:
                 flat[name] = value
         return flat
@@ -255,9 +256,16 @@ class GenerationResponse(BaseModel):
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy with `update` applied; the flat stored keys (`text`, `embeddings`, ...) update
         the answer, and one of another kind than the endpoint's is refused (`ValueError`)."""
-        if update and not _ANSWER_KEY_SET.isdisjoint(update):
-            update = {**update, "answer": _updated_answer(self.answer, update)}
-            update = {name: value for name, value in update.items() if name not in _ANSWER_KEY_SET}
+        if update and not _NOTHING_STORED.keys().isdisjoint(update):
+            own = self.answer.STORED_AS
+            foreign = [k for k, v in update.items() if k in _NOTHING_STORED and k not in own and v]
+            if foreign:
+                raise ValueError(f"a {self.answer.kind.value} answer has no {', '.join(foreign)}")
+            answer = self.answer.model_copy(
+                update={name: update[key] for key, name in own.items() if key in update}
+            )
+            update = {k: v for k, v in update.items() if k not in _NOTHING_STORED}
+            update["answer"] = answer
         return super().model_copy(update=update, deep=deep)
 
     @property
@@ -280,64 +288,41 @@ class GenerationResponse(BaseModel):
         return None if self.usage is None else self.usage.prompt_tokens
 
 
-def assembled_response(
-    *,
-    request_id: str,
-    endpoint: Endpoint,
-    streamed: bool,
-    echo: RequestEcho,
-    model: str | None,
-    answer: TextAnswer | Vectors | Scores,
-    finish_reason: str | None,
-    usage: Usage | None,
-    content_chunks: int,
-    streamed_tokens: int,
-    streamed_token_source: TokenSource,
-    terminal_seen: bool,
-    events_after_terminal: int,
-    http_status: int | None,
-    ids: ExchangeIds | None,
-    timing: ResponseTiming,
-    sent: SentBody | None,
-) -> GenerationResponse:
-    """A response built without validation from values assay typed itself (once a response).
+class ResponseFields(TypedDict):
+    """Every field of a `GenerationResponse`, in order: what the hot path builds one from
+    without validation (`trusted`), so a new field is a type error there (a test holds the
+    two equal)."""
 
-    One required keyword per field, in field order (a test holds the two equal), so a new
-    field is a type error at every builder instead of a response missing a key.
-    """
-    return trusted(
-        GenerationResponse,
-        {
-            "request_id": request_id,
-            "endpoint": endpoint,
-            "streamed": streamed,
-            "echo": echo,
-            "model": model,
-            "answer": answer,
-            "finish_reason": finish_reason,
-            "usage": usage,
-            "content_chunks": content_chunks,
-            "streamed_tokens": streamed_tokens,
-            "streamed_token_source": streamed_token_source,
-            "terminal_seen": terminal_seen,
-            "events_after_terminal": events_after_terminal,
-            "http_status": http_status,
-            "ids": ids,
-            "timing": timing,
-            "sent": sent,
-        },
-    )
+    request_id: str
+    endpoint: Endpoint
+    streamed: bool
+    echo: RequestEcho
+    model: str | None
+    answer: TextAnswer | Vectors | Scores
+    finish_reason: str | None
+    usage: Usage | None
+    content_chunks: int
+    streamed_tokens: int
+    streamed_token_source: TokenSource
+    terminal_seen: bool
+    events_after_terminal: int
+    http_status: int | None
+    ids: ExchangeIds | None
+    timing: ResponseTiming
+    sent: SentBody | None
 
 
 class _StoredAnswer(BaseModel):
-    """The keys an answer is stored under in records.jsonl, whatever its kind (the record
-    schema describes these)."""
+    """The keys an answer is stored under in records.jsonl, whatever its kind."""
 
     text: str = ""
     reasoning: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     embeddings: EmbeddingSummary | None = None
     scores: ScoreSummary | None = None
+
+
+_NOTHING_STORED: Final[dict[str, Any]] = dict(_StoredAnswer().__dict__)
 
 
 def stored_fields() -> dict[str, FieldInfo]:
@@ -348,10 +333,7 @@ def stored_fields() -> dict[str, FieldInfo]:
     """
     fields: dict[str, FieldInfo] = {}
     for name, field in GenerationResponse.model_fields.items():
-        if name == "answer":
-            fields.update(_StoredAnswer.model_fields)
-        else:
-            fields[name] = field
+        fields |= _StoredAnswer.model_fields if name == "answer" else {name: field}
     return fields
 
 
@@ -361,97 +343,18 @@ def stored_answer(answer: TextAnswer | Vectors | Scores) -> dict[str, Any]:
     >>> list(stored_answer(Vectors()))
     ['text', 'reasoning', 'tool_calls', 'embeddings', 'scores']
     """
-    match answer:
-        case TextAnswer(text=text, reasoning=reasoning, tool_calls=tool_calls):
-            return {
-                "text": text,
-                "reasoning": reasoning,
-                "tool_calls": tool_calls,
-                "embeddings": None,
-                "scores": None,
-            }
-        case Vectors(summary=summary):
-            return {**_NO_TEXT, "embeddings": summary, "scores": None}
-        case Scores(summary=summary):
-            return {**_NO_TEXT, "embeddings": None, "scores": summary}
-
-
-_NO_TEXT: Final[dict[str, Any]] = {"text": "", "reasoning": "", "tool_calls": ()}
-
-
-def _dumped_answer(
-    answer: TextAnswer | Vectors | Scores, dumped: dict[str, Any], empty: tuple[()] | list[Any]
-) -> dict[str, Any]:
-    """`stored_answer` of an answer pydantic has dumped (`dumped`), in the dump's mode."""
-    text, reasoning, tool_calls = "", "", empty
-    embeddings = scores = None
-    match answer:
-        case TextAnswer():
-            text, reasoning, tool_calls = dumped["text"], dumped["reasoning"], dumped["tool_calls"]
-        case Vectors():
-            embeddings = dumped["summary"]
-        case Scores():
-            scores = dumped["summary"]
-    return {
-        "text": text,
-        "reasoning": reasoning,
-        "tool_calls": tool_calls,
-        "embeddings": embeddings,
-        "scores": scores,
-    }
-
-
-_ANSWER_KEYS: Final = ("text", "reasoning", "tool_calls", "embeddings", "scores")
-_ANSWER_KEY_SET: Final = frozenset(_ANSWER_KEYS)
-
-
-def _updated_answer(
-    answer: TextAnswer | Vectors | Scores, update: Mapping[str, Any]
-) -> TextAnswer | Vectors | Scores:
-    """`answer` with the flat stored keys of `update` applied to it."""
-    own: dict[str, Any]
-    match answer:
-        case TextAnswer():
-            taken: tuple[str, ...] = ("text", "reasoning", "tool_calls")
-            own = {name: update[name] for name in taken if name in update}
-        case Vectors():
-            taken = ("embeddings",)
-            own = {"summary": update["embeddings"]} if "embeddings" in update else {}
-        case Scores():
-            taken = ("scores",)
-            own = {"summary": update["scores"]} if "scores" in update else {}
-        case _:
-            assert_never(answer)
-    foreign = [name for name in _ANSWER_KEYS if name in update and name not in taken]
-    if any(update[name] for name in foreign):
-        raise ValueError(f"a {answer.kind.value} answer has no {', '.join(foreign)}")
-    return answer.model_copy(update=own)
+    return _NOTHING_STORED | {key: getattr(answer, name) for key, name in answer.STORED_AS.items()}
 
 
 def fold_stored(data: dict[str, Any]) -> dict[str, Any]:
-    """A response's fields in the flat stored shape with the answer folded into `answer`:
-    the kind follows the endpoint."""
+    """A response's fields in the flat stored shape with the answer folded into `answer`, of
+    the endpoint's kind. A key of another kind that holds something stays behind, so validation
+    refuses it as an unknown field (`extra="forbid"`)."""
     try:
         kind = Endpoint(data["endpoint"]).traits.answer
     except (KeyError, ValueError):
         return data  # the endpoint's own validation says what is wrong
-    folded = {name: value for name, value in data.items() if name not in _ANSWER_KEYS}
-    answer: dict[str, Any] = {"kind": kind}
-    taken: tuple[str, ...]
-    match kind:
-        case Answer.text:
-            taken = ("text", "reasoning", "tool_calls")
-            answer |= {name: data[name] for name in taken if name in data}
-        case Answer.vectors:
-            taken = ("embeddings",)
-            answer["summary"] = data.get("embeddings")
-        case Answer.scores:
-            taken = ("scores",)
-            answer["summary"] = data.get("scores")
-    folded["answer"] = answer
-    # What belongs to another kind stays behind when it holds something, so validation
-    # refuses it as an unknown field (`extra="forbid"`).
-    for name in _ANSWER_KEYS:
-        if name not in taken and data.get(name):
-            folded[name] = data[name]
+    own = answer_type(kind).STORED_AS
+    folded = {k: v for k, v in data.items() if k not in _NOTHING_STORED or (k not in own and v)}
+    folded["answer"] = {"kind": kind} | {name: data[k] for k, name in own.items() if k in data}
     return folded

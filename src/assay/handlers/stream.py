@@ -7,7 +7,7 @@ in `finish`, so the per-chunk path allocates no `Result` and no pydantic model.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from returns.result import Failure, Result, Success
@@ -18,9 +18,9 @@ from assay.core.request import GenerationRequest
 from assay.core.response import (
     MAX_KEPT_CHUNK_TIMES,
     GenerationResponse,
+    ResponseFields,
     ResponseTiming,
     TokenSource,
-    assembled_response,
 )
 from assay.core.trusted import trusted
 from assay.handlers.base import SseEvent, SseFrame, Transfer
@@ -313,25 +313,27 @@ class StreamDraft:
                 "merged_chunk_times": self._merged,
             },
         )
-        return assembled_response(
-            request_id=request.request_id,
-            endpoint=request.endpoint,
-            streamed=True,
-            echo=request.echo(),
-            model=self._model,
-            answer=self._answer(),
-            finish_reason=self._finish_reason,
-            usage=parse_usage(self._usage),
-            content_chunks=len(chunk_times) + self._merged,
-            streamed_tokens=streamed,
-            streamed_token_source=source,
-            terminal_seen=self._terminal,
-            events_after_terminal=self._trailing,
-            http_status=transfer.http_status or None,
-            ids=answer_ids(transfer.ids, self._answer_id),
-            timing=timing,
-            sent=None,
-        )
+        # Typed as every field (a missing one is a type error), in the model's order.
+        fields: ResponseFields = {
+            "request_id": request.request_id,
+            "endpoint": request.endpoint,
+            "streamed": True,
+            "echo": request.echo(),
+            "model": self._model,
+            "answer": self._answer(),
+            "finish_reason": self._finish_reason,
+            "usage": parse_usage(self._usage),
+            "content_chunks": len(chunk_times) + self._merged,
+            "streamed_tokens": streamed,
+            "streamed_token_source": source,
+            "terminal_seen": self._terminal,
+            "events_after_terminal": self._trailing,
+            "http_status": transfer.http_status or None,
+            "ids": answer_ids(transfer.ids, self._answer_id),
+            "timing": timing,
+            "sent": None,
+        }
+        return trusted(GenerationResponse, cast("dict[str, object]", fields))
 
     def _answer(self) -> TextAnswer | Vectors | Scores:
         """What the stream delivered, as an answer of its endpoint's kind: text, reasoning and
