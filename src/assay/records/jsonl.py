@@ -24,6 +24,7 @@ from assay.core.response import (
     ResponseTiming,
     Usage,
     stored_answer,
+    stored_fields,
 )
 from assay.errors import DataError
 from assay.file_writes import open_append, open_new
@@ -152,17 +153,12 @@ def _holds_model(annotation: object) -> bool:
     return any(_holds_model(argument) for argument in get_args(annotation))
 
 
-# The stored fields of a `GenerationResponse` whose declared type can hold a model (the answer's
-# flat keys in its place).
-_MODEL_FIELDS: tuple[str, ...] = (
-    *(
-        name
-        for name, field in GenerationResponse.model_fields.items()
-        if name not in _RESPONSE_ELSEWHERE and name != "answer" and _holds_model(field.annotation)
-    ),
-    "tool_calls",
-    "embeddings",
-    "scores",
+# The stored fields of a `GenerationResponse` (its answer's flat keys in its place) whose declared
+# type can hold a model.
+_MODEL_FIELDS: tuple[str, ...] = tuple(
+    name
+    for name, field in stored_fields().items()
+    if name not in _RESPONSE_ELSEWHERE and _holds_model(field.annotation)
 )
 
 
