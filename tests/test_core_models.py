@@ -11,10 +11,14 @@ from assay.core import (
     GenerationRequest,
     GenerationResponse,
     ResponseTiming,
+    Scores,
+    ScoreSummary,
     Stage,
+    TextAnswer,
     TokenSource,
     UnusableResponse,
     Usage,
+    Vectors,
     cap_excerpt,
     stage_of,
 )
@@ -125,3 +129,55 @@ def test_json_mode_is_detected_from_responses_text_format() -> None:
     )
     assert plain.json_mode()
     assert plain.json_schema() is None
+
+
+def test_an_answer_holds_only_its_own_kind() -> None:
+    # One type per kind of answer: an embeddings answer with text cannot be built, from
+    # keywords, a stored line or a copy.
+    timing = ResponseTiming(send_ns=0, end_ns=1)
+    with pytest.raises(ValidationError, match="text"):
+        GenerationResponse(
+            request_id="e", endpoint=Endpoint.embeddings, streamed=False, text="hi", timing=timing
+        )
+    with pytest.raises(ValidationError, match="holds vectors"):
+        GenerationResponse(
+            request_id="e",
+            endpoint=Endpoint.embeddings,
+            streamed=False,
+            answer=TextAnswer(),
+            timing=timing,
+        )
+    vectors = GenerationResponse(
+        request_id="e", endpoint=Endpoint.embeddings, streamed=False, timing=timing
+    )
+    assert vectors.answer == Vectors()
+    assert vectors.text == ""
+    with pytest.raises(ValueError, match="no scores"):
+        vectors.model_copy(update={"scores": ScoreSummary(count=1)})
+
+
+def test_a_stored_response_loads_into_the_answer_of_its_endpoint() -> None:
+    summary = {
+        "count": 2,
+        "lowest_index": 0,
+        "highest_index": 1,
+        "repeated_index": None,
+        "non_finite": 0,
+    }
+    stored = {
+        "request_id": "r",
+        "endpoint": "rerank",
+        "streamed": False,
+        "text": "",
+        "reasoning": "",
+        "tool_calls": [],
+        "embeddings": None,
+        "scores": summary,
+        "timing": {"send_ns": 0, "end_ns": 1},
+    }
+    response = GenerationResponse.model_validate(stored)
+    assert response.answer == Scores(summary=ScoreSummary.model_validate(summary))
+    dumped = response.model_dump(mode="json")
+    assert {key: dumped[key] for key in stored if key != "timing"} == {
+        key: value for key, value in stored.items() if key != "timing"
+    }

@@ -5,10 +5,12 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from assay.core import Endpoint, GenerationRequest, GenerationResponse
-from assay.core.response import ExchangeIds, ResponseTiming, Usage
+from assay.core.answer import Scores, TextAnswer, Vectors
+from assay.core.response import ExchangeIds, ResponseFields, ResponseTiming, Usage
 from assay.core.trusted import trusted
 from assay.handlers import handler_for
 from assay.handlers.wire import parse_usage
+from assay.spec.endpoint import Answer
 from tests.handlers.handler_results import ok, stream
 
 _CHUNK = (
@@ -109,7 +111,19 @@ def test_trusted_model_stays_frozen() -> None:
 def test_every_trusted_field_list_covers_the_model() -> None:
     # A field added to a core model must be added where the hot path builds it.
     assert list(GenerationResponse.model_fields)[-1] == "sent"
-    assert len(GenerationResponse.model_fields) == 21
+    assert len(GenerationResponse.model_fields) == 17
     assert len(ExchangeIds.model_fields) == 5
     assert len(ResponseTiming.model_fields) == 9
     assert len(Usage.model_fields) == 5
+
+
+def test_the_typed_fields_of_a_trusted_response_are_the_models() -> None:
+    # `ResponseFields` is how the hot path builds a response without validation: a field
+    # missing from it is a type error at every builder.
+    assert list(ResponseFields.__annotations__) == list(GenerationResponse.model_fields)
+
+
+def test_the_answer_field_holds_every_kind_of_answer() -> None:
+    # One type per `Answer` kind, tagged by it: a new kind is a member of both.
+    kinds = {kind.model_fields["kind"].default for kind in (TextAnswer, Vectors, Scores)}
+    assert kinds == set(Answer)

@@ -17,7 +17,9 @@ from assay.core import (
     GenerationRequest,
     GenerationResponse,
     MonotonicClock,
+    Scores,
     ScoreSummary,
+    Vectors,
 )
 from assay.data.media import synthetic_wav
 from assay.mock.app import fault_applies
@@ -167,11 +169,14 @@ async def test_clean_answer_completes_with_the_mock_token_counts(
     assert response.streamed is stream
     assert response.usage is not None
     if endpoint is Endpoint.embeddings:
-        assert response.embeddings is not None
-        assert response.embeddings.count == 2
+        assert isinstance(response.answer, Vectors)
+        assert response.answer.summary is not None
+        assert response.answer.summary.count == 2
         return
     if endpoint.traits.answer is Answer.scores:
-        assert response.scores == ScoreSummary(count=3, lowest_index=0, highest_index=2)
+        assert response.answer == Scores(
+            summary=ScoreSummary(count=3, lowest_index=0, highest_index=2)
+        )
         assert response.output_tokens == 0
         assert response.usage.prompt_tokens is not None
         assert response.usage.prompt_tokens > 0

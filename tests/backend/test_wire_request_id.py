@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from assay.backend import wire_request_id
-from assay.backend.client import _REQUEST_ID_NAMESPACE
+from assay.backend.exchange import _REQUEST_ID_NAMESPACE
 
 
 @given(st.text())

@@ -13,6 +13,7 @@ from assay.core import (
     Endpoint,
     GenerationRequest,
     GenerationResponse,
+    TextAnswer,
     TokenSource,
     ToolCall,
     UnusableResponse,
@@ -170,7 +171,8 @@ def test_reasoning_then_content_sets_first_token_before_first_content() -> None:
     )
     response = _ok(_stream(raw))
 
-    assert response.reasoning == "Let me think briefly."
+    assert isinstance(response.answer, TextAnswer)
+    assert response.answer.reasoning == "Let me think briefly."
     assert response.text == "Yes."
     assert response.timing.first_token_ns == 2000
     assert response.timing.first_content_ns == 4000
@@ -191,7 +193,8 @@ def test_tool_call_deltas_merge_by_index() -> None:
     )
     response = _ok(_stream(raw))
 
-    assert response.tool_calls == (
+    assert isinstance(response.answer, TextAnswer)
+    assert response.answer.tool_calls == (
         ToolCall(index=0, id="call_1", name="get_weather", arguments='{"city": "Paris"}'),
         ToolCall(index=1, id="call_2", name="get_time", arguments="{}"),
     )
@@ -332,7 +335,7 @@ BODY_TRANSFER = Transfer(send_ns=100, end_ns=900, first_byte_ns=850)
 def test_vllm_body_compiles_text_reasoning_usage_and_timing() -> None:
     response = _ok(HANDLER.compile_body(REQUEST, VLLM_BODY, BODY_TRANSFER))
 
-    assert (response.text, response.reasoning) == ("Paris.", "The capital of France")
+    assert response.answer == TextAnswer(text="Paris.", reasoning="The capital of France")
     assert response.finish_reason == "stop"
     assert response.usage is not None
     assert (response.usage.reasoning_tokens, response.usage.cached_tokens) == (6, 8)
@@ -364,7 +367,8 @@ def test_tool_call_only_body_compiles() -> None:
         }
     )
     response = _ok(HANDLER.compile_body(REQUEST, body, BODY_TRANSFER))
-    assert response.tool_calls == (
+    assert isinstance(response.answer, TextAnswer)
+    assert response.answer.tool_calls == (
         ToolCall(index=0, id="call_9", name="lookup", arguments='{"q":"x"}'),
     )
 

@@ -13,6 +13,7 @@ from assay.core import (
     EmbeddingSummary,
     Endpoint,
     GenerationRequest,
+    Vectors,
 )
 from assay.handlers import EmbeddingsHandler, EndpointHandler, SseParser, Transfer
 from tests.handlers.handler_results import fault as _fault
@@ -51,8 +52,8 @@ def test_vllm_embeddings_body_is_summarised() -> None:
     )
     response = _ok(HANDLER.compile_body(REQUEST, body, TRANSFER))
 
-    assert response.embeddings == EmbeddingSummary(
-        count=2, dimension=384, all_finite=True, consistent_dimension=True
+    assert response.answer == Vectors(
+        summary=EmbeddingSummary(count=2, dimension=384, all_finite=True, consistent_dimension=True)
     )
     assert response.echo.expected_embeddings == 2
     assert response.usage is not None
@@ -64,20 +65,22 @@ def test_base64_float32_vectors_are_decoded() -> None:
     packed = base64.b64encode(struct.pack("<4f", 0.25, -1.0, 3.5, 0.0)).decode()
     nan = base64.b64encode(struct.pack("<4f", 0.25, float("nan"), 3.5, 0.0)).decode()
     body = _body([{"embedding": packed, "index": 0}, {"embedding": nan, "index": 1}])
-    summary = _ok(HANDLER.compile_body(REQUEST, body, TRANSFER)).embeddings
-    assert summary == EmbeddingSummary(count=2, dimension=4, all_finite=False)
+    answer = _ok(HANDLER.compile_body(REQUEST, body, TRANSFER)).answer
+    assert answer == Vectors(summary=EmbeddingSummary(count=2, dimension=4, all_finite=False))
 
 
 def test_inconsistent_dimensions_are_reported_in_the_summary() -> None:
     body = _body([{"embedding": _vector(1)}, {"embedding": _vector(2, dimension=383)}])
-    summary = _ok(HANDLER.compile_body(REQUEST, body, TRANSFER)).embeddings
+    answer = _ok(HANDLER.compile_body(REQUEST, body, TRANSFER)).answer
+    assert isinstance(answer, Vectors)
+    summary = answer.summary
     assert summary is not None
     assert not summary.consistent_dimension
 
 
 def test_empty_data_list_compiles_to_zero_vectors_for_the_validators() -> None:
-    summary = _ok(HANDLER.compile_body(REQUEST, _body([]), TRANSFER)).embeddings
-    assert summary == EmbeddingSummary(count=0, dimension=0, all_finite=True)
+    answer = _ok(HANDLER.compile_body(REQUEST, _body([]), TRANSFER)).answer
+    assert answer == Vectors(summary=EmbeddingSummary(count=0, dimension=0, all_finite=True))
 
 
 def test_vector_that_is_not_a_list_or_base64_is_unexpected_shape() -> None:

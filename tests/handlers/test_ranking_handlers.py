@@ -6,7 +6,7 @@ import orjson
 import pytest
 from pydantic import JsonValue
 
-from assay.core import DiagnosticCode, Endpoint, GenerationRequest, ScoreSummary
+from assay.core import DiagnosticCode, Endpoint, GenerationRequest, Scores, ScoreSummary
 from assay.handlers import EndpointHandler, RerankHandler, ScoreHandler, SseParser, Transfer
 from tests.handlers.handler_results import fault as _fault
 from tests.handlers.handler_results import ok as _ok
@@ -72,7 +72,7 @@ def test_score_body_is_text_1_against_text_2() -> None:
 def test_vllm_rerank_body_is_summarised() -> None:
     body = _rerank_body(_ranked((1, 0.98), (0, 0.5), (2, 0.01)))
     response = _ok(RerankHandler().compile_body(RERANK, body, TRANSFER))
-    assert response.scores == ScoreSummary(count=3, lowest_index=0, highest_index=2)
+    assert response.answer == Scores(summary=ScoreSummary(count=3, lowest_index=0, highest_index=2))
     assert response.echo.documents == 3
     assert response.echo.expected_results == 3
     assert response.usage is not None
@@ -91,13 +91,15 @@ def test_rerank_top_n_sets_the_results_expected() -> None:
 def test_vllm_score_body_is_summarised() -> None:
     body = _score_body([{"index": i, "object": "score", "score": 0.25 * i} for i in range(3)])
     response = _ok(ScoreHandler().compile_body(SCORE, body, TRANSFER))
-    assert response.scores == ScoreSummary(count=3, lowest_index=0, highest_index=2)
+    assert response.answer == Scores(summary=ScoreSummary(count=3, lowest_index=0, highest_index=2))
 
 
 def test_repeats_and_out_of_range_indices_are_summarised_not_refused() -> None:
     body = _rerank_body(_ranked((5, 0.9), (5, 0.5), (-1, 0.1)))
-    summary = _ok(RerankHandler().compile_body(RERANK, body, TRANSFER)).scores
-    assert summary == ScoreSummary(count=3, lowest_index=-1, highest_index=5, repeated_index=5)
+    answer = _ok(RerankHandler().compile_body(RERANK, body, TRANSFER)).answer
+    assert answer == Scores(
+        summary=ScoreSummary(count=3, lowest_index=-1, highest_index=5, repeated_index=5)
+    )
 
 
 @pytest.mark.parametrize("word", [b"NaN", b"Infinity", b"-Infinity", b"1e999"])
@@ -107,8 +109,9 @@ def test_a_non_finite_score_is_read_and_counted(word: bytes) -> None:
         b"0.7", word
     )
     response = _ok(ScoreHandler().compile_body(SCORE, body, TRANSFER))
-    assert response.scores is not None
-    assert response.scores.non_finite == 1
+    assert isinstance(response.answer, Scores)
+    assert response.answer.summary is not None
+    assert response.answer.summary.non_finite == 1
 
 
 @pytest.mark.parametrize(

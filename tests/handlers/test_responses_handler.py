@@ -11,6 +11,7 @@ from assay.core import (
     Endpoint,
     GenerationRequest,
     GenerationResponse,
+    TextAnswer,
     ToolCall,
     UnusableResponse,
 )
@@ -151,8 +152,9 @@ def test_reasoning_and_function_call_events_are_compiled() -> None:
     )
     response = _ok(_stream(raw))
 
-    assert response.reasoning == "Think less"
-    assert response.tool_calls == (
+    assert isinstance(response.answer, TextAnswer)
+    assert response.answer.reasoning == "Think less"
+    assert response.answer.tool_calls == (
         ToolCall(index=1, id="call_7", name="search", arguments='{"q":"haiku"}'),
     )
     assert response.streamed_tokens == 4
@@ -205,7 +207,8 @@ def test_completed_body_compiles() -> None:
     response = _ok(
         HANDLER.compile_body(REQUEST, _body(status="completed"), Transfer(send_ns=0, end_ns=50))
     )
-    assert (response.text, response.reasoning, response.finish_reason) == (
+    assert isinstance(response.answer, TextAnswer)
+    assert (response.text, response.answer.reasoning, response.finish_reason) == (
         "Old pond,",
         "Seasons.",
         "stop",

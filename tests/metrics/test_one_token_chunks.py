@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from assay.core import Endpoint, GenerationResponse, ResponseTiming, TokenSource, Usage
 from assay.metrics import StepAggregator
-from assay.metrics.aggregator import _second_token_ns
+from assay.metrics.arrivals import add_arrivals, second_token_ns
 from assay.records import Completed, RequestRecord
 from assay.spec.constraints import NS_PER_S
 
@@ -38,17 +38,18 @@ def one_token_timings(draw: st.DrawFn, min_gap: int = 0) -> ResponseTiming:
 def test_arrivals_by_second_are_those_counted_chunk_by_chunk(
     timing: ResponseTiming, output_tokens: int, origin: int
 ) -> None:
-    short, general = StepAggregator(origin_ns=origin), StepAggregator(origin_ns=origin)
-    short._add_arrivals(timing, output_tokens, one_per_chunk=True)
-    general._add_arrivals(timing, output_tokens, one_per_chunk=False)
-    assert short._output_by_second == general._output_by_second
+    short: dict[int, int] = {}
+    general: dict[int, int] = {}
+    add_arrivals(short, origin, timing, output_tokens, one_per_chunk=True)
+    add_arrivals(general, origin, timing, output_tokens, one_per_chunk=False)
+    assert short == general
 
 
 @settings(max_examples=200, deadline=None)
 @given(one_token_timings())
 def test_second_token_is_the_second_chunk(timing: ResponseTiming) -> None:
     times = timing.chunk_times_ns
-    assert _second_token_ns(timing) == (times[1] if len(times) > 1 else None)
+    assert second_token_ns(timing) == (times[1] if len(times) > 1 else None)
 
 
 @settings(max_examples=100, deadline=None)

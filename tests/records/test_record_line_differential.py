@@ -20,15 +20,19 @@ from assay.core import (
     GenerationResponse,
     RequestEcho,
     ResponseTiming,
+    Scores,
     ScoreSummary,
     SentBody,
+    TextAnswer,
     TokenSource,
     ToolCall,
     UnusableResponse,
     Usage,
+    Vectors,
 )
 from assay.records import Cancelled, Completed, Errored, JudgedBy, RequestRecord
 from assay.records.jsonl import _MODEL_FIELDS, record_line
+from assay.spec.endpoint import Answer
 from tests.records.test_record_line_bytes import PARENT, pydantic_line, streamed_chat
 
 Record = RequestRecord[GenerationResponse]
@@ -80,19 +84,46 @@ def timings(draw: st.DrawFn) -> ResponseTiming:
     )
 
 
-responses = st.builds(
+answers = {
+    Answer.text: st.builds(
+        TextAnswer,
+        text=texts,
+        reasoning=texts,
+        tool_calls=st.lists(tool_calls, max_size=3).map(tuple),
+    ),
+    Answer.vectors: st.builds(
+        Vectors,
+        summary=st.none()
+        | st.builds(EmbeddingSummary, count=counts, dimension=counts, all_finite=st.booleans()),
+    ),
+    Answer.scores: st.builds(
+        Scores,
+        summary=st.none() | st.builds(ScoreSummary, count=counts, lowest_index=maybe_counts),
+    ),
+}
+endpoints_and_answers = st.sampled_from(list(Endpoint)).flatmap(
+    lambda endpoint: st.tuples(st.just(endpoint), answers[endpoint.traits.answer])
+)
+
+
+@st.composite
+def responses(draw: st.DrawFn) -> GenerationResponse:
+    endpoint, answer = draw(endpoints_and_answers)
+    response: GenerationResponse = draw(
+        _responses.map(
+            lambda drawn: drawn.model_copy(update={"endpoint": endpoint, "answer": answer})
+        )
+    )
+    return response
+
+
+_responses = st.builds(
     GenerationResponse,
     request_id=texts,
-    endpoint=st.sampled_from(list(Endpoint)),
+    endpoint=st.just(Endpoint.chat),
     streamed=st.booleans(),
     echo=echoes,
     model=maybe_texts,
-    text=texts,
-    reasoning=texts,
-    tool_calls=st.lists(tool_calls, max_size=3).map(tuple),
-    embeddings=st.none()
-    | st.builds(EmbeddingSummary, count=counts, dimension=counts, all_finite=st.booleans()),
-    scores=st.none() | st.builds(ScoreSummary, count=counts, lowest_index=maybe_counts),
     finish_reason=maybe_texts,
     usage=st.none() | usages,
     content_chunks=counts,
@@ -110,7 +141,7 @@ responses = st.builds(
 
 @st.composite
 def errored(draw: st.DrawFn) -> Errored:
-    partial = draw(st.none() | responses)
+    partial = draw(st.none() | responses())
     diagnostic = UnusableResponse(
         code=draw(
             st.sampled_from([DiagnosticCode.truncated_stream, DiagnosticCode.empty_response])
@@ -130,7 +161,7 @@ def errored(draw: st.DrawFn) -> Errored:
 
 
 outcomes = (
-    responses.map(lambda response: Completed[GenerationResponse](response=response))
+    responses().map(lambda response: Completed[GenerationResponse](response=response))
     | errored()
     | st.builds(Cancelled, reason=st.sampled_from(["cancelled", "stop_signal"]))
 )

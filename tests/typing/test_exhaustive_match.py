@@ -43,3 +43,10 @@ def test_match_with_both_arms_passes_mypy() -> None:
     run = _mypy("complete_match.py")
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.startswith("Success: no issues found")
+
+
+def test_match_on_the_answer_without_one_kind_is_rejected_as_non_exhaustive() -> None:
+    # The answer is a sealed union: a decision made per kind that forgets one fails the check.
+    run = _mypy("missing_answer_arm.py")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert 'unhandled case for values of type "Scores"' in run.stdout

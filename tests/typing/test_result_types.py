@@ -11,9 +11,12 @@ from assay.core import (
     Endpoint,
     GenerationResponse,
     ResponseTiming,
+    Scores,
+    TextAnswer,
     TokenSource,
     UnusableResponse,
     Usage,
+    Vectors,
     outcome,
 )
 from assay.records import RequestRecord
@@ -89,3 +92,9 @@ async def test_worker_record_is_typed_by_the_resolver_response() -> None:
     )
     assert_type(record, RequestRecord[GenerationResponse])
     assert sunk == [record]
+
+
+def test_the_answer_is_one_of_the_sealed_kinds() -> None:
+    assert_type(ANSWER.answer, TextAnswer | Vectors | Scores)
+    assert_type(ANSWER.text, str)
+    assert isinstance(ANSWER.answer, TextAnswer)

@@ -17,6 +17,7 @@ from assay.core import (
     Endpoint,
     GenerationRequest,
     GenerationResponse,
+    TextAnswer,
     UnusableResponse,
 )
 from assay.handlers import Transfer, handler_for
@@ -236,7 +237,9 @@ async def test_pr615_tool_call_only_response_is_completed() -> None:
     record = await _run_stream(Endpoint.chat, frames)
     assert isinstance(record.outcome, Completed), record.outcome
     assert record.outcome.response.text == ""
-    assert [c.name for c in record.outcome.response.tool_calls] == ["get_weather"]
+    answer = record.outcome.response.answer
+    assert isinstance(answer, TextAnswer)
+    assert [c.name for c in answer.tool_calls] == ["get_weather"]
 
 
 @pytest.mark.parametrize("endpoint", [Endpoint.completions, Endpoint.chat])

@@ -11,6 +11,7 @@ from assay.core import (
     GenerationResponse,
     RequestEcho,
     ResponseTiming,
+    Scores,
     ScoreSummary,
     Usage,
 )
@@ -77,7 +78,9 @@ def test_fewer_results_than_documents_is_result_count_mismatch() -> None:
 
 def test_top_n_results_pass_and_more_than_top_n_do_not() -> None:
     best_two = ScoreSummary(count=2, lowest_index=1, highest_index=3)
-    assert result_count_mismatch(_answer(best_two, expected=2)).unwrap().scores == best_two
+    assert result_count_mismatch(_answer(best_two, expected=2)).unwrap().answer == Scores(
+        summary=best_two
+    )
     problem = result_count_mismatch(_answer(GOOD, expected=2)).failure()
     assert problem.code is DiagnosticCode.result_count_mismatch
 

@@ -22,6 +22,8 @@ from assay.core import (
     UnusableResponse,
     Usage,
 )
+from assay.core.answer import Scores, TextAnswer, Vectors
+from assay.spec.endpoint import Answer
 from assay.validators import (
     BUILTIN_VALIDATORS,
     BuiltinValidator,
@@ -95,16 +97,27 @@ def responses(draw: st.DrawFn) -> GenerationResponse:
             non_finite=st.sampled_from([0, 1, 2]),
         )
     )
+    endpoint = draw(st.sampled_from(list(Endpoint)))
+    answer: TextAnswer | Vectors | Scores
+    match endpoint.traits.answer:
+        case Answer.text:
+            answer = TextAnswer(
+                text=draw(
+                    st.sampled_from(["", " ", "\n\t", "Paris", '{"city": "Paris"}', '{"city": '])
+                ),
+                reasoning=draw(st.sampled_from(["", "thinking..."])),
+                tool_calls=draw(_tool_calls),
+            )
+        case Answer.vectors:
+            answer = Vectors(summary=embeddings)
+        case Answer.scores:
+            answer = Scores(summary=scores)
     return GenerationResponse(
         request_id="r-screen",
-        endpoint=draw(st.sampled_from(list(Endpoint))),
+        endpoint=endpoint,
         streamed=draw(st.booleans()),
         echo=echo,
-        text=draw(st.sampled_from(["", " ", "\n\t", "Paris", '{"city": "Paris"}', '{"city": '])),
-        reasoning=draw(st.sampled_from(["", "thinking..."])),
-        tool_calls=draw(_tool_calls),
-        embeddings=embeddings,
-        scores=scores,
+        answer=answer,
         finish_reason=draw(st.sampled_from([None, "stop", "length", "tool_calls", "error"])),
         usage=usage,
         content_chunks=draw(st.sampled_from([0, 1, 7, 16])),

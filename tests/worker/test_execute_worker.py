@@ -83,7 +83,7 @@ async def _resolver_bug(request: GenerationRequest) -> Result[GenerationResponse
 
 def _validator_bug(response: GenerationResponse) -> Result[GenerationResponse, UnusableResponse]:
     # A user validator with a bug: it assumes every answer holds a tool call.
-    if response.tool_calls[0].name is None:
+    if response.answer.tool_calls[0].name is None:  # type: ignore[union-attr]  # the bug
         return Success(response)
     return Success(response)
 

@@ -19,6 +19,7 @@ from assay.core import (
     Endpoint,
     GenerationRequest,
     GenerationResponse,
+    Scores,
     Stage,
     UnusableResponse,
     outcome,
@@ -225,7 +226,9 @@ def test_a_captured_ranking_without_its_request_is_judged_on_what_it_holds() -> 
         b'{"id": "r", "model": "m", "usage": {"prompt_tokens": 9, "total_tokens": 9}, '
         b'"results": [{"index": 4, "relevance_score": 0.9}, {"index": 0, "relevance_score": 0.1}]}'
     )
-    assert answer(judge_bytes(Endpoint.rerank, body, "application/json")).scores is not None
+    scores = answer(judge_bytes(Endpoint.rerank, body, "application/json")).answer
+    assert isinstance(scores, Scores)
+    assert scores.summary is not None
     repeated = body.replace(b'"index": 0', b'"index": 4')
     verdict = problem(judge_bytes(Endpoint.rerank, repeated, "application/json"))
     assert verdict.code is DiagnosticCode.invalid_result_index

@@ -6,7 +6,8 @@
 60.0
 """
 
-from assay.backend.client import Backend, open_backend, wire_request_id
+from assay.backend.client import Backend, open_backend
+from assay.backend.exchange import wire_request_id
 from assay.backend.readiness import check_ready, wait_until_ready
 from assay.backend.redaction import Redactor
 from assay.backend.settings import BackendSettings, Timeouts, split_endpoint_path

@@ -8,22 +8,17 @@ deadlines, error statuses, dropped connections and odd bodies all come back as
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import os
-import socket
 import ssl
-import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 
 import aiohttp
-import orjson
-from pydantic import JsonValue
 from returns.result import Failure, Result
 from yarl import URL
 
 from assay.backend.deadlines import DeadlineWatch
+from assay.backend.exchange import Exchange
+from assay.backend.exchange import wire_request_id as wire_request_id
 from assay.backend.faults import (
     connect_fault,
     deadline_fault,
@@ -32,15 +27,32 @@ from assay.backend.faults import (
     malformed_fault,
     too_large_fault,
 )
+from assay.backend.model_list import (
+    ModelsStatus as ModelsStatus,
+)
+from assay.backend.model_list import (
+    ModelsUnreachable as ModelsUnreachable,
+)
+from assay.backend.model_list import (
+    NotAModelList as NotAModelList,
+)
+from assay.backend.model_list import (
+    fetch_served_models,
+)
 from assay.backend.received import EVENT_STREAM, cap_partial, compile_whole_body
-from assay.backend.redaction import Redactor
-from assay.backend.served_models import ServedModel, served_models
+from assay.backend.served_models import ServedModel
 from assay.backend.settings import DEFAULT_REQUEST_ID_HEADER, BackendSettings
+from assay.backend.transport_errors import (
+    connect_reason,
+    drop_detail,
+    is_short_body,
+    parse_problem,
+    tls_failure,
+)
 from assay.core.clock import Clock
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse, cap_excerpt
 from assay.core.request import GenerationRequest
-from assay.core.response import ID_LIMIT, ExchangeIds, GenerationResponse, SentBody
-from assay.core.trusted import trusted
+from assay.core.response import ID_LIMIT, GenerationResponse, SentBody
 from assay.errors import ServerNotReady
 from assay.handlers import handler_for
 from assay.handlers.base import (
@@ -48,97 +60,23 @@ from assay.handlers.base import (
     SseEvent,
     SseFrame,
     StreamAccumulator,
-    Transfer,
 )
 from assay.handlers.by_endpoint import encoded_body
 from assay.handlers.sse import SseParser
 from assay.handlers.wire import ask_continuous_usage
 from assay.spec.endpoint import Endpoint
 
+# The old private name, which tools that replace `Backend._exchange` still spell.
+_Exchange = Exchange
+
 _ERROR_BODY_LIMIT = 64 * 1024
 # How long the rest of a body may take after `[DONE]` or the terminal event: a server that ends
 # the body at once gives the connection back to the pool; one that holds it open is cut, and its
 # answer still ends at the terminal marker.
 _AFTER_TERMINAL_S = 0.25
-_MODELS_PATH = "/v1/models"
 _USER_AGENT = "assay"
 _TRACEPARENT = "traceparent"
 _EVENT_STREAM_PARAMETERS = EVENT_STREAM + ";"
-# The namespace of the UUIDs sent as request ids (see `wire_request_id`); fixed forever, so the
-# same run sends the same ids.
-_REQUEST_ID_NAMESPACE = uuid.UUID("5f0c8a52-4d1e-4b7a-9a57-2c3e6b1d8f40")
-_NAMESPACE_BYTES = _REQUEST_ID_NAMESPACE.bytes
-
-
-def wire_request_id(request_id: str) -> str:
-    """The UUID sent in the request-id header for assay's `request_id` (a name-based UUID 5).
-
-    Servers such as llama-cpp-python's reject ids that are not UUIDs; a name-based UUID keeps
-    runs reproducible and lets a server log line be matched to its record.
-
-    >>> wire_request_id("req-00000042")
-    'f84aacf4-cebb-5a8b-949f-c956265a7d0f'
-    >>> wire_request_id("req-00000042") == str(uuid.uuid5(_REQUEST_ID_NAMESPACE, "req-00000042"))
-    True
-    """
-    # RFC 4122's name-based UUID 5 spelled out (`uuid.uuid5` builds two UUID objects and costs
-    # about three times as much; this runs once per request).
-    digest = bytearray(hashlib.sha1(_NAMESPACE_BYTES + request_id.encode()).digest()[:16])
-    digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
-    digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant
-    text = digest.hex()
-    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
-
-
-@dataclass(slots=True)
-class _Exchange:
-    """How far one request got, kept outside the deadline scope for the evidence of a fault."""
-
-    send_ns: int = 0
-    # The ids of the exchange (see `ExchangeIds`): what was sent, then what the server echoed.
-    sent_header: str | None = None
-    sent: str | None = None
-    traceparent: str | None = None
-    echoed: str | None = None
-    first_byte_ns: int | None = None
-    http_status: int | None = None
-    reason: str | None = None
-    accumulator: StreamAccumulator | None = None
-    terminal_ns: int | None = None
-    received: list[bytes] = field(default_factory=list)
-
-    def transfer(self, end_ns: int) -> Transfer:
-        return Transfer(
-            send_ns=self.send_ns,
-            end_ns=end_ns,
-            first_byte_ns=self.first_byte_ns,
-            http_status=self.http_status or 0,
-            ids=self.ids(),
-        )
-
-    def ids(self) -> ExchangeIds | None:
-        """The ids sent and echoed so far; None when nothing was sent and nothing came back."""
-        if self.sent is None and self.traceparent is None and self.echoed is None:
-            return None
-        # Strings assay made, or the echo it capped and cleaned: built without validation.
-        ids: ExchangeIds = trusted(
-            ExchangeIds,
-            {
-                "sent_header": self.sent_header,
-                "sent": self.sent,
-                "echoed": self.echoed,
-                "answer": None,
-                "traceparent": self.traceparent,
-            },
-        )
-        return ids
-
-    def partial(self, end_ns: int) -> GenerationResponse | None:
-        accumulator = self.accumulator
-        return None if accumulator is None else accumulator.partial(self.transfer(end_ns))
-
-    def received_bytes(self) -> bytes | None:
-        return b"".join(self.received) if self.received else None
 
 
 class Backend:
@@ -173,7 +111,7 @@ class Backend:
 
         Either way the answer (or, when there is none, the evidence) carries the exchange's ids.
         """
-        exchange = _Exchange()
+        exchange = Exchange()
         result = await self._resolve(request, exchange)
         match result:
             case Failure(unusable):
@@ -189,7 +127,7 @@ class Backend:
                 return result
 
     async def _resolve(
-        self, request: GenerationRequest, exchange: _Exchange
+        self, request: GenerationRequest, exchange: Exchange
     ) -> Result[GenerationResponse, UnusableResponse]:
         handler = handler_for(request.endpoint)
         payload = handler.build_body(request)
@@ -212,7 +150,7 @@ class Backend:
         handler: EndpointHandler,
         body: bytes,
         content_type: str | None,
-        exchange: _Exchange,
+        exchange: Exchange,
     ) -> Result[GenerationResponse, UnusableResponse]:
         watch = DeadlineWatch(self.settings.timeouts, self._loop)
         try:
@@ -245,7 +183,7 @@ class Backend:
             return Failure(self._deadline_fault(code, exchange))
 
     def _request_headers(
-        self, request: GenerationRequest, exchange: _Exchange, content_type: str | None
+        self, request: GenerationRequest, exchange: Exchange, content_type: str | None
     ) -> dict[str, str] | None:
         """The request's own headers (its id, its trace context, the Content-Type of a body
         that is not JSON), noted on `exchange`."""
@@ -267,7 +205,7 @@ class Backend:
             headers = {**(headers or {}), "Content-Type": content_type}
         return headers
 
-    def _note_echo(self, response: aiohttp.ClientResponse, exchange: _Exchange) -> None:
+    def _note_echo(self, response: aiohttp.ClientResponse, exchange: Exchange) -> None:
         """Keep the request id the server answered with, capped and cleaned like server text."""
         echoed = response.headers.get(self._echo_header)
         if echoed is None:
@@ -286,7 +224,7 @@ class Backend:
         handler: EndpointHandler,
         body: bytes,
         content_type: str | None,
-        exchange: _Exchange,
+        exchange: Exchange,
         watch: DeadlineWatch,
     ) -> Result[GenerationResponse, UnusableResponse]:
         clock = self._clock
@@ -347,7 +285,7 @@ class Backend:
         request: GenerationRequest,
         handler: EndpointHandler,
         response: aiohttp.ClientResponse,
-        exchange: _Exchange,
+        exchange: Exchange,
         watch: DeadlineWatch,
     ) -> Result[GenerationResponse, UnusableResponse]:
         clock = self._clock
@@ -397,7 +335,7 @@ class Backend:
         return accumulator.finish(exchange.transfer(end_ns))
 
     async def _read_all(
-        self, response: aiohttp.ClientResponse, exchange: _Exchange, watch: DeadlineWatch
+        self, response: aiohttp.ClientResponse, exchange: Exchange, watch: DeadlineWatch
     ) -> bytes | None:
         """The whole body, chunk by chunk so the idle deadline sees every arrival.
 
@@ -421,7 +359,7 @@ class Backend:
         return b"".join(received)
 
     async def _read_capped(
-        self, response: aiohttp.ClientResponse, exchange: _Exchange, watch: DeadlineWatch
+        self, response: aiohttp.ClientResponse, exchange: Exchange, watch: DeadlineWatch
     ) -> bytes:
         """At most `_ERROR_BODY_LIMIT` bytes of an error body; a failed read keeps what came."""
         content = response.content
@@ -451,7 +389,7 @@ class Backend:
             return connect_fault(f"{base_url}: {tls_failure(error)}", self._redactor)
         if isinstance(error, aiohttp.ClientConnectorError):
             return connect_fault(
-                f"could not connect to {base_url}: {_connect_reason(error)}", self._redactor
+                f"could not connect to {base_url}: {connect_reason(error)}", self._redactor
             )
         detail = str(error) or type(error).__name__
         return connect_fault(
@@ -460,20 +398,19 @@ class Backend:
         )
 
     def _unreadable_fault(
-        self, error: aiohttp.ClientResponseError, exchange: _Exchange
+        self, error: aiohttp.ClientResponseError, exchange: Exchange
     ) -> UnusableResponse:
         """aiohttp could not parse the head or the first bytes of the body (its "400")."""
         return malformed_fault(
             DiagnosticCode.malformed_http,
-            f"the response from {self.settings.display_url} cannot be read: "
-            f"{_parse_problem(error)}",
+            f"the response from {self.settings.display_url} cannot be read: {parse_problem(error)}",
             exchange.http_status,
             exchange.received_bytes(),
             exchange.partial(self._clock.now_ns()),
             self._redactor,
         )
 
-    def _read_fault(self, error: BaseException, exchange: _Exchange) -> UnusableResponse:
+    def _read_fault(self, error: BaseException, exchange: Exchange) -> UnusableResponse:
         """Reading the body failed: a dropped connection, or a body that cannot be decoded."""
         end_ns = self._clock.now_ns()
         cause = error.__cause__
@@ -482,19 +419,19 @@ class Backend:
         partial = exchange.partial(end_ns)
         if isinstance(cause, aiohttp.http_exceptions.ContentEncodingError) or (
             isinstance(cause, aiohttp.http_exceptions.TransferEncodingError)
-            and not _is_short_body(cause)
+            and not is_short_body(cause)
         ):
             return malformed_fault(
                 DiagnosticCode.malformed_http,
-                f"the body cannot be read: {_parse_problem(error)}",
+                f"the body cannot be read: {parse_problem(error)}",
                 status,
                 received,
                 partial,
                 self._redactor,
             )
-        return interrupted_fault(_drop_detail(error), status, received, partial, self._redactor)
+        return interrupted_fault(drop_detail(error), status, received, partial, self._redactor)
 
-    def _too_large_fault(self, what: str, exchange: _Exchange) -> UnusableResponse:
+    def _too_large_fault(self, what: str, exchange: Exchange) -> UnusableResponse:
         return too_large_fault(
             self.settings.max_response_bytes,
             what,
@@ -504,7 +441,7 @@ class Backend:
             self._redactor,
         )
 
-    def _deadline_fault(self, code: DiagnosticCode, exchange: _Exchange) -> UnusableResponse:
+    def _deadline_fault(self, code: DiagnosticCode, exchange: Exchange) -> UnusableResponse:
         timeouts = self.settings.timeouts
         limits = {
             DiagnosticCode.timeout_first_token: timeouts.first_token_s,
@@ -526,122 +463,8 @@ class Backend:
 
     async def served_models(self) -> list[ServedModel]:
         """The models the server lists at `/v1/models`, with their context windows where named;
-        raises `ServerNotReady` when it can't.
-
-        A setup step, not a benchmarked request, so faults are exceptions with a clear message
-        (`ModelsStatus` when the server answered with an error status, so readiness can retry).
-        """
-        base_url = self.settings.display_url
-        url = URL(self.settings.request_root + _MODELS_PATH)
-        redactor = self._redactor
-        limit = self.settings.max_response_bytes
-        try:
-            async with asyncio.timeout(self.settings.timeouts.first_token_s):
-                async with self._session.get(url, allow_redirects=False) as response:
-                    status = response.status
-                    body = await _read_at_most(response.content, limit + 1)
-        except aiohttp.ClientConnectorCertificateError as error:
-            raise ServerNotReady(redactor.clean(f"{base_url}: {tls_failure(error)}")) from None
-        except aiohttp.ClientConnectorError as error:
-            raise ModelsUnreachable(
-                redactor.clean(f"no server at {base_url} ({_connect_reason(error)})")
-            ) from None
-        except TimeoutError:
-            raise ModelsUnreachable(
-                f"{base_url} did not answer {_MODELS_PATH} within "
-                f"{self.settings.timeouts.first_token_s:g} s"
-            ) from None
-        except aiohttp.ClientResponseError as error:
-            raise ServerNotReady(
-                redactor.clean(
-                    f"{base_url} answered {_MODELS_PATH} with a response that cannot be read: "
-                    f"{_parse_problem(error)}"
-                )
-            ) from None
-        except (aiohttp.ClientError, OSError) as error:
-            raise ModelsUnreachable(
-                redactor.clean(f"{base_url} failed on {_MODELS_PATH}: {_drop_detail(error)}")
-            ) from None
-        if not 200 <= status < 300:
-            raise ModelsStatus(
-                status,
-                redactor.clean(f"{base_url} answered {status} for {_MODELS_PATH}"),
-            )
-        if len(body) > limit:
-            raise NotAModelList(
-                f"{base_url} answered {_MODELS_PATH} with more than {limit} bytes "
-                "(--max-response-bytes); that is not a model list"
-            )
-        return _listed_models(base_url, body, redactor)
-
-
-class ModelsUnreachable(ServerNotReady):
-    """Nothing answered `/v1/models`: refused, reset, or no answer within the deadline."""
-
-
-class NotAModelList(ServerNotReady):
-    """`/v1/models` answered 2xx with something that is not a model list."""
-
-
-class ModelsStatus(ServerNotReady):
-    """`/v1/models` answered with a non-2xx status; readiness decides whether to retry."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def tls_failure(error: aiohttp.ClientConnectorCertificateError) -> str:
-    """What failed in the TLS handshake, and the two ways out."""
-    reason = getattr(error.certificate_error, "verify_message", None) or str(
-        error.certificate_error
-    )
-    return (
-        f"certificate verify failed: {reason}; pass --ca-bundle PATH to trust the server's CA, "
-        "or --insecure to skip verification"
-    )
-
-
-def _parse_problem(error: BaseException) -> str:
-    """aiohttp's parser complaint in words, without the status 400 it wraps every one in."""
-    cause = error.__cause__ if error.__cause__ is not None else error
-    message = getattr(cause, "message", None) or str(cause) or type(cause).__name__
-    text = " ".join(str(message).split())
-    if "content-encoding" in text.lower():
-        return f"{text} (assay asks for an uncompressed body and does not decode this encoding)"
-    return text
-
-
-def _is_short_body(cause: BaseException) -> bool:
-    message = str(getattr(cause, "message", "")).lower()
-    return "not enough data" in message
-
-
-def _drop_detail(error: BaseException) -> str:
-    """How a body read failed, in words: never aiohttp's "TransferEncodingError: 400", which
-    reads like an HTTP status."""
-    cause = error.__cause__
-    if isinstance(cause, aiohttp.http_exceptions.ContentLengthError):
-        message = str(getattr(cause, "message", "")).strip(".")
-        return f"the server closed the connection before the end of the body ({message})"
-    if isinstance(cause, aiohttp.http_exceptions.TransferEncodingError):
-        return "the server closed the connection before the last chunk of the chunked body"
-    if isinstance(error, aiohttp.ServerDisconnectedError):
-        return "the server closed the connection"
-    if isinstance(error, (ConnectionResetError, aiohttp.ClientOSError)):
-        return f"the connection was reset ({error.strerror or error})"
-    detail = str(error) or type(error).__name__
-    return f"{type(error).__name__}: {detail}"
-
-
-async def _read_at_most(content: aiohttp.StreamReader, limit: int) -> bytes:
-    """The body up to `limit` bytes (stopping there, so a huge answer never fills memory)."""
-    parts: list[bytes] = []
-    size = 0
-    while size < limit and (chunk := await content.readany()):
-        parts.append(chunk)
-        size += len(chunk)
-    return b"".join(parts)
+        raises `ServerNotReady` when it can't (see `assay.backend.model_list`)."""
+        return await fetch_served_models(self._session, self.settings, self._redactor)
 
 
 async def _drain_after_terminal(
@@ -694,31 +517,6 @@ def _scrubbed(frames: list[SseFrame], clean: Callable[[bytes], bytes]) -> list[S
         clean(frame) if isinstance(frame, bytes) else SseEvent(clean(frame.data), frame.event)
         for frame in frames
     ]
-
-
-def _listed_models(base_url: str, body: bytes, redactor: Redactor) -> list[ServedModel]:
-    try:
-        parsed: JsonValue = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        parsed = None
-    listed = parsed.get("data") if isinstance(parsed, dict) else None
-    if not isinstance(listed, list):
-        raise NotAModelList(
-            f"{base_url} answered {_MODELS_PATH} with something that is not a model list: "
-            f"{redactor.excerpt(body, limit=200)!r}"
-        )
-    return served_models(listed)
-
-
-def _connect_reason(error: aiohttp.ClientConnectorError) -> str:
-    """ "connection refused" rather than asyncio's "Connect call failed ('127.0.0.1', 9)"; a
-    host name that did not resolve says so, rather than "unknown error -2"."""
-    os_error = error.os_error
-    if isinstance(os_error, socket.gaierror):
-        return f"host name {error.host!r} did not resolve: {os_error.strerror or os_error}"
-    if os_error.errno:
-        return os.strerror(os_error.errno).lower()
-    return str(os_error) or type(os_error).__name__
 
 
 def _session_headers(settings: BackendSettings) -> dict[str, str]:

@@ -16,6 +16,7 @@ from returns.result import Failure, Result, Success
 
 from assay.backend.faults import bad_content_type_fault, http_status_fault
 from assay.backend.redaction import Redactor
+from assay.core.answer import TextAnswer
 from assay.core.diagnostics import UnusableResponse, cap_excerpt
 from assay.core.outcome import outcome
 from assay.core.request import GenerationRequest
@@ -132,14 +133,19 @@ def cap_partial(unusable: UnusableResponse) -> UnusableResponse:
     """The failure with its partial answer's text cut to `PARTIAL_TEXT_LIMIT` characters."""
     evidence = unusable.evidence
     partial = evidence.partial
-    if partial is None or (
-        len(partial.text) <= PARTIAL_TEXT_LIMIT and len(partial.reasoning) <= PARTIAL_TEXT_LIMIT
-    ):
+    if partial is None:
         return unusable
-    capped = partial.model_copy(
-        update={
-            "text": cap_excerpt(partial.text, PARTIAL_TEXT_LIMIT) or "",
-            "reasoning": cap_excerpt(partial.reasoning, PARTIAL_TEXT_LIMIT) or "",
-        }
-    )
+    match partial.answer:
+        case TextAnswer(text=text, reasoning=reasoning) as answer:
+            if len(text) <= PARTIAL_TEXT_LIMIT and len(reasoning) <= PARTIAL_TEXT_LIMIT:
+                return unusable
+            cut = answer.model_copy(
+                update={
+                    "text": cap_excerpt(text, PARTIAL_TEXT_LIMIT) or "",
+                    "reasoning": cap_excerpt(reasoning, PARTIAL_TEXT_LIMIT) or "",
+                }
+            )
+        case _:
+            return unusable  # no text to cut
+    capped = partial.model_copy(update={"answer": cut})
     return unusable.model_copy(update={"evidence": evidence.model_copy(update={"partial": capped})})

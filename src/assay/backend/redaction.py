@@ -13,6 +13,7 @@ from urllib.parse import unquote, urlsplit
 
 import orjson
 
+from assay.core.answer import TextAnswer
 from assay.core.diagnostics import UnusableResponse, cap_excerpt
 from assay.core.response import GenerationResponse
 
@@ -135,11 +136,28 @@ class Redactor:
             return response
         clean = self.clean
         update: dict[str, object] = {}
-        for name in ("text", "reasoning", "model", "finish_reason"):
+        for name in ("model", "finish_reason"):
             value = getattr(response, name)
             if isinstance(value, str) and clean(value) != value:
                 update[name] = clean(value)
-        calls = response.tool_calls
+        match response.answer:
+            case TextAnswer() as answer:
+                scrubbed = self._scrub_text(answer)
+                if scrubbed is not answer:
+                    update["answer"] = scrubbed
+            case _:
+                pass  # vectors and scores hold no server text
+        return response.model_copy(update=update) if update else response
+
+    def _scrub_text(self, answer: TextAnswer) -> TextAnswer:
+        """`answer` with no secret in its text, reasoning or tool calls (itself when clean)."""
+        clean = self.clean
+        update: dict[str, object] = {}
+        for name in ("text", "reasoning"):
+            value = getattr(answer, name)
+            if clean(value) != value:
+                update[name] = clean(value)
+        calls = answer.tool_calls
         if calls:
             cleaned_calls = tuple(
                 call.model_copy(
@@ -153,4 +171,4 @@ class Redactor:
             )
             if cleaned_calls != calls:
                 update["tool_calls"] = cleaned_calls
-        return response.model_copy(update=update) if update else response
+        return answer.model_copy(update=update) if update else answer

@@ -1,5 +1,6 @@
 """The types every layer shares: requests, responses, diagnostics, the outcome bridge, clocks."""
 
+from assay.core.answer import EmbeddingSummary, Scores, ScoreSummary, TextAnswer, ToolCall, Vectors
 from assay.core.clock import Clock, MonotonicClock
 from assay.core.diagnostics import (
     CODE_MEANINGS,
@@ -16,14 +17,11 @@ from assay.core.diagnostics import (
 from assay.core.outcome import outcome
 from assay.core.request import GenerationRequest, RequestEcho
 from assay.core.response import (
-    EmbeddingSummary,
     ExchangeIds,
     GenerationResponse,
     ResponseTiming,
-    ScoreSummary,
     SentBody,
     TokenSource,
-    ToolCall,
     Usage,
 )
 from assay.spec.endpoint import Endpoint
@@ -44,12 +42,15 @@ __all__ = [
     "RequestEcho",
     "ResponseTiming",
     "ScoreSummary",
+    "Scores",
     "SentBody",
     "Stage",
+    "TextAnswer",
     "TokenSource",
     "ToolCall",
     "UnusableResponse",
     "Usage",
+    "Vectors",
     "cap_excerpt",
     "outcome",
     "parse_code",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Self
+from typing import Self, assert_never
 
 from pydantic import BaseModel, ConfigDict, JsonValue, model_validator
 
@@ -126,7 +126,10 @@ class GenerationRequest(BaseModel):
         results: int | None = None
         match self.endpoint.traits.answer:
             case Answer.text:
-                pass
+                if not self.extra_body:
+                    # Nearly every request: no JSON mode, nothing a kind of answer expects; one
+                    # shared frozen echo per (limit, ignore_eos) instead of a validated model.
+                    return _plain_echo(self.max_output_tokens, self.ignore_eos)
             case Answer.vectors:
                 expected = len(self.prompt) if isinstance(self.prompt, tuple) else 1
             case Answer.scores:
@@ -135,10 +138,8 @@ class GenerationRequest(BaseModel):
                 if self.documents is not None:
                     documents = len(self.documents)
                     results = _result_count(self.endpoint, documents, self.extra_body)
-        if not self.extra_body and expected is None and documents is None:
-            # Nearly every request: no JSON mode, no embeddings count; one shared frozen echo
-            # per (limit, ignore_eos) instead of a validated model per request.
-            return _plain_echo(self.max_output_tokens, self.ignore_eos)
+            case unknown:
+                assert_never(unknown)
         return RequestEcho(
             max_output_tokens=self.max_output_tokens,
             ignore_eos=self.ignore_eos,

@@ -2,11 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final, Self, TypedDict
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
+from pydantic.fields import FieldInfo
 
+from assay.core.answer import (
+    AnswerBody,
+    EmbeddingSummary,
+    Scores,
+    ScoreSummary,
+    TextAnswer,
+    ToolCall,
+    Vectors,
+    answer_type,
+)
 from assay.core.request import RequestEcho
 from assay.spec.endpoint import Endpoint
 
@@ -21,45 +40,6 @@ class Usage(BaseModel):
     reasoning_tokens: int | None = None
     cached_tokens: int | None = None
     total_tokens: int | None = None
-
-
-class ToolCall(BaseModel):
-    """One tool call; `arguments` is the raw JSON text the server produced."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    index: int = 0
-    id: str | None = None
-    name: str | None = None
-    arguments: str = ""
-
-
-class EmbeddingSummary(BaseModel):
-    """What an embeddings answer held; the vectors themselves are not kept."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    count: int
-    dimension: int
-    all_finite: bool
-    consistent_dimension: bool = True
-
-
-class ScoreSummary(BaseModel):
-    """What a rerank or score answer held; the scores themselves are not kept.
-
-    `lowest_index`/`highest_index` are the document indices the results named (None when there
-    are no results), `repeated_index` the first index named twice, `non_finite` how many
-    scores were NaN or infinite.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    count: int
-    lowest_index: int | None = None
-    highest_index: int | None = None
-    repeated_index: int | None = None
-    non_finite: int = 0
 
 
 # How much of an id the server chose is kept: enough for any real id, never a megabyte header.
@@ -151,6 +131,10 @@ class ResponseTiming(BaseModel):
 class GenerationResponse(BaseModel):
     """A compiled answer from any endpoint, before validation decides whether it is usable.
 
+    `answer` is what the answer consists of, one type per kind (`TextAnswer`, `Vectors`,
+    `Scores`), always the kind of the endpoint. Stored and loaded flat, as the records have
+    always been: `text`, `reasoning`, `tool_calls`, `embeddings` and `scores` beside the other
+    fields (see `stored_answer`).
     `streamed_tokens` is assay's own count (one per content-bearing chunk, including `""` deltas
     of split multi-byte characters, or the running usage when the server streams it); `usage` is
     what the server reported, if anything. `output_tokens` prefers the server's figure.
@@ -165,11 +149,7 @@ class GenerationResponse(BaseModel):
     streamed: bool
     echo: RequestEcho = RequestEcho()
     model: str | None = None
-    text: str = ""
-    reasoning: str = ""
-    tool_calls: tuple[ToolCall, ...] = ()
-    embeddings: EmbeddingSummary | None = None
-    scores: ScoreSummary | None = None
+    answer: AnswerBody = TextAnswer()
     finish_reason: str | None = None
     usage: Usage | None = None
     content_chunks: int = 0
@@ -186,6 +166,107 @@ class GenerationResponse(BaseModel):
     timing: ResponseTiming
     # Set for a request that carried images or audio (None for text alone).
     sent: SentBody | None = None
+
+    if TYPE_CHECKING:
+        # The keywords pydantic takes: every field, or the flat stored shape in place of
+        # `answer` (`text=...` for a text answer, `embeddings=...`, `scores=...`); validation
+        # refuses a flat key of another kind than the endpoint's.
+        def __init__(
+            self,
+            *,
+            request_id: str,
+            endpoint: Endpoint,
+            streamed: bool,
+            echo: RequestEcho = ...,
+            model: str | None = ...,
+            answer: TextAnswer | Vectors | Scores = ...,
+            text: str = ...,
+            reasoning: str = ...,
+            tool_calls: tuple[ToolCall, ...] = ...,
+            embeddings: EmbeddingSummary | None = ...,
+            scores: ScoreSummary | None = ...,
+            finish_reason: str | None = ...,
+            usage: Usage | None = ...,
+            content_chunks: int = ...,
+            streamed_tokens: int = ...,
+            streamed_token_source: TokenSource = ...,
+            terminal_seen: bool = ...,
+            events_after_terminal: int = ...,
+            http_status: int | None = ...,
+            ids: ExchangeIds | None = ...,
+            timing: ResponseTiming,
+            sent: SentBody | None = ...,
+        ) -> None: ...
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_stored(cls, data: Any) -> Any:
+        """The flat stored shape (and keyword arguments) folded into `answer`."""
+        if isinstance(data, dict) and "answer" not in data:
+            return fold_stored(data)
+        return data
+
+    @model_validator(mode="after")
+    def _answer_of_its_endpoint(self) -> GenerationResponse:
+        expected = self.endpoint.traits.answer
+        if self.answer.kind is not expected:
+            raise ValueError(f"a {self.endpoint.value} response holds {expected.value}")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _stored(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        if "answer" not in dumped:
+            return dumped
+        nothing = _NOTHING_STORED | {"tool_calls": [] if info.mode_is_json() else ()}
+        flat: dict[str, Any] = {}
+        for name, value in dumped.items():
+            if name == "answer":
+                own = self.answer.STORED_AS
+                flat |= nothing | {key: value[field] for key, field in own.items()}
+            else:
+                flat[name] = value
+        return flat
+
+    @property
+    def text(self) -> str:
+        """The answer's text; "" for an answer of another kind.
+
+        >>> GenerationResponse(request_id="r", endpoint=Endpoint.chat, streamed=False,
+        ...     answer=TextAnswer(text="Hi"), timing=ResponseTiming(send_ns=0, end_ns=1)).text
+        'Hi'
+        """
+        answer = self.answer
+        return answer.text if type(answer) is TextAnswer else ""
+
+    @property
+    def reasoning(self) -> str:
+        """The answer's reasoning; "" for an answer of another kind."""
+        answer = self.answer
+        return answer.reasoning if type(answer) is TextAnswer else ""
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """The answer's tool calls; () for an answer of another kind."""
+        answer = self.answer
+        return answer.tool_calls if type(answer) is TextAnswer else ()
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy with `update` applied; the flat stored keys (`text`, `embeddings`, ...) update
+        the answer, and one of another kind than the endpoint's is refused (`ValueError`)."""
+        if update and not _NOTHING_STORED.keys().isdisjoint(update):
+            own = self.answer.STORED_AS
+            foreign = [k for k, v in update.items() if k in _NOTHING_STORED and k not in own and v]
+            if foreign:
+                raise ValueError(f"a {self.answer.kind.value} answer has no {', '.join(foreign)}")
+            answer = self.answer.model_copy(
+                update={name: update[key] for key, name in own.items() if key in update}
+            )
+            update = {k: v for k, v in update.items() if k not in _NOTHING_STORED}
+            update["answer"] = answer
+        return super().model_copy(update=update, deep=deep)
 
     @property
     def output_tokens(self) -> int:
@@ -205,3 +286,75 @@ class GenerationResponse(BaseModel):
     def prompt_tokens(self) -> int | None:
         """Server-reported prompt tokens, if any."""
         return None if self.usage is None else self.usage.prompt_tokens
+
+
+class ResponseFields(TypedDict):
+    """Every field of a `GenerationResponse`, in order: what the hot path builds one from
+    without validation (`trusted`), so a new field is a type error there (a test holds the
+    two equal)."""
+
+    request_id: str
+    endpoint: Endpoint
+    streamed: bool
+    echo: RequestEcho
+    model: str | None
+    answer: TextAnswer | Vectors | Scores
+    finish_reason: str | None
+    usage: Usage | None
+    content_chunks: int
+    streamed_tokens: int
+    streamed_token_source: TokenSource
+    terminal_seen: bool
+    events_after_terminal: int
+    http_status: int | None
+    ids: ExchangeIds | None
+    timing: ResponseTiming
+    sent: SentBody | None
+
+
+class _StoredAnswer(BaseModel):
+    """The keys an answer is stored under in records.jsonl, whatever its kind."""
+
+    text: str = ""
+    reasoning: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    embeddings: EmbeddingSummary | None = None
+    scores: ScoreSummary | None = None
+
+
+_NOTHING_STORED: Final[dict[str, Any]] = dict(_StoredAnswer().__dict__)
+
+
+def stored_fields() -> dict[str, FieldInfo]:
+    """The fields of a response as records.jsonl stores it: the answer's flat keys in its place.
+
+    >>> [name for name in stored_fields()][4:10]
+    ['model', 'text', 'reasoning', 'tool_calls', 'embeddings', 'scores']
+    """
+    fields: dict[str, FieldInfo] = {}
+    for name, field in GenerationResponse.model_fields.items():
+        fields |= _StoredAnswer.model_fields if name == "answer" else {name: field}
+    return fields
+
+
+def stored_answer(answer: TextAnswer | Vectors | Scores) -> dict[str, Any]:
+    """The flat keys records.jsonl stores for an answer, its models as they are.
+
+    >>> list(stored_answer(Vectors()))
+    ['text', 'reasoning', 'tool_calls', 'embeddings', 'scores']
+    """
+    return _NOTHING_STORED | {key: getattr(answer, name) for key, name in answer.STORED_AS.items()}
+
+
+def fold_stored(data: dict[str, Any]) -> dict[str, Any]:
+    """A response's fields in the flat stored shape with the answer folded into `answer`, of
+    the endpoint's kind. A key of another kind that holds something stays behind, so validation
+    refuses it as an unknown field (`extra="forbid"`)."""
+    try:
+        kind = Endpoint(data["endpoint"]).traits.answer
+    except (KeyError, ValueError):
+        return data  # the endpoint's own validation says what is wrong
+    own = answer_type(kind).STORED_AS
+    folded = {k: v for k, v in data.items() if k not in _NOTHING_STORED or (k not in own and v)}
+    folded["answer"] = {"kind": kind} | {name: data[k] for k, name in own.items() if k in data}
+    return folded

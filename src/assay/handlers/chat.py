@@ -7,9 +7,10 @@ from typing import Any
 from pydantic import JsonValue
 from returns.result import Failure, Result
 
+from assay.core.answer import TextAnswer, ToolCall
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
-from assay.core.response import MAX_KEPT_CHUNK_TIMES, GenerationResponse, ToolCall
+from assay.core.response import MAX_KEPT_CHUNK_TIMES, GenerationResponse
 from assay.errors import DataError
 from assay.handlers.base import SseFrame, Transfer
 from assay.handlers.stream import StreamDraft, frame_data
@@ -104,9 +105,9 @@ class ChatHandler:
             Endpoint.chat,
             obj,
             transfer,
-            text="".join(text),
-            reasoning="".join(reasoning),
-            tool_calls=tuple(tool_calls),
+            TextAnswer(
+                text="".join(text), reasoning="".join(reasoning), tool_calls=tuple(tool_calls)
+            ),
             finish_reason=finish_reason,
         )
 
@@ -196,58 +197,66 @@ class ChatAccumulator(StreamDraft):
         for choice in choices:
             delta = choice.get("delta") if isinstance(choice, dict) else None
             if not isinstance(delta, dict):
-                if delta is None and isinstance(choice, dict):
-                    delta = {}
-                else:
+                if delta is not None or not isinstance(choice, dict):
                     self._fail(
                         DiagnosticCode.unexpected_shape,
                         "chat stream choice has no `delta` object",
                         frame_data(frame),
                     )
                     return
+                delta = {}
             finish = choice.get("finish_reason")
             if finish is not None and isinstance(finish, str):
                 self._finish_reason = finish
-            if not delta:
-                continue
-            content = delta.get("content")
-            # Inline `_reasoning`: this runs for every chunk of every chat stream.
-            thought = delta.get("reasoning_content")
-            if not isinstance(thought, str):
-                thought = delta.get("reasoning")
-                if not isinstance(thought, str):
-                    thought = None
-            calls = delta.get("tool_calls")
-            if content is not None and not isinstance(content, str):
-                self._fail(
-                    DiagnosticCode.unexpected_shape,
-                    "chat stream delta content is not a string",
-                    frame_data(frame),
-                )
-                return
-            has_calls = calls is not None and isinstance(calls, list) and len(calls) > 0
-            if content is None and thought is None and not has_calls:
-                continue
-            if thought:
-                self._reasoning.append(thought)
-            if content:
-                self._text.append(content)
-                if self._first_content_ns is None:
-                    self._first_content_ns = received_ns
-            if has_calls and isinstance(calls, list):
-                self._take_tool_calls(calls)
-            # The role-announcing first chunk ("content": "" or none) and a `""` delta that
-            # closes the choice with a finish_reason are not tokens.
-            if (content or thought or has_calls) or (
-                "role" not in delta and not isinstance(finish, str)
-            ):
-                bearing = True
+            if delta:
+                took = self._take_delta(delta, finish, frame, received_ns)
+                if took is None:
+                    return
+                bearing = bearing or took
         usage = obj.get("usage")
         if usage is None:
             if bearing:
                 self._token(received_ns, 1)
         else:
             self._count_choices(received_ns, bearing, usage)
+
+    def _take_delta(
+        self, delta: dict[str, Any], finish: object, frame: SseFrame, received_ns: int
+    ) -> bool | None:
+        """Take one choice's non-empty delta: whether it bears a token, or None on a fault.
+
+        The role-announcing first chunk ("content": "" or none) and a `""` delta that closes
+        the choice with a finish_reason are not tokens.
+        """
+        content = delta.get("content")
+        if content is not None and not isinstance(content, str):
+            self._fail(
+                DiagnosticCode.unexpected_shape,
+                "chat stream delta content is not a string",
+                frame_data(frame),
+            )
+            return None
+        # Inline `_reasoning`: this runs for every chunk of a reasoning stream.
+        thought = delta.get("reasoning_content")
+        if not isinstance(thought, str):
+            thought = delta.get("reasoning")
+            if not isinstance(thought, str):
+                thought = None
+        calls = delta.get("tool_calls")
+        has_calls = isinstance(calls, list) and len(calls) > 0
+        if content is None and thought is None and not has_calls:
+            return False
+        if thought:
+            self._reasoning.append(thought)
+        if content:
+            self._text.append(content)
+            if self._first_content_ns is None:
+                self._first_content_ns = received_ns
+        if has_calls and isinstance(calls, list):
+            self._take_tool_calls(calls)
+        if content or thought or has_calls:
+            return True
+        return "role" not in delta and not isinstance(finish, str)
 
     def _take_tool_calls(self, calls: list[object]) -> None:
         for position, raw in enumerate(calls):

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import JsonValue
 from returns.result import Failure, Result
 
+from assay.core.answer import TextAnswer
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
 from assay.core.response import MAX_KEPT_CHUNK_TIMES, GenerationResponse
@@ -69,7 +72,7 @@ class CompletionsHandler:
             Endpoint.completions,
             obj,
             transfer,
-            text="".join(text),
+            TextAnswer(text="".join(text)),
             finish_reason=finish_reason,
         )
 
@@ -139,6 +142,12 @@ class CompletionsAccumulator(StreamDraft):
                     else:
                         self._count_choices(received_ns, True, usage)
                     return
+        self._feed_choices(obj, choices, frame, received_ns)
+
+    def _feed_choices(
+        self, obj: dict[str, Any], choices: list[Any], frame: SseFrame, received_ns: int
+    ) -> None:
+        """Any chunk: several choices, a choice without text, and every malformed one."""
         bearing = False
         for choice in choices:
             if not isinstance(choice, dict):

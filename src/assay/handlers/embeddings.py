@@ -12,9 +12,10 @@ from typing import Any
 from pydantic import JsonValue
 from returns.result import Failure, Result
 
+from assay.core.answer import EmbeddingSummary, Vectors
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
-from assay.core.response import EmbeddingSummary, GenerationResponse
+from assay.core.response import GenerationResponse
 from assay.handlers.base import SseFrame, Transfer
 from assay.handlers.stream import StreamDraft, frame_data
 from assay.handlers.wire import (
@@ -59,7 +60,7 @@ class EmbeddingsHandler:
         summary = summarise(data)
         if isinstance(summary, str):
             return Failure(unusable(DiagnosticCode.unexpected_shape, summary, transfer, body))
-        return body_answer(request, Endpoint.embeddings, obj, transfer, embeddings=summary)
+        return body_answer(request, Endpoint.embeddings, obj, transfer, Vectors(summary=summary))
 
     def open_accumulator(self, request: GenerationRequest, send_ns: int) -> EmbeddingsAccumulator:
         """An accumulator that reports any SSE answer as unexpected: embeddings do not stream."""

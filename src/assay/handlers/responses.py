@@ -7,9 +7,10 @@ from typing import Any
 from pydantic import JsonValue
 from returns.result import Failure, Result
 
+from assay.core.answer import TextAnswer, ToolCall
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
-from assay.core.response import GenerationResponse, ToolCall
+from assay.core.response import GenerationResponse
 from assay.handlers.base import SseFrame, Transfer
 from assay.handlers.stream import StreamDraft, frame_data
 from assay.handlers.wire import (
@@ -76,9 +77,7 @@ class ResponsesHandler:
             Endpoint.responses,
             obj,
             transfer,
-            text=text,
-            reasoning=reasoning,
-            tool_calls=tool_calls,
+            TextAnswer(text=text, reasoning=reasoning, tool_calls=tool_calls),
             finish_reason=finish_reason(obj),
         )
 
@@ -183,17 +182,30 @@ class ResponsesAccumulator(StreamDraft):
         obj = self._load(frame)
         if obj is None:
             return
-        data = frame_data(frame)
         if not isinstance(obj, dict):
             self._fail(
                 DiagnosticCode.unexpected_shape,
                 f"responses stream event is JSON {type(obj).__name__}, not an object",
-                data,
+                frame_data(frame),
             )
             return
         kind = obj.get("type")
         if not isinstance(kind, str):
             kind = "message" if isinstance(frame, bytes) else frame.event
+        if kind == _TEXT_DELTA and obj.get("error") is None:
+            # The common event, read here; every other one in `_feed_event`.
+            delta = obj.get("delta")
+            if isinstance(delta, str):
+                if delta:
+                    self._text.append(delta)
+                    if self._first_content_ns is None:
+                        self._first_content_ns = received_ns
+                self._token(received_ns, 1)
+            return
+        self._feed_event(kind, obj, frame_data(frame), received_ns)
+
+    def _feed_event(self, kind: str, obj: dict[str, Any], data: bytes, received_ns: int) -> None:
+        """Any event but a plain text delta: errors, reasoning, tool calls, the lifecycle."""
         if kind == "error":
             error = obj.get("error")
             self._fail(
@@ -207,14 +219,6 @@ class ResponsesAccumulator(StreamDraft):
                 f"responses stream carried an error object: {error_message(obj['error'])}",
                 data,
             )
-        elif kind == _TEXT_DELTA:
-            delta = obj.get("delta")
-            if isinstance(delta, str):
-                if delta:
-                    self._text.append(delta)
-                    if self._first_content_ns is None:
-                        self._first_content_ns = received_ns
-                self._token(received_ns, 1)
         elif kind in _REASONING_DELTAS:
             delta = obj.get("delta")
             if isinstance(delta, str):

@@ -10,9 +10,10 @@ import math
 
 from returns.result import Failure, Result
 
+from assay.core.answer import Scores, ScoreSummary
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
-from assay.core.response import GenerationResponse, ScoreSummary
+from assay.core.response import GenerationResponse
 from assay.handlers.base import SseFrame, Transfer
 from assay.handlers.stream import StreamDraft, frame_data
 from assay.handlers.wire import body_answer, body_list, decode_body, unusable
@@ -41,7 +42,7 @@ def compile_scores(
     summary = summarise_scores(items, score_key, what)
     if isinstance(summary, str):
         return Failure(unusable(DiagnosticCode.unexpected_shape, summary, transfer, body))
-    return body_answer(request, request.endpoint, obj, transfer, scores=summary)
+    return body_answer(request, request.endpoint, obj, transfer, Scores(summary=summary))
 
 
 def summarise_scores(items: list[object], score_key: str, what: str) -> ScoreSummary | str:

@@ -7,23 +7,25 @@ in `finish`, so the per-chunk path allocates no `Result` and no pydantic model.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from returns.result import Failure, Result, Success
 
+from assay.core.answer import Scores, TextAnswer, ToolCall, Vectors
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
 from assay.core.response import (
     MAX_KEPT_CHUNK_TIMES,
     GenerationResponse,
+    ResponseFields,
     ResponseTiming,
     TokenSource,
-    ToolCall,
 )
 from assay.core.trusted import trusted
 from assay.handlers.base import SseEvent, SseFrame, Transfer
 from assay.handlers.wire import answer_ids, error_message, int_field, parse_usage, unusable
+from assay.spec.endpoint import Answer
 
 DONE = b"[DONE]"
 
@@ -169,15 +171,7 @@ class StreamDraft:
         `usage` from it.
         """
         if not isinstance(frame, bytes):
-            if frame.event == "message":  # named as the default: a plain event after all
-                return self._open_chunk(frame.data)
-            if frame.event == "error":
-                self._load(frame)  # records the error frame; an error event yields no chunk
-            else:
-                self._events += 1  # nothing to read
-                if self._terminal:
-                    self._trailing += 1
-            return None
+            return self._open_named_chunk(frame)
         # `_load` inlined for `message` events: this runs once per chunk of every stream.
         self._events += 1
         if self._closed:
@@ -231,6 +225,19 @@ class StreamDraft:
             f"{self._what} stream chunk has no `choices` list",
             frame,
         )
+        return None
+
+    def _open_named_chunk(self, frame: SseEvent) -> Any:
+        """`_open_chunk` of a named event: a `message` event is a plain one after all, an
+        `error` event is recorded, any other name is not these servers' and is skipped."""
+        if frame.event == "message":
+            return self._open_chunk(frame.data)
+        if frame.event == "error":
+            self._load(frame)  # records the error frame; an error event yields no chunk
+        else:
+            self._events += 1  # nothing to read
+            if self._terminal:
+                self._trailing += 1
         return None
 
     def _count_choices(self, received_ns: int, bearing: bool, usage: object) -> None:
@@ -306,33 +313,49 @@ class StreamDraft:
                 "merged_chunk_times": self._merged,
             },
         )
+        # Typed as every field (a missing one is a type error), in the model's order.
+        fields: ResponseFields = {
+            "request_id": request.request_id,
+            "endpoint": request.endpoint,
+            "streamed": True,
+            "echo": request.echo(),
+            "model": self._model,
+            "answer": self._answer(),
+            "finish_reason": self._finish_reason,
+            "usage": parse_usage(self._usage),
+            "content_chunks": len(chunk_times) + self._merged,
+            "streamed_tokens": streamed,
+            "streamed_token_source": source,
+            "terminal_seen": self._terminal,
+            "events_after_terminal": self._trailing,
+            "http_status": transfer.http_status or None,
+            "ids": answer_ids(transfer.ids, self._answer_id),
+            "timing": timing,
+            "sent": None,
+        }
+        return trusted(GenerationResponse, cast("dict[str, object]", fields))
+
+    def _answer(self) -> TextAnswer | Vectors | Scores:
+        """What the stream delivered, as an answer of its endpoint's kind: text, reasoning and
+        tool calls for a text answer; a stream of another kind holds nothing usable."""
+        match self._request.endpoint.traits.answer:
+            case Answer.text:
+                pass
+            case Answer.vectors:
+                return Vectors()
+            case Answer.scores:
+                return Scores()
         tools = self._tools
-        return trusted(
-            GenerationResponse,
+        text: TextAnswer = trusted(
+            TextAnswer,
             {
-                "request_id": request.request_id,
-                "endpoint": request.endpoint,
-                "streamed": True,
-                "echo": request.echo(),
-                "model": self._model,
+                "kind": Answer.text,
                 "text": "".join(self._text),
                 "reasoning": "".join(self._reasoning),
                 "tool_calls": tuple(tools[i].freeze() for i in sorted(tools)) if tools else (),
-                "embeddings": None,
-                "scores": None,
-                "finish_reason": self._finish_reason,
-                "usage": parse_usage(self._usage),
-                "content_chunks": len(chunk_times) + self._merged,
-                "streamed_tokens": streamed,
-                "streamed_token_source": source,
-                "terminal_seen": self._terminal,
-                "events_after_terminal": self._trailing,
-                "http_status": transfer.http_status or None,
-                "ids": answer_ids(transfer.ids, self._answer_id),
-                "timing": timing,
-                "sent": None,
             },
         )
+        return text
 
     def finish(self, transfer: Transfer) -> Result[GenerationResponse, UnusableResponse]:
         """The compiled answer, the first fault seen, or no_terminal_response for no events."""

@@ -16,6 +16,7 @@ import orjson
 from pydantic import JsonValue
 from returns.result import Failure, Result
 
+from assay.core.answer import TextAnswer
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
 from assay.core.response import GenerationResponse
@@ -71,7 +72,7 @@ class TranscriptionsHandler:
                     body,
                 )
             )
-        return body_answer(request, Endpoint.transcriptions, obj, transfer, text=text)
+        return body_answer(request, Endpoint.transcriptions, obj, transfer, TextAnswer(text=text))
 
     def open_accumulator(
         self, request: GenerationRequest, send_ns: int

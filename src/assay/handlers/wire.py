@@ -13,18 +13,10 @@ import orjson
 from pydantic import JsonValue
 from returns.result import Result, Success
 
+from assay.core.answer import Scores, TextAnswer, ToolCall, Vectors
 from assay.core.diagnostics import DiagnosticCode, Evidence, UnusableResponse, cap_excerpt
 from assay.core.request import GenerationRequest
-from assay.core.response import (
-    ID_LIMIT,
-    EmbeddingSummary,
-    ExchangeIds,
-    GenerationResponse,
-    ResponseTiming,
-    ScoreSummary,
-    ToolCall,
-    Usage,
-)
+from assay.core.response import ID_LIMIT, ExchangeIds, GenerationResponse, ResponseTiming, Usage
 from assay.core.trusted import trusted
 from assay.errors import DataError
 from assay.handlers.base import Transfer
@@ -247,12 +239,8 @@ def body_answer(
     endpoint: Endpoint,
     obj: dict[str, object],
     transfer: Transfer,
+    answer: TextAnswer | Vectors | Scores,
     *,
-    text: str = "",
-    reasoning: str = "",
-    tool_calls: tuple[ToolCall, ...] = (),
-    embeddings: EmbeddingSummary | None = None,
-    scores: ScoreSummary | None = None,
     finish_reason: str | None = None,
 ) -> Result[GenerationResponse, UnusableResponse]:
     """A non-streamed answer: what the endpoint read, with the body's model, usage and timing."""
@@ -264,11 +252,7 @@ def body_answer(
             streamed=False,
             echo=request.echo(),
             model=model if isinstance(model, str) else None,
-            text=text,
-            reasoning=reasoning,
-            tool_calls=tool_calls,
-            embeddings=embeddings,
-            scores=scores,
+            answer=answer,
             finish_reason=finish_reason,
             usage=parse_usage(obj.get("usage")),
             terminal_seen=True,

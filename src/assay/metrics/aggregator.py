@@ -67,14 +67,15 @@ from __future__ import annotations
 
 import itertools
 import operator
-from bisect import bisect_left
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from assay.core.answer import Scores, TextAnswer, Vectors
 from assay.core.diagnostics import AnyCode, DiagnosticCode
-from assay.core.response import GenerationResponse, ResponseTiming, TokenSource
+from assay.core.response import GenerationResponse, TokenSource
 from assay.errors import ConfigError
+from assay.metrics.arrivals import add_arrivals, add_spread_gaps, second_token_ns
 from assay.metrics.concurrency import ConcurrencyTracker
 from assay.metrics.inputs import InputTally
 from assay.metrics.sketch import QuantileSketch
@@ -90,8 +91,6 @@ from assay.metrics.step_metrics import (
     Tokens,
 )
 from assay.records.record import Cancelled, Completed, Errored, RequestRecord
-from assay.spec.constraints import NS_PER_S
-from assay.spec.endpoint import Answer
 
 _MS = 1e-6  # ns -> ms
 
@@ -309,12 +308,12 @@ class StepAggregator:
             self._usable_prompt_tokens += prompt_tokens
         if response.sent is not None:
             self._inputs.add(response)
-        match response.endpoint.traits.answer:
-            case Answer.vectors:
+        match response.answer:
+            case Vectors():
                 self._add_vectors(response, e2e)
-            case Answer.scores:
+            case Scores():
                 self._add_scores(response, e2e)
-            case Answer.text:
+            case TextAnswer():
                 self._add_generated(response, e2e, output_tokens)
 
     def _add_vectors(self, response: GenerationResponse, e2e: int) -> None:
@@ -358,7 +357,9 @@ class StepAggregator:
         # The common case: every chunk counted one token (then chunk i brought token i + 1).
         one_per_chunk = len(counts) == len(times) and counts.count(1) == len(counts)
         if output_tokens > 0:
-            self._add_arrivals(timing, output_tokens, one_per_chunk)
+            add_arrivals(
+                self._output_by_second, self.bucket_origin_ns, timing, output_tokens, one_per_chunk
+            )
 
         if not response.streamed:
             # The answer came whole: when its first token arrived is not observed. For the SLO
@@ -385,7 +386,7 @@ class StepAggregator:
                 if len(times) > 1:
                     self._ttst.add(times[1] - first_token)
             else:
-                second_token = _second_token_ns(timing)
+                second_token = second_token_ns(timing)
                 if second_token is not None:
                     self._ttst.add(second_token - first_token)
 
@@ -403,82 +404,12 @@ class StepAggregator:
                 worst_gap = max(gaps)
                 self._itl.add_all(gaps, low=shortest, high=worst_gap)
             else:
-                worst_gap = self._add_spread_gaps(times, counts)
+                worst_gap, coalesced = add_spread_gaps(self._itl, times, counts)
+                self._itl_coalesced += coalesced
 
         slo = self.slo
         if slo is not None and _meets(slo, ttft, tpot, worst_gap, e2e):
             self._good += 1
-
-    def _add_arrivals(
-        self, timing: ResponseTiming, output_tokens: int, one_per_chunk: bool
-    ) -> None:
-        """Count a completed answer's output tokens into the seconds they arrived in."""
-        origin = self.bucket_origin_ns
-        buckets = self._output_by_second
-        times = timing.chunk_times_ns
-        count = len(times)
-        counts = timing.chunk_tokens
-        cumulative: list[int] | None = None  # tokens up to each chunk; None: one per chunk
-        if one_per_chunk:
-            total = count
-        else:
-            have = len(counts)
-            cumulative = list(
-                itertools.accumulate(max(0, counts[i]) if i < have else 1 for i in range(count))
-            )
-            total = cumulative[-1] if cumulative else 0
-        if total <= 0:
-            # Nothing was seen arriving token by token: every token came with the end.
-            second = (timing.end_ns - origin) // NS_PER_S
-            buckets[second] = buckets.get(second, 0) + output_tokens
-            return
-        counted = 0  # output tokens put in buckets so far
-        begin = 0  # the first chunk not yet counted
-        for second in range((times[0] - origin) // NS_PER_S, (times[-1] - origin) // NS_PER_S + 1):
-            end = bisect_left(times, origin + (second + 1) * NS_PER_S, begin)
-            if end == begin:
-                continue
-            seen = end if cumulative is None else cumulative[end - 1]
-            # The server's count spread over the chunks in proportion to what they carried.
-            upto = seen if total == output_tokens else (output_tokens * seen + total // 2) // total
-            if upto > counted:
-                buckets[second] = buckets.get(second, 0) + upto - counted
-                counted = upto
-            begin = end
-
-    def _add_spread_gaps(self, times: tuple[int, ...], counts: tuple[int, ...]) -> float:
-        """Add the ITL samples of reads carrying several tokens; return the worst gap.
-
-        Chunks that share an arrival time came in one network read: they form one arrival whose
-        gap is spread over all their tokens, and their tokens after the read's first chunk are
-        counted as coalesced gaps.
-        """
-        have = len(counts)
-        # (arrival time, tokens) per read; the first chunk opens the first read whatever it holds.
-        read_times = [times[0]]
-        read_tokens = [counts[0] if have else 1]
-        coalesced = 0
-        for i in range(1, len(times)):
-            tokens = counts[i] if i < have else 1
-            if tokens <= 0:
-                # A chunk without tokens: its gap carries over to the next token.
-                continue
-            at = times[i]
-            if at == read_times[-1]:
-                read_tokens[-1] += tokens
-                coalesced += tokens
-            else:
-                read_times.append(at)
-                read_tokens.append(tokens)
-        self._itl_coalesced += coalesced
-        worst_gap = 0.0
-        itl = self._itl
-        for k in range(1, len(read_times)):
-            tokens = read_tokens[k]
-            gap = (read_times[k] - read_times[k - 1]) / tokens
-            itl.add(gap, tokens)
-            worst_gap = max(worst_gap, gap)
-        return worst_gap
 
     def merge(self, other: StepAggregator) -> None:
         """Fold `other` (the same step aggregated elsewhere) into this aggregator."""
@@ -644,18 +575,6 @@ class StepAggregator:
             end_ns=end_ns,
             inputs=self._inputs.snapshot(),
         )
-
-
-def _second_token_ns(timing: ResponseTiming) -> int | None:
-    """When the answer's second output token arrived, by the per-chunk token counts."""
-    counts = timing.chunk_tokens
-    have = len(counts)
-    seen = 0
-    for i, at in enumerate(timing.chunk_times_ns):
-        seen += max(0, counts[i]) if i < have else 1
-        if seen >= 2:
-            return at
-    return None
 
 
 def _meets(

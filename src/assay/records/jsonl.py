@@ -15,16 +15,16 @@ from typing import IO, Any, Final, Self, get_args
 import orjson
 from pydantic import BaseModel, ValidationError
 
+from assay.core.answer import EmbeddingSummary, ScoreSummary, ToolCall
 from assay.core.diagnostics import Evidence, UnusableResponse
 from assay.core.request import RequestEcho
 from assay.core.response import (
-    EmbeddingSummary,
     ExchangeIds,
     GenerationResponse,
     ResponseTiming,
-    ScoreSummary,
-    ToolCall,
     Usage,
+    stored_answer,
+    stored_fields,
 )
 from assay.errors import DataError
 from assay.file_writes import open_append, open_new
@@ -115,8 +115,12 @@ def _stored_response(response: GenerationResponse) -> dict[str, Any]:
     that holds a model, or a tuple or list of models, is dumped whatever its type, so an answer
     kind that adds one (an endpoint's own result) is written without a change here.
     """
-    fields = dict(response.__dict__)
-    del fields["timing"], fields["usage"], fields["ids"]
+    fields: dict[str, Any] = {}
+    for name, value in response.__dict__.items():
+        if name == "answer":
+            fields.update(stored_answer(value))  # the flat keys records have always had
+        elif name not in _RESPONSE_ELSEWHERE:
+            fields[name] = value
     # A `GenerationResponse` itself holds models only in the fields that declare them, so only
     # those are looked at (an `isinstance` against a pydantic model costs about 0.1 us a field);
     # another answer kind may hold them anywhere.
@@ -149,10 +153,11 @@ def _holds_model(annotation: object) -> bool:
     return any(_holds_model(argument) for argument in get_args(annotation))
 
 
-# The stored fields of a `GenerationResponse` whose declared type can hold a model.
+# The stored fields of a `GenerationResponse` (its answer's flat keys in its place) whose declared
+# type can hold a model.
 _MODEL_FIELDS: tuple[str, ...] = tuple(
     name
-    for name, field in GenerationResponse.model_fields.items()
+    for name, field in stored_fields().items()
     if name not in _RESPONSE_ELSEWHERE and _holds_model(field.annotation)
 )
 

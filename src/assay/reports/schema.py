@@ -18,7 +18,7 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
 
 from assay.core.diagnostics import Stage
-from assay.core.response import ExchangeIds, GenerationResponse, ResponseTiming, Usage
+from assay.core.response import ExchangeIds, ResponseTiming, Usage, stored_fields
 from assay.records import JudgedBy
 from assay.reports.report import SCHEMA_VERSION, Report
 
@@ -36,7 +36,7 @@ StoredResponse: type[BaseModel] = create_model(  # type: ignore[call-overload]
     "the line.",
     **{
         name: (field.annotation, field)
-        for name, field in GenerationResponse.model_fields.items()
+        for name, field in stored_fields().items()
         if name not in _LINE_ELSEWHERE
     },
 )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from returns.result import Result, Success
 
+from assay.core.answer import TextAnswer
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.response import GenerationResponse
-from assay.spec.endpoint import Answer
 from assay.validators.chain import screened
 from assay.validators.reject import reject
 
@@ -21,8 +21,11 @@ def _ended_or_finished(response: GenerationResponse) -> bool:
 
 
 def _has_content(response: GenerationResponse) -> bool:
-    # Content makes any answer usable here: a vectors or scores answer passes whatever it has.
-    return bool(response.text or response.tool_calls or response.reasoning)
+    # An answer of another kind passes by its type, as in the validator.
+    answer = response.answer
+    return type(answer) is not TextAnswer or bool(
+        answer.text or answer.tool_calls or answer.reasoning
+    )
 
 
 def _said_why_or_unended(response: GenerationResponse) -> bool:
@@ -109,12 +112,12 @@ def empty_response(response: GenerationResponse) -> Result[GenerationResponse, U
     empty response payload: no text, no tool calls, no reasoning; server reported 1 completion
     token (finish_reason='stop', 0 content chunks)
     """
-    match response.endpoint.traits.answer:
-        case Answer.vectors | Answer.scores:
-            return Success(response)  # no text to have: their own validators judge them
-        case Answer.text:
-            if response.text or response.tool_calls or response.reasoning:
+    match response.answer:
+        case TextAnswer(text=text, tool_calls=tool_calls, reasoning=reasoning):
+            if text or tool_calls or reasoning:
                 return Success(response)
+        case _:
+            return Success(response)  # no text to have: their own validators judge them
     return reject(
         response,
         DiagnosticCode.empty_response,
@@ -185,12 +188,12 @@ def missing_finish_reason(
     >>> print(missing_finish_reason(r).failure().message)
     response has no finish_reason (stream terminal marker seen: True, 1 output tokens)
     """
-    match response.endpoint.traits.answer:
-        case Answer.vectors | Answer.scores:
-            return Success(response)  # a vector or a score has no reason to stop
-        case Answer.text:
+    match response.answer:
+        case TextAnswer():
             if response.finish_reason is not None:
                 return Success(response)
+        case _:
+            return Success(response)  # a vector or a score has no reason to stop
     terminal = (
         f"stream terminal marker seen: {response.terminal_seen}, " if response.streamed else ""
     )

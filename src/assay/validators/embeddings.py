@@ -2,53 +2,47 @@
 
 from __future__ import annotations
 
-from typing import Final
-
 from returns.result import Result, Success
 
+from assay.core.answer import EmbeddingSummary, Vectors
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.response import GenerationResponse
-from assay.spec.endpoint import Answer
 from assay.validators.chain import screened
 from assay.validators.reject import reject
 
-_VECTORS: Final = Answer.vectors  # read once: an enum member's lookup costs more than the test
-
 
 def _not_vectors(response: GenerationResponse) -> bool:
-    return response.endpoint.traits.answer is not _VECTORS
+    return type(response.answer) is not Vectors
 
 
 @screened(_not_vectors)
 def empty_embedding(response: GenerationResponse) -> Result[GenerationResponse, UnusableResponse]:
     """Embeddings only: no vectors, a count other than the inputs, dimension 0, NaN/inf values.
 
-    >>> from assay.core import EmbeddingSummary, Endpoint, RequestEcho, ResponseTiming
+    >>> from assay.core import EmbeddingSummary, Endpoint, RequestEcho, ResponseTiming, Vectors
     >>> r = GenerationResponse(request_id="r1", endpoint=Endpoint.embeddings, streamed=False,
     ...                        echo=RequestEcho(expected_embeddings=4),
-    ...                        embeddings=EmbeddingSummary(count=3, dimension=384,
-    ...                                                    all_finite=True),
+    ...                        answer=Vectors(summary=EmbeddingSummary(
+    ...                            count=3, dimension=384, all_finite=True)),
     ...                        timing=ResponseTiming(send_ns=0, end_ns=1))
     >>> print(empty_embedding(r).failure().message)
     embeddings answer has 3 vectors for 4 inputs
     """
-    match response.endpoint.traits.answer:
-        case Answer.text | Answer.scores:
-            return Success(response)  # not vectors: the answer's own validators judge it
-        case Answer.vectors:
-            problem = _embedding_problem(response)
+    match response.answer:
+        case Vectors(summary=summary):
+            problem = _embedding_problem(summary, response.echo.expected_embeddings)
             if problem is None:
                 return Success(response)
             return reject(response, DiagnosticCode.empty_embedding, f"embeddings answer {problem}")
+        case _:
+            return Success(response)  # not vectors: the answer's own validators judge it
 
 
-def _embedding_problem(response: GenerationResponse) -> str | None:
-    summary = response.embeddings
+def _embedding_problem(summary: EmbeddingSummary | None, expected: int | None) -> str | None:
     if summary is None:
         return "carried no embedding data at all"
     if summary.count == 0:
         return "has 0 vectors"
-    expected = response.echo.expected_embeddings
     if expected is not None and summary.count != expected:
         return f"has {summary.count} vectors for {expected} inputs"
     if summary.dimension == 0:

@@ -9,40 +9,35 @@ from __future__ import annotations
 
 from returns.result import Result, Success
 
+from assay.core.answer import Scores, ScoreSummary
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
-from assay.core.response import GenerationResponse, ScoreSummary
-from assay.spec.endpoint import Answer
+from assay.core.response import GenerationResponse
 from assay.validators.chain import screened
 from assay.validators.reject import reject
 
-
-def _summary(response: GenerationResponse) -> ScoreSummary | None:
-    """The scores answer's summary, or None when `response` is not a scores answer."""
-    match response.endpoint.traits.answer:
-        case Answer.text | Answer.vectors:
-            return None
-        case Answer.scores:
-            return response.scores if response.scores is not None else ScoreSummary(count=0)
+_NO_RESULTS = ScoreSummary(count=0)
 
 
-# The screens read `response.scores` alone: what passes them passes the validator whatever the
-# endpoint, since an answer that is not a scores answer passes all four anyway.
+# Each screen passes an answer of another kind by its type, as its validator does.
 
 
 def _has_results(response: GenerationResponse) -> bool:
-    return response.scores is not None and response.scores.count > 0
+    answer = response.answer
+    return type(answer) is not Scores or (answer.summary is not None and answer.summary.count > 0)
 
 
 def _count_as_expected(response: GenerationResponse) -> bool:
-    expected = response.echo.expected_results
-    return expected is None or (response.scores is not None and response.scores.count == expected)
+    answer, expected = response.answer, response.echo.expected_results
+    if type(answer) is not Scores or expected is None:
+        return True
+    return answer.summary is not None and answer.summary.count == expected
 
 
 def _indices_within(response: GenerationResponse) -> bool:
-    summary = response.scores
-    if summary is None or summary.count == 0:
+    answer = response.answer
+    if type(answer) is not Scores or answer.summary is None or answer.summary.count == 0:
         return True
-    documents = response.echo.documents
+    summary, documents = answer.summary, response.echo.documents
     lowest, highest = summary.lowest_index, summary.highest_index
     return (
         summary.repeated_index is None
@@ -52,29 +47,34 @@ def _indices_within(response: GenerationResponse) -> bool:
 
 
 def _all_finite(response: GenerationResponse) -> bool:
-    return response.scores is None or response.scores.non_finite == 0
+    answer = response.answer
+    return type(answer) is not Scores or answer.summary is None or answer.summary.non_finite == 0
 
 
 @screened(_has_results)
 def no_results(response: GenerationResponse) -> Result[GenerationResponse, UnusableResponse]:
     """A rerank or score answer with no results at all: nothing was scored.
 
-    >>> from assay.core import Endpoint, RequestEcho, ResponseTiming
+    >>> from assay.core import Endpoint, RequestEcho, ResponseTiming, Scores
     >>> r = GenerationResponse(request_id="r1", endpoint=Endpoint.rerank, streamed=False,
     ...                        echo=RequestEcho(documents=8, expected_results=8),
-    ...                        scores=ScoreSummary(count=0),
+    ...                        answer=Scores(summary=ScoreSummary(count=0)),
     ...                        timing=ResponseTiming(send_ns=0, end_ns=1))
     >>> print(no_results(r).failure().message)
     rerank answer has no results for 8 documents
     """
-    summary = _summary(response)
-    if summary is None or summary.count > 0:
-        return Success(response)
-    return reject(
-        response,
-        DiagnosticCode.no_results,
-        f"{response.endpoint} answer has no results for {_documents(response)}",
-    )
+    match response.answer:
+        case Scores(summary=summary):
+            documents = response.echo.documents
+            if summary is not None and summary.count > 0:
+                return Success(response)
+            return reject(
+                response,
+                DiagnosticCode.no_results,
+                f"{response.endpoint} answer has no results for {_documents(documents)}",
+            )
+        case _:
+            return Success(response)
 
 
 @screened(_count_as_expected)
@@ -83,24 +83,29 @@ def result_count_mismatch(
 ) -> Result[GenerationResponse, UnusableResponse]:
     """More or fewer results than asked for: one per document, or rerank's `top_n`.
 
-    >>> from assay.core import Endpoint, RequestEcho, ResponseTiming
+    >>> from assay.core import Endpoint, RequestEcho, ResponseTiming, Scores
     >>> r = GenerationResponse(request_id="r1", endpoint=Endpoint.score, streamed=False,
     ...                        echo=RequestEcho(documents=8, expected_results=8),
-    ...                        scores=ScoreSummary(count=5, lowest_index=0, highest_index=4),
+    ...                        answer=Scores(summary=ScoreSummary(
+    ...                            count=5, lowest_index=0, highest_index=4)),
     ...                        timing=ResponseTiming(send_ns=0, end_ns=1))
     >>> print(result_count_mismatch(r).failure().message)
     score answer has 5 results for 8 documents (8 expected)
     """
-    summary = _summary(response)
-    expected = response.echo.expected_results
-    if summary is None or expected is None or summary.count == expected:
-        return Success(response)
-    return reject(
-        response,
-        DiagnosticCode.result_count_mismatch,
-        f"{response.endpoint} answer has {summary.count} results for {_documents(response)} "
-        f"({expected} expected)",
-    )
+    match response.answer:
+        case Scores(summary=summary):
+            documents, expected = response.echo.documents, response.echo.expected_results
+            count = (summary or _NO_RESULTS).count
+            if expected is None or count == expected:
+                return Success(response)
+            return reject(
+                response,
+                DiagnosticCode.result_count_mismatch,
+                f"{response.endpoint} answer has {count} results for {_documents(documents)} "
+                f"({expected} expected)",
+            )
+        case _:
+            return Success(response)
 
 
 @screened(_indices_within)
@@ -110,18 +115,25 @@ def invalid_result_index(
     """A result naming a document that was not sent (index below 0 or past the last), or a
     document already named by another result.
 
-    >>> from assay.core import Endpoint, RequestEcho, ResponseTiming
+    >>> from assay.core import Endpoint, RequestEcho, ResponseTiming, Scores
     >>> r = GenerationResponse(request_id="r1", endpoint=Endpoint.rerank, streamed=False,
     ...                        echo=RequestEcho(documents=4, expected_results=4),
-    ...                        scores=ScoreSummary(count=4, lowest_index=0, highest_index=4),
+    ...                        answer=Scores(summary=ScoreSummary(
+    ...                            count=4, lowest_index=0, highest_index=4)),
     ...                        timing=ResponseTiming(send_ns=0, end_ns=1))
     >>> print(invalid_result_index(r).failure().message)
     rerank answer names document index 4, outside 0..3 (4 documents)
     """
-    summary = _summary(response)
-    if summary is None or summary.count == 0:
-        return Success(response)
-    documents = response.echo.documents
+    match response.answer:
+        case Scores(summary=ScoreSummary() as summary) if summary.count:
+            return _index_problem(response, summary, response.echo.documents)
+        case _:
+            return Success(response)
+
+
+def _index_problem(
+    response: GenerationResponse, summary: ScoreSummary, documents: int | None
+) -> Result[GenerationResponse, UnusableResponse]:
     lowest, highest = summary.lowest_index, summary.highest_index
     outside: int | None = None
     if lowest is not None and lowest < 0:
@@ -134,7 +146,7 @@ def invalid_result_index(
             response,
             DiagnosticCode.invalid_result_index,
             f"{response.endpoint} answer names document index {outside}, outside {last} "
-            f"({_documents(response)})",
+            f"({_documents(documents)})",
         )
     if summary.repeated_index is not None:
         return reject(
@@ -150,17 +162,19 @@ def invalid_result_index(
 def non_finite_score(response: GenerationResponse) -> Result[GenerationResponse, UnusableResponse]:
     """A result whose score is NaN or infinite: no ranking can be read from it.
 
-    >>> from assay.core import Endpoint, RequestEcho, ResponseTiming
+    >>> from assay.core import Endpoint, RequestEcho, ResponseTiming, Scores
     >>> r = GenerationResponse(request_id="r1", endpoint=Endpoint.score, streamed=False,
-    ...                        scores=ScoreSummary(count=3, lowest_index=0, highest_index=2,
-    ...                                            non_finite=1),
+    ...                        answer=Scores(summary=ScoreSummary(
+    ...                            count=3, lowest_index=0, highest_index=2, non_finite=1)),
     ...                        timing=ResponseTiming(send_ns=0, end_ns=1))
     >>> print(non_finite_score(r).failure().message)
     score answer has 1 non-finite score (NaN or infinity) among its 3 results
     """
-    summary = _summary(response)
-    if summary is None or summary.non_finite == 0:
-        return Success(response)
+    match response.answer:
+        case Scores(summary=ScoreSummary() as summary) if summary.non_finite:
+            pass
+        case _:
+            return Success(response)
     plural = "" if summary.non_finite == 1 else "s"
     return reject(
         response,
@@ -170,8 +184,7 @@ def non_finite_score(response: GenerationResponse) -> Result[GenerationResponse,
     )
 
 
-def _documents(response: GenerationResponse) -> str:
-    documents = response.echo.documents
+def _documents(documents: int | None) -> str:
     if documents is None:
         return "an unknown number of documents"
     return f"{documents} document{'' if documents == 1 else 's'}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import orjson
 from returns.result import Result, Success
 
+from assay.core.answer import TextAnswer
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse, cap_excerpt
 from assay.core.response import GenerationResponse
 from assay.validators.chain import screened
@@ -19,7 +20,8 @@ def _json_not_asked(response: GenerationResponse) -> bool:
 
 
 def _no_tool_calls(response: GenerationResponse) -> bool:
-    return not response.tool_calls
+    answer = response.answer
+    return type(answer) is not TextAnswer or not answer.tool_calls
 
 
 @screened(_json_not_asked)
@@ -38,18 +40,22 @@ def invalid_json_output(
     True
     """
     echo = response.echo
-    # A tool-call-only answer under JSON mode put its structure in the tool call.
-    if not echo.json_mode or (not response.text and response.tool_calls):
-        return Success(response)
+    match response.answer:
+        case TextAnswer(text=text, tool_calls=tool_calls):
+            # A tool-call-only answer under JSON mode put its structure in the tool call.
+            if not echo.json_mode or (not text and tool_calls):
+                return Success(response)
+        case _:
+            return Success(response)
     try:
-        document = orjson.loads(response.text)
+        document = orjson.loads(text)
     except orjson.JSONDecodeError as error:
         return reject(
             response,
             DiagnosticCode.invalid_json_output,
-            f"JSON mode was requested but the {len(response.text)}-character text does not parse"
+            f"JSON mode was requested but the {len(text)}-character text does not parse"
             f" as JSON ({error}; finish_reason={response.finish_reason!r})",
-            excerpt=cap_excerpt(response.text, _EXCERPT_LIMIT),
+            excerpt=cap_excerpt(text, _EXCERPT_LIMIT),
         )
     if echo.json_schema:
         problem = schema_violation(document, echo.json_schema)
@@ -58,7 +64,7 @@ def invalid_json_output(
                 response,
                 DiagnosticCode.invalid_json_output,
                 f"JSON output does not match the requested schema: {problem}",
-                excerpt=cap_excerpt(response.text, _EXCERPT_LIMIT),
+                excerpt=cap_excerpt(text, _EXCERPT_LIMIT),
             )
     return Success(response)
 
@@ -77,7 +83,12 @@ def invalid_tool_call(
     >>> invalid_tool_call(r).failure().message.startswith("tool call 0 (get_weather)")
     True
     """
-    for call in response.tool_calls:
+    match response.answer:
+        case TextAnswer(tool_calls=calls):
+            pass
+        case _:
+            return Success(response)
+    for call in calls:
         problem = _arguments_problem(call.arguments)
         if problem is not None:
             return reject(
