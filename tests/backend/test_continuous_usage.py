@@ -67,6 +67,7 @@ async def test_usage_that_disagrees_with_the_running_usage_is_usage_mismatch(
 
 def test_continuous_usage_flag_and_config_key_reach_the_backend_settings() -> None:
     from assay.benchmark.from_config import backend_settings_of
+
     from assay.config import build_config
 
     for file_keys, overrides in (
