@@ -465,10 +465,8 @@ def step_report(
     sessions = step.sessions
     return StepReport.of(
         step.index,
-        step.kind,
+        step.load,
         aggregator.snapshot(),
-        requested_rate=step.rate,
-        requested_concurrency=step.concurrency,
         stopped_by=step.stopped_by,
         timeline=timeline.snapshot(),
         scheduled=scheduled,
@@ -477,8 +475,6 @@ def step_report(
         lost_processes=tuple(process.reason for process in step.lost_processes),
         sessions=None if sessions is None else SessionSummary.model_validate(asdict(sessions)),
         turns={turn: turns[turn].snapshot() for turn in sorted(turns)} if turns else None,
-        ramp=step.ramp,
-        burstiness=step.burstiness,
         data_rows=data_rows if step.stopped_by is StopReason.data_exhausted else None,
     )
 

@@ -46,10 +46,6 @@ from assay.spec.load import (
     Sweep,
     Synchronous,
     Throughput,
-    burstiness_of,
-    rate_ramp,
-    requested_concurrency,
-    requested_rate,
 )
 from assay.spec.run import RunEcho
 from assay.spec.sections import Validation
@@ -286,13 +282,9 @@ def _steps(
         steps.append(
             StepReport.of(
                 index,
-                name,
+                name if load is None else load,
                 aggregators[index].snapshot(),
-                requested_rate=None if load is None else requested_rate(load),
-                requested_concurrency=None if load is None else requested_concurrency(load),
                 timeline=timelines[index].snapshot(),
-                ramp=None if load is None else rate_ramp(load),
-                burstiness=None if load is None else burstiness_of(load),
             )
         )
     return steps

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Self
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Field,
     JsonValue,
     ModelWrapValidatorHandler,
     PrivateAttr,
@@ -26,7 +27,7 @@ from pydantic import (
 from assay.spec.constraints import Constraints
 from assay.spec.endpoint import Endpoint
 from assay.spec.flat import FLAT_KEYS, flattened, flattened_load
-from assay.spec.limits import ECHOED_FIELD_BYTES
+from assay.spec.limits import ECHOED_FIELD_BYTES, MAX_DURATION_S, MAX_TOKENS_PER_REQUEST, MAX_TURNS
 from assay.spec.load import ProfileKind, RampCurve
 from assay.spec.target import SendableHeaders, mask_headers, mask_url
 from assay.spec.validation import DEFAULT_MAX_ERROR_RATE, DEFAULT_MAX_NOT_SENT_RATE
@@ -135,56 +136,56 @@ class RunEcho(_AsWritten):
     secret_headers: tuple[str, ...] = ()
     request_id_header: str = "X-Request-Id"
     trace_context: bool = False
-    trace_sample: float = 1.0
+    trace_sample: float = Field(default=1.0, ge=0, le=1, allow_inf_nan=False)
     insecure: bool = False
     ca_bundle: Path | None = None
-    wait_ready: float = 0.0
+    wait_ready: float = Field(default=0.0, ge=0, allow_inf_nan=False)
     probe: bool = True
-    context_window: int | None = None
+    context_window: int | None = Field(default=None, ge=0)
     profile: ProfileKind = "throughput"
-    rate: float | None = None
-    concurrency: int | None = None
-    sweep_rates: int = 5
+    rate: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    concurrency: int | None = Field(default=None, gt=0)
+    sweep_rates: int = Field(default=5, gt=0)
     sweep_concurrency: tuple[int, ...] = ()
-    burstiness: float | None = None
+    burstiness: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     ramp_up: RampCurve | None = None
-    ramp_up_start_rate: float | None = None
-    ramp_up_end_rate: float | None = None
+    ramp_up_start_rate: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    ramp_up_end_rate: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     trace: Path | None = None
-    replay_speed: float = 1.0
-    trace_block_tokens: int = 512
-    processes: int | None = None
+    replay_speed: float = Field(default=1.0, gt=0)
+    trace_block_tokens: int = Field(default=512, gt=0, le=MAX_TOKENS_PER_REQUEST)
+    processes: int | None = Field(default=None, gt=0)
     engine: Literal["local", "ray"] = "local"
     ray_address: str | None = None
-    ray_workers: int | None = None
-    max_seconds: float | None = None
-    max_requests: int | None = None
-    max_errors: int | None = None
-    stop_error_rate: float | None = None
-    warmup_seconds: float = 0.0
-    cooldown_seconds: float = 0.0
+    ray_workers: int | None = Field(default=None, gt=0)
+    max_seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False, le=MAX_DURATION_S)
+    max_requests: int | None = Field(default=None, gt=0)
+    max_errors: int | None = Field(default=None, gt=0)
+    stop_error_rate: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
+    warmup_seconds: float = Field(default=0.0, ge=0, allow_inf_nan=False, le=MAX_DURATION_S)
+    cooldown_seconds: float = Field(default=0.0, ge=0, allow_inf_nan=False, le=MAX_DURATION_S)
     data: Path | None = None
     data_columns: dict[str, str] = {}
     data_cycle: bool = False
     multi_turn: bool = False
-    turns: int = 1
-    think_time_ms: float = 0.0
+    turns: int = Field(default=1, ge=1, le=MAX_TURNS)
+    think_time_ms: float = Field(default=0.0, ge=0)
     prompt_tokens: str = "256"
     output_tokens: str = "128"
-    documents: int = 8
+    documents: int = Field(default=8, ge=1, le=100_000)
     document_tokens: str = "128"
-    shared_prefix_tokens: int = 0
+    shared_prefix_tokens: int = Field(default=0, ge=0)
     images: str = "0"
     image_size: str = "512x512"
     image_format: Literal["png", "jpeg"] = "png"
-    audio_seconds: float = 0.0
+    audio_seconds: float = Field(default=0.0, ge=0, le=3600, allow_inf_nan=False)
     tokenizer: str | None = None
     stream: bool = True
     ignore_eos: bool = False
     continuous_usage_stats: bool = False
     seed: int = 42
-    temperature: float | None = None
-    top_p: float | None = None
+    temperature: float | None = Field(default=None, ge=0)
+    top_p: float | None = Field(default=None, gt=0, le=1)
     stop: tuple[str, ...] = ()
     request_seed: int | None = None
     extra_body: dict[str, JsonValue] = {}
@@ -192,22 +193,24 @@ class RunEcho(_AsWritten):
     default_validators: bool = True
     strict: bool = False
     allow_missing_done: bool = False
-    max_error_rate: float = DEFAULT_MAX_ERROR_RATE
-    max_not_sent_rate: float = DEFAULT_MAX_NOT_SENT_RATE
+    max_error_rate: float = Field(default=DEFAULT_MAX_ERROR_RATE, ge=0, le=1, allow_inf_nan=False)
+    max_not_sent_rate: float = Field(
+        default=DEFAULT_MAX_NOT_SENT_RATE, ge=0, le=1, allow_inf_nan=False
+    )
     slo: dict[str, float] = {}
-    timeout_connect: float = 10.0
-    timeout_first_token: float = 60.0
-    timeout_idle: float = 30.0
-    timeout_total: float = 600.0
-    max_response_bytes: int = 64 * 1024 * 1024
+    timeout_connect: float = Field(default=10.0, gt=0, allow_inf_nan=False, le=MAX_DURATION_S)
+    timeout_first_token: float = Field(default=60.0, gt=0, allow_inf_nan=False, le=MAX_DURATION_S)
+    timeout_idle: float = Field(default=30.0, gt=0, allow_inf_nan=False, le=MAX_DURATION_S)
+    timeout_total: float = Field(default=600.0, gt=0, allow_inf_nan=False, le=MAX_DURATION_S)
+    max_response_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
     output_dir: Path | None = None
-    mock_workers: int = 1
-    mock_ttft_ms: float = 40.0
-    mock_itl_ms: float = 8.0
+    mock_workers: int = Field(default=1, gt=0)
+    mock_ttft_ms: float = Field(default=40.0, ge=0, allow_inf_nan=False, le=MAX_DURATION_S * 1000)
+    mock_itl_ms: float = Field(default=8.0, ge=0, allow_inf_nan=False, le=MAX_DURATION_S * 1000)
     mock_faults: dict[str, float] = {}
     mock_record_requests: Path | None = None
     server_metrics: str | None = None
-    server_metrics_interval: float = 1.0
+    server_metrics_interval: float = Field(default=1.0, gt=0, le=3600)
     # What the run used beyond its settings.
     resolved_target: str | None = None
     resolved_model: str | None = None

@@ -20,6 +20,7 @@ from assay.spec.load import (
     Constant,
     Poisson,
     Profile,
+    ProfileKind,
     RampCurve,
     RampUp,
     RateRamp,
@@ -159,7 +160,7 @@ def sectioned(data: Mapping[str, Any]) -> dict[str, Any]:
         place[path[-1]] = value
     if flat_load:
         load = routed["load"]
-        if "seed" in routed:
+        if isinstance(routed.get("seed"), int):
             load["seed"] = routed["seed"]  # the run's seed, for the profiles that draw
         routed["load"] = _profile_fields(load, routed.get("constraints", {}))
     return routed
@@ -173,7 +174,8 @@ def _profile_fields(load: dict[str, Any], constraints: Any) -> dict[str, Any]:
     kind = str(given.pop("kind", "ramp_up" if ramp.get("curve") is not None else "throughput"))
     member = _MEMBERS.get(kind)
     if member is None:
-        return {"kind": kind, **given}  # the union refuses it, naming the kinds
+        kinds = [repr(kind) for kind in typing.get_args(ProfileKind)]
+        raise ValueError(f"--profile: Input should be {', '.join(kinds[:-1])} or {kinds[-1]}")
     fields = member.model_fields
     if "seed" not in fields:
         given.pop("seed", None)
@@ -181,7 +183,7 @@ def _profile_fields(load: dict[str, Any], constraints: Any) -> dict[str, Any]:
         given["streams" if "streams" in fields else "max_concurrency"] = given.pop("concurrency")
     for name in given:
         if name not in fields:
-            raise ValueError(_not_for(name, kind))
+            raise ValueError(_not_for(name, kind, sorted(ramp)))
     missing = [name for name, info in fields.items() if info.is_required() and name not in given]
     if missing:
         raise ValueError(f"profile {kind} needs {_NEEDS[missing[0]]}")
@@ -190,18 +192,20 @@ def _profile_fields(load: dict[str, Any], constraints: Any) -> dict[str, Any]:
     return {"kind": kind, **given}
 
 
-def _not_for(field: str, kind: str) -> str:
-    """Why the load key of `field` does not apply to profile `kind`, in words built from the
-    profiles that take it."""
+def _not_for(field: str, kind: str, ramp: list[str]) -> str:
+    """Why the load key of `field` (of the ramp's fields `ramp`) does not apply to profile
+    `kind`, in words built from the profiles that take it."""
     if field in ("streams", "max_concurrency"):
         why = "one request at a time" if kind == "synchronous" else "an open loop"
         return f"--concurrency does not apply to profile {kind} ({why})"
-    key = _PATHS[("load", field)] if field != "ramp" else "ramp_up"
+    parts = [path for path in _PATHS if path[:2] == ("load", "ramp") and path[2] in ramp]
+    paths = parts if field == "ramp" else [("load", field)]
+    flags = ", ".join(flag_of(_PATHS[path]) for path in paths)
     kinds = kinds_with(field)
     names = " and ".join(filter(None, (", ".join(kinds[:-1]), kinds[-1])))
     hint = " (a sweep measures its rates; --sweep-rates sets how many)"
     return (
-        f"{flag_of(key)} applies to the {names} profile{'s' if len(kinds) > 1 else ''}, "
+        f"{flags} applies to the {names} profile{'s' if len(kinds) > 1 else ''}, "
         f"not {kind}{hint if kind == 'sweep' and field == 'rate' else ''}"
     )
 

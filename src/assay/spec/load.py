@@ -244,10 +244,15 @@ class Sweep(BaseModel):
                 )
         return tuple(map(int, levels))
 
+    @field_validator("concurrencies")
+    @classmethod
+    def _levels_differ(cls, levels: tuple[int, ...]) -> tuple[int, ...]:
+        if len(set(levels)) != len(levels):
+            raise ValueError(f"concurrency levels repeat: {list(levels)}")
+        return levels
+
     @model_validator(mode="after")
-    def _levels_differ(self) -> Sweep:
-        if len(set(self.concurrencies)) != len(self.concurrencies):
-            raise ValueError(f"concurrency levels repeat: {list(self.concurrencies)}")
+    def _levels_are_the_steps(self) -> Sweep:
         if self.concurrencies:
             given = [flag for name, flag in _LEVEL_FLAGS.items() if name in self.model_fields_set]
             if given:
