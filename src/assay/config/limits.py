@@ -11,17 +11,7 @@ from typing import Final
 
 from assay.errors import ConfigError
 from assay.load.machine import usable_cpus
-from assay.spec.load import (
-    Concurrent,
-    Constant,
-    Poisson,
-    Profile,
-    RampUp,
-    Replay,
-    Sweep,
-    Synchronous,
-    Throughput,
-)
+from assay.spec.load import Sweep, most_in_flight, rate_ramp, requested_rate
 from assay.spec.run import RunConfig
 
 PROCESSES_PER_CPU: Final = 4
@@ -59,29 +49,17 @@ def load_processes(config: RunConfig) -> int:
 
 
 def _small_run(config: RunConfig) -> bool:
-    most = config.constraints.max_requests
-    return most is not None and most <= SMALL_RUN_REQUESTS and _rates_at_most(config.load)
-
-
-def _rates_at_most(load: Profile, rate: float = SMALL_RUN_RATE) -> bool:
-    match load:
-        case Constant(rate=asked) | Poisson(rate=asked):
-            return asked <= rate
-        case RampUp(ramp=ramp):
-            return max(ramp.start_rate, ramp.end_rate) <= rate
-        case Synchronous() | Concurrent() | Throughput() | Replay() | Sweep():
-            return True
-
-
-def given_concurrency(load: Profile) -> int | None:
-    """The concurrency the user gave for `load`, None when it keeps the default."""
-    match load:
-        case Concurrent(streams=limit):
-            return limit
-        case Throughput(max_concurrency=limit) | Sweep(max_concurrency=limit):
-            return limit if "max_concurrency" in load.model_fields_set else None
-        case Synchronous() | Constant() | Poisson() | RampUp() | Replay():
-            return None
+    most, load = config.constraints.max_requests, config.load
+    ramp = None if isinstance(load, Sweep) else rate_ramp(load)
+    rates = (
+        *(() if isinstance(load, Sweep) else (requested_rate(load),)),
+        *(() if ramp is None else (ramp.start_rate, ramp.end_rate)),
+    )
+    return (
+        most is not None
+        and most <= SMALL_RUN_REQUESTS
+        and all(rate is None or rate <= SMALL_RUN_RATE for rate in rates)
+    )
 
 
 def open_file_limit() -> int | None:
@@ -116,7 +94,9 @@ def check_machine_limits(config: RunConfig) -> tuple[str, ...]:
             "processes compete for them and the client, not the server, may set the pace"
         )
     files = open_file_limit()
-    concurrency = given_concurrency(config.load)
+    # The concurrency the user gave (every stream in flight holds a socket), not a default.
+    given = not config.load.model_fields_set.isdisjoint({"streams", "max_concurrency"})
+    concurrency = most_in_flight(config.load) if given else None
     if concurrency is not None and files is not None:
         # Every stream in flight holds one connection, so one socket, in its process.
         per_process = math.ceil(concurrency / processes)
