@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import typing
 
-from assay.benchmark.run import effective_settings
 from assay.config import ProfileKind, RunConfig
 from assay.spec.load import (
     CONCURRENCY_KINDS,
@@ -17,6 +16,7 @@ from assay.spec.load import (
     Profile,
     Sweep,
     Throughput,
+    most_in_flight,
 )
 
 
@@ -35,7 +35,7 @@ def test_library_profiles_and_the_cli_default_to_the_same_concurrency() -> None:
     assert Sweep().max_concurrency == DEFAULT_CONCURRENCY
     assert profile_of(flat()) == Throughput()
     assert profile_of(flat(profile="sweep")) == Sweep()
-    assert effective_settings(flat())["concurrency"] == DEFAULT_CONCURRENCY
+    assert most_in_flight(flat().load) == DEFAULT_CONCURRENCY
 
 
 def test_config_profile_kinds_are_the_kinds_of_the_profile_union() -> None:

@@ -16,8 +16,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from pydantic import JsonValue
-
 from assay.backend import split_endpoint_path
 from assay.backend.probe import probe_endpoint
 from assay.backend.readiness import wait_for_model
@@ -124,28 +122,6 @@ def injected_faults_caught(report: Report) -> str | None:
     )
 
 
-def effective_settings(config: RunConfig) -> dict[str, JsonValue]:
-    """The settings a run used where the config left the choice to a default.
-
-    The report records these in place of the config's empty values, so report.json says what
-    ran: the faults the embedded mock injected, and the concurrency of the profiles that use one.
-
-    >>> effective_settings(RunConfig())
-    {'concurrency': 64, 'mock_faults': {'empty_stream': 0.01, 'truncated_stream': 0.005, \
-'inband_error': 0.005}}
-    >>> effective_settings(RunConfig.model_validate(
-    ...     {"target": "http://127.0.0.1:1", "profile": "synchronous"}))
-    {'concurrency': None, 'mock_faults': {}}
-    """
-    faults: dict[str, JsonValue] = {**effective_faults(config)}
-    return {"concurrency": most_in_flight(config.load), "mock_faults": faults}
-
-
-def effective_faults(config: RunConfig) -> dict[str, float]:
-    """The faults the embedded mock injects; none with a real target."""
-    return config.mock.injected_faults() if config.target.url is None else {}
-
-
 def echo_of(
     config: RunConfig,
     *,
@@ -155,11 +131,19 @@ def echo_of(
     interrupted: bool,
     degraded: bool,
 ) -> RunEcho:
-    """What report.json keeps of a run of `config` (`run_config`)."""
+    """What report.json keeps of a run of `config` (`run_config`): the concurrency the load
+    kept in flight (its default too) and the faults the embedded mock injected (none with a
+    real target) in place of what the config left to a default.
+
+    >>> echo = echo_of(RunConfig(), resolved_target=None, resolved_model=None, processes=1,
+    ...                interrupted=False, degraded=False)
+    >>> echo.concurrency, echo.mock_faults["empty_stream"]
+    (64, 0.01)
+    """
     return RunEcho.of(
         config,
         concurrency=most_in_flight(config.load),
-        mock_faults=effective_faults(config),
+        mock_faults=config.mock.injected_faults() if config.target.url is None else {},
         resolved_target=resolved_target,
         resolved_model=resolved_model,
         validator_chain=ChainSpec.of(config.validation, config.target.endpoint).describe(),
