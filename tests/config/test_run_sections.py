@@ -24,7 +24,7 @@ FLAT_CONFIGS: list[dict[str, Any]] = [
         "ramp_up_start_rate": 1.0,
         "ramp_up_end_rate": 8.0,
         "max_seconds": 4.0,
-    },  # fmt: skip
+    },
     {"profile": "sweep", "sweep_concurrency": [1, 4, 16]},
     {"profile": "concurrent", "concurrency": 5, "target": "http://127.0.0.1:9"},
     {
@@ -33,7 +33,7 @@ FLAT_CONFIGS: list[dict[str, Any]] = [
         "request_seed": 3,
         "output_dir": "runs/x",
         "slo": {"ttft_ms": 5.0},
-    },  # fmt: skip
+    },
     {"data": "prompts.jsonl", "multi_turn": True, "max_requests": 9, "engine": "ray"},
 ]
 
@@ -101,7 +101,7 @@ def test_a_problem_inside_a_section_names_the_flat_key() -> None:
 
 
 def test_an_unknown_key_is_refused_by_its_name() -> None:
-    with pytest.raises(ConfigError, match="^rates: Extra inputs are not permitted$"):
+    with pytest.raises(ConfigError, match=r"^rates: Extra inputs are not permitted$"):
         build_config({"rates": 5}, {})
 
 
