@@ -32,9 +32,9 @@ from assay.backend.redaction import (
 from assay.backend.trace_context import TraceContext
 from assay.errors import ConfigError
 from assay.spec.endpoint import Endpoint
-from assay.spec.sections import Target
-from assay.spec.sections import Timeouts as Timeouts
 from assay.spec.target import SendableHeaders as SendableHeaders
+from assay.spec.target import Target
+from assay.spec.target import Timeouts as Timeouts
 from assay.spec.target import check_header as check_header
 from assay.spec.target import sendable_headers as sendable_headers
 

@@ -34,9 +34,9 @@ from assay.spec.sections import (
     Request,
     ServerMetrics,
     Source,
-    Target,
     Validation,
 )
+from assay.spec.target import Target, Timeouts
 
 DEFAULT_MAX_SECONDS: Final = 10.0
 """How long each step of a run runs when nothing else bounds it (no limit, data or trace)."""
@@ -334,6 +334,7 @@ __all__ = [
     "ServerMetrics",
     "Source",
     "Target",
+    "Timeouts",
     "Validation",
     "echoed_fields",
     "flag_of",

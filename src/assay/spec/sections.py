@@ -4,8 +4,9 @@
 body holds beside its prompt, `Source` where the prompts come from (the data layer reads it),
 `Validation` what a usable answer and a valid run are, `Engine` where the load runs, `Output`
 where the files go, `Mock` the embedded mock server and `ServerMetrics` the scrape of the
-server's own metrics. The load profile (`assay.spec.load`) and the `Constraints`
-(`assay.spec.constraints`) are sections as they stand; `assay.spec.run.RunConfig` holds them all.
+server's own metrics. `Target` and its `Timeouts` are declared with the checks of a
+target (`assay.spec.target`), the load profile in `assay.spec.load`, the `Constraints` in
+`assay.spec.constraints`; `assay.spec.run.RunConfig` holds them all.
 
 A rule between two fields of one section lives on that section; its message names the fields
 by their `assay run` flags, the keys users write.
@@ -15,19 +16,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
     JsonValue,
-    field_serializer,
     field_validator,
     model_validator,
 )
 
-from assay.spec.endpoint import Endpoint
 from assay.spec.limits import (
     MAX_DURATION_S,
     MAX_EXTRA_BODY_BYTES,
@@ -35,105 +34,11 @@ from assay.spec.limits import (
     MAX_TURNS,
 )
 from assay.spec.source import PromptColumns
-from assay.spec.target import SendableHeaders, check_header, check_target, mask_headers, mask_url
 from assay.spec.validation import DEFAULT_MAX_ERROR_RATE, DEFAULT_MAX_NOT_SENT_RATE, slo_problem
 
 # A number where text is expected is its text: `output_tokens = 32` in a TOML file is the
 # flag's "32" (a count, or a distribution such as "normal:128,32").
 SECTION: Final = ConfigDict(frozen=True, extra="forbid", coerce_numbers_to_str=True)
-
-
-def _deadline(default: float) -> Any:
-    """A deadline's field: finite (JSON's `Infinity` or `inf` on the command line would
-    overflow the deadlines), above 0 and at most MAX_DURATION_S."""
-    return Field(default=default, gt=0, allow_inf_nan=False, le=MAX_DURATION_S)
-
-
-class Timeouts(BaseModel):
-    """The four deadlines of one request, in seconds; each one has its own diagnostic code.
-
-    `connect` bounds opening a new connection, `first_token` the time from send to the first
-    token-bearing chunk (the whole body when not streamed), `idle` a silence once the body
-    started, `total` the whole request.
-
-    >>> Timeouts(idle_s=0.5).first_token_s
-    60.0
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    connect_s: float = _deadline(10.0)
-    first_token_s: float = _deadline(60.0)
-    idle_s: float = _deadline(30.0)
-    total_s: float = _deadline(600.0)
-
-
-class Target(BaseModel):
-    """The server and how to reach it; `url` None runs against an embedded mock.
-
-    A dump masks the header values that are credentials and the password of the URL.
-    """
-
-    model_config = SECTION
-
-    url: str | None = None
-    endpoint: Endpoint = Endpoint.chat
-    model: str | None = None
-    # None reads OPENAI_API_KEY when set; a variable named here must be set (and not empty).
-    api_key_env: str | None = None
-    headers: SendableHeaders = {}
-    # Header names whose values are secrets besides the auth-like ones (masked and redacted).
-    secret_headers: tuple[str, ...] = ()
-    # The header carrying each request's UUID; "none" sends no id.
-    request_id_header: str = "X-Request-Id"
-    # A W3C traceparent on every request, its ids derived from the run's seed and the request
-    # id, the sampled flag set on a `trace_sample` fraction of them.
-    trace_context: bool = False
-    trace_sample: float = Field(default=1.0, ge=0, le=1, allow_inf_nan=False)
-    insecure: bool = False
-    ca_bundle: Path | None = None
-    # Retry a target that is still starting (refused, 429/503, no model yet) this long.
-    wait_ready: float = Field(default=0.0, ge=0, allow_inf_nan=False)
-    # One request before the load checks that the endpoint answers (a real target only).
-    probe: bool = True
-    # The model's context window in tokens, over what the server names (`max_model_len`);
-    # 0 checks no request against a window.
-    context_window: int | None = Field(default=None, ge=0)
-    timeouts: Timeouts = Timeouts()
-    max_response_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
-    # A running usage on every streamed chunk (vLLM's `stream_options.continuous_usage_stats`).
-    continuous_usage_stats: bool = False
-
-    @field_validator("url")
-    @classmethod
-    def _url_is_a_base_url(cls, url: str | None) -> str | None:
-        return None if url is None else check_target(url)
-
-    @field_validator("request_id_header")
-    @classmethod
-    def _request_id_header_name(cls, value: str) -> str:
-        if value.lower() != "none":
-            problem = check_header(value, "")
-            if problem is not None:
-                raise ValueError(f"{problem} (or 'none' to send no request id)")
-        return value
-
-    @model_validator(mode="after")
-    def _sample_needs_trace_context(self) -> Target:
-        if "trace_sample" in self.model_fields_set and not self.trace_context:
-            raise ValueError(
-                "--trace-sample sets the sampled flag of the traceparent that --trace-context "
-                "sends; add --trace-context"
-            )
-        return self
-
-    @field_serializer("headers")
-    def _mask_secret_headers(self, value: dict[str, str]) -> dict[str, str]:
-        return mask_headers(value, self.secret_headers)
-
-    @field_serializer("url")
-    def _mask_url_password(self, value: str | None) -> str | None:
-        return None if value is None else mask_url(value)
 
 
 class Request(BaseModel):
@@ -400,7 +305,5 @@ __all__ = [
     "Request",
     "ServerMetrics",
     "Source",
-    "Target",
-    "Timeouts",
     "Validation",
 ]
