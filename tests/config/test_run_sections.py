@@ -13,7 +13,7 @@ from assay.config import FIELD_NAMES, build_config
 from assay.errors import ConfigError
 from assay.spec import Constant, Constraints, Sweep, Synchronous
 from assay.spec.echo import RunEcho
-from assay.spec.flat import FLAT_KEYS, flattened, flattened_load, kinds_with
+from assay.spec.flat import FLAT_KEYS, flattened, kinds_with
 from assay.spec.run import Mock, RunConfig, Target
 
 FLAT_CONFIGS: list[dict[str, Any]] = [
@@ -64,7 +64,7 @@ def test_a_config_written_back_under_its_flat_keys_reads_as_the_same_config(
     keys: dict[str, Any],
 ) -> None:
     config = RunConfig.model_validate(keys)
-    flat = {**flattened(config.model_dump(mode="json")), **flattened_load(config.load)}
+    flat = flattened(config.model_dump(mode="json"))
     written = {key: value for key, value in flat.items() if key in keys or key == "profile"}
     assert RunConfig.model_validate(written) == config
 

@@ -26,7 +26,7 @@ from pydantic import (
 
 from assay.spec.constraints import Constraints
 from assay.spec.endpoint import Endpoint
-from assay.spec.flat import FLAT_KEYS, flattened, flattened_load
+from assay.spec.flat import FLAT_KEYS, flattened
 from assay.spec.limits import ECHOED_FIELD_BYTES, MAX_DURATION_S, MAX_TOKENS_PER_REQUEST, MAX_TURNS
 from assay.spec.load import ProfileKind, RampCurve
 from assay.spec.target import SendableHeaders, mask_headers, mask_url
@@ -247,7 +247,7 @@ class RunEcho(_AsWritten):
         >>> echo.target, echo.processes, echo.constraints.error_rate_window
         ('http://bob:**********@h:1', 2, 50)
         """
-        flat = {**flattened(config.model_dump(mode="json")), **flattened_load(config.load)}
+        flat = flattened(config.model_dump(mode="json"))
         settings = {key: flat.get(key, info.default) for key, info in _SETTINGS.items()}
         return cls.model_validate(
             {

@@ -16,18 +16,10 @@ from pydantic import BaseModel
 
 from assay.spec.limits import MAX_RATE, MIN_RATE
 from assay.spec.load import (
-    Concurrent,
-    Constant,
-    Poisson,
     Profile,
     ProfileKind,
     RampCurve,
-    RampUp,
     RateRamp,
-    Replay,
-    Sweep,
-    Synchronous,
-    Throughput,
 )
 
 
@@ -236,43 +228,24 @@ def _ramp_fields(ramp: dict[str, Any], constraints: dict[str, Any]) -> dict[str,
     return {**ramp, "duration_s": RateRamp.offering(curve, *rates, count).duration_s}
 
 
-def flattened_load(load: Profile) -> dict[str, Any]:
-    """The flat keys that describe `load` (JSON values).
-
-    >>> flattened_load(Constant(rate=5))
-    {'profile': 'constant', 'rate': 5.0, 'burstiness': None}
-    """
-    keys: dict[str, Any] = {}
-    match load:
-        case Synchronous():
-            pass
-        case Concurrent(streams=limit) | Throughput(max_concurrency=limit):
-            keys = {"concurrency": limit}
-        case Constant(rate=rate, burstiness=shape) | Poisson(rate=rate, burstiness=shape):
-            keys = {"rate": rate, "burstiness": shape}
-        case RampUp(ramp=ramp, burstiness=shape):
-            keys = {"burstiness": shape, "ramp_up": ramp.curve}
-            keys |= {"ramp_up_start_rate": ramp.start_rate, "ramp_up_end_rate": ramp.end_rate}
-        case Replay(speed=speed):
-            keys = {"replay_speed": speed}
-        case Sweep(rates=rates, max_concurrency=limit, concurrencies=levels):
-            keys = {"concurrency": limit, "sweep_rates": rates, "sweep_concurrency": list(levels)}
-    return {"profile": load.kind, **keys}
-
-
 def flattened(sections: Mapping[str, Any]) -> dict[str, Any]:
-    """The flat keys of a sectioned spec dumped as JSON (`model_dump(mode="json")`), with the
-    load's from `load`; a key its sections leave out (a parameter of another profile) is left
-    out too."""
-    flat: dict[str, Any] = {}
-    for key, path in FLAT_KEYS.items():
-        if path[0] == "load":
-            continue
+    """The flat keys of a sectioned spec dumped as JSON (`model_dump(mode="json")`), in the
+    table's order; a key its sections leave out (a parameter of another profile) is left out.
+
+    >>> flattened({"load": {"kind": "concurrent", "streams": 4}, "seed": 7})
+    {'profile': 'concurrent', 'concurrency': 4, 'seed': 7}
+    """
+    found: dict[str, Any] = {}
+    for path, key in (*_PATHS.items(), *_LOAD_KEYS.items()):
         place: Any = sections
         for part in path:
-            place = place.get(part) if isinstance(place, dict) else None
-        flat[key] = place
-    return flat
+            place = place.get(part, _MISSING) if isinstance(place, Mapping) else _MISSING
+        if place is not _MISSING:
+            found[key] = place
+    return {key: found[key] for key in FLAT_KEYS if key in found}
+
+
+_MISSING: Final = object()
 
 
 def flat_loc(loc: tuple[int | str, ...]) -> tuple[str | None, str]:
@@ -290,11 +263,10 @@ def flat_loc(loc: tuple[int | str, ...]) -> tuple[str | None, str]:
     return None, ""
 
 
-_LOAD_KEYS: Final = {
+# The load fields whose key the table cannot name by one path.
+_LOAD_KEYS: Final[dict[tuple[str, ...], str]] = {
     ("load", "streams"): "concurrency",
     ("load", "max_concurrency"): "concurrency",
-    ("load", "ramp"): "ramp_up",
-    ("load", "ramp", "duration_s"): "ramp_up",
 }
 
 __all__ = [
@@ -303,7 +275,6 @@ __all__ = [
     "flag_of",
     "flat_loc",
     "flattened",
-    "flattened_load",
     "given_keys",
     "kinds_with",
     "sectioned",
