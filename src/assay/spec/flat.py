@@ -120,7 +120,7 @@ _MEMBERS: Final[dict[str, type[BaseModel]]] = {
 _NEEDS: Final = {
     "rate": "a rate (--rate R requests/s)",
     "streams": "--concurrency N",
-    "ramp": "--ramp-up linear|exponential",
+    "ramp": f"--ramp-up {'|'.join(typing.get_args(RampCurve))}",
 }
 
 
