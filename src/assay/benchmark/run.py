@@ -52,7 +52,6 @@ from assay.reports.html import write_html
 from assay.reports.report import SessionSummary
 from assay.run_folder import RunFolder, claim_run_folder
 from assay.spec.constraints import StopReason
-from assay.spec.load import most_in_flight
 from assay.spec.run import RunEcho
 
 if TYPE_CHECKING:
@@ -119,38 +118,6 @@ def injected_faults_caught(report: Report) -> str | None:
         f"assay catches ({rates}); {count} injected fault{'' if count == 1 else 's'} caught"
         + (f" ({found})" if found else "")
         + ". --mock-fault NAME=0 turns them off."
-    )
-
-
-def echo_of(
-    config: RunConfig,
-    *,
-    resolved_target: str | None,
-    resolved_model: str | None,
-    processes: int,
-    interrupted: bool,
-    degraded: bool,
-) -> RunEcho:
-    """What report.json keeps of a run of `config` (`run_config`): the concurrency the load
-    kept in flight (its default too) and the faults the embedded mock injected (none with a
-    real target) in place of what the config left to a default.
-
-    >>> echo = echo_of(RunConfig(), resolved_target=None, resolved_model=None, processes=1,
-    ...                interrupted=False, degraded=False)
-    >>> echo.concurrency, echo.mock_faults["empty_stream"]
-    (64, 0.01)
-    """
-    return RunEcho.of(
-        config,
-        concurrency=most_in_flight(config.load),
-        mock_faults=config.mock.injected_faults() if config.target.url is None else {},
-        resolved_target=resolved_target,
-        resolved_model=resolved_model,
-        validator_chain=ChainSpec.of(config.validation, config.target.endpoint).describe(),
-        processes=processes,
-        constraints=config.constraints_in_force(),
-        interrupted=interrupted,
-        degraded=degraded,
     )
 
 
@@ -266,8 +233,9 @@ def _run(
         )  # fmt: skip
     _write_records(folder, result, recovered)
     report = build_report(
-        run_config=echo_of(
+        run_config=RunEcho.of(
             config,
+            validator_chain=chain.describe(),
             resolved_target=url,
             resolved_model=model,
             processes=plan.processes,

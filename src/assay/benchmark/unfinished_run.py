@@ -20,8 +20,8 @@ from typing import IO, Final
 import orjson
 from pydantic import ValidationError
 
-from assay.benchmark.chain_spec import slo_of
-from assay.benchmark.run import RECORDS_FILE, echo_of
+from assay.benchmark.chain_spec import ChainSpec, slo_of
+from assay.benchmark.run import RECORDS_FILE
 from assay.benchmark.shard_sink import ShardSinkFactory
 from assay.config import RunConfig
 from assay.config.limits import load_processes
@@ -218,8 +218,9 @@ def finish_unfinished_run(
 
 def _echo(config: RunConfig) -> RunEcho:
     """The settings of a run that crashed, as far as they do not depend on how far it got."""
-    return echo_of(
+    return RunEcho.of(
         config,
+        validator_chain=ChainSpec.of(config.validation, config.target.endpoint).describe(),
         resolved_target=config.target.url,
         resolved_model=config.target.model,
         processes=load_processes(config),

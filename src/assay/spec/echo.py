@@ -28,7 +28,7 @@ from assay.spec.constraints import Constraints
 from assay.spec.endpoint import Endpoint
 from assay.spec.flat import FLAT_KEYS, flattened
 from assay.spec.limits import ECHOED_FIELD_BYTES, MAX_DURATION_S, MAX_TOKENS_PER_REQUEST, MAX_TURNS
-from assay.spec.load import ProfileKind, RampCurve
+from assay.spec.load import ProfileKind, RampCurve, most_in_flight
 from assay.spec.target import SendableHeaders, mask_headers, mask_url
 from assay.spec.validation import DEFAULT_MAX_ERROR_RATE, DEFAULT_MAX_NOT_SENT_RATE
 
@@ -225,40 +225,39 @@ class RunEcho(_AsWritten):
         cls,
         config: RunConfig,
         *,
-        concurrency: int | None,
-        mock_faults: dict[str, float],
         resolved_target: str | None,
         resolved_model: str | None,
         validator_chain: str,
         processes: int,
-        constraints: Constraints,
         interrupted: bool,
         degraded: bool,
     ) -> RunEcho:
-        """The echo of a run of `config`, with the settings it used in place of its defaults
-        (the target and model None when the run crashed before it resolved them).
+        """The echo of a run of `config`, with what the run used in place of what the config
+        left to a default: the concurrency the load kept in flight, the faults the embedded
+        mock injected (none with a real target), the constraints in force (the target and model
+        None when the run crashed before it resolved them).
 
         >>> from assay.spec.run import RunConfig
         >>> config = RunConfig.model_validate({"target": "http://bob:pw-123@h:1"})
-        >>> echo = RunEcho.of(config, concurrency=64,
-        ...     mock_faults={}, resolved_target="http://h:1", resolved_model="m",
-        ...     validator_chain="default chat chain", processes=2, constraints=Constraints(),
-        ...     interrupted=False, degraded=False)
-        >>> echo.target, echo.processes, echo.constraints.error_rate_window
-        ('http://bob:**********@h:1', 2, 50)
+        >>> echo = RunEcho.of(config, resolved_target="http://h:1", resolved_model="m",
+        ...     validator_chain="default chat chain", processes=2, interrupted=False,
+        ...     degraded=False)
+        >>> echo.target, echo.concurrency, echo.constraints.max_seconds
+        ('http://bob:**********@h:1', 64, 10.0)
         """
         flat = flattened(config.model_dump(mode="json"))
         settings = {key: flat.get(key, info.default) for key, info in _SETTINGS.items()}
+        mock = config.mock.injected_faults() if config.target.url is None else {}
         return cls.model_validate(
             {
                 **settings,
-                "concurrency": concurrency,
-                "mock_faults": mock_faults,
+                "concurrency": most_in_flight(config.load),
+                "mock_faults": mock,
                 "resolved_target": None if resolved_target is None else mask_url(resolved_target),
                 "resolved_model": resolved_model,
                 "validator_chain": validator_chain,
                 "processes": processes,
-                "constraints": constraints.model_dump(mode="json"),
+                "constraints": config.constraints_in_force().model_dump(mode="json"),
                 "extra_body": echoed_fields(config.request.extra_body),
                 "interrupted": interrupted,
                 "degraded": degraded,
