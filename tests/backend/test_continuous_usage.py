@@ -66,7 +66,7 @@ async def test_usage_that_disagrees_with_the_running_usage_is_usage_mismatch(
 
 
 def test_continuous_usage_flag_and_config_key_reach_the_backend_settings() -> None:
-    from assay.benchmark.from_config import backend_settings_of
+    from assay.backend.settings import settings_for
     from assay.config import build_config
 
     for file_keys, overrides in (
@@ -74,7 +74,7 @@ def test_continuous_usage_flag_and_config_key_reach_the_backend_settings() -> No
         ({}, {"continuous_usage_stats": True}),
     ):
         config = build_config(file_keys, overrides)
-        assert backend_settings_of(config, "http://127.0.0.1:1").continuous_usage_stats
-    assert not backend_settings_of(
-        build_config({}, {}), "http://127.0.0.1:1"
-    ).continuous_usage_stats
+        settings = settings_for(config.target, "http://127.0.0.1:1", seed=config.seed)
+        assert settings.continuous_usage_stats
+    default = build_config({}, {})
+    assert not settings_for(default.target, "http://127.0.0.1:1", seed=42).continuous_usage_stats

@@ -14,6 +14,11 @@ from assay.data import SyntheticSource
 from assay.mock import MockConfig, start_mock_processes
 
 
+def flat(**keys: object) -> RunConfig:
+    """The config of flat keys, as a config file or the command line gives them."""
+    return RunConfig.model_validate(keys)
+
+
 def test_first_request_is_built_once_for_the_preload_and_the_probe(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -27,7 +32,7 @@ def test_first_request_is_built_once_for_the_preload_and_the_probe(
     monkeypatch.setattr(SyntheticSource, "request", counted)
     with start_mock_processes(MockConfig()) as url:
         outcome = run_from_config(
-            RunConfig(target=url, max_requests=3, processes=1, output_dir=tmp_path / "run")
+            flat(target=url, max_requests=3, processes=1, output_dir=tmp_path / "run")
         )
     assert outcome.report.steps[0].metrics.outcomes.dispatched == 3
     # Once before the load (preload and probe), once by the load itself.

@@ -1,4 +1,5 @@
-"""From flat run configuration to the scheduler's profile, constraints and validator chain."""
+"""From flat run configuration to the sections the scheduler reads: the profile, the
+constraints and the validator chain."""
 
 from __future__ import annotations
 
@@ -8,12 +9,6 @@ import pytest
 from returns.result import Failure, Success
 
 from assay.benchmark.chain_spec import ChainSpec
-from assay.benchmark.from_config import (
-    DEFAULT_MAX_SECONDS,
-    chain_of,
-    constraints_of,
-    profile_of,
-)
 from assay.config import RunConfig
 from assay.core import (
     DiagnosticCode,
@@ -24,6 +19,7 @@ from assay.core import (
     outcome,
 )
 from assay.errors import ConfigError
+from assay.spec.constraints import Constraints
 from assay.spec.load import (
     DEFAULT_CONCURRENCY,
     Concurrent,
@@ -34,19 +30,37 @@ from assay.spec.load import (
     Synchronous,
     Throughput,
 )
+from assay.spec.run import DEFAULT_MAX_SECONDS
+
+
+def flat(**keys: object) -> RunConfig:
+    """The config of flat keys, as a config file or the command line gives them."""
+    return RunConfig.model_validate(keys)
+
+
+def profile_of(config: RunConfig) -> Profile:
+    return config.load
+
+
+def constraints_of(config: RunConfig) -> Constraints:
+    return config.constraints_in_force()
+
+
+def chain_of(config: RunConfig) -> ChainSpec:
+    return ChainSpec.of(config.validation, config.target.endpoint)
 
 
 @pytest.mark.parametrize(
     ("config", "expected"),
     [
-        (RunConfig(profile="synchronous"), Synchronous()),
-        (RunConfig(profile="concurrent", concurrency=6), Concurrent(streams=6)),
-        (RunConfig(profile="throughput"), Throughput(max_concurrency=DEFAULT_CONCURRENCY)),
-        (RunConfig(profile="throughput", concurrency=12), Throughput(max_concurrency=12)),
-        (RunConfig(profile="constant", rate=2.5), Constant(rate=2.5)),
-        (RunConfig(profile="poisson", rate=8, seed=3), Poisson(rate=8, seed=3)),
+        (flat(profile="synchronous"), Synchronous()),
+        (flat(profile="concurrent", concurrency=6), Concurrent(streams=6)),
+        (flat(profile="throughput"), Throughput(max_concurrency=DEFAULT_CONCURRENCY)),
+        (flat(profile="throughput", concurrency=12), Throughput(max_concurrency=12)),
+        (flat(profile="constant", rate=2.5), Constant(rate=2.5)),
+        (flat(profile="poisson", rate=8, seed=3), Poisson(rate=8, seed=3)),
         (
-            RunConfig(profile="sweep", sweep_rates=3, concurrency=16),
+            flat(profile="sweep", sweep_rates=3, concurrency=16),
             Sweep(rates=3, max_concurrency=16),
         ),
     ],
@@ -58,29 +72,29 @@ def test_profile_of_maps_each_profile_with_its_parameters(
 
 
 def test_default_profile_is_throughput_at_default_concurrency() -> None:
-    assert profile_of(RunConfig()) == Throughput(max_concurrency=DEFAULT_CONCURRENCY)
+    assert profile_of(flat()) == Throughput(max_concurrency=DEFAULT_CONCURRENCY)
 
 
 def test_poisson_profile_takes_the_run_seed() -> None:
-    assert profile_of(RunConfig(profile="poisson", rate=1, seed=99)) == Poisson(rate=1, seed=99)
+    assert profile_of(flat(profile="poisson", rate=1, seed=99)) == Poisson(rate=1, seed=99)
 
 
 def test_unbounded_synthetic_run_gets_the_default_time_limit() -> None:
-    assert constraints_of(RunConfig()).max_seconds == DEFAULT_MAX_SECONDS
+    assert constraints_of(flat()).max_seconds == DEFAULT_MAX_SECONDS
 
 
 def test_max_requests_alone_bounds_the_run_without_a_time_limit() -> None:
-    constraints = constraints_of(RunConfig(max_requests=50))
+    constraints = constraints_of(flat(max_requests=50))
     assert constraints.max_requests == 50
     assert constraints.max_seconds is None
 
 
 def test_data_file_alone_bounds_the_run_without_a_time_limit() -> None:
-    assert constraints_of(RunConfig(data=Path("prompts.jsonl"))).max_seconds is None
+    assert constraints_of(flat(data=Path("prompts.jsonl"))).max_seconds is None
 
 
 def test_explicit_limits_are_passed_through() -> None:
-    config = RunConfig(
+    config = flat(
         max_seconds=3,
         max_requests=20,
         max_errors=4,
@@ -98,7 +112,7 @@ def test_explicit_limits_are_passed_through() -> None:
 
 
 def test_chain_of_carries_endpoint_strictness_and_extra_validators() -> None:
-    config = RunConfig(
+    config = flat(
         endpoint=Endpoint.completions,
         strict=True,
         validators=("invalid_json_output",),
@@ -111,8 +125,8 @@ def test_chain_of_carries_endpoint_strictness_and_extra_validators() -> None:
         use_defaults=False,
     )
     assert chain_of(config).describe() == "invalid_json_output"
-    assert chain_of(RunConfig()).describe() == "default chat chain"
-    assert chain_of(RunConfig(strict=True)).describe() == "default chat chain (strict)"
+    assert chain_of(flat()).describe() == "default chat chain"
+    assert chain_of(flat(strict=True)).describe() == "default chat chain (strict)"
 
 
 def finished_without_reason() -> GenerationResponse:
@@ -140,13 +154,13 @@ def verdict(config: RunConfig, response: GenerationResponse) -> UnusableResponse
 
 def test_strict_chain_built_from_config_rejects_a_missing_finish_reason() -> None:
     response = finished_without_reason()
-    assert verdict(RunConfig(), response) is None
-    problem = verdict(RunConfig(strict=True), response)
+    assert verdict(flat(), response) is None
+    problem = verdict(flat(strict=True), response)
     assert problem is not None
     assert problem.code is DiagnosticCode.missing_finish_reason
 
 
 def test_chain_without_defaults_or_validators_is_a_config_error() -> None:
-    spec = chain_of(RunConfig(default_validators=False))
+    spec = chain_of(flat(default_validators=False))
     with pytest.raises(ConfigError, match="needs at least one --validator"):
         spec()

@@ -14,12 +14,17 @@ from assay.engine import RayActors
 from assay.errors import ConfigError
 
 
+def flat(**keys: object) -> RunConfig:
+    """The config of flat keys, as a config file or the command line gives them."""
+    return RunConfig.model_validate(keys)
+
+
 def test_embedded_mock_with_ray_nodes_on_other_machines_is_refused_before_any_load(
     tmp_path: Path,
 ) -> None:
     # No actor is needed: the check comes before the plan is built.
     remote = RayActors(actors=[], driver_node="driver", nodes=2, other_hosts=("10.0.0.7",))
-    config = RunConfig(engine="ray", max_requests=3, output_dir=tmp_path / "runs")
+    config = flat(engine="ray", max_requests=3, output_dir=tmp_path / "runs")
     with pytest.raises(ConfigError) as refused:
         run_from_config(config, started=remote)
     message = str(refused.value)

@@ -12,8 +12,9 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 import pytest
 
-from assay.config import FIELD_NAMES, RunConfig, build_config, load_config_file
+from assay.config import FIELD_NAMES, build_config, load_config_file
 from assay.errors import ConfigError
+from assay.spec.echo import RunEcho
 
 
 def natural_toml(annotation: Any) -> str:
@@ -44,7 +45,7 @@ NATURAL: dict[str, str] = {"prompt_tokens": "64", "output_tokens": "32"}
 
 @pytest.mark.parametrize("key", sorted(FIELD_NAMES))
 def test_every_key_takes_its_natural_toml_type(key: str) -> None:
-    literal = NATURAL.get(key) or natural_toml(RunConfig.model_fields[key].annotation)
+    literal = NATURAL.get(key) or natural_toml(RunEcho.model_fields[key].annotation)
     keys = tomllib.loads(f"{key} = {literal}")
     problem = ""
     try:
@@ -58,13 +59,14 @@ def test_every_key_takes_its_natural_toml_type(key: str) -> None:
 def test_token_counts_as_toml_integers_run_as_the_flags_strings() -> None:
     keys = tomllib.loads("output_tokens = 32\nprompt-tokens = 64\nseed = 5")
     config = build_config(keys, {})
-    assert (config.output_tokens, config.prompt_tokens, config.seed) == ("32", "64", 5)
+    source = config.source
+    assert (source.output_tokens, source.prompt_tokens, config.seed) == ("32", "64", 5)
 
 
 def test_a_lone_string_where_the_flag_repeats_is_a_list_of_one() -> None:
     config = build_config(tomllib.loads('stop = "END"\nvalidators = "not_blank"'), {})
-    assert config.stop == ("END",)
-    assert config.validators == ("not_blank",)
+    assert config.request.stop == ("END",)
+    assert config.validation.validators == ("not_blank",)
 
 
 @pytest.mark.parametrize("spelled", ["max_requests", "max-requests"])
@@ -103,4 +105,4 @@ def test_the_file_keeps_its_spelling_until_the_config_is_built(tmp_path: Path) -
     path.write_text("output-tokens = 16\nmock_ttft_ms = 0\n", encoding="utf-8")
     keys = load_config_file(path)
     assert keys == {"output-tokens": 16, "mock_ttft_ms": 0}
-    assert build_config(keys, {}).output_tokens == "16"
+    assert build_config(keys, {}).source.output_tokens == "16"

@@ -17,12 +17,18 @@ from pydantic import JsonValue
 
 from assay.backend.client import open_backend
 from assay.backend.settings import BackendSettings
-from assay.benchmark.from_config import source_of
 from assay.config.run_config import RunConfig
 from assay.core import Endpoint, GenerationRequest, GenerationResponse, MonotonicClock
+from assay.data.source_config import source_of
 from assay.records.record import Completed, Errored, RequestRecord
 from assay.validators import default_chain
 from assay.worker.execute import execute
+
+
+def flat(**keys: object) -> RunConfig:
+    """The config of flat keys, as a config file or the command line gives them."""
+    return RunConfig.model_validate(keys)
+
 
 ASSAY = Path(sys.executable).parent / "assay"
 CLI_TIMEOUT_S = 240.0
@@ -109,7 +115,7 @@ def requests_for(
     with `extra_body` set as the future `--extra-body` flag would. `uuid_ids` gives each a UUID
     id, for servers that reject other `X-Request-Id` values, so that a test of something else
     does not depend on the ids assay sends."""
-    config = RunConfig(
+    config = flat(
         endpoint=endpoint,
         model=model,
         stream=stream,
@@ -117,7 +123,7 @@ def requests_for(
         output_tokens=str(output_tokens),
         ignore_eos=ignore_eos,
     )
-    source = source_of(config, model)
+    source = source_of(config.source, config.request, config.target.endpoint, model, config.seed)
     requests = [source.request(index) for index in range(count)]
     update: dict[str, object] = {}
     if extra_body is not None:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import typing
 
-from assay.benchmark.from_config import profile_of
-from assay.benchmark.run import effective_settings
 from assay.config import ProfileKind, RunConfig
 from assay.spec.load import (
     CONCURRENCY_KINDS,
@@ -18,16 +16,26 @@ from assay.spec.load import (
     Profile,
     Sweep,
     Throughput,
+    most_in_flight,
 )
+
+
+def flat(**keys: object) -> RunConfig:
+    """The config of flat keys, as a config file or the command line gives them."""
+    return RunConfig.model_validate(keys)
+
+
+def profile_of(config: RunConfig) -> Profile:
+    return config.load
 
 
 def test_library_profiles_and_the_cli_default_to_the_same_concurrency() -> None:
     assert DEFAULT_CONCURRENCY == 64  # what the README and `--concurrency`'s help promise
     assert Throughput().max_concurrency == DEFAULT_CONCURRENCY
     assert Sweep().max_concurrency == DEFAULT_CONCURRENCY
-    assert profile_of(RunConfig()) == Throughput()
-    assert profile_of(RunConfig(profile="sweep")) == Sweep()
-    assert effective_settings(RunConfig())["concurrency"] == DEFAULT_CONCURRENCY
+    assert profile_of(flat()) == Throughput()
+    assert profile_of(flat(profile="sweep")) == Sweep()
+    assert most_in_flight(flat().load) == DEFAULT_CONCURRENCY
 
 
 def test_config_profile_kinds_are_the_kinds_of_the_profile_union() -> None:

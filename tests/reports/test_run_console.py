@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from assay.benchmark.run import DEMO_FAULTS
+from assay.spec.sections import DEMO_FAULTS
 from tests.cli.cli_harness import (
     assert_every_request_accounted,
     read_record_lines,

@@ -9,12 +9,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from assay.benchmark.run import DEMO_FAULTS, injected_faults_caught
+from assay.benchmark.run import injected_faults_caught
 from assay.core.diagnostics import DiagnosticCode
 from assay.metrics.step_metrics import ErrorSummary, Outcomes, StepMetrics
 from assay.reports import Report, StepReport, build_report
 from assay.reports.validity import CHANCE, assess_validity, chance_of_at_least
 from assay.spec.run import RunEcho
+from assay.spec.sections import DEMO_FAULTS
 
 NOW = datetime(2026, 12, 4, tzinfo=UTC)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
@@ -13,6 +14,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SecretStr,
+    ValidationError,
     field_serializer,
     field_validator,
 )
@@ -28,8 +30,11 @@ from assay.backend.redaction import (
 
 # What a sendable header is belongs to the run's vocabulary: the run config checks it as well.
 from assay.backend.trace_context import TraceContext
+from assay.errors import ConfigError
 from assay.spec.endpoint import Endpoint
 from assay.spec.target import SendableHeaders as SendableHeaders
+from assay.spec.target import Target
+from assay.spec.target import Timeouts as Timeouts
 from assay.spec.target import check_header as check_header
 from assay.spec.target import sendable_headers as sendable_headers
 
@@ -37,28 +42,10 @@ from assay.spec.target import sendable_headers as sendable_headers
 # endless or runaway response fails long before it can exhaust memory.
 DEFAULT_MAX_RESPONSE_BYTES: Final = 64 * 1024 * 1024
 DEFAULT_REQUEST_ID_HEADER: Final = "X-Request-Id"
+DEFAULT_API_KEY_ENV: Final = "OPENAI_API_KEY"
 
 # Endpoint paths a user may paste with the server URL; the backend adds them itself.
 _ENDPOINT_PATHS: Final = (*(endpoint.path for endpoint in Endpoint), "/v1/models")
-
-
-class Timeouts(BaseModel):
-    """The four deadlines of one request, in seconds; each one has its own diagnostic code.
-
-    `connect` bounds opening a new connection, `first_token` the time from send to the first
-    token-bearing chunk (the whole body when not streamed), `idle` a silence once the body
-    started, `total` the whole request.
-
-    >>> Timeouts(idle_s=0.5).first_token_s
-    60.0
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    connect_s: float = Field(default=10.0, gt=0)
-    first_token_s: float = Field(default=60.0, gt=0)
-    idle_s: float = Field(default=30.0, gt=0)
-    total_s: float = Field(default=600.0, gt=0)
 
 
 def split_endpoint_path(url: str) -> tuple[str, str | None]:
@@ -209,3 +196,44 @@ class BackendSettings(BaseModel):
         if concurrency <= self.max_connections:
             return self
         return self.model_copy(update={"max_connections": concurrency})
+
+
+def settings_for(target: Target, base_url: str, *, seed: int) -> BackendSettings:
+    """How to reach `base_url` as `target` says; the API key is read from the environment
+    variable it names (`seed` derives the ids of `--trace-context`).
+
+    A variable named with `--api-key-env` must be set and not empty (a run that silently goes
+    without its key would only show 401s); the default `OPENAI_API_KEY` is used when set.
+    """
+    name = target.api_key_env or DEFAULT_API_KEY_ENV
+    key = os.environ.get(name)
+    if target.api_key_env is not None and not key:
+        state = "is empty" if key is not None else "is not set"
+        raise ConfigError(f"--api-key-env {name}: the environment variable {state}")
+    id_header = target.request_id_header
+    try:
+        return BackendSettings(
+            base_url=base_url,
+            api_key=SecretStr(key) if key else None,
+            headers=target.headers,
+            secret_headers=target.secret_headers,
+            request_id_header=None if id_header.lower() == "none" else id_header,
+            verify_tls=not target.insecure,
+            ca_bundle=target.ca_bundle,
+            continuous_usage_stats=target.continuous_usage_stats,
+            timeouts=target.timeouts,
+            max_response_bytes=target.max_response_bytes,
+            trace_context=(
+                TraceContext(seed=seed, sample=target.trace_sample)
+                if target.trace_context
+                else None
+            ),
+        )
+    except ValidationError as error:
+        # One line per problem and never the input values, which may hold credentials.
+        problems = (
+            f"{str(problem['loc'][0]).replace('_', '-')}: " * bool(problem["loc"])
+            + str(problem["msg"]).removeprefix("Value error, ")
+            for problem in error.errors()
+        )
+        raise ConfigError("; ".join(problems)) from None

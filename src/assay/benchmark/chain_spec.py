@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from assay.core import Endpoint, GenerationResponse
 from assay.errors import ConfigError
+from assay.metrics import Slo
+from assay.spec.sections import Validation
 from assay.validators import Validator, chain, default_chain, resolve_validator
 
 
@@ -27,6 +29,21 @@ class ChainSpec:
     extra: tuple[str, ...] = ()
     use_defaults: bool = True
     allow_missing_done: bool = False
+
+    @classmethod
+    def of(cls, validation: Validation, endpoint: Endpoint) -> ChainSpec:
+        """The chain `validation` describes for `endpoint`.
+
+        >>> ChainSpec.of(Validation(strict=True), Endpoint.chat).describe()
+        'default chat chain (strict)'
+        """
+        return cls(
+            endpoint=endpoint,
+            strict=validation.strict,
+            extra=validation.validators,
+            use_defaults=validation.default_validators,
+            allow_missing_done=validation.allow_missing_done,
+        )
 
     def __call__(self) -> Validator[GenerationResponse]:
         validators = [resolve_validator(name) for name in self.extra]
@@ -61,3 +78,12 @@ class ChainSpec:
             )
         parts.extend(self.extra)
         return " + ".join(parts)
+
+
+def slo_of(validation: Validation) -> Slo | None:
+    """The goodput SLO, when any limit was given.
+
+    >>> slo_of(Validation()) is None
+    True
+    """
+    return Slo.model_validate(validation.slo) if validation.slo else None

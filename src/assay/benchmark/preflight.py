@@ -9,9 +9,10 @@ from typing import Final
 
 from pydantic import ValidationError
 
-from assay.benchmark.from_config import backend_settings_of, source_config_of
+from assay.backend.settings import settings_for
 from assay.config import RunConfig, describe_validation_error
 from assay.data.dataset_files import is_hf_spec
+from assay.data.source_config import source_config_of
 from assay.data.tokenizer_spec import BUILTIN
 from assay.errors import ConfigError, DataError
 
@@ -26,13 +27,20 @@ def check_before_start(config: RunConfig, mock_check: Callable[[], object] | Non
     `mock_check` builds the embedded mock's config (when the run starts one), so a bad
     `--mock-fault` is refused with the rest.
     """
-    if config.data is not None and not is_hf_spec(config.data) and not config.data.exists():
-        raise DataError(f"{config.data}: no such prompt file")
-    if config.trace is not None and not config.trace.is_file():
-        raise DataError(f"{config.trace}: no such trace file")
-    _checked("", lambda: backend_settings_of(config, config.target or _PLACEHOLDER_URL))
-    _checked("", lambda: source_config_of(config, _PLACEHOLDER_MODEL))
-    spec = config.tokenizer
+    source, target = config.source, config.target
+    if source.data is not None and not is_hf_spec(source.data) and not source.data.exists():
+        raise DataError(f"{source.data}: no such prompt file")
+    if source.trace is not None and not source.trace.is_file():
+        raise DataError(f"{source.trace}: no such trace file")
+    url = target.url or _PLACEHOLDER_URL
+    _checked("", lambda: settings_for(target, url, seed=config.seed))
+    _checked(
+        "",
+        lambda: source_config_of(
+            source, config.request, target.endpoint, _PLACEHOLDER_MODEL, config.seed
+        ),
+    )
+    spec = source.tokenizer
     if spec is not None and spec.strip().lower() != BUILTIN and not Path(spec).exists():
         raise DataError(f"--tokenizer {spec}: no such file or folder")
     if mock_check is not None:

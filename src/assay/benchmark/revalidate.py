@@ -146,25 +146,11 @@ def revalidate(
                     )  # fmt: skip
                 turn.add(judged)
     steps = [
-        StepReport.of(
-            step.index,
-            step.profile,
+        # What never became a record (scheduled, not sent, lost, how the sessions went) is not
+        # the validators' to change; the figures, the turns' included, are judged again.
+        step.judged_again(
             aggregators[step.index].snapshot(),
-            requested_rate=step.requested_rate,
-            requested_concurrency=step.requested_concurrency,
-            stopped_by=step.stopped_by,
             timeline=timelines[step.index].snapshot() if step.index in timelines else None,
-            # What never became a record is not the validators' to change.
-            scheduled=step.scheduled,
-            not_sent=step.not_sent,
-            lost=step.lost,
-            lost_processes=step.lost_processes,
-            ramp=step.ramp,
-            burstiness=step.burstiness,
-            data_rows=step.data_rows,
-            # How the sessions went is what was sent, as `scheduled` is; the turns' figures are
-            # judged again.
-            sessions=step.sessions,
             turns=_turn_snapshots(turns.get(step.index)),
         )
         for step in old.steps

@@ -14,22 +14,14 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
-
-from pydantic import JsonValue
+from typing import TYPE_CHECKING
 
 from assay.backend import split_endpoint_path
 from assay.backend.probe import probe_endpoint
 from assay.backend.readiness import wait_for_model
 from assay.backend.served_models import ServedModel
-from assay.benchmark.chain_spec import ChainSpec
-from assay.benchmark.from_config import (
-    backend_settings_of,
-    chain_of,
-    plan_of,
-    slo_of,
-    source_of,
-)
+from assay.backend.settings import BackendSettings, settings_for
+from assay.benchmark.chain_spec import ChainSpec, slo_of
 from assay.benchmark.preflight import check_before_start
 from assay.benchmark.server_observation import observe_server, server_metrics_report
 from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary
@@ -37,6 +29,8 @@ from assay.config import RunConfig, check_machine_limits
 from assay.config.limits import load_processes
 from assay.data.context_fit import ContextWindow, check_fits_context
 from assay.data.describe import describe_source
+from assay.data.source import RequestSource
+from assay.data.source_config import source_of
 from assay.engine import (
     BenchmarkPlan,
     BenchmarkResult,
@@ -48,7 +42,7 @@ from assay.engine import (
     start_load_processes,
     start_ray_actors,
 )
-from assay.engine.interrupt import sigint_as_flag
+from assay.engine.interrupt import SigintFlag, sigint_as_flag
 from assay.errors import OutputError
 from assay.file_writes import open_new
 from assay.load_launcher import LoadProcesses
@@ -59,15 +53,11 @@ from assay.reports.report import SessionSummary
 from assay.run_folder import RECORDS_FILE as RECORDS_FILE
 from assay.run_folder import RunFolder, claim_run_folder
 from assay.spec.constraints import StopReason
-from assay.spec.load import CONCURRENCY_KINDS, DEFAULT_CONCURRENCY
 from assay.spec.run import RunEcho
 
 if TYPE_CHECKING:
     from assay.mock import MockConfig
 
-# What the embedded mock injects when the user names no faults: a few percent of the failures
-# real servers produce, so a first run shows what assay catches (and stays a valid run).
-DEMO_FAULTS: Final = {"empty_stream": 0.01, "truncated_stream": 0.005, "inband_error": 0.005}
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,25 +76,17 @@ def mock_config_of(config: RunConfig) -> MockConfig:
     # (aiohttp.web and friends), which saves 60-80 ms of every run's start-up.
     from assay.mock import Fixed, LatencyModel, MockConfig, Normal
 
+    mock = config.mock
     return MockConfig(
         latency=LatencyModel(
-            time_to_first_token=Fixed(value=config.mock_ttft_ms / 1000),
-            inter_token_latency=Fixed(value=config.mock_itl_ms / 1000),
+            time_to_first_token=Fixed(value=mock.ttft_ms / 1000),
+            inter_token_latency=Fixed(value=mock.itl_ms / 1000),
             output_tokens=Normal(mean=400, stdev=150, min=1, max=2048),
         ),
-        fault_rates=injected_faults(config),
+        fault_rates=mock.injected_faults(),
         seed=config.seed,
-        record_requests=config.mock_record_requests,
+        record_requests=mock.record_requests,
     )
-
-
-def injected_faults(config: RunConfig) -> dict[str, float]:
-    """The fault rates the embedded mock injects: the chosen ones, else the demo faults.
-
-    >>> injected_faults(RunConfig())["empty_stream"]
-    0.01
-    """
-    return dict(config.mock_faults) if config.mock_faults else dict(DEMO_FAULTS)
 
 
 def injected_faults_caught(report: Report) -> str | None:
@@ -139,45 +121,11 @@ def injected_faults_caught(report: Report) -> str | None:
     )
 
 
-def effective_settings(config: RunConfig) -> dict[str, JsonValue]:
-    """The settings a run used where the config left the choice to a default.
-
-    The report records these in place of the config's empty values, so report.json says what
-    ran: the faults the embedded mock injected, and the concurrency of the profiles that use one.
-
-    >>> effective_settings(RunConfig())
-    {'concurrency': 64, 'mock_faults': {'empty_stream': 0.01, 'truncated_stream': 0.005, \
-'inband_error': 0.005}}
-    >>> effective_settings(RunConfig(target="http://127.0.0.1:1", profile="synchronous"))
-    {'concurrency': None, 'mock_faults': {}}
-    """
-    faults: dict[str, JsonValue] = {**effective_faults(config)}
-    return {"concurrency": effective_concurrency(config), "mock_faults": faults}
-
-
-def effective_concurrency(config: RunConfig) -> int | None:
-    """The concurrency of a profile that uses one (the default when none was given), else None.
-
-    >>> effective_concurrency(RunConfig()), effective_concurrency(RunConfig(profile="synchronous"))
-    (64, None)
-    """
-    if config.sweep_concurrency:
-        return max(config.sweep_concurrency)  # the most the sweep's levels keep in flight
-    if config.concurrency is None and config.profile in CONCURRENCY_KINDS:
-        return DEFAULT_CONCURRENCY
-    return config.concurrency
-
-
-def effective_faults(config: RunConfig) -> dict[str, float]:
-    """The faults the embedded mock injects; none with a real target."""
-    return injected_faults(config) if config.target is None else {}
-
-
 @contextmanager
 def open_target(config: RunConfig, note: Callable[[str], None]) -> Iterator[str]:
     """The base URL to benchmark: `--target`, or an embedded mock started for the run."""
-    if config.target is not None:
-        base, dropped = split_endpoint_path(config.target)
+    if config.target.url is not None:
+        base, dropped = split_endpoint_path(config.target.url)
         if dropped is not None:
             note(
                 f"target: dropped {dropped} from the URL; assay adds each endpoint's path "
@@ -189,7 +137,7 @@ def open_target(config: RunConfig, note: Callable[[str], None]) -> Iterator[str]
 
     mock = mock_config_of(config)
     faults = ", ".join(f"{name}={rate:g}" for name, rate in mock.fault_rates.items()) or "none"
-    with start_mock_processes(mock, workers=config.mock_workers) as url:
+    with start_mock_processes(mock, workers=config.mock.workers) as url:
         note(f"target: embedded mock server at {url} (injected faults: {faults})")
         yield url
 
@@ -215,13 +163,13 @@ def run_from_config(
     started_at = datetime.now(UTC)
     claimed = None
     try:
-        chain = chain_of(config)
+        chain = ChainSpec.of(config.validation, config.target.endpoint)
         chain()  # build once here so a bad --validator fails before any load is sent
         check_machine_limits(config)
-        mock_check = None if config.target is not None else lambda: mock_config_of(config)
+        mock_check = None if config.target.url is not None else lambda: mock_config_of(config)
         check_before_start(config, mock_check)
         if folder is None:
-            folder = claimed = claim_run_folder(config.output_dir, started_at)
+            folder = claimed = claim_run_folder(config.output.dir, started_at)
         return _run(config, folder, chain, started_at, note, on_progress, started)
     except BaseException:
         # A start that failed leaves no empty run folder; one with records keeps them.
@@ -242,121 +190,155 @@ def _run(
     on_progress: Callable[[ProgressSnapshot], None] | None,
     started: LoadProcesses | RayActors | None,
 ) -> RunOutcome:
-    output_dir = folder.path
     # From here on Ctrl-C is a flag, never a KeyboardInterrupt raised mid-start-up: the run
     # then ends cleanly with what it has (the scheduler handles it while the load runs).
     with contextlib.ExitStack() as stack:
         interrupted = stack.enter_context(sigint_as_flag())
         # The load processes start first: their imports overlap the target's start and check.
-        if started is None and config.engine == "ray":
-            started = stack.enter_context(start_ray_actors(config.ray_address, config.ray_workers))
-            if started.leftovers_ended is not None:
-                note(started.leftovers_ended)
-            note(f"engine: {started.processes} Ray actors on {started.nodes} nodes")
-        elif started is None:
-            started = stack.enter_context(start_load_processes(load_processes(config)))
+        started = _start_engine(config, stack, started, note)
         url = stack.enter_context(open_target(config, note))
         if isinstance(started, RayActors):
             started.check_can_reach(url)
-        backend = backend_settings_of(config, url)
-        ready = asyncio.run(
-            wait_for_model(
-                backend,
-                config.model,
-                wait_s=config.wait_ready,
-                interrupted=interrupted.is_set,
-                note=note,
-            )
+        backend = settings_for(config.target, url, seed=config.seed)
+        model, source = _ready_source(config, backend, chain, interrupted, note)
+        plan = BenchmarkPlan(
+            profile=config.load,
+            constraints=config.constraints_in_force(),
+            processes=(
+                started.processes if isinstance(started, RayActors) else load_processes(config)
+            ),
+            source=source,
+            backend=backend,
+            validator_factory=chain,
+            seed=config.seed,
         )
-        if ready is None:
-            # Ctrl-C while waiting for the server: nothing was sent, nothing to report.
-            raise KeyboardInterrupt
-        model = ready.id
-        window = context_window_of(config, ready)
-        said = "" if window is None else f"; context window {window.tokens:,} ({window.origin})"
-        note(f"model: {model}{said}; validators: {chain.describe()}")
-        source = source_of(config, model)
-        for line in describe_source(source):
-            note(line)
-        if window is not None:
-            check_fits_context(source, window)
-        # Built once, before any load: it loads the tokenizer (a bad one fails here) and is the
-        # probe a real target gets, so a wrong endpoint stops the run here, not after it.
-        first_request = None if source.size() == 0 else source.request(0)
-        if (
-            first_request is not None
-            and config.target is not None
-            and config.probe
-            and not asyncio.run(
-                probe_endpoint(backend, first_request, interrupted=interrupted.is_set)
-            )
-        ):
-            raise KeyboardInterrupt
-        slices = started.processes if isinstance(started, RayActors) else None
-        plan = plan_of(config, source, backend, chain, slices=slices)
         sinks = ShardSinkFactory(
             folder.shards,
-            slo=slo_of(config),
-            windowed=bool(config.warmup_seconds or config.cooldown_seconds),
+            slo=slo_of(config.validation),
+            windowed=bool(plan.constraints.warmup_seconds or plan.constraints.cooldown_seconds),
         )
-        observer = stack.enter_context(observe_server(config, backend, note))
+        observer = stack.enter_context(observe_server(config.server_metrics, backend, note))
         first = observer.samples[-1] if observer is not None and observer.samples else None
         result: BenchmarkResult[ShardSummary] = BenchmarkResult(steps=[], interrupted=True)
         if not interrupted.is_set():
             result = run_benchmark(plan, sinks, on_progress=on_progress, started=started)
         was_interrupted = result.interrupted or interrupted.is_set()
         recovered = recover_lost_shards(result, sinks, plan)
-        rows = plan.source.size()
         steps = [
-            step_report(step, recovered.get(step.index, []), data_rows=rows)
+            step_report(step, recovered.get(step.index, []), data_rows=source.size())
             for step in result.steps
         ]
-        server = (
-            None
-            if observer is None or first is None
-            else server_metrics_report(observer, first, steps)
-        )
-    finished_at = datetime.now(UTC)
-    try:
-        _merge_shards(result, recovered, output_dir / RECORDS_FILE)
-    except OSError as error:
-        raise OutputError(
-            f"cannot write {output_dir / RECORDS_FILE}: {error.strerror or error}; "
-            f"the records are in {folder.shards}"
-        ) from None
-    folder.drop_shards(
-        summary.shard
-        for step in result.steps
-        for summary in (*step.sink_results, *recovered.get(step.index, []))
-    )
+        server = None if observer is None or first is None else (
+            server_metrics_report(observer, first, steps)
+        )  # fmt: skip
+    _write_records(folder, result, recovered)
     report = build_report(
         run_config=RunEcho.of(
             config,
-            concurrency=effective_concurrency(config),
-            mock_faults=effective_faults(config),
+            validator_chain=chain.describe(),
             resolved_target=url,
             resolved_model=model,
-            validator_chain=chain.describe(),
             processes=plan.processes,
-            constraints=plan.constraints,
             interrupted=was_interrupted,
             degraded=result.degraded,
         ),
         steps=steps,
         server_metrics=server,
         started_at=started_at,
-        finished_at=finished_at,
-        max_error_rate=config.max_error_rate,
-        max_not_sent_rate=config.max_not_sent_rate,
+        finished_at=datetime.now(UTC),
+        max_error_rate=config.validation.max_error_rate,
+        max_not_sent_rate=config.validation.max_not_sent_rate,
     )
     try:
-        write_report(report, output_dir)
-        write_html(output_dir, report, new=True)
+        write_report(report, folder.path)
+        write_html(folder.path, report, new=True)
     except OSError as error:
         raise OutputError(
-            f"cannot write the report into {output_dir}: {error.strerror or error}"
+            f"cannot write the report into {folder.path}: {error.strerror or error}"
         ) from None
-    return RunOutcome(report, output_dir, was_interrupted, url)
+    return RunOutcome(report, folder.path, was_interrupted, url)
+
+
+def _start_engine(
+    config: RunConfig,
+    stack: contextlib.ExitStack,
+    started: LoadProcesses | RayActors | None,
+    note: Callable[[str], None],
+) -> LoadProcesses | RayActors:
+    """The load processes or Ray actors the run's engine runs its load slices in."""
+    if started is not None:
+        return started
+    engine = config.engine
+    if engine.kind == "local":
+        return stack.enter_context(start_load_processes(load_processes(config)))
+    actors = stack.enter_context(start_ray_actors(engine.ray_address, engine.ray_workers))
+    if actors.leftovers_ended is not None:
+        note(actors.leftovers_ended)
+    note(f"engine: {actors.processes} Ray actors on {actors.nodes} nodes")
+    return actors
+
+
+def _ready_source(
+    config: RunConfig,
+    backend: BackendSettings,
+    chain: ChainSpec,
+    interrupted: SigintFlag,
+    note: Callable[[str], None],
+) -> tuple[str, RequestSource]:
+    """The model once the target serves it, and the requests to send it, checked against its
+    context window and, on a real target, probed with the first one; KeyboardInterrupt on a
+    Ctrl-C while waiting (nothing was sent, nothing to report)."""
+    target = config.target
+    ready = asyncio.run(
+        wait_for_model(
+            backend,
+            target.model,
+            wait_s=target.wait_ready,
+            interrupted=interrupted.is_set,
+            note=note,
+        )
+    )
+    if ready is None:
+        raise KeyboardInterrupt
+    window = context_window_of(config, ready)
+    said = "" if window is None else f"; context window {window.tokens:,} ({window.origin})"
+    note(f"model: {ready.id}{said}; validators: {chain.describe()}")
+    source = source_of(config.source, config.request, target.endpoint, ready.id, config.seed)
+    for line in describe_source(source):
+        note(line)
+    if window is not None:
+        check_fits_context(source, window)
+    # Built once, before any load: it loads the tokenizer (a bad one fails here) and is the
+    # probe a real target gets, so a wrong endpoint stops the run here, not after it.
+    first_request = None if source.size() == 0 else source.request(0)
+    if (
+        first_request is not None
+        and target.url is not None
+        and target.probe
+        and not asyncio.run(probe_endpoint(backend, first_request, interrupted=interrupted.is_set))
+    ):
+        raise KeyboardInterrupt
+    return ready.id, source
+
+
+def _write_records(
+    folder: RunFolder,
+    result: BenchmarkResult[ShardSummary],
+    recovered: dict[int, list[ShardSummary]],
+) -> None:
+    """Merge the shards into records.jsonl, then drop them."""
+    records = folder.path / RECORDS_FILE
+    try:
+        _merge_shards(result, recovered, records)
+    except OSError as error:
+        raise OutputError(
+            f"cannot write {records}: {error.strerror or error}; the records are in {folder.shards}"
+        ) from None
+    folder.drop_shards(
+        summary.shard
+        for step in result.steps
+        for summary in (*step.sink_results, *recovered.get(step.index, []))
+    )
 
 
 def context_window_of(config: RunConfig, served: ServedModel) -> ContextWindow | None:
@@ -365,13 +347,15 @@ def context_window_of(config: RunConfig, served: ServedModel) -> ContextWindow |
 
     >>> context_window_of(RunConfig(), ServedModel("m", 4096))
     ContextWindow(tokens=4096, origin='max_model_len of /v1/models')
-    >>> context_window_of(RunConfig(context_window=0), ServedModel("m", 4096)) is None
+    >>> off = RunConfig.model_validate({"context_window": 0})
+    >>> context_window_of(off, ServedModel("m", 4096)) is None
     True
     """
-    if config.context_window == 0:
+    tokens = config.target.context_window
+    if tokens == 0:
         return None
-    if config.context_window is not None:
-        return ContextWindow(config.context_window, "--context-window")
+    if tokens is not None:
+        return ContextWindow(tokens, "--context-window")
     if served.context_window is None:
         return None
     return ContextWindow(served.context_window, "max_model_len of /v1/models")
@@ -433,10 +417,8 @@ def step_report(
     sessions = step.sessions
     return StepReport.of(
         step.index,
-        step.kind,
+        step.load,
         aggregator.snapshot(),
-        requested_rate=step.rate,
-        requested_concurrency=step.concurrency,
         stopped_by=step.stopped_by,
         timeline=timeline.snapshot(),
         scheduled=scheduled,
@@ -445,8 +427,6 @@ def step_report(
         lost_processes=tuple(process.reason for process in step.lost_processes),
         sessions=None if sessions is None else SessionSummary.model_validate(asdict(sessions)),
         turns={turn: turns[turn].snapshot() for turn in sorted(turns)} if turns else None,
-        ramp=step.ramp,
-        burstiness=step.burstiness,
         data_rows=data_rows if step.stopped_by is StopReason.data_exhausted else None,
     )
 

@@ -9,7 +9,6 @@ from urllib.parse import urlsplit
 
 from assay.backend import BackendSettings
 from assay.backend.redaction import mask_url
-from assay.config import RunConfig
 from assay.core.diagnostics import DiagnosticCode, Stage, stage_of
 from assay.errors import ConfigError
 from assay.reports import StepReport
@@ -21,6 +20,7 @@ from assay.server_metrics import (
     TimedSample,
     summarize,
 )
+from assay.spec.sections import ServerMetrics
 
 # Codes after which assay cannot tell whether the server finished the answer: the connection
 # broke, a deadline passed, or the stream just stopped.
@@ -36,19 +36,18 @@ _UNSEEN_END = frozenset(
 )
 
 
-def metrics_url_of(config: RunConfig, target: str) -> tuple[str, bool] | None:
+def metrics_url_of(metrics: ServerMetrics, target: str) -> tuple[str, bool] | None:
     """The metrics URL to scrape and whether the user named it; None when turned off.
 
-    >>> from assay.config import RunConfig
-    >>> metrics_url_of(RunConfig(), "http://127.0.0.1:8000")
+    >>> metrics_url_of(ServerMetrics(), "http://127.0.0.1:8000")
     ('http://127.0.0.1:8000/metrics', False)
-    >>> metrics_url_of(RunConfig(server_metrics="off"), "http://127.0.0.1:8000") is None
+    >>> metrics_url_of(ServerMetrics(url="off"), "http://127.0.0.1:8000") is None
     True
     """
-    if config.server_metrics == "off":
+    if metrics.url == "off":
         return None
-    if config.server_metrics is not None:
-        return config.server_metrics, True
+    if metrics.url is not None:
+        return metrics.url, True
     return f"{target.rstrip('/')}/metrics", False
 
 
@@ -68,14 +67,14 @@ def _same_origin(a: str, b: str) -> bool:
 
 @contextmanager
 def observe_server(
-    config: RunConfig, backend: BackendSettings, note: Callable[[str], None]
+    metrics: ServerMetrics, backend: BackendSettings, note: Callable[[str], None]
 ) -> Iterator[ServerMetricsObserver | None]:
     """An observer of the target's metrics, or None when off or when nothing answers there.
 
     The API key and headers go with the scrapes only when the metrics URL has the target's
     origin: no credential is sent to another host.
     """
-    found = metrics_url_of(config, backend.request_root)
+    found = metrics_url_of(metrics, backend.request_root)
     if found is None:
         yield None
         return
@@ -92,8 +91,8 @@ def observe_server(
     with ServerMetricsObserver(
         url,
         headers=headers,
-        interval_s=config.server_metrics_interval,
-        timeout_s=min(5.0, config.timeout_connect),
+        interval_s=metrics.interval,
+        timeout_s=min(5.0, backend.timeouts.connect_s),
         verify_tls=_tls_of(backend),
         shown_url=mask_url(url),
         metrics_elsewhere=not same_origin,
@@ -105,7 +104,7 @@ def observe_server(
             note(f"server metrics: none at {mask_url(url)} ({first.problem})")
             yield None
             return
-        note(f"server metrics: {mask_url(url)}, every {config.server_metrics_interval:g} s")
+        note(f"server metrics: {mask_url(url)}, every {metrics.interval:g} s")
         yield observer
 
 

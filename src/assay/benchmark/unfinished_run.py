@@ -20,8 +20,8 @@ from typing import IO, Final
 import orjson
 from pydantic import ValidationError
 
-from assay.benchmark.from_config import chain_of, constraints_of, profile_of, slo_of
-from assay.benchmark.run import RECORDS_FILE, effective_concurrency, effective_faults
+from assay.benchmark.chain_spec import ChainSpec, slo_of
+from assay.benchmark.run import RECORDS_FILE
 from assay.benchmark.shard_sink import ShardSinkFactory
 from assay.config import RunConfig
 from assay.config.limits import load_processes
@@ -46,13 +46,9 @@ from assay.spec.load import (
     Sweep,
     Synchronous,
     Throughput,
-    burstiness_of,
-    rate_ramp,
-    requested_concurrency,
-    requested_rate,
 )
 from assay.spec.run import RunEcho
-from assay.spec.validation import DEFAULT_MAX_ERROR_RATE, DEFAULT_MAX_NOT_SENT_RATE
+from assay.spec.sections import Validation
 
 _UNKNOWN_PROFILE: Final = "unknown"
 
@@ -201,13 +197,14 @@ def finish_unfinished_run(
         settings_known=config is not None,
     )
     steps = _steps(records, spans, config, run_dir)
+    validation = Validation() if config is None else config.validation
     report = build_report(
         run_config=RunEcho() if config is None else _echo(config),
         steps=steps,
         started_at=started_at,
         finished_at=finished_at,
-        max_error_rate=DEFAULT_MAX_ERROR_RATE if config is None else config.max_error_rate,
-        max_not_sent_rate=DEFAULT_MAX_NOT_SENT_RATE if config is None else config.max_not_sent_rate,
+        max_error_rate=validation.max_error_rate,
+        max_not_sent_rate=validation.max_not_sent_rate,
         incomplete=incomplete,
     )
     write_report(report, run_dir)
@@ -221,16 +218,12 @@ def finish_unfinished_run(
 
 def _echo(config: RunConfig) -> RunEcho:
     """The settings of a run that crashed, as far as they do not depend on how far it got."""
-    constraints = constraints_of(config)
     return RunEcho.of(
         config,
-        concurrency=effective_concurrency(config),
-        mock_faults=effective_faults(config),
-        resolved_target=config.target,
-        resolved_model=config.model,
-        validator_chain=chain_of(config).describe(),
+        validator_chain=ChainSpec.of(config.validation, config.target.endpoint).describe(),
+        resolved_target=config.target.url,
+        resolved_model=config.target.model,
         processes=load_processes(config),
-        constraints=constraints,
         interrupted=False,
         degraded=False,
     )
@@ -259,12 +252,13 @@ def _steps(
     A step's start is its earliest targeted start (where its schedule began, as near as the
     records tell); the measured window of a warmup or cooldown is placed from it.
     """
+    constraints = None if config is None else config.constraints_in_force()
     sinks = ShardSinkFactory(
         run_dir / SHARDS_DIR,
-        slo=None if config is None else slo_of(config),
-        windowed=config is not None and bool(config.warmup_seconds or config.cooldown_seconds),
+        slo=None if config is None else slo_of(config.validation),
+        windowed=constraints is not None
+        and bool(constraints.warmup_seconds or constraints.cooldown_seconds),
     )
-    constraints = None if config is None else constraints_of(config)
     aggregators: dict[int, StepAggregator] = {}
     timelines: dict[int, Timeline] = {}
     for step, (start_ns, _) in spans.items():
@@ -282,20 +276,16 @@ def _steps(
     for record in read_records(records):
         aggregators[record.step].add(record)
         timelines[record.step].add(record)
-    profile = None if config is None else profile_of(config)
+    profile = None if config is None else config.load
     steps = []
     for index in sorted(aggregators):
         name, load = (_UNKNOWN_PROFILE, None) if profile is None else _step_load(profile, index)
         steps.append(
             StepReport.of(
                 index,
-                name,
+                name if load is None else load,
                 aggregators[index].snapshot(),
-                requested_rate=None if load is None else requested_rate(load),
-                requested_concurrency=None if load is None else requested_concurrency(load),
                 timeline=timelines[index].snapshot(),
-                ramp=None if load is None else rate_ramp(load),
-                burstiness=None if load is None else burstiness_of(load),
             )
         )
     return steps

@@ -11,6 +11,7 @@ from typing import Final
 
 from assay.errors import ConfigError
 from assay.load.machine import usable_cpus
+from assay.spec.load import Sweep, most_in_flight, rate_ramp, requested_rate
 from assay.spec.run import RunConfig
 
 PROCESSES_PER_CPU: Final = 4
@@ -33,28 +34,31 @@ def load_processes(config: RunConfig) -> int:
     The run spec holds only what was asked (`processes`, None for "as the run needs"); how many
     CPUs that is depends on the machine the run starts on, a question for the system, asked here.
 
-    >>> load_processes(RunConfig(processes=3))
+    >>> load_processes(RunConfig.model_validate({"processes": 3}))
     3
-    >>> load_processes(RunConfig(max_requests=10))
+    >>> load_processes(RunConfig.model_validate({"max_requests": 10}))
     1
-    >>> load_processes(RunConfig(max_requests=10, processes=2))
+    >>> load_processes(RunConfig.model_validate({"max_requests": 10, "processes": 2}))
     2
     """
-    if config.processes is not None:
-        return config.processes
+    if config.engine.processes is not None:
+        return config.engine.processes
     if _small_run(config):
         return 1
     return usable_cpus()
 
 
 def _small_run(config: RunConfig) -> bool:
+    most, load = config.constraints.max_requests, config.load
+    ramp = None if isinstance(load, Sweep) else rate_ramp(load)
+    rates = (
+        *(() if isinstance(load, Sweep) else (requested_rate(load),)),
+        *(() if ramp is None else (ramp.start_rate, ramp.end_rate)),
+    )
     return (
-        config.max_requests is not None
-        and config.max_requests <= SMALL_RUN_REQUESTS
-        and all(
-            rate is None or rate <= SMALL_RUN_RATE
-            for rate in (config.rate, config.ramp_up_start_rate, config.ramp_up_end_rate)
-        )
+        most is not None
+        and most <= SMALL_RUN_REQUESTS
+        and all(rate is None or rate <= SMALL_RUN_RATE for rate in rates)
     )
 
 
@@ -76,7 +80,7 @@ def check_machine_limits(config: RunConfig) -> tuple[str, ...]:
     processes = load_processes(config)
     for flag, count in (
         ("--processes", processes),
-        ("--mock-workers", config.mock_workers),
+        ("--mock-workers", config.mock.workers),
     ):
         if count > most:
             raise ConfigError(
@@ -90,13 +94,16 @@ def check_machine_limits(config: RunConfig) -> tuple[str, ...]:
             "processes compete for them and the client, not the server, may set the pace"
         )
     files = open_file_limit()
-    if config.concurrency is not None and files is not None:
+    # The concurrency the user gave (every stream in flight holds a socket), not a default.
+    given = not config.load.model_fields_set.isdisjoint({"streams", "max_concurrency"})
+    concurrency = most_in_flight(config.load) if given else None
+    if concurrency is not None and files is not None:
         # Every stream in flight holds one connection, so one socket, in its process.
-        per_process = math.ceil(config.concurrency / processes)
+        per_process = math.ceil(concurrency / processes)
         allowed = files - RESERVED_FILES
         if per_process > allowed:
             raise ConfigError(
-                f"--concurrency {config.concurrency}: {per_process} connections per load process "
+                f"--concurrency {concurrency}: {per_process} connections per load process "
                 f"is above what the open-file limit of {files} (ulimit -n) allows ({allowed}); "
                 "lower --concurrency, add --processes or raise the limit"
             )

@@ -20,18 +20,20 @@ from typing import Any, Final, get_args, get_origin
 from pydantic import ValidationError
 
 from assay.errors import ConfigError
+from assay.spec.echo import RunEcho
+from assay.spec.flat import FLAT_KEYS, flag_of, flat_loc
 from assay.spec.run import RunConfig as RunConfig
-from assay.spec.run import flag_of
 from assay.spec.validation import SLO_KEYS as SLO_KEYS
 
-FIELD_NAMES: Final = frozenset(RunConfig.model_fields)
-"""Every key a config file may hold."""
+FIELD_NAMES: Final = frozenset(FLAT_KEYS)
+"""Every key a config file may hold (the flat keys, `assay.spec.flat`)."""
 
 # Keys whose flag repeats (`--validator A --validator B`): a file may give a list or one string.
 _REPEATED: Final = frozenset(
     name
-    for name, info in RunConfig.model_fields.items()
-    if get_origin(info.annotation) is tuple and get_args(info.annotation)[0] is str
+    for name in FLAT_KEYS
+    if get_origin(annotation := RunEcho.model_fields[name].annotation) is tuple
+    and get_args(annotation)[0] is str
 )
 
 
@@ -85,11 +87,11 @@ def load_config_file(path: Path) -> dict[str, Any]:
 def build_config(file_keys: Mapping[str, Any], overrides: Mapping[str, Any]) -> RunConfig:
     """Merge file keys with flag overrides (flags win) and validate into a `RunConfig`.
 
-    >>> build_config({"profile": "constant", "rate": 5}, {"rate": 10}).rate
+    >>> build_config({"profile": "constant", "rate": 5}, {"rate": 10}).load.rate
     10.0
-    >>> build_config({"extra_body": {"a": 1, "b": 2}}, {"extra_body": {"b": 3}}).extra_body
+    >>> build_config({"extra_body": {"a": 1, "b": 2}}, {"extra_body": {"b": 3}}).request.extra_body
     {'a': 1, 'b': 3}
-    >>> build_config({"output-tokens": 32, "stop": "END"}, {}).output_tokens
+    >>> build_config({"output-tokens": 32, "stop": "END"}, {}).source.output_tokens
     '32'
     >>> build_config({"max_requests": "ten"}, {})
     Traceback (most recent call last):
@@ -120,18 +122,18 @@ def describe_validation_error(
 ) -> str:
     """One readable line per problem: `key: what is wrong`.
 
-    A key in `names` (by field) is named as given there, e.g. as a config file wrote it; any
-    other with dashes. Messages that name the flag of a key in `names` name it so instead.
+    A problem inside a section is named by its flat key (`assay.spec.flat`); a key in `names`
+    is named as given there, e.g. as a config file wrote it; any other with dashes. Messages
+    that name the flag of a key in `names` name it so instead.
     """
     names = names or {}
     lines = []
     for problem in error.errors():
-        loc = problem["loc"]
+        head, rest = flat_loc(problem["loc"])
         message = _as_written(str(problem["msg"]).removeprefix("Value error, "), names)
-        if not loc:
+        if head is None:
             lines.append(message)
             continue
-        head, rest = str(loc[0]), "".join(f".{part}" for part in loc[1:])
         where = names.get(head) or head.replace("_", "-")
         lines.append(f"{where}{rest}: {message}")
     return "; ".join(lines)

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from assay.data.file_source import FileSource, FileSourceConfig
+from assay.data.media import ImageSize
+from assay.data.session import FileSessions, SyntheticSessions
 from assay.data.source import RequestSource
 from assay.data.synthetic import SyntheticSource
+from assay.data.token_count import parse_token_count
+from assay.data.trace import TraceConfig, load_trace
+from assay.errors import ConfigError, DataError
+from assay.spec.endpoint import Endpoint
+from assay.spec.sections import Request, Source
+from assay.spec.source import PromptColumns
 
 SourceConfig = Annotated[SyntheticSource | FileSourceConfig, Field(discriminator="kind")]
 """Either synthetic requests or a prompt file, told apart by `kind` in JSON config."""
@@ -27,4 +35,78 @@ def build_source(config: SyntheticSource | FileSourceConfig) -> RequestSource:
             return FileSource.load(config)
 
 
-__all__ = ["SourceConfig", "build_source"]
+def source_of(
+    source: Source, request: Request, endpoint: Endpoint, model: str, seed: int
+) -> RequestSource:
+    """Synthetic prompts or sessions, the rows of `source.data` (read and checked here, as
+    sessions with `multi_turn`), or the requests of `source.trace`."""
+    think_time_ns = round(source.think_time_ms * 1_000_000)
+    match source_config_of(source, request, endpoint, model, seed):
+        case TraceConfig() as trace:
+            return load_trace(trace)
+        case FileSourceConfig() as file_config:
+            rows = FileSource.load(file_config)
+            if source.data_cycle:
+                rows = rows.cycled()
+            return FileSessions.of(rows, think_time_ns) if source.multi_turn else rows
+        case SyntheticSource() as synthetic:
+            if source.turns > 1:
+                return SyntheticSessions(synthetic, source.turns, think_time_ns)
+            return build_source(synthetic)
+
+
+def source_config_of(
+    source: Source, request: Request, endpoint: Endpoint, model: str, seed: int
+) -> SyntheticSource | FileSourceConfig | TraceConfig:
+    """What `source_of` builds, not built yet: checking it costs no file read."""
+    common: dict[str, Any] = {
+        "endpoint": endpoint,
+        "model": model,
+        "ignore_eos": request.ignore_eos,
+        "stream": request.stream,
+        "seed": seed,
+        "tokenizer": source.tokenizer,
+        "extra_body": request.fields(),
+    }
+    if source.trace is not None:
+        return TraceConfig(path=source.trace, block_tokens=source.trace_block_tokens, **common)
+    output_tokens = parse_token_count(source.output_tokens)
+    if source.data is not None:
+        columns = PromptColumns.model_validate(source.data_columns)
+        return FileSourceConfig(
+            path=source.data, columns=columns, output_tokens=output_tokens, **common
+        )
+    return SyntheticSource(
+        **common,
+        **media_of(source),
+        prompt_tokens=parse_token_count(source.prompt_tokens),
+        output_tokens=output_tokens,
+        documents=source.documents,
+        document_tokens=parse_token_count(source.document_tokens),
+        shared_prefix_tokens=source.shared_prefix_tokens,
+    )
+
+
+def media_of(source: Source) -> dict[str, Any]:
+    """The synthetic images and audio `source` asks for, as `SyntheticSource` fields.
+
+    >>> media_of(Source(images="2", image_size="64x32"))["image_size"]
+    ImageSize(width=64, height=32)
+    """
+    try:
+        images = parse_token_count(source.images)
+    except DataError as error:
+        raise ConfigError(f"--images {source.images}: {error}") from None
+    try:
+        size = ImageSize.parse(source.image_size)
+    except ValueError as error:
+        raise ConfigError(f"--image-size: {error}") from None
+    return {
+        "images": images,
+        "image_size": size,
+        "image_format": source.image_format,
+        "audio_seconds": source.audio_seconds,
+    }
+
+
+__all__ = ["SourceConfig", "build_source", "media_of", "source_config_of", "source_of"]

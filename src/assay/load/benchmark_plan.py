@@ -23,14 +23,11 @@ from assay.spec.load import (
     Poisson,
     Profile,
     RampUp,
-    RateRamp,
     Replay,
     StepLoad,
     Sweep,
     Synchronous,
     Throughput,
-    burstiness_of,
-    rate_ramp,
     requested_concurrency,
     requested_rate,
     sweep_rates,
@@ -119,9 +116,7 @@ class StepResult(Generic[S]):
     """
 
     index: int
-    kind: str
-    rate: float | None
-    concurrency: int | None
+    load: StepLoad
     started_ns: int
     finished_ns: int
     totals: OutcomeTotals
@@ -130,10 +125,21 @@ class StepResult(Generic[S]):
     sink_results: list[S]
     scheduled: int | None = None
     lost_processes: tuple[LostProcess, ...] = ()
-    # The rate curve a ramped step followed (None unless it ramped), and the gamma shape of its
-    # arrival gaps (None unless `burstiness` was given).
-    ramp: RateRamp | None = None
-    burstiness: float | None = None
+
+    @property
+    def kind(self) -> str:
+        """The kind of load the step offered."""
+        return self.load.kind
+
+    @property
+    def rate(self) -> float | None:
+        """The rate the step asked for, None for closed loops (and a ramp, whose rate moved)."""
+        return requested_rate(self.load)
+
+    @property
+    def concurrency(self) -> int | None:
+        """The concurrency the step asked for, None for open loops."""
+        return requested_concurrency(self.load)
 
     @property
     def not_sent(self) -> int:
@@ -201,9 +207,7 @@ def merge_step(
     owed = [part.scheduled for part in ordered if part.scheduled is not None]
     return StepResult(
         index=index,
-        kind=load.kind,
-        rate=requested_rate(load),
-        concurrency=requested_concurrency(load),
+        load=load,
         started_ns=started_ns,
         finished_ns=max((part.finished_ns for part in ordered), default=started_ns),
         totals=totals,
@@ -212,8 +216,6 @@ def merge_step(
         sink_results=[part.summary for part in ordered],
         scheduled=sum(owed) if owed else None,
         lost_processes=tuple(sorted(lost, key=lambda loss: loss.process)),
-        ramp=rate_ramp(load),
-        burstiness=burstiness_of(load),
         sessions=_merged_sessions(ordered),
     )
 

@@ -28,8 +28,20 @@ from assay.metrics.step_metrics import ErrorSummary, Outcomes, StepMetrics
 from assay.metrics.timeline import TimelineSnapshot
 from assay.reports.validity import Validity, assess_validity
 from assay.server_metrics import ServerMetricsReport
+from assay.spec import load as loads
 from assay.spec.constraints import StopReason
-from assay.spec.load import ProfileKind, RateRamp
+from assay.spec.load import (
+    Concurrent,
+    Constant,
+    Poisson,
+    ProfileKind,
+    RampUp,
+    RateRamp,
+    Replay,
+    StepLoad,
+    Synchronous,
+    Throughput,
+)
 from assay.spec.run import RunEcho
 from assay.spec.validation import DEFAULT_MAX_NOT_SENT_RATE
 from assay.version import __version__
@@ -167,15 +179,58 @@ class StepReport(BaseModel):
         """
         return self.profile if _is_profile_kind(self.profile) else None
 
+    @property
+    def load(self) -> StepLoad | None:
+        """The load the step offered, as far as the report records it (not a replay's speed
+        nor a poisson's seed); None when it does not record the figure that names it, or for
+        a profile from another version. Read as stored, never refused.
+
+        >>> from assay.metrics import StepAggregator
+        >>> step = StepReport.of(0, Constant(rate=5, burstiness=0.5), StepAggregator().snapshot())
+        >>> step.load, step.requested_rate
+        (Constant(kind='constant', rate=5.0, burstiness=0.5), 5.0)
+        """
+        rate, streams, shape = self.requested_rate, self.requested_concurrency, self.burstiness
+        match self.profile_kind:
+            case "synchronous":
+                return Synchronous()
+            case "concurrent" if streams is not None:
+                return Concurrent.model_construct(streams=streams)
+            case "throughput" if streams is not None:
+                return Throughput.model_construct(max_concurrency=streams)
+            case "constant" if rate is not None:
+                return Constant.model_construct(rate=rate, burstiness=shape)
+            case "poisson" if rate is not None:
+                return Poisson.model_construct(rate=rate, burstiness=shape)
+            case "ramp_up" if self.ramp is not None:
+                return RampUp.model_construct(ramp=self.ramp, burstiness=shape)
+            case "replay":
+                return Replay()
+            case "concurrent" | "throughput" | "constant" | "poisson" | "ramp_up" | "sweep" | None:
+                return None
+
     sessions: SessionSummary | None = None
     # The metrics of each turn index (1 = a session's first turn) when the step ran sessions.
     turns: dict[int, StepMetrics] | None = None
+
+    def judged_again(
+        self,
+        metrics: StepMetrics,
+        *,
+        timeline: TimelineSnapshot | None,
+        turns: dict[int, StepMetrics] | None,
+    ) -> StepReport:
+        """The same step, its records judged again: what it offered and what never became a
+        record stay, its figures are `metrics`, `timeline` and `turns`."""
+        achieved = metrics.throughput.attempted_requests_per_s
+        update = {"metrics": metrics, "achieved_rate": achieved, "timeline": timeline}
+        return self.model_copy(update={**update, "turns": turns})
 
     @classmethod
     def of(
         cls,
         index: int,
-        profile: str,
+        profile: str | StepLoad,
         metrics: StepMetrics,
         *,
         requested_rate: float | None = None,
@@ -192,7 +247,14 @@ class StepReport(BaseModel):
         data_rows: int | None = None,
         burstiness: float | None = None,
     ) -> StepReport:
-        """A step entry whose achieved rate is read from its metrics."""
+        """A step entry whose achieved rate is read from its metrics; `profile` is the load the
+        step offered (its figures then read from it), or the name of one the caller cannot tell
+        whole."""
+        if not isinstance(profile, str):
+            load, profile = profile, profile.kind
+            requested_rate = loads.requested_rate(load)
+            requested_concurrency = loads.requested_concurrency(load)
+            ramp, burstiness = loads.rate_ramp(load), loads.burstiness_of(load)
         return cls(
             index=index,
             profile=profile,

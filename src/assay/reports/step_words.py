@@ -11,6 +11,15 @@ from typing import Final
 
 from assay.reports.report import Report, StepReport
 from assay.spec.constraints import Constraints, StopReason
+from assay.spec.load import (
+    Concurrent,
+    Constant,
+    Poisson,
+    RampUp,
+    Replay,
+    Synchronous,
+    Throughput,
+)
 
 MIN_RATE_WINDOW_S: Final = 1.0
 """Below this step duration a request rate is not shown: a handful of requests over a few
@@ -136,38 +145,27 @@ def describe_load(step: StepReport) -> str:
 
 
 def _offered_load(step: StepReport) -> str:
-    rate = step.requested_rate
-    streams = step.requested_concurrency
-    match step.profile_kind:
-        case "synchronous":
+    match step.load:
+        case Synchronous():
             return "synchronous, one request at a time"
-        case "concurrent" if streams is not None:
+        case Concurrent(streams=streams):
             return f"concurrent, {streams} stream{'s' if streams != 1 else ''}"
-        case "throughput" if streams is not None:
+        case Throughput(max_concurrency=streams):
             return f"throughput, up to {streams} in flight"
-        case "poisson" if rate is not None:
+        case Poisson(rate=rate):
             return f"poisson at {rate_text(rate)} req/s (mean)"
-        case "ramp_up" if step.ramp is not None:
-            ramp = step.ramp
+        case RampUp(ramp=ramp):
             return (
                 f"ramp_up, {ramp.curve} from {rate_text(ramp.start_rate)} to "
                 f"{rate_text(ramp.end_rate)} req/s "
                 f"over {ramp.duration_s:g} s"
             )
-        case (
-            "concurrent"
-            | "throughput"
-            | "poisson"
-            | "constant"
-            | "ramp_up"
-            | "replay"
-            | "sweep"
-            | None
-        ):
-            # A kind without the figure that names it, an open loop at its rate, a name
-            # from another version: the rate when there is one, else the name.
+        case Constant() | Replay() | None:
+            # An open loop at its rate, a kind without the figure that names it, a name from
+            # another version: the rate when there is one, else the name.
+            asked = step.requested_rate
             return (
-                f"{step.profile} at {rate_text(rate)} req/s" if rate is not None else step.profile
+                f"{step.profile} at {rate_text(asked)} req/s" if asked is not None else step.profile
             )
 
 

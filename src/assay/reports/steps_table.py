@@ -13,6 +13,15 @@ from assay.metrics.sketch import Distribution
 from assay.reports.report import Report, StepReport
 from assay.reports.step_words import MIN_RATE_WINDOW_S, format_ms, rate_is_meaningful
 from assay.spec.constraints import StopReason
+from assay.spec.load import (
+    Concurrent,
+    Constant,
+    Poisson,
+    RampUp,
+    Replay,
+    Synchronous,
+    Throughput,
+)
 
 _STOP_NAMES: Final = {
     StopReason.max_seconds: "time limit",
@@ -32,28 +41,19 @@ def offered(step: StepReport) -> str:
     >>> offered(StepReport.of(2, "constant", StepAggregator().snapshot(), requested_rate=12.5))
     '12.5/s'
     """
-    rate, streams = step.requested_rate, step.requested_concurrency
-    match step.profile_kind:
-        case "synchronous":
+    match step.load:
+        case Synchronous():
             return "sync"
-        case "concurrent" if streams is not None:
+        case Concurrent(streams=streams):
             return f"{streams} stream{'s' if streams != 1 else ''}"
-        case "throughput" if streams is not None:
+        case Throughput(max_concurrency=streams):
             return f"max <={streams}"
-        case "ramp_up" if step.ramp is not None:
-            return f"{step.ramp.start_rate:.3g}->{step.ramp.end_rate:.3g}/s"
-        case (
-            "concurrent"
-            | "throughput"
-            | "constant"
-            | "poisson"
-            | "ramp_up"
-            | "replay"
-            | "sweep"
-            | None
-        ):
+        case RampUp(ramp=ramp):
+            return f"{ramp.start_rate:.3g}->{ramp.end_rate:.3g}/s"
+        case Constant() | Poisson() | Replay() | None:
             # The rate of an open loop; else the name (of a kind without its figure, or of a
             # kind from another version).
+            rate = step.requested_rate
             return f"{rate:.3g}/s" if rate is not None else step.profile
 
 

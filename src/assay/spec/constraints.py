@@ -10,6 +10,8 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.spec.limits import MAX_DURATION_S
+
 NS_PER_S: Final = 1_000_000_000
 """Nanoseconds in a second: every time of a run is an integer count of nanoseconds."""
 
@@ -44,12 +46,12 @@ class Constraints(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     max_requests: int | None = Field(default=None, gt=0)
-    max_seconds: float | None = Field(default=None, gt=0)
+    max_seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False, le=MAX_DURATION_S)
     max_errors: int | None = Field(default=None, gt=0)
-    stop_error_rate: float | None = Field(default=None, gt=0, le=1)
+    stop_error_rate: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
     error_rate_window: int = Field(default=50, gt=0)
-    warmup_seconds: float = Field(default=0.0, ge=0)
-    cooldown_seconds: float = Field(default=0.0, ge=0)
+    warmup_seconds: float = Field(default=0.0, ge=0, allow_inf_nan=False, le=MAX_DURATION_S)
+    cooldown_seconds: float = Field(default=0.0, ge=0, allow_inf_nan=False, le=MAX_DURATION_S)
 
     def deadline_ns(self, start_ns: int) -> int | None:
         """When a step that started at `start_ns` must stop, if `max_seconds` is set."""

@@ -29,8 +29,18 @@ ECHOED_FIELD_BYTES: Final = 4096
 """An `--extra-body` value whose JSON is longer is echoed in report.json (and report.html) as
 its size and SHA-256, not whole."""
 
+MAX_DURATION_S: Final = 30 * 24 * 3600.0
+"""The longest any duration (a step, a deadline, a warmup) may be: 30 days."""
+MIN_RATE: Final = 0.001
+"""The slowest rate, one request every 1,000 s: below it a step sends nothing in its time."""
+MAX_RATE: Final = 1_000_000.0
+"""The fastest rate, far above what one client machine can send."""
+
 __all__ = [
     "ECHOED_FIELD_BYTES",
+    "MAX_DURATION_S",
+    "MAX_RATE",
+    "MIN_RATE",
     "MAX_DATA_FILE_BYTES",
     "MAX_EXTRA_BODY_BYTES",
     "MAX_HASH_IDS",

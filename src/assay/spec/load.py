@@ -12,7 +12,9 @@ import math
 from enum import StrEnum
 from typing import Annotated, Final, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from assay.spec.limits import MAX_RATE, MIN_RATE
 
 ProfileKind: TypeAlias = Literal[
     "synchronous", "concurrent", "throughput", "constant", "poisson", "ramp_up", "sweep", "replay"
@@ -27,6 +29,18 @@ RATE_KINDS: Final[tuple[ProfileKind, ...]] = ("constant", "poisson")
 
 CONCURRENCY_KINDS: Final[tuple[ProfileKind, ...]] = ("concurrent", "throughput", "sweep")
 """The profiles that take a concurrency."""
+
+
+def _sane_rate(rate: float) -> float:
+    if not MIN_RATE <= rate <= MAX_RATE:
+        raise ValueError(
+            f"{rate:g} requests/s is outside {MIN_RATE:g} to {MAX_RATE:,.0f} requests/s"
+        )
+    return rate
+
+
+Rate: TypeAlias = Annotated[float, Field(gt=0, allow_inf_nan=False), AfterValidator(_sane_rate)]
+"""Requests per second, from `MIN_RATE` to `MAX_RATE`."""
 
 
 class Synchronous(BaseModel):
@@ -65,7 +79,7 @@ class Constant(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["constant"] = "constant"
-    rate: float = Field(gt=0)
+    rate: Rate
     burstiness: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
 
@@ -80,7 +94,7 @@ class Poisson(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["poisson"] = "poisson"
-    rate: float = Field(gt=0)
+    rate: Rate
     seed: int | None = None
     burstiness: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
@@ -104,8 +118,8 @@ class RateRamp(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     curve: RampCurve
-    start_rate: float = Field(gt=0, allow_inf_nan=False)
-    end_rate: float = Field(gt=0, allow_inf_nan=False)
+    start_rate: Rate
+    end_rate: Rate
     duration_s: float = Field(gt=0, allow_inf_nan=False)
 
     @classmethod
@@ -215,11 +229,42 @@ class Sweep(BaseModel):
     max_concurrency: int = Field(default=DEFAULT_CONCURRENCY, gt=0)
     concurrencies: tuple[Annotated[int, Field(gt=0)], ...] = ()
 
+    @field_validator("concurrencies", mode="before")
+    @classmethod
+    def _levels_from_text(cls, value: object) -> object:
+        """Levels as `1,4,16,64` (the flag's form) or a list (a config file's)."""
+        if not isinstance(value, str):
+            return value
+        levels = [part.strip() for part in value.split(",")]
+        for level in levels:
+            if not level.isdigit() or int(level) == 0:
+                raise ValueError(
+                    f"{level!r} is not a concurrency level: give whole numbers above 0, "
+                    "comma-separated (e.g. 1,4,16,64)"
+                )
+        return tuple(map(int, levels))
+
+    @field_validator("concurrencies")
+    @classmethod
+    def _levels_differ(cls, levels: tuple[int, ...]) -> tuple[int, ...]:
+        if len(set(levels)) != len(levels):
+            raise ValueError(f"concurrency levels repeat: {list(levels)}")
+        return levels
+
     @model_validator(mode="after")
-    def _levels_differ(self) -> Sweep:
-        if len(set(self.concurrencies)) != len(self.concurrencies):
-            raise ValueError(f"concurrency levels repeat: {list(self.concurrencies)}")
+    def _levels_are_the_steps(self) -> Sweep:
+        if self.concurrencies:
+            given = [flag for name, flag in _LEVEL_FLAGS.items() if name in self.model_fields_set]
+            if given:
+                raise ValueError(
+                    f"{', '.join(given)} does not apply with --sweep-concurrency "
+                    "(its levels are the steps)"
+                )
         return self
+
+
+# What a concurrency sweep's levels replace, by the flag that sets it.
+_LEVEL_FLAGS: Final = {"rates": "--sweep-rates", "max_concurrency": "--concurrency"}
 
 
 StepLoad: TypeAlias = Synchronous | Concurrent | Throughput | Constant | Poisson | RampUp | Replay
@@ -327,6 +372,22 @@ def requested_concurrency(load: StepLoad) -> int | None:
             return None
 
 
+def most_in_flight(profile: Sweep | StepLoad) -> int | None:
+    """The most requests a closed-loop profile keeps in flight (a sweep: its largest level),
+    None for one request at a time and for the open loops.
+
+    >>> most_in_flight(Sweep(concurrencies=(1, 8, 4))), most_in_flight(Synchronous())
+    (8, None)
+    """
+    match profile:
+        case Sweep(concurrencies=levels, max_concurrency=limit):
+            return max(levels) if levels else limit
+        case Concurrent(streams=limit) | Throughput(max_concurrency=limit):
+            return limit
+        case Synchronous() | Constant() | Poisson() | RampUp() | Replay():
+            return None
+
+
 __all__ = [
     "CONCURRENCY_KINDS",
     "DEFAULT_CONCURRENCY",
@@ -339,6 +400,7 @@ __all__ = [
     "ProfileKind",
     "RampCurve",
     "RampUp",
+    "Rate",
     "RateRamp",
     "Replay",
     "StepLoad",
@@ -346,6 +408,7 @@ __all__ = [
     "Synchronous",
     "Throughput",
     "burstiness_of",
+    "most_in_flight",
     "pacing",
     "rate_ramp",
     "requested_concurrency",

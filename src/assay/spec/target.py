@@ -8,10 +8,22 @@ value or a URL's password never reaches a stored or printed text.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Annotated, Final, TypeAlias
+from pathlib import Path
+from typing import Annotated, Any, Final, TypeAlias
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
+
+from assay.spec.endpoint import Endpoint
+from assay.spec.limits import MAX_DURATION_S
 
 MASK: Final = "**********"
 """What every secret is replaced by."""
@@ -137,7 +149,103 @@ def mask_url(url: str) -> str:
     return parts._replace(netloc=f"{user}:{MASK}@{host}").geturl()
 
 
+def _deadline(default: float) -> Any:
+    """A deadline's field: finite (JSON's `Infinity` or `inf` on the command line would
+    overflow the deadlines), above 0 and at most MAX_DURATION_S."""
+    return Field(default=default, gt=0, allow_inf_nan=False, le=MAX_DURATION_S)
+
+
+class Timeouts(BaseModel):
+    """The four deadlines of one request, in seconds; each one has its own diagnostic code.
+
+    `connect` bounds opening a new connection, `first_token` the time from send to the first
+    token-bearing chunk (the whole body when not streamed), `idle` a silence once the body
+    started, `total` the whole request.
+
+    >>> Timeouts(idle_s=0.5).first_token_s
+    60.0
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    connect_s: float = _deadline(10.0)
+    first_token_s: float = _deadline(60.0)
+    idle_s: float = _deadline(30.0)
+    total_s: float = _deadline(600.0)
+
+
+class Target(BaseModel):
+    """The server and how to reach it; `url` None runs against an embedded mock.
+
+    A dump masks the header values that are credentials and the password of the URL.
+    """
+
+    # A number where text is expected is its text (`model = 7` in a TOML file is "7").
+    model_config = ConfigDict(frozen=True, extra="forbid", coerce_numbers_to_str=True)
+
+    url: str | None = None
+    endpoint: Endpoint = Endpoint.chat
+    model: str | None = None
+    # None reads OPENAI_API_KEY when set; a variable named here must be set (and not empty).
+    api_key_env: str | None = None
+    headers: SendableHeaders = {}
+    # Header names whose values are secrets besides the auth-like ones (masked and redacted).
+    secret_headers: tuple[str, ...] = ()
+    # The header carrying each request's UUID; "none" sends no id.
+    request_id_header: str = "X-Request-Id"
+    # A W3C traceparent on every request, its ids derived from the run's seed and the request
+    # id, the sampled flag set on a `trace_sample` fraction of them.
+    trace_context: bool = False
+    trace_sample: float = Field(default=1.0, ge=0, le=1, allow_inf_nan=False)
+    insecure: bool = False
+    ca_bundle: Path | None = None
+    # Retry a target that is still starting (refused, 429/503, no model yet) this long.
+    wait_ready: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    # One request before the load checks that the endpoint answers (a real target only).
+    probe: bool = True
+    # The model's context window in tokens, over what the server names (`max_model_len`);
+    # 0 checks no request against a window.
+    context_window: int | None = Field(default=None, ge=0)
+    timeouts: Timeouts = Timeouts()
+    max_response_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
+    # A running usage on every streamed chunk (vLLM's `stream_options.continuous_usage_stats`).
+    continuous_usage_stats: bool = False
+
+    @field_validator("url")
+    @classmethod
+    def _url_is_a_base_url(cls, url: str | None) -> str | None:
+        return None if url is None else check_target(url)
+
+    @field_validator("request_id_header")
+    @classmethod
+    def _request_id_header_name(cls, value: str) -> str:
+        if value.lower() != "none":
+            problem = check_header(value, "")
+            if problem is not None:
+                raise ValueError(f"{problem} (or 'none' to send no request id)")
+        return value
+
+    @model_validator(mode="after")
+    def _sample_needs_trace_context(self) -> Target:
+        if "trace_sample" in self.model_fields_set and not self.trace_context:
+            raise ValueError(
+                "--trace-sample sets the sampled flag of the traceparent that --trace-context "
+                "sends; add --trace-context"
+            )
+        return self
+
+    @field_serializer("headers")
+    def _mask_secret_headers(self, value: dict[str, str]) -> dict[str, str]:
+        return mask_headers(value, self.secret_headers)
+
+    @field_serializer("url")
+    def _mask_url_password(self, value: str | None) -> str | None:
+        return None if value is None else mask_url(value)
+
+
 __all__ = [
+    "Target",
+    "Timeouts",
     "MASK",
     "SendableHeaders",
     "check_header",
