@@ -29,7 +29,6 @@ PHASES = (
     "_find_and_load",
     "check_ready",
     "source_of",
-    "plan_of",
     "run_benchmark",
     "_merge_shards",
     "build_report",

@@ -112,11 +112,13 @@ def recording_server() -> Iterator[str]:
 
 
 def _scrape_once(target: str, metrics_url: str) -> None:
-    config = RunConfig(target=target, server_metrics=metrics_url, headers={"X-Api-Key": "k-1"})
+    config = RunConfig.model_validate(
+        {"target": target, "server_metrics": metrics_url, "headers": {"X-Api-Key": "k-1"}}
+    )
     backend = BackendSettings(
         base_url=target, api_key=SecretStr("sk-secret"), headers={"X-Api-Key": "k-1"}
     )
-    with observe_server(config, backend, lambda _: None) as observer:
+    with observe_server(config.server_metrics, backend, lambda _: None) as observer:
         assert observer is not None
 
 

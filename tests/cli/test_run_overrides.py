@@ -11,7 +11,7 @@ from typer.main import get_command
 
 from assay.cli.commands import app
 from assay.cli.run_overrides import NOT_CONFIG, run_overrides
-from assay.config import RunConfig, build_config
+from assay.config import FIELD_NAMES, RunConfig, build_config
 
 
 def run_flags() -> dict[str, Any]:
@@ -23,11 +23,11 @@ def run_flags() -> dict[str, Any]:
 
 
 def test_every_override_is_a_run_config_key() -> None:
-    assert set(run_overrides(run_flags())) - set(RunConfig.model_fields) == set()
+    assert set(run_overrides(run_flags())) - FIELD_NAMES == set()
 
 
 def test_every_run_config_key_has_a_flag() -> None:
-    assert set(RunConfig.model_fields) - set(run_overrides(run_flags())) == set()
+    assert FIELD_NAMES - set(run_overrides(run_flags())) == set()
 
 
 def test_only_the_config_file_flag_is_not_configuration() -> None:
@@ -53,17 +53,20 @@ def test_converted_flags_set_their_keys() -> None:
         "data": Path("prompts.jsonl"),
     }
     config = build_config({}, run_overrides(flags))
-    assert config.headers == {"X-Team": "infra"}
-    assert config.secret_headers == ("X-Team",)
-    assert config.probe is False
-    assert config.data_columns == {"prompt": "question"}
-    assert config.stop == ("###",)
-    assert config.extra_body == {"top_k": 4}
-    assert (config.validators, config.default_validators) == (("invalid_tool_call",), False)
-    assert config.slo == {"ttft_ms": 500.0}
-    assert config.mock_faults == {"empty_stream": 0.5}
-    assert config.server_metrics == "off"  # --no-server-metrics wins
-    assert config.data == Path("prompts.jsonl")
+    assert config.target.headers == {"X-Team": "infra"}
+    assert config.target.secret_headers == ("X-Team",)
+    assert config.target.probe is False
+    assert config.source.data_columns == {"prompt": "question"}
+    assert config.request.stop == ("###",)
+    assert config.request.extra_body == {"top_k": 4}
+    assert (config.validation.validators, config.validation.default_validators) == (
+        ("invalid_tool_call",),
+        False,
+    )
+    assert config.validation.slo == {"ttft_ms": 500.0}
+    assert config.mock.faults == {"empty_stream": 0.5}
+    assert config.server_metrics.url == "off"  # --no-server-metrics wins
+    assert config.source.data == Path("prompts.jsonl")
 
 
 def test_flags_not_given_leave_the_config_defaults() -> None:

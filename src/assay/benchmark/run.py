@@ -59,7 +59,6 @@ if TYPE_CHECKING:
     from assay.mock import MockConfig
 
 
-
 @dataclass(frozen=True, slots=True)
 class RunOutcome:
     """What a finished (or interrupted) run produced."""

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from assay.cli.config_view import output_dir, progress_steps, runs_on_ray
+from assay.cli.config_view import max_seconds, output_dir, progress_steps, runs_on_ray
 from assay.cli.exit_codes import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_VALID
 from assay.cli.run_overrides import read_run_config
 
@@ -69,14 +69,13 @@ def run_and_report(
 ) -> int:
     """Run with its progress shown, print the summary and where the files are; the exit code
     for the outcome."""
-    from assay.benchmark.from_config import constraints_of
     from assay.benchmark.run import run_from_config
     from assay.cli.console import output_console
     from assay.cli.progress import ProgressDisplay
 
     console = output_console()
-    max_seconds = constraints_of(config).max_seconds
-    with ProgressDisplay(console, steps=progress_steps(config), max_seconds=max_seconds) as shown:
+    steps, limit = progress_steps(config), max_seconds(config)
+    with ProgressDisplay(console, steps=steps, max_seconds=limit) as shown:
         outcome = run_from_config(
             config, note=shown.note, on_progress=shown.update, started=started, folder=folder
         )
