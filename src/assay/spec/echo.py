@@ -125,8 +125,6 @@ class RunEcho(_AsWritten):
     `echo["key"]` gives the JSON value under a key, for code written when this was a dict.
     """
 
-    model_config = ConfigDict(frozen=True, extra="allow")
-
     # The settings, under their flat keys (in `FLAT_KEYS` order: the order they are written).
     target: str | None = None
     endpoint: Endpoint = Endpoint.chat

@@ -99,17 +99,6 @@ def flag_of(key: str) -> str:
     return _FLAGS.get(key, f"--{key.replace('_', '-')}")
 
 
-def given_keys(section: str, model: BaseModel) -> list[str]:
-    """The flat keys of `section` given in `model`, in the table's order.
-
-    >>> from assay.spec.sections import Mock
-    >>> given_keys("mock", Mock(itl_ms=1, workers=2))
-    ['mock_workers', 'mock_itl_ms']
-    """
-    given = model.model_fields_set
-    return [key for key, path in FLAT_KEYS.items() if path[0] == section and path[1] in given]
-
-
 # The profiles of the union, by kind.
 _MEMBERS: Final[dict[str, type[BaseModel]]] = {
     typing.get_args(member.model_fields["kind"].annotation)[0]: member
@@ -275,7 +264,6 @@ __all__ = [
     "flag_of",
     "flat_loc",
     "flattened",
-    "given_keys",
     "kinds_with",
     "sectioned",
 ]

@@ -22,12 +22,12 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from assay.spec.constraints import Constraints
-from assay.spec.echo import EchoedConstraints, RunEcho, echoed_fields
+from assay.spec.echo import RunEcho
 from assay.spec.endpoint import Answer, Carries, Endpoint, EndpointTraits
-from assay.spec.flat import FLAT_KEYS, flag_of, given_keys, sectioned
-from assay.spec.limits import MAX_DURATION_S, MAX_RATE, MIN_RATE
+from assay.spec.flat import FLAT_KEYS, flag_of, sectioned
 from assay.spec.load import Profile, Replay, Throughput
 from assay.spec.sections import (
+    IMAGE_FIELDS,
     Engine,
     Mock,
     Output,
@@ -115,7 +115,8 @@ class RunConfig(BaseModel):
 
 
 def _mock_needs_no_target(config: RunConfig) -> str | None:
-    mock = given_keys("mock", config.mock)
+    given = config.mock.model_fields_set
+    mock = [key for key, path in FLAT_KEYS.items() if path[0] == "mock" and path[1] in given]
     if config.target.url is None or not mock:
         return None
     flags = ", ".join(map(flag_of, mock))
@@ -187,7 +188,7 @@ def _request_fits_the_endpoint(config: RunConfig) -> str | None:
 def _media_fits_the_endpoint(config: RunConfig) -> str | None:
     """Images go in chat messages, audio in chat or a transcription's upload."""
     endpoint, traits, source = config.target.endpoint, config.target.endpoint.traits, config.source
-    images = [key for key in ("images", "image_size", "image_format") if key in source.media_given]
+    images = [key for key in IMAGE_FIELDS if key in source.media_given]
     if images and not traits.takes_images:
         return (
             f"{', '.join(map(flag_of, images))}: images go in "
@@ -249,11 +250,7 @@ def _answer_noun(answer: Answer) -> str:
 
 
 def _carries_documents(traits: EndpointTraits) -> bool:
-    match traits.carries:
-        case Carries.documents:
-            return True
-        case Carries.messages | Carries.prompt | Carries.inputs | Carries.audio:
-            return False
+    return traits.carries is Carries.documents
 
 
 def _what_it_lacks(traits: EndpointTraits) -> str:
@@ -321,10 +318,6 @@ def _bad_text(value: object) -> str | None:
 
 __all__ = [
     "DEFAULT_MAX_SECONDS",
-    "MAX_DURATION_S",
-    "MAX_RATE",
-    "MIN_RATE",
-    "EchoedConstraints",
     "Engine",
     "Mock",
     "Output",
@@ -336,6 +329,4 @@ __all__ = [
     "Target",
     "Timeouts",
     "Validation",
-    "echoed_fields",
-    "flag_of",
 ]

@@ -27,6 +27,7 @@ from pydantic import (
     model_validator,
 )
 
+from assay.spec.flat import flag_of
 from assay.spec.limits import (
     MAX_DURATION_S,
     MAX_EXTRA_BODY_BYTES,
@@ -157,7 +158,7 @@ class Source(BaseModel):
             given = [key for key, reason in _NOT_WITH_DATA.items()
                      if reason == why and key in self.model_fields_set]  # fmt: skip
             if given:
-                return f"{', '.join(map(_flag, given))} does not apply with --data ({why})"
+                return f"{', '.join(map(flag_of, given))} does not apply with --data ({why})"
         return None
 
     def _session_problem(self) -> str | None:
@@ -170,7 +171,7 @@ class Source(BaseModel):
         media = self.media_given
         if media and self.sessions:
             return (
-                f"{', '.join(map(_flag, media))}: multi-turn sessions send text turns only; "
+                f"{', '.join(map(flag_of, media))}: multi-turn sessions send text turns only; "
                 "images and audio go with single requests"
             )
         return None
@@ -229,7 +230,7 @@ class Engine(BaseModel):
     def _flags_match_the_engine(self) -> Engine:
         given = self.model_fields_set
         if self.kind != "ray":
-            ray_only = [_flag(key) for key in ("ray_address", "ray_workers") if key in given]
+            ray_only = [flag_of(key) for key in ("ray_address", "ray_workers") if key in given]
             if ray_only:
                 raise ValueError(f"{', '.join(ray_only)} applies to --engine ray")
         elif "processes" in given:
@@ -290,10 +291,6 @@ class ServerMetrics(BaseModel):
         if url is not None and url != "off" and not url.startswith(("http://", "https://")):
             raise ValueError(f"--server-metrics takes an http(s) URL or off, not {url!r}")
         return self
-
-
-def _flag(key: str) -> str:
-    return f"--{key.replace('_', '-')}"
 
 
 __all__ = [
