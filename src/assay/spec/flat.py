@@ -14,7 +14,6 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
-from assay.spec.limits import MAX_RATE, MIN_RATE
 from assay.spec.load import (
     Profile,
     ProfileKind,
@@ -206,15 +205,15 @@ def _ramp_fields(ramp: dict[str, Any], constraints: dict[str, Any]) -> dict[str,
             "--ramp-up needs the step's length: --max-seconds (the ramp's duration) or "
             "--max-requests (the time the ramp takes to offer them)"
         )
-    try:
-        rates = float(ramp["start_rate"]), float(ramp["end_rate"])
-        count = int(max_requests)
-    except (TypeError, ValueError):
-        return {**ramp, "duration_s": 1.0}  # the ramp's own fields say what is wrong
-    if not all(MIN_RATE <= rate <= MAX_RATE for rate in rates) or count <= 0:
-        return {**ramp, "duration_s": 1.0}
     curve: RampCurve = "exponential" if ramp.get("curve") == "exponential" else "linear"
-    return {**ramp, "duration_s": RateRamp.offering(curve, *rates, count).duration_s}
+    try:
+        count = int(max_requests)
+        if count > 0:
+            offered = RateRamp.offering(curve, ramp["start_rate"], ramp["end_rate"], count)
+            return {**ramp, "duration_s": offered.duration_s}
+    except (TypeError, ValueError):  # a bad rate (ValidationError) or a bad --max-requests
+        pass
+    return {**ramp, "duration_s": 1.0}  # the fields themselves then say what is wrong
 
 
 def flattened(sections: Mapping[str, Any]) -> dict[str, Any]:

@@ -267,13 +267,8 @@ def _what_it_lacks(traits: EndpointTraits) -> str:
 
 
 def _numeric(annotation: object) -> bool:
-    kinds = typing.get_args(annotation) or (annotation,)
-    return any(kind in (int, float) or _numeric_dict(kind) for kind in kinds)
-
-
-def _numeric_dict(annotation: object) -> bool:
-    args = typing.get_args(annotation)
-    return len(args) == 2 and args[1] in (int, float)
+    """Whether a key takes a number: an int or a float, optional or not, or a map of them."""
+    return any(kind in (int, float) for kind in typing.get_args(annotation) or (annotation,))
 
 
 _NUMERIC_KEYS: Final = frozenset(
