@@ -80,17 +80,13 @@ class Request(BaseModel):
         return {**fields, **self.extra_body}
 
 
-# Source fields that a data file replaces, with what it sends instead.
-_NOT_WITH_DATA: Final = {
-    "prompt_tokens": "the file's prompts are sent",
-    "shared_prefix_tokens": "the file's prompts are sent",
-    "documents": "the file's documents are sent",
-    "document_tokens": "the file's documents are sent",
-    "images": "a row's `images` are sent",
-    "image_size": "a row's `images` are sent",
-    "image_format": "a row's `images` are sent",
-}
 IMAGE_FIELDS: Final = ("images", "image_size", "image_format")
+# What a data file sends instead of the source fields it replaces.
+_NOT_WITH_DATA: Final = {
+    "the file's prompts are sent": ("prompt_tokens", "shared_prefix_tokens"),
+    "the file's documents are sent": ("documents", "document_tokens"),
+    "a row's `images` are sent": IMAGE_FIELDS,
+}
 
 
 class Source(BaseModel):
@@ -154,9 +150,8 @@ class Source(BaseModel):
             return "--data-cycle reuses the rows of --data FILE" if self.data_cycle else None
         if self.trace is not None:
             return "--trace holds the requests; it cannot be combined with --data"
-        for why in dict.fromkeys(_NOT_WITH_DATA.values()):
-            given = [key for key, reason in _NOT_WITH_DATA.items()
-                     if reason == why and key in self.model_fields_set]  # fmt: skip
+        for why, replaced in _NOT_WITH_DATA.items():
+            given = [key for key in replaced if key in self.model_fields_set]
             if given:
                 return f"{', '.join(map(flag_of, given))} does not apply with --data ({why})"
         return None
