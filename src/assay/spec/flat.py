@@ -1,9 +1,6 @@
 """The flat keys users write (`assay run` flags, config files, report.json's `run_config`), and
-where each lives in the sectioned run spec: `FLAT_KEYS` is the one table that knows.
-
-`sectioned` routes a flat mapping into sections (the load keys become the profile they
-describe), `flattened` writes a sectioned spec back under the flat keys, and `flat_loc` names
-the flat key of a validation error found inside a section.
+where each lives in the sectioned run spec: `FLAT_KEYS` is the one table that knows, read both
+ways (`sectioned`, `flattened`) and to name the key of an error inside a section (`flat_loc`).
 """
 
 from __future__ import annotations

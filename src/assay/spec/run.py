@@ -1,14 +1,9 @@
-"""The run spec: every setting of one `assay run`, in sections, and the echo of it that its
-report keeps.
+"""The run spec: every setting of one `assay run`, in sections (`RunConfig`; each part of assay
+is passed the section it reads), and the echo of it that its report keeps (`RunEcho`, flat).
 
-`RunConfig` holds the sections (`assay.spec.sections`), the load profile itself
-(`assay.spec.load`) and the `Constraints`; each part of assay is passed the section it reads.
-Users write flat keys (the `assay run` flags, a config file's keys): `RunConfig.model_validate`
-routes them into their sections through `assay.spec.flat.FLAT_KEYS`, and refuses unknown keys
-and settings that contradict each other, one message per problem, naming the flags, before
-anything starts. What report.json keeps of it, flat, is `RunEcho` (`assay.spec.echo`).
-
-Nothing here does I/O: the machine's limits (CPUs, open files) are `assay.config.limits`.
+Settings that contradict each other are refused before anything starts, one message per
+problem, naming the flags. Nothing here does I/O: the machine's limits (CPUs, open files) are
+`assay.config.limits`.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""The sections of a run's spec, each a small frozen model passed whole to the part that reads it.
-
-`Target` is where the requests go and how (the backend reads it), `Request` what every request
-body holds beside its prompt, `Source` where the prompts come from (the data layer reads it),
-`Validation` what a usable answer and a valid run are, `Engine` where the load runs, `Output`
-where the files go, `Mock` the embedded mock server and `ServerMetrics` the scrape of the
-server's own metrics. `Target` and its `Timeouts` are declared with the checks of a
-target (`assay.spec.target`), the load profile in `assay.spec.load`, the `Constraints` in
-`assay.spec.constraints`; `assay.spec.run.RunConfig` holds them all.
+"""The sections of a run's spec, each a small frozen model passed whole to the part that reads it
+(`Target` is beside the target's checks in `assay.spec.target`, the load profile in
+`assay.spec.load`; `assay.spec.run.RunConfig` holds them all).
 
 A rule between two fields of one section lives on that section; its message names the fields
 by their `assay run` flags, the keys users write.
