@@ -17,10 +17,10 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from assay.spec.constraints import Constraints
-from assay.spec.echo import RunEcho
+from assay.spec.echo import RunEcho, echoed_fields
 from assay.spec.endpoint import Answer, Carries, Endpoint, EndpointTraits
-from assay.spec.flat import FLAT_KEYS, flag_of, sectioned
-from assay.spec.load import Profile, Replay, Throughput
+from assay.spec.flat import FLAT_KEYS, flag_of, flattened, sectioned
+from assay.spec.load import Profile, Replay, Throughput, most_in_flight
 from assay.spec.sections import (
     IMAGE_FIELDS,
     Engine,
@@ -31,7 +31,7 @@ from assay.spec.sections import (
     Source,
     Validation,
 )
-from assay.spec.target import Target, Timeouts
+from assay.spec.target import Target, Timeouts, mask_url
 
 DEFAULT_MAX_SECONDS: Final = 10.0
 """How long each step of a run runs when nothing else bounds it (no limit, data or trace)."""
@@ -107,6 +107,46 @@ class RunConfig(BaseModel):
         if self.bounded or self.source.data is not None:
             return self.constraints
         return self.constraints.model_copy(update={"max_seconds": DEFAULT_MAX_SECONDS})
+
+    def echo(
+        self,
+        *,
+        resolved_target: str | None,
+        resolved_model: str | None,
+        validator_chain: str,
+        processes: int,
+        interrupted: bool,
+        degraded: bool,
+    ) -> RunEcho:
+        """The echo of a run of this config, with what the run used in place of what the config
+        left to a default: the concurrency the load kept in flight, the faults the embedded
+        mock injected (none with a real target), the constraints in force (the target and model
+        None when the run crashed before it resolved them).
+
+        >>> config = RunConfig.model_validate({"target": "http://bob:pw-123@h:1"})
+        >>> echo = config.echo(resolved_target="http://h:1", resolved_model="m",
+        ...     validator_chain="default chat chain", processes=2, interrupted=False,
+        ...     degraded=False)
+        >>> echo.target, echo.concurrency, echo.constraints.max_seconds
+        ('http://bob:**********@h:1', 64, 10.0)
+        """
+        flat = flattened(self.model_dump(mode="json"))
+        defaults = RunEcho.model_fields
+        return RunEcho.model_validate(
+            {
+                **{key: flat.get(key, defaults[key].default) for key in FLAT_KEYS},
+                "concurrency": most_in_flight(self.load),
+                "mock_faults": self.mock.injected_faults() if self.target.url is None else {},
+                "resolved_target": None if resolved_target is None else mask_url(resolved_target),
+                "resolved_model": resolved_model,
+                "validator_chain": validator_chain,
+                "processes": processes,
+                "constraints": self.constraints_in_force().model_dump(mode="json"),
+                "extra_body": echoed_fields(self.request.extra_body),
+                "interrupted": interrupted,
+                "degraded": degraded,
+            }
+        )
 
 
 def _mock_needs_no_target(config: RunConfig) -> str | None:
