@@ -53,7 +53,6 @@ from assay.reports.report import SessionSummary
 from assay.run_folder import RECORDS_FILE as RECORDS_FILE
 from assay.run_folder import RunFolder, claim_run_folder
 from assay.spec.constraints import StopReason
-from assay.spec.run import RunEcho
 
 if TYPE_CHECKING:
     from assay.mock import MockConfig
@@ -232,8 +231,7 @@ def _run(
         )  # fmt: skip
     _write_records(folder, result, recovered)
     report = build_report(
-        run_config=RunEcho.of(
-            config,
+        run_config=config.echo(
             validator_chain=chain.describe(),
             resolved_target=url,
             resolved_model=model,

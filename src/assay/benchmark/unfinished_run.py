@@ -218,8 +218,7 @@ def finish_unfinished_run(
 
 def _echo(config: RunConfig) -> RunEcho:
     """The settings of a run that crashed, as far as they do not depend on how far it got."""
-    return RunEcho.of(
-        config,
+    return config.echo(
         validator_chain=ChainSpec.of(config.validation, config.target.endpoint).describe(),
         resolved_target=config.target.url,
         resolved_model=config.target.model,

@@ -94,11 +94,11 @@ def check_machine_limits(config: RunConfig) -> tuple[str, ...]:
             "processes compete for them and the client, not the server, may set the pace"
         )
     files = open_file_limit()
-    # The concurrency the user gave (every stream in flight holds a socket), not a default.
+    # The concurrency the user gave, not a default: every stream in flight holds one
+    # connection, so one socket, in its process.
     given = not config.load.model_fields_set.isdisjoint({"streams", "max_concurrency"})
     concurrency = most_in_flight(config.load) if given else None
     if concurrency is not None and files is not None:
-        # Every stream in flight holds one connection, so one socket, in its process.
         per_process = math.ceil(concurrency / processes)
         allowed = files - RESERVED_FILES
         if per_process > allowed:

@@ -100,7 +100,10 @@ def build_config(file_keys: Mapping[str, Any], overrides: Mapping[str, Any]) -> 
 string as an integer
     """
     written = {_folded(key): key for key in file_keys}
-    from_file = {_folded(key): _natural(_folded(key), value) for key, value in file_keys.items()}
+    from_file = {_folded(key): value for key, value in file_keys.items()}
+    for key in _REPEATED & from_file.keys():
+        if isinstance(from_file[key], str):
+            from_file[key] = [from_file[key]]  # one string where the flag repeats
     flags = {key: value for key, value in overrides.items() if value is not None}
     merged = {**from_file, **flags}
     file_extra, flag_extra = from_file.get("extra_body"), flags.get("extra_body")
@@ -141,13 +144,6 @@ def describe_validation_error(
 
 def _folded(key: str) -> str:
     return key.replace("-", "_")
-
-
-def _natural(key: str, value: Any) -> Any:
-    """A file's value in the shape the key takes: one string where the flag repeats."""
-    if key in _REPEATED and isinstance(value, str):
-        return [value]
-    return value
 
 
 def _as_written(message: str, names: Mapping[str, str]) -> str:

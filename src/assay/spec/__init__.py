@@ -9,9 +9,7 @@ pyproject.toml keeps it so).
 
 The run spec itself, `RunConfig` and the `RunEcho` a report keeps, is `assay.spec.run`: import
 it from there (building its models takes about 30 ms, which the layers that only need an
-endpoint's traits do not pay). Its sections are `assay.spec.sections` (and `Target` in
-`target`), the flat keys users write and where each lives `assay.spec.flat`, the echo
-`assay.spec.echo`.
+endpoint's traits do not pay).
 """
 
 from assay.spec.constraints import NS_PER_S, Constraints, StopReason

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal, Self
+from typing import Any, Literal, Self
 
 from pydantic import (
     BaseModel,
@@ -26,14 +26,10 @@ from pydantic import (
 
 from assay.spec.constraints import Constraints
 from assay.spec.endpoint import Endpoint
-from assay.spec.flat import FLAT_KEYS, flattened
 from assay.spec.limits import ECHOED_FIELD_BYTES, MAX_DURATION_S, MAX_TOKENS_PER_REQUEST, MAX_TURNS
-from assay.spec.load import ProfileKind, RampCurve, most_in_flight
+from assay.spec.load import ProfileKind, RampCurve
 from assay.spec.target import SendableHeaders, mask_headers, mask_url
 from assay.spec.validation import DEFAULT_MAX_ERROR_RATE, DEFAULT_MAX_NOT_SENT_RATE
-
-if TYPE_CHECKING:
-    from assay.spec.run import RunConfig
 
 
 class _AsWritten(BaseModel):
@@ -124,8 +120,6 @@ class RunEcho(_AsWritten):
     whether it was interrupted or degraded; `revalidated_at` when `assay revalidate` wrote it.
     `echo["key"]` gives the JSON value under a key, for code written when this was a dict.
     """
-
-    model_config = ConfigDict(frozen=True, extra="allow")
 
     # The settings, under their flat keys (in `FLAT_KEYS` order: the order they are written).
     target: str | None = None
@@ -220,50 +214,6 @@ class RunEcho(_AsWritten):
     degraded: bool = False
     revalidated_at: str | None = None
 
-    @classmethod
-    def of(
-        cls,
-        config: RunConfig,
-        *,
-        resolved_target: str | None,
-        resolved_model: str | None,
-        validator_chain: str,
-        processes: int,
-        interrupted: bool,
-        degraded: bool,
-    ) -> RunEcho:
-        """The echo of a run of `config`, with what the run used in place of what the config
-        left to a default: the concurrency the load kept in flight, the faults the embedded
-        mock injected (none with a real target), the constraints in force (the target and model
-        None when the run crashed before it resolved them).
-
-        >>> from assay.spec.run import RunConfig
-        >>> config = RunConfig.model_validate({"target": "http://bob:pw-123@h:1"})
-        >>> echo = RunEcho.of(config, resolved_target="http://h:1", resolved_model="m",
-        ...     validator_chain="default chat chain", processes=2, interrupted=False,
-        ...     degraded=False)
-        >>> echo.target, echo.concurrency, echo.constraints.max_seconds
-        ('http://bob:**********@h:1', 64, 10.0)
-        """
-        flat = flattened(config.model_dump(mode="json"))
-        settings = {key: flat.get(key, info.default) for key, info in _SETTINGS.items()}
-        mock = config.mock.injected_faults() if config.target.url is None else {}
-        return cls.model_validate(
-            {
-                **settings,
-                "concurrency": most_in_flight(config.load),
-                "mock_faults": mock,
-                "resolved_target": None if resolved_target is None else mask_url(resolved_target),
-                "resolved_model": resolved_model,
-                "validator_chain": validator_chain,
-                "processes": processes,
-                "constraints": config.constraints_in_force().model_dump(mode="json"),
-                "extra_body": echoed_fields(config.request.extra_body),
-                "interrupted": interrupted,
-                "degraded": degraded,
-            }
-        )
-
     @field_serializer("headers")
     def _mask_secret_headers(self, value: dict[str, str]) -> dict[str, str]:
         return mask_headers(value, self.secret_headers)
@@ -295,7 +245,5 @@ class RunEcho(_AsWritten):
         written: dict[str, JsonValue] = self.model_dump(mode="json")
         return written[key]
 
-
-_SETTINGS: Final = {key: RunEcho.model_fields[key] for key in FLAT_KEYS}
 
 __all__ = ["EchoedConstraints", "RunEcho", "echoed_fields"]

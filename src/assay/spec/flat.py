@@ -1,9 +1,6 @@
 """The flat keys users write (`assay run` flags, config files, report.json's `run_config`), and
-where each lives in the sectioned run spec: `FLAT_KEYS` is the one table that knows.
-
-`sectioned` routes a flat mapping into sections (the load keys become the profile they
-describe), `flattened` writes a sectioned spec back under the flat keys, and `flat_loc` names
-the flat key of a validation error found inside a section.
+where each lives in the sectioned run spec: `FLAT_KEYS` is the one table that knows, read both
+ways (`sectioned`, `flattened`) and to name the key of an error inside a section (`flat_loc`).
 """
 
 from __future__ import annotations
@@ -14,7 +11,6 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
-from assay.spec.limits import MAX_RATE, MIN_RATE
 from assay.spec.load import (
     Profile,
     ProfileKind,
@@ -97,17 +93,6 @@ def flag_of(key: str) -> str:
     ('--output-tokens', '--mock-fault')
     """
     return _FLAGS.get(key, f"--{key.replace('_', '-')}")
-
-
-def given_keys(section: str, model: BaseModel) -> list[str]:
-    """The flat keys of `section` given in `model`, in the table's order.
-
-    >>> from assay.spec.sections import Mock
-    >>> given_keys("mock", Mock(itl_ms=1, workers=2))
-    ['mock_workers', 'mock_itl_ms']
-    """
-    given = model.model_fields_set
-    return [key for key, path in FLAT_KEYS.items() if path[0] == section and path[1] in given]
 
 
 # The profiles of the union, by kind.
@@ -217,15 +202,15 @@ def _ramp_fields(ramp: dict[str, Any], constraints: dict[str, Any]) -> dict[str,
             "--ramp-up needs the step's length: --max-seconds (the ramp's duration) or "
             "--max-requests (the time the ramp takes to offer them)"
         )
-    try:
-        rates = float(ramp["start_rate"]), float(ramp["end_rate"])
-        count = int(max_requests)
-    except (TypeError, ValueError):
-        return {**ramp, "duration_s": 1.0}  # the ramp's own fields say what is wrong
-    if not all(MIN_RATE <= rate <= MAX_RATE for rate in rates) or count <= 0:
-        return {**ramp, "duration_s": 1.0}
     curve: RampCurve = "exponential" if ramp.get("curve") == "exponential" else "linear"
-    return {**ramp, "duration_s": RateRamp.offering(curve, *rates, count).duration_s}
+    try:
+        count = int(max_requests)
+        if count > 0:
+            offered = RateRamp.offering(curve, ramp["start_rate"], ramp["end_rate"], count)
+            return {**ramp, "duration_s": offered.duration_s}
+    except (TypeError, ValueError):  # a bad rate (ValidationError) or a bad --max-requests
+        pass
+    return {**ramp, "duration_s": 1.0}  # the fields themselves then say what is wrong
 
 
 def flattened(sections: Mapping[str, Any]) -> dict[str, Any]:
@@ -275,7 +260,6 @@ __all__ = [
     "flag_of",
     "flat_loc",
     "flattened",
-    "given_keys",
     "kinds_with",
     "sectioned",
 ]

@@ -1,14 +1,9 @@
-"""The run spec: every setting of one `assay run`, in sections, and the echo of it that its
-report keeps.
+"""The run spec: every setting of one `assay run`, in sections (`RunConfig`; each part of assay
+is passed the section it reads), and the echo of it that its report keeps (`RunEcho`, flat).
 
-`RunConfig` holds the sections (`assay.spec.sections`), the load profile itself
-(`assay.spec.load`) and the `Constraints`; each part of assay is passed the section it reads.
-Users write flat keys (the `assay run` flags, a config file's keys): `RunConfig.model_validate`
-routes them into their sections through `assay.spec.flat.FLAT_KEYS`, and refuses unknown keys
-and settings that contradict each other, one message per problem, naming the flags, before
-anything starts. What report.json keeps of it, flat, is `RunEcho` (`assay.spec.echo`).
-
-Nothing here does I/O: the machine's limits (CPUs, open files) are `assay.config.limits`.
+Settings that contradict each other are refused before anything starts, one message per
+problem, naming the flags. Nothing here does I/O: the machine's limits (CPUs, open files) are
+`assay.config.limits`.
 """
 
 from __future__ import annotations
@@ -22,12 +17,12 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from assay.spec.constraints import Constraints
-from assay.spec.echo import EchoedConstraints, RunEcho, echoed_fields
+from assay.spec.echo import RunEcho, echoed_fields
 from assay.spec.endpoint import Answer, Carries, Endpoint, EndpointTraits
-from assay.spec.flat import FLAT_KEYS, flag_of, given_keys, sectioned
-from assay.spec.limits import MAX_DURATION_S, MAX_RATE, MIN_RATE
-from assay.spec.load import Profile, Replay, Throughput
+from assay.spec.flat import FLAT_KEYS, flag_of, flattened, sectioned
+from assay.spec.load import Profile, Replay, Throughput, most_in_flight
 from assay.spec.sections import (
+    IMAGE_FIELDS,
     Engine,
     Mock,
     Output,
@@ -36,7 +31,7 @@ from assay.spec.sections import (
     Source,
     Validation,
 )
-from assay.spec.target import Target, Timeouts
+from assay.spec.target import Target, Timeouts, mask_url
 
 DEFAULT_MAX_SECONDS: Final = 10.0
 """How long each step of a run runs when nothing else bounds it (no limit, data or trace)."""
@@ -113,9 +108,50 @@ class RunConfig(BaseModel):
             return self.constraints
         return self.constraints.model_copy(update={"max_seconds": DEFAULT_MAX_SECONDS})
 
+    def echo(
+        self,
+        *,
+        resolved_target: str | None,
+        resolved_model: str | None,
+        validator_chain: str,
+        processes: int,
+        interrupted: bool,
+        degraded: bool,
+    ) -> RunEcho:
+        """The echo of a run of this config, with what the run used in place of what the config
+        left to a default: the concurrency the load kept in flight, the faults the embedded
+        mock injected (none with a real target), the constraints in force (the target and model
+        None when the run crashed before it resolved them).
+
+        >>> config = RunConfig.model_validate({"target": "http://bob:pw-123@h:1"})
+        >>> echo = config.echo(resolved_target="http://h:1", resolved_model="m",
+        ...     validator_chain="default chat chain", processes=2, interrupted=False,
+        ...     degraded=False)
+        >>> echo.target, echo.concurrency, echo.constraints.max_seconds
+        ('http://bob:**********@h:1', 64, 10.0)
+        """
+        flat = flattened(self.model_dump(mode="json"))
+        defaults = RunEcho.model_fields
+        return RunEcho.model_validate(
+            {
+                **{key: flat.get(key, defaults[key].default) for key in FLAT_KEYS},
+                "concurrency": most_in_flight(self.load),
+                "mock_faults": self.mock.injected_faults() if self.target.url is None else {},
+                "resolved_target": None if resolved_target is None else mask_url(resolved_target),
+                "resolved_model": resolved_model,
+                "validator_chain": validator_chain,
+                "processes": processes,
+                "constraints": self.constraints_in_force().model_dump(mode="json"),
+                "extra_body": echoed_fields(self.request.extra_body),
+                "interrupted": interrupted,
+                "degraded": degraded,
+            }
+        )
+
 
 def _mock_needs_no_target(config: RunConfig) -> str | None:
-    mock = given_keys("mock", config.mock)
+    given = config.mock.model_fields_set
+    mock = [key for key, path in FLAT_KEYS.items() if path[0] == "mock" and path[1] in given]
     if config.target.url is None or not mock:
         return None
     flags = ", ".join(map(flag_of, mock))
@@ -187,7 +223,7 @@ def _request_fits_the_endpoint(config: RunConfig) -> str | None:
 def _media_fits_the_endpoint(config: RunConfig) -> str | None:
     """Images go in chat messages, audio in chat or a transcription's upload."""
     endpoint, traits, source = config.target.endpoint, config.target.endpoint.traits, config.source
-    images = [key for key in ("images", "image_size", "image_format") if key in source.media_given]
+    images = [key for key in IMAGE_FIELDS if key in source.media_given]
     if images and not traits.takes_images:
         return (
             f"{', '.join(map(flag_of, images))}: images go in "
@@ -249,11 +285,7 @@ def _answer_noun(answer: Answer) -> str:
 
 
 def _carries_documents(traits: EndpointTraits) -> bool:
-    match traits.carries:
-        case Carries.documents:
-            return True
-        case Carries.messages | Carries.prompt | Carries.inputs | Carries.audio:
-            return False
+    return traits.carries is Carries.documents
 
 
 def _what_it_lacks(traits: EndpointTraits) -> str:
@@ -270,13 +302,8 @@ def _what_it_lacks(traits: EndpointTraits) -> str:
 
 
 def _numeric(annotation: object) -> bool:
-    kinds = typing.get_args(annotation) or (annotation,)
-    return any(kind in (int, float) or _numeric_dict(kind) for kind in kinds)
-
-
-def _numeric_dict(annotation: object) -> bool:
-    args = typing.get_args(annotation)
-    return len(args) == 2 and args[1] in (int, float)
+    """Whether a key takes a number: an int or a float, optional or not, or a map of them."""
+    return any(kind in (int, float) for kind in typing.get_args(annotation) or (annotation,))
 
 
 _NUMERIC_KEYS: Final = frozenset(
@@ -321,10 +348,6 @@ def _bad_text(value: object) -> str | None:
 
 __all__ = [
     "DEFAULT_MAX_SECONDS",
-    "MAX_DURATION_S",
-    "MAX_RATE",
-    "MIN_RATE",
-    "EchoedConstraints",
     "Engine",
     "Mock",
     "Output",
@@ -336,6 +359,4 @@ __all__ = [
     "Target",
     "Timeouts",
     "Validation",
-    "echoed_fields",
-    "flag_of",
 ]

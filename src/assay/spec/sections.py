@@ -1,12 +1,6 @@
-"""The sections of a run's spec, each a small frozen model passed whole to the part that reads it.
-
-`Target` is where the requests go and how (the backend reads it), `Request` what every request
-body holds beside its prompt, `Source` where the prompts come from (the data layer reads it),
-`Validation` what a usable answer and a valid run are, `Engine` where the load runs, `Output`
-where the files go, `Mock` the embedded mock server and `ServerMetrics` the scrape of the
-server's own metrics. `Target` and its `Timeouts` are declared with the checks of a
-target (`assay.spec.target`), the load profile in `assay.spec.load`, the `Constraints` in
-`assay.spec.constraints`; `assay.spec.run.RunConfig` holds them all.
+"""The sections of a run's spec, each a small frozen model passed whole to the part that reads it
+(`Target` is beside the target's checks in `assay.spec.target`, the load profile in
+`assay.spec.load`; `assay.spec.run.RunConfig` holds them all).
 
 A rule between two fields of one section lives on that section; its message names the fields
 by their `assay run` flags, the keys users write.
@@ -27,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from assay.spec.flat import flag_of
 from assay.spec.limits import (
     MAX_DURATION_S,
     MAX_EXTRA_BODY_BYTES,
@@ -79,17 +74,13 @@ class Request(BaseModel):
         return {**fields, **self.extra_body}
 
 
-# Source fields that a data file replaces, with what it sends instead.
-_NOT_WITH_DATA: Final = {
-    "prompt_tokens": "the file's prompts are sent",
-    "shared_prefix_tokens": "the file's prompts are sent",
-    "documents": "the file's documents are sent",
-    "document_tokens": "the file's documents are sent",
-    "images": "a row's `images` are sent",
-    "image_size": "a row's `images` are sent",
-    "image_format": "a row's `images` are sent",
-}
 IMAGE_FIELDS: Final = ("images", "image_size", "image_format")
+# What a data file sends instead of the source fields it replaces.
+_NOT_WITH_DATA: Final = {
+    "the file's prompts are sent": ("prompt_tokens", "shared_prefix_tokens"),
+    "the file's documents are sent": ("documents", "document_tokens"),
+    "a row's `images` are sent": IMAGE_FIELDS,
+}
 
 
 class Source(BaseModel):
@@ -153,11 +144,10 @@ class Source(BaseModel):
             return "--data-cycle reuses the rows of --data FILE" if self.data_cycle else None
         if self.trace is not None:
             return "--trace holds the requests; it cannot be combined with --data"
-        for why in dict.fromkeys(_NOT_WITH_DATA.values()):
-            given = [key for key, reason in _NOT_WITH_DATA.items()
-                     if reason == why and key in self.model_fields_set]  # fmt: skip
+        for why, replaced in _NOT_WITH_DATA.items():
+            given = [key for key in replaced if key in self.model_fields_set]
             if given:
-                return f"{', '.join(map(_flag, given))} does not apply with --data ({why})"
+                return f"{', '.join(map(flag_of, given))} does not apply with --data ({why})"
         return None
 
     def _session_problem(self) -> str | None:
@@ -170,7 +160,7 @@ class Source(BaseModel):
         media = self.media_given
         if media and self.sessions:
             return (
-                f"{', '.join(map(_flag, media))}: multi-turn sessions send text turns only; "
+                f"{', '.join(map(flag_of, media))}: multi-turn sessions send text turns only; "
                 "images and audio go with single requests"
             )
         return None
@@ -229,7 +219,7 @@ class Engine(BaseModel):
     def _flags_match_the_engine(self) -> Engine:
         given = self.model_fields_set
         if self.kind != "ray":
-            ray_only = [_flag(key) for key in ("ray_address", "ray_workers") if key in given]
+            ray_only = [flag_of(key) for key in ("ray_address", "ray_workers") if key in given]
             if ray_only:
                 raise ValueError(f"{', '.join(ray_only)} applies to --engine ray")
         elif "processes" in given:
@@ -290,10 +280,6 @@ class ServerMetrics(BaseModel):
         if url is not None and url != "off" and not url.startswith(("http://", "https://")):
             raise ValueError(f"--server-metrics takes an http(s) URL or off, not {url!r}")
         return self
-
-
-def _flag(key: str) -> str:
-    return f"--{key.replace('_', '-')}"
 
 
 __all__ = [
