@@ -16,14 +16,14 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from assay.core import Endpoint, GenerationRequest
 from assay.data.file_formats import FileFormat, format_of, read_records
-from assay.data.prompt_rows import PromptRow, RowCheck, TurnRow
+from assay.data.prompt_rows import PromptRow, RowCheck
 from assay.data.request_fields import asked_limits, merge_fields
-from assay.data.source import index_rng, request_id
+from assay.data.source import NO_AUDIO, index_rng, request_id
 from assay.data.token_count import FixedCount, TokenCount, sample_token_count
 from assay.data.tokenizer_spec import load_tokenizer
 from assay.errors import DataError
 from assay.spec.endpoint import Carries
-from assay.spec.source import EXTRA_BODY_COLUMN, PromptColumns
+from assay.spec.source import PromptColumns
 
 
 class FileSourceConfig(BaseModel):
@@ -133,10 +133,7 @@ class FileSource:
             case Carries.prompt | Carries.inputs | Carries.documents:
                 pass  # the row was checked to hold a prompt (and documents) for these
             case Carries.audio:
-                raise DataError(
-                    "the transcriptions endpoint uploads synthetic audio (--audio-seconds); "
-                    "a data file or trace has no audio to send"
-                )
+                raise DataError(NO_AUDIO)
         extra = merge_fields(config.extra_body, row.extra_body) if row.extra_body else None
         ignore_eos = config.ignore_eos
         fields = config.extra_body if extra is None else extra
@@ -160,12 +157,4 @@ class FileSource:
         )
 
 
-__all__ = [
-    "EXTRA_BODY_COLUMN",
-    "FileFormat",
-    "FileSource",
-    "FileSourceConfig",
-    "PromptColumns",
-    "PromptRow",
-    "TurnRow",
-]
+__all__ = ["FileSource", "FileSourceConfig"]

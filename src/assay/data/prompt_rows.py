@@ -30,6 +30,7 @@ from assay.data.row_values import (
     row_fields,
 )
 from assay.data.sharegpt import read_conversation
+from assay.data.source import NO_AUDIO
 from assay.data.tokenizer import Tokenizer
 from assay.data.tokenizer_spec import load_tokenizer
 from assay.errors import DataError
@@ -98,10 +99,7 @@ class RowCheck:
                 self.takes_messages = False
                 self.takes_documents = True
             case Carries.audio:
-                raise DataError(
-                    "the transcriptions endpoint uploads synthetic audio (--audio-seconds); "
-                    "a data file or trace has no audio to send"
-                )
+                raise DataError(NO_AUDIO)
 
     def row(self, values: Mapping[str, object], line: int) -> PromptRow | None:
         """The checked row, or None for a conversation without a user turn (counted)."""

@@ -19,6 +19,11 @@ from assay.core import GenerationRequest
 _new_random: Final = random.Random.__new__
 _seed_state: Final = _random.Random.seed
 
+NO_AUDIO: Final = (
+    "the transcriptions endpoint uploads synthetic audio (--audio-seconds); "
+    "a data file or trace has no audio to send"
+)
+
 
 class RequestSource(Protocol):
     """Builds request `index` on demand; picklable, so it crosses into worker processes."""
@@ -79,4 +84,4 @@ def shared_rng(seed: int, purpose: str) -> random.Random:
     return random.Random(f"assay:{seed}:{purpose}")
 
 
-__all__ = ["RequestSource", "index_rng", "request_id", "shared_rng"]
+__all__ = ["NO_AUDIO", "RequestSource", "index_rng", "request_id", "shared_rng"]
