@@ -116,14 +116,12 @@ def sweep_latency_figure(report: Report, metric: str, title: str) -> Figure:
     steps = sorted(report.steps, key=offered_rate)
     x: list[JsonValue] = [offered_rate(step) for step in steps]
     data: list[dict[str, JsonValue]] = []
-    for name, label in (("p50", "p50"), ("p99", "p99")):
+    for name in ("p50", "p99"):
         values: list[JsonValue] = []
         for step in steps:
             distribution: Distribution | None = getattr(step.metrics.latency, metric)
             values.append(None if distribution is None else float(getattr(distribution, name)))
-        data.append(
-            {"type": "scatter", "mode": "lines+markers", "name": label, "x": x, "y": values}
-        )
+        data.append(scatter("lines+markers", name, x, values))
     layout = chart_layout(f"{title} vs offered rate", "offered rate (req/s)", "ms")
     draw_slo(layout, slo_of(report).get(metric), axis="y")
     return Figure(f"sweep-{metric}", f"{title} against offered rate", data, layout)
@@ -221,11 +219,6 @@ def turns_figure(report: Report) -> Figure | None:
     )
 
 
-def is_sweep(report: Report) -> bool:
-    """Whether the run has several steps at different offered rates (a sweep or a series)."""
-    return len(report.steps) > 1
-
-
 def figures_of(
     report: Report, samples: Mapping[str, Mapping[str, Sequence[float]]]
 ) -> list[tuple[str, list[Figure]]]:
@@ -268,7 +261,7 @@ def figures_of(
     server = server_figures(report)
     if server:
         sections.append(("Server metrics", server))
-    if is_sweep(report):
+    if len(report.steps) > 1:  # several steps at different offered rates: a sweep or a series
         sections.append(
             (
                 "Across steps",
