@@ -164,6 +164,11 @@ class RowCheck:
                     raise DataError(f"{where}: {at}: {error}") from None
         return tuple(found)
 
+    def _fields(self, values: Mapping[str, object], where: str) -> dict[str, JsonValue]:
+        return row_fields(
+            values, where, self.columns, from_csv=self.from_csv, pass_through=self.pass_through
+        )
+
     def notes(self) -> tuple[str, ...]:
         """What the run's notes say about the rows checked so far."""
         notes: list[str] = []
@@ -208,9 +213,7 @@ class RowCheck:
             messages=messages,
             output_tokens=output_tokens,
             prompt_tokens=prompt_tokens,
-            extra_body=row_fields(
-                values, where, names, from_csv=from_csv, pass_through=self.pass_through
-            ),
+            extra_body=self._fields(values, where),
         )
 
     def _documents_row(self, values: Mapping[str, object], line: int, where: str) -> PromptRow:
@@ -241,9 +244,7 @@ class RowCheck:
             messages=None,
             output_tokens=None,
             prompt_tokens=prompt_tokens,
-            extra_body=row_fields(
-                values, where, names, from_csv=from_csv, pass_through=self.pass_through
-            ),
+            extra_body=self._fields(values, where),
             documents=documents,
         )
 
@@ -287,9 +288,7 @@ class RowCheck:
             messages=messages,
             output_tokens=given if given is not None else first.output_tokens,
             prompt_tokens=prompt_tokens,
-            extra_body=row_fields(
-                values, where, names, from_csv=self.from_csv, pass_through=self.pass_through
-            ),
+            extra_body=self._fields(values, where),
             turns=turns,
             system=conversation.system,
         )
@@ -330,9 +329,7 @@ class RowCheck:
             messages=_opening(None, first.text) if takes_messages else None,
             output_tokens=first.output_tokens,
             prompt_tokens=None,
-            extra_body=row_fields(
-                values, where, names, from_csv=self.from_csv, pass_through=self.pass_through
-            ),
+            extra_body=self._fields(values, where),
             turns=tuple(turns),
         )
 

@@ -419,15 +419,8 @@ def _sessions_table(report: Report) -> str:
         return ""
     rows: list[str] = []
     for step in steps:
-        sessions = step.sessions
-        assert sessions is not None  # filtered above
-        cells = (
-            sessions.started,
-            sessions.completed,
-            sessions.ended_early,
-            sessions.turns_sent,
-            sessions.turns_not_sent,
-        )
+        assert step.sessions is not None  # filtered above
+        cells = step.sessions.model_dump().values()  # in field order, as the header names them
         turns = "; ".join(
             f"turn {turn}: {m.outcomes.completed:,} of {m.outcomes.dispatched:,} completed"
             for turn, m in (step.turns or {}).items()
