@@ -282,15 +282,12 @@ class MockService:
         counters = self.counters
         counters.add(Served.running)
         try:
-            if isinstance(ask, EmbeddingAsk):
-                dimension = self.config.embedding_dimension
-                script = embeddings_body(ask, dimension, fault, answer_id(api, response_id))
-                served = await self._play_body(request, script, 0)
-                if finishes:
-                    counters.finished("stop", ask.prompt_tokens, 0)
-                return served
-            if isinstance(ask, RankingAsk):
-                script = ranking_body(api, ask, response_id, fault)
+            if not isinstance(ask, GenerationAsk):  # one body, no output tokens
+                if isinstance(ask, EmbeddingAsk):
+                    dimension = self.config.embedding_dimension
+                    script = embeddings_body(ask, dimension, fault, answer_id(api, response_id))
+                else:
+                    script = ranking_body(api, ask, response_id, fault)
                 served = await self._play_body(request, script, 0)
                 if finishes:
                     counters.finished("stop", ask.prompt_tokens, 0)
