@@ -12,13 +12,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, JsonValue
-
-from assay.core import Endpoint, GenerationRequest
+from assay.core import GenerationRequest
 from assay.data.file_formats import FileFormat, format_of, read_records
 from assay.data.prompt_rows import PromptRow, RowCheck
 from assay.data.request_fields import asked_limits, merge_fields
-from assay.data.source import NO_AUDIO, index_rng, request_id
+from assay.data.source import NO_AUDIO, RequestSettings, index_rng, request_id
 from assay.data.token_count import FixedCount, TokenCount, sample_token_count
 from assay.data.tokenizer_spec import load_tokenizer
 from assay.errors import DataError
@@ -26,28 +24,19 @@ from assay.spec.endpoint import Carries
 from assay.spec.source import PromptColumns
 
 
-class FileSourceConfig(BaseModel):
+class FileSourceConfig(RequestSettings):
     """A prompt file and how to turn its rows into requests.
 
     `output_tokens` is used for rows without their own output length; `tokenizer`, when set,
     counts each prompt at load time (otherwise the count is left to the server's usage).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
     kind: Literal["file"] = "file"
     # A file, or `hf:NAME_OR_PATH[:SPLIT]` for a Hugging Face dataset.
     path: Path
     format: FileFormat | None = None
-    endpoint: Endpoint = Endpoint.chat
-    model: str
     columns: PromptColumns = PromptColumns()
     output_tokens: TokenCount = FixedCount(value=128)
-    ignore_eos: bool = False
-    stream: bool = True
-    seed: int = 0
-    tokenizer: str | None = None
-    extra_body: dict[str, JsonValue] = {}
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import Field, JsonValue
 
-from assay.core import Endpoint, GenerationRequest
+from assay.core import GenerationRequest
 from assay.data.file_formats import check_file_size, jsonl_records
 from assay.data.file_source import FileSource, FileSourceConfig
 from assay.data.request_fields import asked_limits
-from assay.data.source import NO_AUDIO, request_id
+from assay.data.source import NO_AUDIO, RequestSettings, request_id
 from assay.data.tokenizer import Tokenizer
 from assay.data.tokenizer_spec import load_tokenizer
 from assay.errors import DataError
@@ -54,21 +54,12 @@ class TimedSource(Protocol):
         ...
 
 
-class TraceConfig(BaseModel):
+class TraceConfig(RequestSettings):
     """A trace file and how its rows become requests."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["trace"] = "trace"
     path: Path
-    endpoint: Endpoint = Endpoint.chat
-    model: str
     block_tokens: int = Field(default=MOONCAKE_BLOCK_TOKENS, gt=0)
-    ignore_eos: bool = False
-    stream: bool = True
-    seed: int = 0
-    tokenizer: str | None = None
-    extra_body: dict[str, JsonValue] = {}
 
 
 @dataclass(frozen=True, slots=True)
