@@ -15,7 +15,7 @@ from typing import Literal
 from assay.core import GenerationRequest
 from assay.data.file_formats import FileFormat, format_of, read_records
 from assay.data.prompt_rows import PromptRow, RowCheck
-from assay.data.request_fields import asked_limits, merge_fields
+from assay.data.request_fields import asked_limits
 from assay.data.source import NO_AUDIO, RequestSettings, index_rng, request_id
 from assay.data.token_count import FixedCount, TokenCount, sample_token_count
 from assay.data.tokenizer_spec import load_tokenizer
@@ -123,7 +123,7 @@ class FileSource:
                 pass  # the row was checked to hold a prompt (and documents) for these
             case Carries.audio:
                 raise DataError(NO_AUDIO)
-        extra = merge_fields(config.extra_body, row.extra_body) if row.extra_body else None
+        extra = {**config.extra_body, **row.extra_body} if row.extra_body else None
         ignore_eos = config.ignore_eos
         fields = config.extra_body if extra is None else extra
         if fields:

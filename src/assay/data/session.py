@@ -17,7 +17,7 @@ from pydantic import JsonValue
 
 from assay.core import GenerationRequest
 from assay.data.file_source import FileSource
-from assay.data.request_fields import asked_limits, merge_fields
+from assay.data.request_fields import asked_limits
 from assay.data.source import RequestSettings, index_rng, request_id
 from assay.data.synthetic import SyntheticSource
 from assay.data.token_count import sample_token_count
@@ -60,7 +60,7 @@ class Session:
         this = self.turns[turn]
         user: dict[str, JsonValue] = {"role": "user", "content": this.text}
         conversation = (*self.opening, *history, user)
-        extra = merge_fields(shape.extra_body, self.row_extra)
+        extra = {**shape.extra_body, **self.row_extra}
         limit, ignore_eos = asked_limits(
             shape.endpoint, extra, this.max_output_tokens, shape.ignore_eos
         )
