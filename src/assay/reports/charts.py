@@ -30,7 +30,6 @@ from assay.reports.report import Report, StepReport
 from assay.reports.time_charts import (
     concurrency_over_time_figure,
     errors_over_time_figure,
-    has_ramp,
     ramp_rate_figure,
     throughput_over_time_figure,
     time_axis,
@@ -240,7 +239,8 @@ def figures_of(
         ),
     ]
     if time_axis(report):
-        ramp = [ramp_rate_figure(report)] if has_ramp(report) else []
+        ramped = any(step.ramp is not None for step in report.steps)
+        ramp = [ramp_rate_figure(report)] if ramped else []
         sections.append(
             (
                 "Over time",
