@@ -11,7 +11,7 @@ from pathlib import Path
 from tests.cli.cli_harness import ASSAY
 
 from assay.reports import load_report
-from assay.reports.steps_table import offered
+from assay.reports.step_words import offered
 from assay.validators import BUILTIN_VALIDATORS
 
 SWEEP_RUN = Path(__file__).parents[1] / "reports" / "stored_runs" / "6364a6d"

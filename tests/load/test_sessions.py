@@ -15,7 +15,8 @@ from assay.core import (
     ResponseTiming,
     UnusableResponse,
 )
-from assay.data.session import RequestShape, Session, Turn
+from assay.data.session import Session, Turn
+from assay.data.source import RequestSettings
 from assay.load.step_runner import ProcessStepResult, StepWork
 from assay.records import RequestRecord
 from assay.spec.constraints import Constraints, StopReason
@@ -23,7 +24,7 @@ from assay.spec.load import Concurrent, Constant, StepLoad
 from assay.testing import FakeClock
 from tests.load.test_step_runner import MS, KeepingSink, drive_step
 
-SHAPE = RequestShape(Endpoint.chat, "m", True, False, {})
+SHAPE = RequestSettings(endpoint=Endpoint.chat, model="m")
 THINK_NS = 50 * MS
 LATENCY_NS = 100 * MS
 

@@ -4,13 +4,9 @@
 optional dependency, loaded only when a tokenizer file is asked for (see `load_tokenizer`).
 """
 
-from assay.data.file_source import (
-    FileFormat,
-    FileSource,
-    FileSourceConfig,
-    PromptColumns,
-    PromptRow,
-)
+from assay.data.file_formats import FileFormat
+from assay.data.file_source import FileSource, FileSourceConfig
+from assay.data.prompt_rows import PromptRow
 from assay.data.source import RequestSource, index_rng, request_id, shared_rng
 from assay.data.source_config import SourceConfig, build_source
 from assay.data.synthetic import SyntheticSource
@@ -25,6 +21,7 @@ from assay.data.token_count import (
 )
 from assay.data.tokenizer import BuiltinTokenizer, Tokenizer
 from assay.data.tokenizer_spec import BUILTIN, load_tokenizer
+from assay.spec.source import PromptColumns
 
 __all__ = [
     "BUILTIN",

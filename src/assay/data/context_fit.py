@@ -26,7 +26,7 @@ from pydantic import JsonValue
 from assay.core import Endpoint
 from assay.data.file_formats import format_of, row_reading
 from assay.data.file_source import FileSource
-from assay.data.request_fields import asked_limits, merge_fields
+from assay.data.request_fields import asked_limits
 from assay.data.session import FileSessions, SyntheticSessions
 from assay.data.source import RequestSource
 from assay.data.synthetic import SyntheticSource
@@ -168,7 +168,7 @@ def _row_needs(source: FileSource) -> Iterator[_Need]:
             if row.output_tokens is not None
             else (default, default_words)
         )
-        fields = merge_fields(config.extra_body, row.extra_body)
+        fields = {**config.extra_body, **row.extra_body}
         output, output_words = _output(
             config.endpoint, fields, planned, planned_words, config.ignore_eos
         )
@@ -190,7 +190,7 @@ def _session_needs(source: FileSource) -> Iterator[_Need]:
     default = largest_count(config.output_tokens)
     default_words = _spelled("--output-tokens", config.output_tokens)
     for row in source.rows:
-        fields = merge_fields(config.extra_body, row.extra_body)
+        fields = {**config.extra_body, **row.extra_body}
         held = 0
         if tokenizer is not None and row.system is not None:
             held = tokenizer.count(row.system)

@@ -12,42 +12,31 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, JsonValue
-
-from assay.core import Endpoint, GenerationRequest
+from assay.core import GenerationRequest
 from assay.data.file_formats import FileFormat, format_of, read_records
-from assay.data.prompt_rows import PromptRow, RowCheck, TurnRow
-from assay.data.request_fields import asked_limits, merge_fields
-from assay.data.source import index_rng, request_id
+from assay.data.prompt_rows import PromptRow, RowCheck
+from assay.data.request_fields import asked_limits
+from assay.data.source import NO_AUDIO, RequestSettings, index_rng, request_id
 from assay.data.token_count import FixedCount, TokenCount, sample_token_count
 from assay.data.tokenizer_spec import load_tokenizer
 from assay.errors import DataError
 from assay.spec.endpoint import Carries
-from assay.spec.source import EXTRA_BODY_COLUMN, PromptColumns
+from assay.spec.source import PromptColumns
 
 
-class FileSourceConfig(BaseModel):
+class FileSourceConfig(RequestSettings):
     """A prompt file and how to turn its rows into requests.
 
     `output_tokens` is used for rows without their own output length; `tokenizer`, when set,
     counts each prompt at load time (otherwise the count is left to the server's usage).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
     kind: Literal["file"] = "file"
     # A file, or `hf:NAME_OR_PATH[:SPLIT]` for a Hugging Face dataset.
     path: Path
     format: FileFormat | None = None
-    endpoint: Endpoint = Endpoint.chat
-    model: str
     columns: PromptColumns = PromptColumns()
     output_tokens: TokenCount = FixedCount(value=128)
-    ignore_eos: bool = False
-    stream: bool = True
-    seed: int = 0
-    tokenizer: str | None = None
-    extra_body: dict[str, JsonValue] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,11 +122,8 @@ class FileSource:
             case Carries.prompt | Carries.inputs | Carries.documents:
                 pass  # the row was checked to hold a prompt (and documents) for these
             case Carries.audio:
-                raise DataError(
-                    "the transcriptions endpoint uploads synthetic audio (--audio-seconds); "
-                    "a data file or trace has no audio to send"
-                )
-        extra = merge_fields(config.extra_body, row.extra_body) if row.extra_body else None
+                raise DataError(NO_AUDIO)
+        extra = {**config.extra_body, **row.extra_body} if row.extra_body else None
         ignore_eos = config.ignore_eos
         fields = config.extra_body if extra is None else extra
         if fields:
@@ -160,12 +146,4 @@ class FileSource:
         )
 
 
-__all__ = [
-    "EXTRA_BODY_COLUMN",
-    "FileFormat",
-    "FileSource",
-    "FileSourceConfig",
-    "PromptColumns",
-    "PromptRow",
-    "TurnRow",
-]
+__all__ = ["FileSource", "FileSourceConfig"]

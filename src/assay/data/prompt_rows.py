@@ -30,6 +30,7 @@ from assay.data.row_values import (
     row_fields,
 )
 from assay.data.sharegpt import read_conversation
+from assay.data.source import NO_AUDIO
 from assay.data.tokenizer import Tokenizer
 from assay.data.tokenizer_spec import load_tokenizer
 from assay.errors import DataError
@@ -98,10 +99,7 @@ class RowCheck:
                 self.takes_messages = False
                 self.takes_documents = True
             case Carries.audio:
-                raise DataError(
-                    "the transcriptions endpoint uploads synthetic audio (--audio-seconds); "
-                    "a data file or trace has no audio to send"
-                )
+                raise DataError(NO_AUDIO)
 
     def row(self, values: Mapping[str, object], line: int) -> PromptRow | None:
         """The checked row, or None for a conversation without a user turn (counted)."""
@@ -166,6 +164,11 @@ class RowCheck:
                     raise DataError(f"{where}: {at}: {error}") from None
         return tuple(found)
 
+    def _fields(self, values: Mapping[str, object], where: str) -> dict[str, JsonValue]:
+        return row_fields(
+            values, where, self.columns, from_csv=self.from_csv, pass_through=self.pass_through
+        )
+
     def notes(self) -> tuple[str, ...]:
         """What the run's notes say about the rows checked so far."""
         notes: list[str] = []
@@ -210,9 +213,7 @@ class RowCheck:
             messages=messages,
             output_tokens=output_tokens,
             prompt_tokens=prompt_tokens,
-            extra_body=row_fields(
-                values, where, names, from_csv=from_csv, pass_through=self.pass_through
-            ),
+            extra_body=self._fields(values, where),
         )
 
     def _documents_row(self, values: Mapping[str, object], line: int, where: str) -> PromptRow:
@@ -243,9 +244,7 @@ class RowCheck:
             messages=None,
             output_tokens=None,
             prompt_tokens=prompt_tokens,
-            extra_body=row_fields(
-                values, where, names, from_csv=from_csv, pass_through=self.pass_through
-            ),
+            extra_body=self._fields(values, where),
             documents=documents,
         )
 
@@ -289,9 +288,7 @@ class RowCheck:
             messages=messages,
             output_tokens=given if given is not None else first.output_tokens,
             prompt_tokens=prompt_tokens,
-            extra_body=row_fields(
-                values, where, names, from_csv=self.from_csv, pass_through=self.pass_through
-            ),
+            extra_body=self._fields(values, where),
             turns=turns,
             system=conversation.system,
         )
@@ -332,9 +329,7 @@ class RowCheck:
             messages=_opening(None, first.text) if takes_messages else None,
             output_tokens=first.output_tokens,
             prompt_tokens=None,
-            extra_body=row_fields(
-                values, where, names, from_csv=self.from_csv, pass_through=self.pass_through
-            ),
+            extra_body=self._fields(values, where),
             turns=tuple(turns),
         )
 

@@ -1,4 +1,4 @@
-"""Request fields beyond the prompt: merging them, and keeping what validators see in step.
+"""Request fields beyond the prompt, and keeping what validators see in step with them.
 
 Fields come in layers (the run's flags and config, then a data row's own fields); a later layer
 wins key by key. When the fields set the output limit or `ignore_eos` themselves, the request's
@@ -30,18 +30,6 @@ def _limit_keys(endpoint: Endpoint) -> tuple[str, ...]:
             return ("max_completion_tokens",)
 
 
-def merge_fields(*layers: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
-    """The layers merged left to right (a later key wins).
-
-    >>> merge_fields({"temperature": 0.7, "top_p": 0.9}, {"temperature": 0})
-    {'temperature': 0, 'top_p': 0.9}
-    """
-    merged: dict[str, JsonValue] = {}
-    for layer in layers:
-        merged.update(layer)
-    return merged
-
-
 def asked_limits(
     endpoint: Endpoint,
     fields: Mapping[str, JsonValue],
@@ -65,4 +53,4 @@ def asked_limits(
     return max_output_tokens, ignore_eos
 
 
-__all__ = ["asked_limits", "merge_fields"]
+__all__ = ["asked_limits"]

@@ -15,10 +15,10 @@ from typing import Protocol, overload, runtime_checkable
 
 from pydantic import JsonValue
 
-from assay.core import Endpoint, GenerationRequest
+from assay.core import GenerationRequest
 from assay.data.file_source import FileSource
-from assay.data.request_fields import asked_limits, merge_fields
-from assay.data.source import index_rng, request_id
+from assay.data.request_fields import asked_limits
+from assay.data.source import RequestSettings, index_rng, request_id
 from assay.data.synthetic import SyntheticSource
 from assay.data.token_count import sample_token_count
 from assay.errors import DataError
@@ -43,17 +43,6 @@ class Turn:
 
 
 @dataclass(frozen=True, slots=True)
-class RequestShape:
-    """What every request of a session source shares: endpoint, model and body fields."""
-
-    endpoint: Endpoint
-    model: str
-    stream: bool
-    ignore_eos: bool
-    extra_body: dict[str, JsonValue]
-
-
-@dataclass(frozen=True, slots=True)
 class Session:
     """One session: its turns, the messages it opens with (a system prompt), its think time."""
 
@@ -61,7 +50,7 @@ class Session:
     turns: Sequence[Turn]
     opening: tuple[dict[str, JsonValue], ...]
     think_time_ns: int
-    shape: RequestShape
+    shape: RequestSettings
     row_extra: dict[str, JsonValue]
 
     def request(self, turn: int, history: tuple[dict[str, JsonValue], ...]) -> GenerationRequest:
@@ -71,7 +60,7 @@ class Session:
         this = self.turns[turn]
         user: dict[str, JsonValue] = {"role": "user", "content": this.text}
         conversation = (*self.opening, *history, user)
-        extra = merge_fields(shape.extra_body, self.row_extra)
+        extra = {**shape.extra_body, **self.row_extra}
         limit, ignore_eos = asked_limits(
             shape.endpoint, extra, this.max_output_tokens, shape.ignore_eos
         )
@@ -173,9 +162,7 @@ class FileSessions:
             turns=turns,
             opening=opening,
             think_time_ns=self.think_time_ns,
-            shape=RequestShape(
-                config.endpoint, config.model, config.stream, config.ignore_eos, config.extra_body
-            ),
+            shape=config,
             row_extra=row.extra_body,
         )
 
@@ -202,9 +189,7 @@ class SyntheticSessions:
             turns=SampledTurns(source, index, self.turns),
             opening=(),
             think_time_ns=self.think_time_ns,
-            shape=RequestShape(
-                source.endpoint, source.model, source.stream, source.ignore_eos, source.extra_body
-            ),
+            shape=source,
             row_extra={},
         )
 
@@ -266,7 +251,6 @@ class SampledTurns(Sequence[Turn]):
 __all__ = [
     "FileSessions",
     "SampledTurns",
-    "RequestShape",
     "Session",
     "SessionSource",
     "SyntheticSessions",

@@ -11,13 +11,35 @@ import _random
 import random
 from typing import Final, Protocol
 
-from assay.core import GenerationRequest
+from pydantic import BaseModel, ConfigDict, JsonValue
+
+from assay.core import Endpoint, GenerationRequest
 
 # `random.Random(n)` runs two Python-level methods around the C seeding: `__init__` and `seed`,
 # which checks the seed's type. For an int seed both come down to the C seeding and
 # `gauss_next = None`; calling those directly saves a sixth of a request's build.
 _new_random: Final = random.Random.__new__
 _seed_state: Final = _random.Random.seed
+
+NO_AUDIO: Final = (
+    "the transcriptions endpoint uploads synthetic audio (--audio-seconds); "
+    "a data file or trace has no audio to send"
+)
+
+
+class RequestSettings(BaseModel):
+    """What every request of a configured source (or session) shares: the endpoint and model,
+    how it is sent, the seed and tokenizer it is built with, and the fields added to its body."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    endpoint: Endpoint = Endpoint.chat
+    model: str
+    ignore_eos: bool = False
+    stream: bool = True
+    seed: int = 0
+    tokenizer: str | None = None
+    extra_body: dict[str, JsonValue] = {}
 
 
 class RequestSource(Protocol):
@@ -79,4 +101,4 @@ def shared_rng(seed: int, purpose: str) -> random.Random:
     return random.Random(f"assay:{seed}:{purpose}")
 
 
-__all__ = ["RequestSource", "index_rng", "request_id", "shared_rng"]
+__all__ = ["NO_AUDIO", "RequestSettings", "RequestSource", "index_rng", "request_id", "shared_rng"]

@@ -76,9 +76,20 @@ def source_config_of(
         return FileSourceConfig(
             path=source.data, columns=columns, output_tokens=output_tokens, **common
         )
+    try:
+        images = parse_token_count(source.images)
+    except DataError as error:
+        raise ConfigError(f"--images {source.images}: {error}") from None
+    try:
+        image_size = ImageSize.parse(source.image_size)
+    except ValueError as error:
+        raise ConfigError(f"--image-size: {error}") from None
     return SyntheticSource(
         **common,
-        **media_of(source),
+        images=images,
+        image_size=image_size,
+        image_format=source.image_format,
+        audio_seconds=source.audio_seconds,
         prompt_tokens=parse_token_count(source.prompt_tokens),
         output_tokens=output_tokens,
         documents=source.documents,
@@ -87,26 +98,4 @@ def source_config_of(
     )
 
 
-def media_of(source: Source) -> dict[str, Any]:
-    """The synthetic images and audio `source` asks for, as `SyntheticSource` fields.
-
-    >>> media_of(Source(images="2", image_size="64x32"))["image_size"]
-    ImageSize(width=64, height=32)
-    """
-    try:
-        images = parse_token_count(source.images)
-    except DataError as error:
-        raise ConfigError(f"--images {source.images}: {error}") from None
-    try:
-        size = ImageSize.parse(source.image_size)
-    except ValueError as error:
-        raise ConfigError(f"--image-size: {error}") from None
-    return {
-        "images": images,
-        "image_size": size,
-        "image_format": source.image_format,
-        "audio_seconds": source.audio_seconds,
-    }
-
-
-__all__ = ["SourceConfig", "build_source", "media_of", "source_config_of", "source_of"]
+__all__ = ["SourceConfig", "build_source", "source_config_of", "source_of"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from typing import Final, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, model_validator
+from pydantic import Field, JsonValue, PrivateAttr, model_validator
 
-from assay.core import Endpoint, GenerationRequest
+from assay.core import GenerationRequest
 from assay.core.trusted import trusted
 from assay.data.media import (
     ImageFormat,
@@ -17,7 +17,7 @@ from assay.data.media import (
     user_content,
 )
 from assay.data.request_fields import asked_limits
-from assay.data.source import index_rng, request_id, shared_rng
+from assay.data.source import RequestSettings, index_rng, request_id, shared_rng
 from assay.data.token_count import (
     FixedCount,
     TokenCount,
@@ -57,7 +57,7 @@ class _Runtime:
         return (_Runtime, ())
 
 
-class SyntheticSource(BaseModel):
+class SyntheticSource(RequestSettings):
     """Unbounded synthetic requests; request `i` depends only on `(seed, i)` and this config.
 
     The prompt counts exactly the sampled number of tokens under `tokenizer` (the shared prefix
@@ -75,19 +75,10 @@ class SyntheticSource(BaseModel):
     True
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
     kind: Literal["synthetic"] = "synthetic"
-    endpoint: Endpoint = Endpoint.chat
-    model: str
     prompt_tokens: TokenCount = FixedCount(value=256)
     output_tokens: TokenCount = FixedCount(value=128)
     shared_prefix_tokens: int = Field(default=0, ge=0)
-    ignore_eos: bool = False
-    stream: bool = True
-    seed: int = 0
-    tokenizer: str | None = None
-    extra_body: dict[str, JsonValue] = {}
     embeddings_batch_size: int = Field(default=1, ge=1)
     documents: int = Field(default=8, ge=1)
     document_tokens: TokenCount = FixedCount(value=128)

@@ -13,19 +13,20 @@ Rows are replayed in timestamp order (a stable sort); offsets count from the fir
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import Field, JsonValue
 
-from assay.core import Endpoint, GenerationRequest
+from assay.core import GenerationRequest
 from assay.data.file_formats import check_file_size, jsonl_records
 from assay.data.file_source import FileSource, FileSourceConfig
 from assay.data.request_fields import asked_limits
-from assay.data.source import request_id
+from assay.data.source import NO_AUDIO, RequestSettings, request_id
 from assay.data.tokenizer import Tokenizer
 from assay.data.tokenizer_spec import load_tokenizer
 from assay.errors import DataError
@@ -53,21 +54,12 @@ class TimedSource(Protocol):
         ...
 
 
-class TraceConfig(BaseModel):
+class TraceConfig(RequestSettings):
     """A trace file and how its rows become requests."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["trace"] = "trace"
     path: Path
-    endpoint: Endpoint = Endpoint.chat
-    model: str
     block_tokens: int = Field(default=MOONCAKE_BLOCK_TOKENS, gt=0)
-    ignore_eos: bool = False
-    stream: bool = True
-    seed: int = 0
-    tokenizer: str | None = None
-    extra_body: dict[str, JsonValue] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,10 +101,7 @@ class MooncakeTrace:
             case Carries.documents:
                 _mooncake_fits(config)  # refused when the trace was loaded
             case Carries.audio:
-                raise DataError(
-                    "the transcriptions endpoint uploads synthetic audio (--audio-seconds); "
-                    "a data file or trace has no audio to send"
-                )
+                raise DataError(NO_AUDIO)
         limit, ignore_eos = asked_limits(
             config.endpoint, config.extra_body, row.output_length, config.ignore_eos
         )
@@ -164,17 +153,7 @@ def load_trace(config: TraceConfig) -> MooncakeTrace | PlainTrace:
         _tokenizer(config.tokenizer)  # a bad tokenizer fails here, not in a load process
         return MooncakeTrace(config=config, rows=mooncake, offsets=offsets)
     prompts = FileSource.from_records(
-        FileSourceConfig(
-            path=config.path,
-            format="jsonl",
-            endpoint=config.endpoint,
-            model=config.model,
-            ignore_eos=config.ignore_eos,
-            stream=config.stream,
-            seed=config.seed,
-            tokenizer=config.tokenizer,
-            extra_body=config.extra_body,
-        ),
+        FileSourceConfig(format="jsonl", **config.model_dump(exclude={"kind", "block_tokens"})),
         [
             (line, {k: v for k, v in values.items() if k != "timestamp"})
             for _, line, values in timed
@@ -281,15 +260,10 @@ def _count(value: object, where: str, key: str) -> int:
     return value
 
 
-_TOKENIZERS: dict[str | None, Tokenizer] = {}
-
-
+@functools.cache
 def _tokenizer(spec: str | None) -> Tokenizer:
     # One per process and spec: loading a tokenizer file is not free, prompts are built often.
-    tokenizer = _TOKENIZERS.get(spec)
-    if tokenizer is None:
-        tokenizer = _TOKENIZERS[spec] = load_tokenizer(spec)
-    return tokenizer
+    return load_tokenizer(spec)
 
 
 __all__ = [

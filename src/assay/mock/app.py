@@ -123,6 +123,16 @@ _PROXY_PAGE = (
     b"<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n"
     b"</body>\r\n</html>\r\n"
 )
+# As vLLM prefixes its answer ids (a transcription's on its stream chunks only).
+_ID_PREFIXES = {
+    Api.chat: "chatcmpl-",
+    Api.completions: "cmpl-",
+    Api.responses: "resp_",
+    Api.embeddings: "embd-",
+    Api.rerank: "rerank-",
+    Api.score: "score-",
+    Api.transcriptions: "trsc-",
+}
 _SERVED_PATHS = {
     Api.chat: "/v1/chat/completions",
     Api.completions: "/v1/completions",
@@ -272,15 +282,12 @@ class MockService:
         counters = self.counters
         counters.add(Served.running)
         try:
-            if isinstance(ask, EmbeddingAsk):
-                dimension = self.config.embedding_dimension
-                script = embeddings_body(ask, dimension, fault, answer_id(api, response_id))
-                served = await self._play_body(request, script, 0)
-                if finishes:
-                    counters.finished("stop", ask.prompt_tokens, 0)
-                return served
-            if isinstance(ask, RankingAsk):
-                script = ranking_body(api, ask, response_id, fault)
+            if not isinstance(ask, GenerationAsk):  # one body, no output tokens
+                if isinstance(ask, EmbeddingAsk):
+                    dimension = self.config.embedding_dimension
+                    script = embeddings_body(ask, dimension, fault, answer_id(api, response_id))
+                else:
+                    script = ranking_body(api, ask, response_id, fault)
                 served = await self._play_body(request, script, 0)
                 if finishes:
                     counters.finished("stop", ask.prompt_tokens, 0)
@@ -517,21 +524,7 @@ def answer_id(api: Api, response_id: str) -> str:
     >>> answer_id(Api.chat, "1f00000001"), answer_id(Api.responses, "1f00000001")
     ('chatcmpl-1f00000001', 'resp_1f00000001')
     """
-    match api:
-        case Api.chat:
-            return f"chatcmpl-{response_id}"
-        case Api.completions:
-            return f"cmpl-{response_id}"
-        case Api.responses:
-            return f"resp_{response_id}"
-        case Api.embeddings:
-            return f"embd-{response_id}"
-        case Api.rerank:
-            return f"rerank-{response_id}"
-        case Api.score:
-            return f"score-{response_id}"
-        case Api.transcriptions:
-            return f"trsc-{response_id}"  # on stream chunks only, as vLLM's
+    return f"{_ID_PREFIXES[api]}{response_id}"
 
 
 async def _echo_request_id(request: web.Request, response: web.StreamResponse) -> None:

@@ -24,8 +24,6 @@ LATENCY_METRICS: tuple[tuple[str, str], ...] = (
     ("tpot_ms", "Time per output token"),
     ("e2e_ms", "End-to-end latency"),
 )
-# SLO keys as `--slo` takes them, and the latency metric each bounds (the one it is named after).
-SLO_METRICS: Mapping[str, str] = {key: key for key in SLO_KEYS}
 OUTCOME_COLOURS: Mapping[str, str] = {
     "completed": "#2e7d32",
     "errored": "#c62828",
@@ -178,10 +176,6 @@ def draw_slo(layout: dict[str, JsonValue], slo: float | None, axis: str) -> None
 
 
 def slo_of(report: Report) -> dict[str, float]:
-    """The run's latency SLOs in ms by metric name, from its config (empty when none)."""
-    out: dict[str, float] = {}
-    for key, value in report.run_config.slo.items():
-        metric = SLO_METRICS.get(key)
-        if metric is not None:
-            out[metric] = value
-    return out
+    """The run's latency SLOs in ms by metric name, from its config (empty when none): each
+    `--slo` key is the name of the latency metric it bounds."""
+    return {key: value for key, value in report.run_config.slo.items() if key in SLO_KEYS}

@@ -30,7 +30,6 @@ from assay.reports.report import Report, StepReport
 from assay.reports.time_charts import (
     concurrency_over_time_figure,
     errors_over_time_figure,
-    has_ramp,
     ramp_rate_figure,
     throughput_over_time_figure,
     time_axis,
@@ -116,14 +115,12 @@ def sweep_latency_figure(report: Report, metric: str, title: str) -> Figure:
     steps = sorted(report.steps, key=offered_rate)
     x: list[JsonValue] = [offered_rate(step) for step in steps]
     data: list[dict[str, JsonValue]] = []
-    for name, label in (("p50", "p50"), ("p99", "p99")):
+    for name in ("p50", "p99"):
         values: list[JsonValue] = []
         for step in steps:
             distribution: Distribution | None = getattr(step.metrics.latency, metric)
             values.append(None if distribution is None else float(getattr(distribution, name)))
-        data.append(
-            {"type": "scatter", "mode": "lines+markers", "name": label, "x": x, "y": values}
-        )
+        data.append(scatter("lines+markers", name, x, values))
     layout = chart_layout(f"{title} vs offered rate", "offered rate (req/s)", "ms")
     draw_slo(layout, slo_of(report).get(metric), axis="y")
     return Figure(f"sweep-{metric}", f"{title} against offered rate", data, layout)
@@ -221,11 +218,6 @@ def turns_figure(report: Report) -> Figure | None:
     )
 
 
-def is_sweep(report: Report) -> bool:
-    """Whether the run has several steps at different offered rates (a sweep or a series)."""
-    return len(report.steps) > 1
-
-
 def figures_of(
     report: Report, samples: Mapping[str, Mapping[str, Sequence[float]]]
 ) -> list[tuple[str, list[Figure]]]:
@@ -247,7 +239,8 @@ def figures_of(
         ),
     ]
     if time_axis(report):
-        ramp = [ramp_rate_figure(report)] if has_ramp(report) else []
+        ramped = any(step.ramp is not None for step in report.steps)
+        ramp = [ramp_rate_figure(report)] if ramped else []
         sections.append(
             (
                 "Over time",
@@ -268,7 +261,7 @@ def figures_of(
     server = server_figures(report)
     if server:
         sections.append(("Server metrics", server))
-    if is_sweep(report):
+    if len(report.steps) > 1:  # several steps at different offered rates: a sweep or a series
         sections.append(
             (
                 "Across steps",

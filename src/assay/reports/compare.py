@@ -65,9 +65,6 @@ def workload(echo: RunEcho) -> dict[str, JsonValue]:
     return plain
 
 
-WORKLOAD_KEYS: Final = tuple(workload(RunEcho()))
-"""run_config keys that define the workload: runs that differ in one are not comparable."""
-
 _Z: Final = 2.0  # standard errors that count as "beyond noise"
 
 

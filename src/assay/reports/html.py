@@ -21,6 +21,7 @@ from pydantic import JsonValue
 
 from assay.errors import DataError
 from assay.file_writes import replace_with, write_new
+from assay.handlers.wire import int_field
 from assay.records.jsonl import bounded_lines
 from assay.reports.chart_base import Figure, step_label
 from assay.reports.charts import figures_of
@@ -135,17 +136,11 @@ def read_latency_samples(records: Path, seed: int = 0) -> dict[str, dict[int, li
 
 
 def _output_tokens(line: Mapping[str, object]) -> int | None:
-    usage = line.get("usage")
-    if isinstance(usage, dict):
-        reported = usage.get("completion_tokens")
-        if isinstance(reported, int) and not isinstance(reported, bool):
-            return reported
-    response = line.get("response")
-    if isinstance(response, dict):
-        streamed = response.get("streamed_tokens")
-        if isinstance(streamed, int) and not isinstance(streamed, bool):
-            return streamed
-    return None
+    usage, response = line.get("usage"), line.get("response")
+    reported = int_field(usage, "completion_tokens") if isinstance(usage, dict) else None
+    if reported is not None:
+        return reported
+    return int_field(response, "streamed_tokens") if isinstance(response, dict) else None
 
 
 def render_html(report: Report, samples: Mapping[str, Mapping[int, Sequence[float]]]) -> str:
@@ -424,15 +419,8 @@ def _sessions_table(report: Report) -> str:
         return ""
     rows: list[str] = []
     for step in steps:
-        sessions = step.sessions
-        assert sessions is not None  # filtered above
-        cells = (
-            sessions.started,
-            sessions.completed,
-            sessions.ended_early,
-            sessions.turns_sent,
-            sessions.turns_not_sent,
-        )
+        assert step.sessions is not None  # filtered above
+        cells = step.sessions.model_dump().values()  # in field order, as the header names them
         turns = "; ".join(
             f"turn {turn}: {m.outcomes.completed:,} of {m.outcomes.dispatched:,} completed"
             for turn, m in (step.turns or {}).items()

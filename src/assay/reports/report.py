@@ -9,7 +9,7 @@ import socket
 import sys
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Annotated, Final, Literal, TypeGuard, get_args
+from typing import Annotated, Final, Literal, TypedDict, TypeGuard, Unpack, get_args
 
 from pydantic import (
     BaseModel,
@@ -228,52 +228,36 @@ class StepReport(BaseModel):
 
     @classmethod
     def of(
-        cls,
-        index: int,
-        profile: str | StepLoad,
-        metrics: StepMetrics,
-        *,
-        requested_rate: float | None = None,
-        requested_concurrency: int | None = None,
-        stopped_by: StopReason | None = None,
-        timeline: TimelineSnapshot | None = None,
-        scheduled: int | None = None,
-        not_sent: int = 0,
-        lost: int = 0,
-        lost_processes: tuple[str, ...] = (),
-        sessions: SessionSummary | None = None,
-        turns: dict[int, StepMetrics] | None = None,
-        ramp: RateRamp | None = None,
-        data_rows: int | None = None,
-        burstiness: float | None = None,
+        cls, index: int, profile: str | StepLoad, metrics: StepMetrics, **fields: Unpack[StepFields]
     ) -> StepReport:
         """A step entry whose achieved rate is read from its metrics; `profile` is the load the
         step offered (its figures then read from it), or the name of one the caller cannot tell
         whole."""
         if not isinstance(profile, str):
             load, profile = profile, profile.kind
-            requested_rate = loads.requested_rate(load)
-            requested_concurrency = loads.requested_concurrency(load)
-            ramp, burstiness = loads.rate_ramp(load), loads.burstiness_of(load)
-        return cls(
-            index=index,
-            profile=profile,
-            requested_rate=requested_rate,
-            requested_concurrency=requested_concurrency,
-            achieved_rate=metrics.throughput.attempted_requests_per_s,
-            stopped_by=stopped_by,
-            scheduled=scheduled,
-            not_sent=not_sent,
-            lost=lost,
-            lost_processes=lost_processes,
-            metrics=metrics,
-            timeline=timeline,
-            sessions=sessions,
-            turns=turns,
-            ramp=ramp,
-            data_rows=data_rows,
-            burstiness=burstiness,
-        )
+            fields["requested_rate"] = loads.requested_rate(load)
+            fields["requested_concurrency"] = loads.requested_concurrency(load)
+            fields["ramp"], fields["burstiness"] = loads.rate_ramp(load), loads.burstiness_of(load)
+        achieved = metrics.throughput.attempted_requests_per_s
+        return cls(index=index, profile=profile, achieved_rate=achieved, metrics=metrics, **fields)
+
+
+class StepFields(TypedDict, total=False):
+    """What `StepReport.of` takes beside the step's index, profile and metrics."""
+
+    requested_rate: float | None
+    requested_concurrency: int | None
+    stopped_by: StopReason | None
+    timeline: TimelineSnapshot | None
+    scheduled: int | None
+    not_sent: int
+    lost: int
+    lost_processes: tuple[str, ...]
+    sessions: SessionSummary | None
+    turns: dict[int, StepMetrics] | None
+    ramp: RateRamp | None
+    data_rows: int | None
+    burstiness: float | None
 
 
 class Totals(BaseModel):

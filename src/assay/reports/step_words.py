@@ -169,6 +169,30 @@ def _offered_load(step: StepReport) -> str:
             )
 
 
+def offered(step: StepReport) -> str:
+    """The load a step offered, in a table cell: "sync", "4 streams", "max <=64", "12.5/s",
+    "1->20/s" (a ramp).
+
+    >>> from assay.metrics import StepAggregator
+    >>> offered(StepReport.of(2, "constant", StepAggregator().snapshot(), requested_rate=12.5))
+    '12.5/s'
+    """
+    match step.load:
+        case Synchronous():
+            return "sync"
+        case Concurrent(streams=streams):
+            return f"{streams} stream{'s' if streams != 1 else ''}"
+        case Throughput(max_concurrency=streams):
+            return f"max <={streams}"
+        case RampUp(ramp=ramp):
+            return f"{ramp.start_rate:.3g}->{ramp.end_rate:.3g}/s"
+        case Constant() | Poisson() | Replay() | None:
+            # The rate of an open loop; else the name (of a kind without its figure, or of a
+            # kind from another version).
+            rate = step.requested_rate
+            return f"{rate:.3g}/s" if rate is not None else step.profile
+
+
 def rate_text(rate: float) -> str:
     """A rate in req/s as a title shows it: four significant figures (a sweep's measured rates
     have many more), every whole digit kept.

@@ -10,18 +10,9 @@ from rich import box
 from rich.table import Table
 
 from assay.metrics.sketch import Distribution
-from assay.reports.report import Report, StepReport
-from assay.reports.step_words import MIN_RATE_WINDOW_S, format_ms, rate_is_meaningful
+from assay.reports.report import Report
+from assay.reports.step_words import MIN_RATE_WINDOW_S, format_ms, offered, rate_is_meaningful
 from assay.spec.constraints import StopReason
-from assay.spec.load import (
-    Concurrent,
-    Constant,
-    Poisson,
-    RampUp,
-    Replay,
-    Synchronous,
-    Throughput,
-)
 
 _STOP_NAMES: Final = {
     StopReason.max_seconds: "time limit",
@@ -31,30 +22,6 @@ _STOP_NAMES: Final = {
     StopReason.stop_signal: "interrupt",
     StopReason.data_exhausted: "data exhausted",
 }
-
-
-def offered(step: StepReport) -> str:
-    """The load a step offered, in a table cell: "sync", "4 streams", "max <=64", "12.5/s",
-    "1->20/s" (a ramp).
-
-    >>> from assay.metrics import StepAggregator
-    >>> offered(StepReport.of(2, "constant", StepAggregator().snapshot(), requested_rate=12.5))
-    '12.5/s'
-    """
-    match step.load:
-        case Synchronous():
-            return "sync"
-        case Concurrent(streams=streams):
-            return f"{streams} stream{'s' if streams != 1 else ''}"
-        case Throughput(max_concurrency=streams):
-            return f"max <={streams}"
-        case RampUp(ramp=ramp):
-            return f"{ramp.start_rate:.3g}->{ramp.end_rate:.3g}/s"
-        case Constant() | Poisson() | Replay() | None:
-            # The rate of an open loop; else the name (of a kind without its figure, or of a
-            # kind from another version).
-            rate = step.requested_rate
-            return f"{rate:.3g}/s" if rate is not None else step.profile
 
 
 def steps_table(report: Report) -> Table:

@@ -153,11 +153,7 @@ def _no_output_words(report: Report) -> str:
 
 def _scores_documents(report: Report) -> bool:
     """Whether the run's answers score documents, so documents/s is its throughput."""
-    match report.run_config.endpoint.traits.answer:
-        case Answer.scores:
-            return True
-        case Answer.vectors | Answer.text:
-            return False
+    return report.run_config.endpoint.traits.answer is Answer.scores
 
 
 def _render_sessions(step: StepReport, console: Console) -> None:

@@ -93,11 +93,6 @@ def ramp_rate_figure(report: Report) -> Figure:
     )
 
 
-def has_ramp(report: Report) -> bool:
-    """Whether a step of the run followed a rate ramp."""
-    return any(step.ramp is not None for step in report.steps)
-
-
 def ttft_over_time_figure(report: Report) -> Figure:
     """Mean and max time to first token of the requests sent in each interval."""
     data: list[dict[str, JsonValue]] = []
