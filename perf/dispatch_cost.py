@@ -25,6 +25,7 @@ from assay import (
     default_chain,
     judge,
 )
+from assay.core import TextAnswer
 from assay.testing.bench import (
     Constraints,
     FixedCount,
@@ -50,7 +51,7 @@ def completed_chat() -> GenerationResponse:
         streamed=True,
         echo=RequestEcho(max_output_tokens=TOKENS),
         model="assay-mock",
-        text="The quick brown fox jumps over the lazy dog again and again",
+        answer=TextAnswer(text="The quick brown fox jumps over the lazy dog again and again"),
         finish_reason="length",
         usage=Usage(prompt_tokens=32, completion_tokens=TOKENS, total_tokens=32 + TOKENS),
         content_chunks=TOKENS,

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Final, Self, TypedDict
+from typing import Any, Final, TypedDict
 
 from pydantic import (
     BaseModel,
@@ -167,41 +166,10 @@ class GenerationResponse(BaseModel):
     # Set for a request that carried images or audio (None for text alone).
     sent: SentBody | None = None
 
-    if TYPE_CHECKING:
-        # The keywords pydantic takes: every field, or the flat stored shape in place of
-        # `answer` (`text=...` for a text answer, `embeddings=...`, `scores=...`); validation
-        # refuses a flat key of another kind than the endpoint's.
-        def __init__(
-            self,
-            *,
-            request_id: str,
-            endpoint: Endpoint,
-            streamed: bool,
-            echo: RequestEcho = ...,
-            model: str | None = ...,
-            answer: TextAnswer | Vectors | Scores = ...,
-            text: str = ...,
-            reasoning: str = ...,
-            tool_calls: tuple[ToolCall, ...] = ...,
-            embeddings: EmbeddingSummary | None = ...,
-            scores: ScoreSummary | None = ...,
-            finish_reason: str | None = ...,
-            usage: Usage | None = ...,
-            content_chunks: int = ...,
-            streamed_tokens: int = ...,
-            streamed_token_source: TokenSource = ...,
-            terminal_seen: bool = ...,
-            events_after_terminal: int = ...,
-            http_status: int | None = ...,
-            ids: ExchangeIds | None = ...,
-            timing: ResponseTiming,
-            sent: SentBody | None = ...,
-        ) -> None: ...
-
     @model_validator(mode="before")
     @classmethod
     def _from_stored(cls, data: Any) -> Any:
-        """The flat stored shape (and keyword arguments) folded into `answer`."""
+        """The flat stored shape of records.jsonl folded into `answer`."""
         if isinstance(data, dict) and "answer" not in data:
             return fold_stored(data)
         return data
@@ -252,21 +220,6 @@ class GenerationResponse(BaseModel):
         """The answer's tool calls; () for an answer of another kind."""
         answer = self.answer
         return answer.tool_calls if type(answer) is TextAnswer else ()
-
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
-        """A copy with `update` applied; the flat stored keys (`text`, `embeddings`, ...) update
-        the answer, and one of another kind than the endpoint's is refused (`ValueError`)."""
-        if update and not _NOTHING_STORED.keys().isdisjoint(update):
-            own = self.answer.STORED_AS
-            foreign = [k for k, v in update.items() if k in _NOTHING_STORED and k not in own and v]
-            if foreign:
-                raise ValueError(f"a {self.answer.kind.value} answer has no {', '.join(foreign)}")
-            answer = self.answer.model_copy(
-                update={name: update[key] for key, name in own.items() if key in update}
-            )
-            update = {k: v for k, v in update.items() if k not in _NOTHING_STORED}
-            update["answer"] = answer
-        return super().model_copy(update=update, deep=deep)
 
     @property
     def output_tokens(self) -> int:

@@ -66,9 +66,9 @@ def impossible_usage(response: GenerationResponse) -> Result[GenerationResponse,
     an answer carrying one is errored and its count is never used. A count above zero for an
     answer with no content is `empty_response`'s to report.
 
-    >>> from assay.core import Endpoint, RequestEcho, ResponseTiming, Usage
+    >>> from assay.core import Endpoint, RequestEcho, ResponseTiming, TextAnswer, Usage
     >>> r = GenerationResponse(request_id="r1", endpoint=Endpoint.chat, streamed=False,
-    ...                        echo=RequestEcho(max_output_tokens=16), text="Hi",
+    ...                        echo=RequestEcho(max_output_tokens=16), answer=TextAnswer(text="Hi"),
     ...                        usage=Usage(completion_tokens=10**12),
     ...                        timing=ResponseTiming(send_ns=0, end_ns=1))
     >>> print(impossible_usage(r).failure().message)  # doctest: +NORMALIZE_WHITESPACE
