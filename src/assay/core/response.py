@@ -169,10 +169,19 @@ class GenerationResponse(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _from_stored(cls, data: Any) -> Any:
-        """The flat stored shape of records.jsonl folded into `answer`."""
-        if isinstance(data, dict) and "answer" not in data:
-            return fold_stored(data)
-        return data
+        """The flat stored shape of records.jsonl with the answer folded into `answer`, of the
+        endpoint's kind. A key of another kind that holds something stays behind, so validation
+        refuses it as an unknown field (`extra="forbid"`)."""
+        if not isinstance(data, dict) or "answer" in data:
+            return data
+        try:
+            kind = Endpoint(data["endpoint"]).traits.answer
+        except (KeyError, ValueError):
+            return data  # the endpoint's own validation says what is wrong
+        own = answer_type(kind).STORED_AS
+        folded = {k: v for k, v in data.items() if k not in _NOTHING_STORED or (k not in own and v)}
+        folded["answer"] = {"kind": kind} | {name: data[k] for k, name in own.items() if k in data}
+        return folded
 
     @model_validator(mode="after")
     def _answer_of_its_endpoint(self) -> GenerationResponse:
@@ -297,17 +306,3 @@ def stored_answer(answer: TextAnswer | Vectors | Scores) -> dict[str, Any]:
     ['text', 'reasoning', 'tool_calls', 'embeddings', 'scores']
     """
     return _NOTHING_STORED | {key: getattr(answer, name) for key, name in answer.STORED_AS.items()}
-
-
-def fold_stored(data: dict[str, Any]) -> dict[str, Any]:
-    """A response's fields in the flat stored shape with the answer folded into `answer`, of
-    the endpoint's kind. A key of another kind that holds something stays behind, so validation
-    refuses it as an unknown field (`extra="forbid"`)."""
-    try:
-        kind = Endpoint(data["endpoint"]).traits.answer
-    except (KeyError, ValueError):
-        return data  # the endpoint's own validation says what is wrong
-    own = answer_type(kind).STORED_AS
-    folded = {k: v for k, v in data.items() if k not in _NOTHING_STORED or (k not in own and v)}
-    folded["answer"] = {"kind": kind} | {name: data[k] for k, name in own.items() if k in data}
-    return folded
