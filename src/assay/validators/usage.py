@@ -25,15 +25,6 @@ def overshoot_allowed(limit: int) -> int:
     return max(OVERSHOOT_TOKENS, int(limit * OVERSHOOT_FRACTION))
 
 
-_FIELDS = (
-    "prompt_tokens",
-    "completion_tokens",
-    "reasoning_tokens",
-    "cached_tokens",
-    "total_tokens",
-)
-
-
 def _plausible_usage(response: GenerationResponse) -> bool:
     """No usage, or no negative figure and completion tokens within `max_tokens` plus the
     overshoot every limit allows (a larger overshoot is left to `impossible_usage` to allow)."""
@@ -78,8 +69,7 @@ def impossible_usage(response: GenerationResponse) -> Result[GenerationResponse,
     usage = response.usage
     if usage is None:
         return Success(response)
-    for name in _FIELDS:
-        value = getattr(usage, name)
+    for name, value in usage:  # every figure, by its field's name
         if value is not None and value < 0:
             return reject(
                 response,
