@@ -10,8 +10,7 @@ import json
 import time
 
 from assay import Completed, Endpoint, GenerationResponse, ResponseTiming, Usage
-from assay.core import TextAnswer
-from assay.testing.bench import RequestRecord, Slo, StepAggregator, TokenSource
+from assay.testing.bench import RequestRecord, Slo, StepAggregator, TextAnswer, TokenSource
 
 MS = 1_000_000
 TOKENS = 16

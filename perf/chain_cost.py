@@ -23,8 +23,7 @@ from assay import (
     chain,
     default_chain,
 )
-from assay.core import TextAnswer, Vectors
-from assay.testing.bench import EmbeddingSummary, RequestEcho, TokenSource
+from assay.testing.bench import EmbeddingSummary, RequestEcho, TextAnswer, TokenSource, Vectors
 
 MS = 1_000_000
 TOKENS = 64

@@ -25,7 +25,6 @@ from assay import (
     default_chain,
     judge,
 )
-from assay.core import TextAnswer
 from assay.testing.bench import (
     Constraints,
     FixedCount,
@@ -34,6 +33,7 @@ from assay.testing.bench import (
     StepWork,
     Synchronous,
     SyntheticSource,
+    TextAnswer,
     TokenSource,
     counting_sink,
     run_step,
