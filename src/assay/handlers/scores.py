@@ -17,8 +17,8 @@ from assay.core.answer import Scores, ScoreSummary
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
 from assay.core.response import GenerationResponse
-from assay.handlers.base import SseFrame, Transfer
-from assay.handlers.stream import StreamDraft, frame_data
+from assay.handlers.base import Transfer
+from assay.handlers.stream import NotStreamed
 from assay.handlers.wire import (
     body_answer,
     body_list,
@@ -70,20 +70,10 @@ def summarise_scores(items: list[object], score_key: str, what: str) -> ScoreSum
     )
 
 
-class ScoresAccumulator(StreamDraft):
-    """Rerank and score answers are never streamed: an SSE answer is unexpected_shape, none at
-    all is no_terminal_response (the accumulator exists so every endpoint meets one protocol)."""
+class ScoresAccumulator(NotStreamed):
+    """Rerank and score answers are never streamed (see `NotStreamed`)."""
 
     __slots__ = ()
-
-    def feed(self, frame: SseFrame, received_ns: int) -> None:
-        """Any event is a fault: the server streamed an answer that has no streamed form."""
-        self._events += 1
-        self._fail(
-            DiagnosticCode.unexpected_shape,
-            f"{self._what} answer came as an SSE stream, which the endpoint does not define",
-            frame_data(frame),
-        )
 
 
 class _ScoresHandler:

@@ -437,6 +437,23 @@ class ChoiceStream(StreamDraft):
         raise NotImplementedError
 
 
+class NotStreamed(StreamDraft):
+    """The accumulator of an endpoint that never streams (embeddings, rerank, score): an SSE
+    answer is unexpected_shape, none at all no_terminal_response (it exists so every endpoint
+    meets one protocol)."""
+
+    __slots__ = ()
+
+    def feed(self, frame: SseFrame, received_ns: int) -> None:
+        """Any event is a fault: the server streamed an answer that has no streamed form."""
+        self._events += 1
+        self._fail(
+            DiagnosticCode.unexpected_shape,
+            f"{self._what} answer came as an SSE stream, which the endpoint does not define",
+            frame_data(frame),
+        )
+
+
 def frame_data(frame: SseFrame) -> bytes:
     """The data bytes of a frame, a `message` event's or a named event's."""
     return frame if isinstance(frame, bytes) else frame.data
