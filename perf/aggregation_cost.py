@@ -10,7 +10,7 @@ import json
 import time
 
 from assay import Completed, Endpoint, GenerationResponse, ResponseTiming, Usage
-from assay.testing.bench import RequestRecord, Slo, StepAggregator, TokenSource
+from assay.testing.bench import RequestRecord, Slo, StepAggregator, TextAnswer, TokenSource
 
 MS = 1_000_000
 TOKENS = 16
@@ -29,7 +29,7 @@ def typical_records(count: int) -> list[RequestRecord[GenerationResponse]]:
             request_id=f"r{i}",
             endpoint=Endpoint.chat,
             streamed=True,
-            text="x" * TOKENS,
+            answer=TextAnswer(text="x" * TOKENS),
             finish_reason="length",
             usage=Usage(prompt_tokens=128, completion_tokens=TOKENS, total_tokens=128 + TOKENS),
             content_chunks=TOKENS,

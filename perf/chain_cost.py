@@ -23,7 +23,7 @@ from assay import (
     chain,
     default_chain,
 )
-from assay.testing.bench import EmbeddingSummary, RequestEcho, TokenSource
+from assay.testing.bench import EmbeddingSummary, RequestEcho, TextAnswer, TokenSource, Vectors
 
 MS = 1_000_000
 TOKENS = 64
@@ -38,7 +38,7 @@ def typical_chat() -> GenerationResponse:
         streamed=True,
         echo=RequestEcho(max_output_tokens=TOKENS),
         model="tiny-llama",
-        text="The quick brown fox jumps over the lazy dog. " * 6,
+        answer=TextAnswer(text="The quick brown fox jumps over the lazy dog. " * 6),
         finish_reason="length",
         usage=Usage(prompt_tokens=128, completion_tokens=TOKENS, total_tokens=128 + TOKENS),
         content_chunks=TOKENS,
@@ -64,7 +64,7 @@ def typical_embeddings() -> GenerationResponse:
         endpoint=Endpoint.embeddings,
         streamed=False,
         echo=RequestEcho(expected_embeddings=4),
-        embeddings=EmbeddingSummary(count=4, dimension=384, all_finite=True),
+        answer=Vectors(summary=EmbeddingSummary(count=4, dimension=384, all_finite=True)),
         usage=Usage(prompt_tokens=40, total_tokens=40),
         timing=ResponseTiming(send_ns=0, end_ns=5 * MS),
     )

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from assay.core import GenerationResponse, ResponseTiming, TokenSource, Usage
+from assay.core import GenerationResponse, ResponseTiming, TextAnswer, TokenSource, Usage
+from assay.core.answer import answer_type
 from assay.data import FixedCount, SyntheticSource
 from assay.metrics import StepAggregator
 from assay.records import Completed, RequestRecord
@@ -135,7 +136,9 @@ def _completed(endpoint: Endpoint) -> RequestRecord[GenerationResponse]:
         request_id="r1",
         endpoint=endpoint,
         streamed=False,
-        text="Paris." if endpoint.traits.generates else "",
+        answer=TextAnswer(text="Paris.")
+        if endpoint.traits.generates
+        else answer_type(endpoint.traits.answer)(),
         finish_reason="stop" if endpoint.traits.generates else None,
         usage=Usage(prompt_tokens=4, completion_tokens=3 if endpoint.traits.generates else None),
         timing=ResponseTiming(send_ns=0, end_ns=2_000_000),

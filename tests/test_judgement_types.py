@@ -19,6 +19,7 @@ from assay.core import (
     GenerationResponse,
     ResponseTiming,
     Stage,
+    TextAnswer,
     UnusableResponse,
     Usage,
 )
@@ -34,7 +35,7 @@ ANSWER = GenerationResponse(
     request_id="r1",
     endpoint=Endpoint.chat,
     streamed=True,
-    text="Paris.",
+    answer=TextAnswer(text="Paris."),
     finish_reason="stop",
     usage=Usage(completion_tokens=2),
     terminal_seen=True,
@@ -215,7 +216,12 @@ def test_old_empty_body_record_stays_errored_under_an_accept_all_revalidation() 
     from assay.benchmark.revalidate import rejudge
 
     empty = ANSWER.model_copy(
-        update={"text": "", "finish_reason": None, "usage": None, "terminal_seen": False}
+        update={
+            "answer": TextAnswer(),
+            "finish_reason": None,
+            "usage": None,
+            "terminal_seen": False,
+        }
     )
     old = record_from_line(_old_line(DiagnosticCode.no_terminal_response, empty))
     assert rejudge(old, accept_all) == old

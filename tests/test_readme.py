@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from assay.core import CustomCode, Endpoint, GenerationResponse, ResponseTiming, Stage, Usage
+from assay.core import (
+    CustomCode,
+    Endpoint,
+    GenerationResponse,
+    ResponseTiming,
+    Stage,
+    TextAnswer,
+    Usage,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -48,7 +56,7 @@ def test_readme_validator_example_rejects_a_whitespace_only_answer() -> None:
         request_id="r",
         endpoint=Endpoint.chat,
         streamed=True,
-        text="   ",
+        answer=TextAnswer(text="   "),
         terminal_seen=True,
         finish_reason="stop",
         usage=Usage(completion_tokens=3),
@@ -57,5 +65,5 @@ def test_readme_validator_example_rejects_a_whitespace_only_answer() -> None:
     problem = validate(blank).failure()
     assert (problem.code, problem.stage) == ("mypkg.blank_answer", Stage.content)
     assert isinstance(problem.code, CustomCode)
-    usable = blank.model_copy(update={"text": "hello"})
+    usable = blank.model_copy(update={"answer": TextAnswer(text="hello")})
     assert validate(usable).unwrap() == usable

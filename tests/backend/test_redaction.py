@@ -6,7 +6,7 @@ from pydantic import SecretStr
 
 from assay.backend import BackendSettings
 from assay.backend.redaction import MASK, Redactor
-from assay.core import DiagnosticCode, Endpoint, GenerationResponse, UnusableResponse
+from assay.core import DiagnosticCode, Endpoint, GenerationResponse, TextAnswer, UnusableResponse
 from assay.core.diagnostics import Evidence
 from assay.core.response import ResponseTiming
 
@@ -66,7 +66,7 @@ def test_scrub_cleans_message_excerpt_and_partial_answer() -> None:
         request_id="r1",
         endpoint=Endpoint.chat,
         streamed=True,
-        text=f"you sent {KEY}",
+        answer=TextAnswer(text=f"you sent {KEY}"),
         timing=ResponseTiming(send_ns=0, end_ns=1),
     )
     unusable = UnusableResponse(

@@ -15,6 +15,7 @@ from assay.core import (
     Endpoint,
     GenerationResponse,
     ResponseTiming,
+    TextAnswer,
     UnusableResponse,
     outcome,
 )
@@ -135,7 +136,7 @@ def finished_without_reason() -> GenerationResponse:
         request_id="req-00000003",
         endpoint=Endpoint.chat,
         streamed=False,
-        text="The capital of France is Paris.",
+        answer=TextAnswer(text="The capital of France is Paris."),
         finish_reason=None,
         content_chunks=7,
         streamed_tokens=7,

@@ -13,6 +13,7 @@ from assay.core import (
     GenerationRequest,
     GenerationResponse,
     ResponseTiming,
+    TextAnswer,
     UnusableResponse,
 )
 from assay.data.session import Session, Turn
@@ -67,7 +68,7 @@ class TurnServer:
                 request_id=request.request_id,
                 endpoint=Endpoint.chat,
                 streamed=True,
-                text=f"answer to {request.request_id}",
+                answer=TextAnswer(text=f"answer to {request.request_id}"),
                 finish_reason="stop",
                 streamed_tokens=3,
                 terminal_seen=True,

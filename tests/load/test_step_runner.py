@@ -15,6 +15,7 @@ from assay.core import (
     GenerationRequest,
     GenerationResponse,
     ResponseTiming,
+    TextAnswer,
     UnusableResponse,
 )
 from assay.data.source import RequestSource
@@ -93,7 +94,7 @@ def served_answer(request_id: str, send_ns: int, end_ns: int) -> GenerationRespo
         request_id=request_id,
         endpoint=Endpoint.chat,
         streamed=True,
-        text="An answer.",
+        answer=TextAnswer(text="An answer."),
         finish_reason="stop",
         streamed_tokens=3,
         terminal_seen=True,

@@ -13,10 +13,13 @@ from assay.core import (
     GenerationResponse,
     RequestEcho,
     ResponseTiming,
+    Scores,
     ScoreSummary,
+    TextAnswer,
     TokenSource,
     UnusableResponse,
     Usage,
+    Vectors,
 )
 from assay.errors import ConfigError
 from assay.metrics import RELATIVE_ERROR, Slo, StepAggregator, StepMetrics, TimeWindow
@@ -48,7 +51,7 @@ def _streamed(
         request_id=request_id,
         endpoint=Endpoint.chat,
         streamed=True,
-        text="x" * sum(chunk_tokens),
+        answer=TextAnswer(text="x" * sum(chunk_tokens)),
         finish_reason="stop",
         usage=usage,
         content_chunks=len(times),
@@ -355,7 +358,7 @@ def _whole(
         request_id=request_id,
         endpoint=endpoint,
         streamed=False,
-        text="" if endpoint is Endpoint.embeddings else "x" * 16,
+        answer=Vectors() if endpoint is Endpoint.embeddings else TextAnswer(text="x" * 16),
         finish_reason=None if endpoint is Endpoint.embeddings else "stop",
         usage=usage if usage is not None else Usage(prompt_tokens=8, completion_tokens=16),
         terminal_seen=True,
@@ -455,7 +458,9 @@ def _scored(documents: int, request_id: str) -> RequestRecord[GenerationResponse
         endpoint=Endpoint.rerank,
         streamed=False,
         echo=RequestEcho(documents=documents, expected_results=documents),
-        scores=ScoreSummary(count=documents, lowest_index=0, highest_index=documents - 1),
+        answer=Scores(
+            summary=ScoreSummary(count=documents, lowest_index=0, highest_index=documents - 1)
+        ),
         usage=Usage(prompt_tokens=10 * documents, total_tokens=10 * documents),
         terminal_seen=True,
         timing=ResponseTiming(send_ns=0, end_ns=500_000_000),

@@ -7,6 +7,7 @@ from assay.core import (
     Endpoint,
     GenerationResponse,
     ResponseTiming,
+    TextAnswer,
     UnusableResponse,
     Usage,
 )
@@ -24,7 +25,7 @@ def _completed(
         request_id="r",
         endpoint=Endpoint.chat,
         streamed=True,
-        text="x" * tokens,
+        answer=TextAnswer(text="x" * tokens),
         finish_reason="stop",
         usage=Usage(completion_tokens=tokens),
         timing=ResponseTiming(send_ns=sent_ns, first_token_ns=sent_ns + ttft_ns, end_ns=end_ns),

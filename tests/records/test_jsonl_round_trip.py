@@ -13,6 +13,7 @@ from assay.core import (
     RequestEcho,
     ResponseTiming,
     Stage,
+    TextAnswer,
     ToolCall,
     UnusableResponse,
     Usage,
@@ -32,7 +33,7 @@ def streamed_answer(request_id: str, tokens: int, finish_reason: str | None) -> 
         streamed=True,
         echo=RequestEcho(max_output_tokens=16),
         model="assay-mock",
-        text=" ".join(["token"] * tokens),
+        answer=TextAnswer(text=" ".join(["token"] * tokens)),
         finish_reason=finish_reason,
         usage=Usage(prompt_tokens=32, completion_tokens=tokens, total_tokens=32 + tokens)
         if finish_reason
@@ -81,10 +82,13 @@ def test_completed_record_round_trips() -> None:
 def test_completed_tool_call_answer_round_trips() -> None:
     answer = streamed_answer("r2", 3, "tool_calls").model_copy(
         update={
-            "text": "",
-            "tool_calls": (
-                ToolCall(index=0, id="call_1", name="get_weather", arguments='{"city": "Oslo"}'),
-            ),
+            "answer": TextAnswer(
+                tool_calls=(
+                    ToolCall(
+                        index=0, id="call_1", name="get_weather", arguments='{"city": "Oslo"}'
+                    ),
+                )
+            )
         }
     )
     original = record("req-00000002", Completed[GenerationResponse](response=answer))

@@ -23,9 +23,11 @@ from assay.core import (
     GenerationResponse,
     RequestEcho,
     ResponseTiming,
+    TextAnswer,
     ToolCall,
     UnusableResponse,
     Usage,
+    Vectors,
 )
 from assay.handlers import Transfer, handler_for
 from assay.records import Cancelled, Completed, Errored, JudgedBy, RequestRecord
@@ -97,7 +99,7 @@ def embeddings_answer() -> GenerationResponse:
         endpoint=Endpoint.embeddings,
         streamed=False,
         echo=RequestEcho(expected_embeddings=2),
-        embeddings=EmbeddingSummary(count=2, dimension=4, all_finite=True),
+        answer=Vectors(summary=EmbeddingSummary(count=2, dimension=4, all_finite=True)),
         usage=Usage(prompt_tokens=6, total_tokens=6),
         timing=ResponseTiming(send_ns=0, end_ns=5),
     )
@@ -113,9 +115,11 @@ def json_mode_answer() -> GenerationResponse:
         endpoint=Endpoint.completions,
         streamed=False,
         echo=RequestEcho(max_output_tokens=8, json_mode=True, json_schema=schema, choices=2),
-        text='{"n": 2}',
+        answer=TextAnswer(
+            text='{"n": 2}',
+            tool_calls=(ToolCall(index=1, name="g"), ToolCall(index=0, id="x", arguments="{}")),
+        ),
         finish_reason="stop",
-        tool_calls=(ToolCall(index=1, name="g"), ToolCall(index=0, id="x", arguments="{}")),
         http_status=200,
         timing=ResponseTiming(send_ns=0, first_token_ns=4, end_ns=4),
     )

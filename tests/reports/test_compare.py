@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import JsonValue
 
-from assay.core import Endpoint, GenerationResponse, ResponseTiming, TokenSource, Usage
+from assay.core import Endpoint, GenerationResponse, ResponseTiming, TextAnswer, TokenSource, Usage
 from assay.metrics import StepAggregator
 from assay.records import Completed, RequestRecord
 from assay.reports import Report, StepReport, build_report, collect_environment, write_report
@@ -35,7 +35,7 @@ def _record(i: int, spacing_ms: float, ttft_ms: int) -> RequestRecord[Generation
                 request_id=f"r{i}",
                 endpoint=Endpoint.chat,
                 streamed=True,
-                text="abcd",
+                answer=TextAnswer(text="abcd"),
                 finish_reason="stop",
                 usage=Usage(prompt_tokens=8, completion_tokens=4),
                 content_chunks=4,

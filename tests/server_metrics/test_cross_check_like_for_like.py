@@ -12,6 +12,7 @@ from assay.core import (
     Evidence,
     GenerationResponse,
     ResponseTiming,
+    TextAnswer,
     TokenSource,
     UnusableResponse,
     Usage,
@@ -29,7 +30,7 @@ def _response(i: int, text: str, usage_tokens: int | None, streamed: int) -> Gen
         request_id=f"r{i}",
         endpoint=Endpoint.chat,
         streamed=True,
-        text=text,
+        answer=TextAnswer(text=text),
         finish_reason="stop",
         usage=None
         if usage_tokens is None

@@ -15,6 +15,7 @@ from assay.core import (
     GenerationResponse,
     ResponseTiming,
     Stage,
+    TextAnswer,
     UnusableResponse,
     parse_code,
     stage_of,
@@ -30,7 +31,7 @@ ANSWER = GenerationResponse(
     request_id="t1",
     endpoint=Endpoint.chat,
     streamed=False,
-    text="Paris.",
+    answer=TextAnswer(text="Paris."),
     finish_reason="stop",
     timing=ResponseTiming(send_ns=0, end_ns=1),
 )

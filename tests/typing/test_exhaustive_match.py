@@ -50,3 +50,11 @@ def test_match_on_the_answer_without_one_kind_is_rejected_as_non_exhaustive() ->
     run = _mypy("missing_answer_arm.py")
     assert run.returncode == 1, run.stdout + run.stderr
     assert 'unhandled case for values of type "Scores"' in run.stdout
+
+
+def test_a_response_built_with_a_flat_answer_keyword_is_rejected() -> None:
+    # The answer is built as `answer=` of its kind; the stored flat keys are no keywords.
+    run = _mypy("flat_answer_keyword.py")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert 'Unexpected keyword argument "text" for "GenerationResponse"' in run.stdout
+    assert "Found 1 error in 1 file" in run.stdout

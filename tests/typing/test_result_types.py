@@ -37,7 +37,7 @@ ANSWER = GenerationResponse(
     request_id="t1",
     endpoint=Endpoint.chat,
     streamed=True,
-    text="Paris.",
+    answer=TextAnswer(text="Paris."),
     finish_reason="stop",
     usage=Usage(prompt_tokens=14, completion_tokens=2),
     content_chunks=2,

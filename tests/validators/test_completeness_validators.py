@@ -14,6 +14,7 @@ from assay.core import (
     TokenSource,
     ToolCall,
     Usage,
+    Vectors,
 )
 from assay.validators import (
     empty_response,
@@ -164,7 +165,7 @@ def test_embeddings_are_not_judged_by_empty_response() -> None:
         request_id="e1",
         endpoint=Endpoint.embeddings,
         streamed=False,
-        embeddings=EmbeddingSummary(count=1, dimension=384, all_finite=True),
+        answer=Vectors(summary=EmbeddingSummary(count=1, dimension=384, all_finite=True)),
         usage=Usage(prompt_tokens=7, total_tokens=7),
         timing=ResponseTiming(send_ns=0, end_ns=10),
     )

@@ -16,6 +16,7 @@ from assay.core import (
     TokenSource,
     UnusableResponse,
     Usage,
+    Vectors,
 )
 from assay.validators import BUILTIN_VALIDATORS, Chain, chain, default_chain
 
@@ -126,7 +127,7 @@ def test_embeddings_chain_checks_only_the_vectors() -> None:
         endpoint=Endpoint.embeddings,
         streamed=False,
         echo=RequestEcho(expected_embeddings=3),
-        embeddings=EmbeddingSummary(count=3, dimension=768, all_finite=True),
+        answer=Vectors(summary=EmbeddingSummary(count=3, dimension=768, all_finite=True)),
         usage=Usage(prompt_tokens=21, total_tokens=21),
         timing=ResponseTiming(send_ns=0, end_ns=1),
     )
@@ -134,7 +135,9 @@ def test_embeddings_chain_checks_only_the_vectors() -> None:
         validate = default_chain(Endpoint.embeddings, strict=strict)
         assert validate(embeddings) == Success(embeddings)
     broken = embeddings.model_copy(
-        update={"embeddings": EmbeddingSummary(count=3, dimension=768, all_finite=False)}
+        update={
+            "answer": Vectors(summary=EmbeddingSummary(count=3, dimension=768, all_finite=False))
+        }
     )
     assert default_chain(Endpoint.embeddings)(broken).failure().code is (
         DiagnosticCode.empty_embedding

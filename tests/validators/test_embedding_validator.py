@@ -12,7 +12,9 @@ from assay.core import (
     GenerationResponse,
     RequestEcho,
     ResponseTiming,
+    TextAnswer,
     Usage,
+    Vectors,
 )
 from assay.validators import empty_embedding
 
@@ -24,7 +26,7 @@ def _embeddings(summary: EmbeddingSummary | None, expected: int = 2) -> Generati
         streamed=False,
         model="bge-small",
         echo=RequestEcho(expected_embeddings=expected),
-        embeddings=summary,
+        answer=Vectors(summary=summary),
         usage=Usage(prompt_tokens=14, total_tokens=14),
         timing=ResponseTiming(send_ns=0, end_ns=2_000_000),
     )
@@ -76,7 +78,7 @@ def test_generation_answers_are_not_judged_by_empty_embedding() -> None:
         request_id="c1",
         endpoint=Endpoint.chat,
         streamed=False,
-        text="hello",
+        answer=TextAnswer(text="hello"),
         finish_reason="stop",
         timing=ResponseTiming(send_ns=0, end_ns=1),
     )

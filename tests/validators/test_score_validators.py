@@ -13,6 +13,7 @@ from assay.core import (
     ResponseTiming,
     Scores,
     ScoreSummary,
+    TextAnswer,
     Usage,
 )
 from assay.validators import (
@@ -39,7 +40,7 @@ def _answer(
         endpoint=endpoint,
         streamed=False,
         echo=RequestEcho(documents=documents, expected_results=expected),
-        scores=summary,
+        answer=Scores(summary=summary),
         usage=Usage(prompt_tokens=40, total_tokens=40),
         terminal_seen=True,
         timing=ResponseTiming(send_ns=0, end_ns=1),
@@ -121,7 +122,7 @@ def test_the_score_validators_leave_text_answers_alone(
         request_id="c1",
         endpoint=Endpoint.chat,
         streamed=False,
-        text="Paris.",
+        answer=TextAnswer(text="Paris."),
         timing=ResponseTiming(send_ns=0, end_ns=1),
     )
     assert check(chat).unwrap() is chat

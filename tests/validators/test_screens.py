@@ -183,7 +183,7 @@ def test_screens_pass_the_typical_chat_answer() -> None:
         endpoint=Endpoint.chat,
         streamed=True,
         echo=RequestEcho(max_output_tokens=16),
-        text="The quick brown fox",
+        answer=TextAnswer(text="The quick brown fox"),
         finish_reason="length",
         usage=Usage(prompt_tokens=32, completion_tokens=16, total_tokens=48),
         content_chunks=16,
@@ -230,7 +230,7 @@ def test_a_screen_that_raises_leaves_the_verdict_to_its_validator(chunks: int) -
         request_id="r-raise",
         endpoint=Endpoint.chat,
         streamed=False,
-        text="hi",
+        answer=TextAnswer(text="hi"),
         content_chunks=chunks,
         timing=ResponseTiming(send_ns=0, end_ns=1),
     )

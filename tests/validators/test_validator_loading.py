@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from returns.result import Success
 
-from assay.core import Endpoint, GenerationResponse, ResponseTiming
+from assay.core import Endpoint, GenerationResponse, ResponseTiming, TextAnswer
 from assay.errors import ValidatorLoadError
 from assay.validators import (
     BUILTIN_VALIDATORS,
@@ -67,7 +67,7 @@ def _answer(text: str) -> GenerationResponse:
         request_id="r1",
         endpoint=Endpoint.chat,
         streamed=False,
-        text=text,
+        answer=TextAnswer(text=text),
         finish_reason="stop",
         timing=ResponseTiming(send_ns=0, end_ns=1),
     )

@@ -104,7 +104,9 @@ class GenerationRequest(BaseModel):
 
     def json_mode(self) -> bool:
         """Whether the body asks for JSON output (`response_format` of json_object/json_schema)."""
-        return self.json_schema() is not None or _format_type(self.extra_body) == "json_object"
+        fmt = _format_of(self.extra_body)
+        json_object = isinstance(fmt, dict) and fmt.get("type") == "json_object"
+        return json_object or self.json_schema() is not None
 
     def json_schema(self) -> dict[str, JsonValue] | None:
         """The JSON schema asked for with `response_format: {type: json_schema}` (or, on
@@ -172,22 +174,10 @@ def _result_count(endpoint: Endpoint, documents: int, extra_body: dict[str, Json
     >>> _result_count(Endpoint.rerank, 8, {"top_n": 3}), _result_count(Endpoint.score, 8, {})
     (3, 8)
     """
-    match endpoint:
-        case Endpoint.rerank:
-            top_n = extra_body.get("top_n")
-            if type(top_n) is int and 0 < top_n < documents:
-                return top_n
-            return documents
-        case Endpoint.score:
-            return documents
-        case (
-            Endpoint.chat
-            | Endpoint.completions
-            | Endpoint.responses
-            | Endpoint.embeddings
-            | Endpoint.transcriptions
-        ):
-            return documents  # no scores answer: nothing reads it
+    top_n = extra_body.get("top_n")
+    if endpoint is Endpoint.rerank and type(top_n) is int and 0 < top_n < documents:
+        return top_n
+    return documents
 
 
 def _format_of(extra_body: dict[str, JsonValue]) -> JsonValue:
@@ -198,11 +188,3 @@ def _format_of(extra_body: dict[str, JsonValue]) -> JsonValue:
         if isinstance(text, dict):
             fmt = text.get("format")
     return fmt
-
-
-def _format_type(extra_body: dict[str, JsonValue]) -> str | None:
-    fmt = _format_of(extra_body)
-    if isinstance(fmt, dict):
-        kind = fmt.get("type")
-        return kind if isinstance(kind, str) else None
-    return None

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Final, Self, TypedDict
+from typing import Any, Final, TypedDict
 
 from pydantic import (
     BaseModel,
@@ -167,44 +166,22 @@ class GenerationResponse(BaseModel):
     # Set for a request that carried images or audio (None for text alone).
     sent: SentBody | None = None
 
-    if TYPE_CHECKING:
-        # The keywords pydantic takes: every field, or the flat stored shape in place of
-        # `answer` (`text=...` for a text answer, `embeddings=...`, `scores=...`); validation
-        # refuses a flat key of another kind than the endpoint's.
-        def __init__(
-            self,
-            *,
-            request_id: str,
-            endpoint: Endpoint,
-            streamed: bool,
-            echo: RequestEcho = ...,
-            model: str | None = ...,
-            answer: TextAnswer | Vectors | Scores = ...,
-            text: str = ...,
-            reasoning: str = ...,
-            tool_calls: tuple[ToolCall, ...] = ...,
-            embeddings: EmbeddingSummary | None = ...,
-            scores: ScoreSummary | None = ...,
-            finish_reason: str | None = ...,
-            usage: Usage | None = ...,
-            content_chunks: int = ...,
-            streamed_tokens: int = ...,
-            streamed_token_source: TokenSource = ...,
-            terminal_seen: bool = ...,
-            events_after_terminal: int = ...,
-            http_status: int | None = ...,
-            ids: ExchangeIds | None = ...,
-            timing: ResponseTiming,
-            sent: SentBody | None = ...,
-        ) -> None: ...
-
     @model_validator(mode="before")
     @classmethod
     def _from_stored(cls, data: Any) -> Any:
-        """The flat stored shape (and keyword arguments) folded into `answer`."""
-        if isinstance(data, dict) and "answer" not in data:
-            return fold_stored(data)
-        return data
+        """The flat stored shape of records.jsonl with the answer folded into `answer`, of the
+        endpoint's kind. A key of another kind that holds something stays behind, so validation
+        refuses it as an unknown field (`extra="forbid"`)."""
+        if not isinstance(data, dict) or "answer" in data:
+            return data
+        try:
+            kind = Endpoint(data["endpoint"]).traits.answer
+        except (KeyError, ValueError):
+            return data  # the endpoint's own validation says what is wrong
+        own = answer_type(kind).STORED_AS
+        folded = {k: v for k, v in data.items() if k not in _NOTHING_STORED or (k not in own and v)}
+        folded["answer"] = {"kind": kind} | {name: data[k] for k, name in own.items() if k in data}
+        return folded
 
     @model_validator(mode="after")
     def _answer_of_its_endpoint(self) -> GenerationResponse:
@@ -252,21 +229,6 @@ class GenerationResponse(BaseModel):
         """The answer's tool calls; () for an answer of another kind."""
         answer = self.answer
         return answer.tool_calls if type(answer) is TextAnswer else ()
-
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
-        """A copy with `update` applied; the flat stored keys (`text`, `embeddings`, ...) update
-        the answer, and one of another kind than the endpoint's is refused (`ValueError`)."""
-        if update and not _NOTHING_STORED.keys().isdisjoint(update):
-            own = self.answer.STORED_AS
-            foreign = [k for k, v in update.items() if k in _NOTHING_STORED and k not in own and v]
-            if foreign:
-                raise ValueError(f"a {self.answer.kind.value} answer has no {', '.join(foreign)}")
-            answer = self.answer.model_copy(
-                update={name: update[key] for key, name in own.items() if key in update}
-            )
-            update = {k: v for k, v in update.items() if k not in _NOTHING_STORED}
-            update["answer"] = answer
-        return super().model_copy(update=update, deep=deep)
 
     @property
     def output_tokens(self) -> int:
@@ -344,17 +306,3 @@ def stored_answer(answer: TextAnswer | Vectors | Scores) -> dict[str, Any]:
     ['text', 'reasoning', 'tool_calls', 'embeddings', 'scores']
     """
     return _NOTHING_STORED | {key: getattr(answer, name) for key, name in answer.STORED_AS.items()}
-
-
-def fold_stored(data: dict[str, Any]) -> dict[str, Any]:
-    """A response's fields in the flat stored shape with the answer folded into `answer`, of
-    the endpoint's kind. A key of another kind that holds something stays behind, so validation
-    refuses it as an unknown field (`extra="forbid"`)."""
-    try:
-        kind = Endpoint(data["endpoint"]).traits.answer
-    except (KeyError, ValueError):
-        return data  # the endpoint's own validation says what is wrong
-    own = answer_type(kind).STORED_AS
-    folded = {k: v for k, v in data.items() if k not in _NOTHING_STORED or (k not in own and v)}
-    folded["answer"] = {"kind": kind} | {name: data[k] for k, name in own.items() if k in data}
-    return folded

@@ -19,10 +19,8 @@ from assay.handlers.by_endpoint import handler_for
 from assay.handlers.chat import ChatAccumulator, ChatHandler
 from assay.handlers.completions import CompletionsAccumulator, CompletionsHandler
 from assay.handlers.embeddings import EmbeddingsAccumulator, EmbeddingsHandler
-from assay.handlers.rerank import RerankHandler
 from assay.handlers.responses import ResponsesAccumulator, ResponsesHandler
-from assay.handlers.score import ScoreHandler
-from assay.handlers.scores import ScoresAccumulator
+from assay.handlers.scores import RerankHandler, ScoreHandler, ScoresAccumulator
 from assay.handlers.sse import SseParser
 
 __all__ = [

@@ -10,9 +10,8 @@ from assay.handlers.base import EndpointHandler
 from assay.handlers.chat import ChatHandler
 from assay.handlers.completions import CompletionsHandler
 from assay.handlers.embeddings import EmbeddingsHandler
-from assay.handlers.rerank import RerankHandler
 from assay.handlers.responses import ResponsesHandler
-from assay.handlers.score import ScoreHandler
+from assay.handlers.scores import RerankHandler, ScoreHandler
 from assay.handlers.transcriptions import TranscriptionsHandler, form_body
 from assay.spec.endpoint import Carries, Endpoint
 

@@ -10,10 +10,10 @@ from returns.result import Failure, Result
 from assay.core.answer import TextAnswer, ToolCall
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
-from assay.core.response import MAX_KEPT_CHUNK_TIMES, GenerationResponse
+from assay.core.response import GenerationResponse
 from assay.errors import DataError
 from assay.handlers.base import SseFrame, Transfer
-from assay.handlers.stream import StreamDraft, frame_data
+from assay.handlers.stream import ChoiceStream, frame_data
 from assay.handlers.wire import (
     body_answer,
     body_list,
@@ -125,7 +125,7 @@ def _reasoning(delta: dict[str, object]) -> str | None:
     return thought if isinstance(thought, str) else None
 
 
-class ChatAccumulator(StreamDraft):
+class ChatAccumulator(ChoiceStream):
     """Compiles a `chat.completion.chunk` stream one SSE event at a time.
 
     A chunk whose delta carries content, reasoning or tool calls is a token (`""` too: a split
@@ -142,52 +142,10 @@ class ChatAccumulator(StreamDraft):
     """
 
     __slots__ = ()
+    _IN_DELTA = True
 
     def __init__(self, request: GenerationRequest) -> None:
         super().__init__(request, "chat")
-
-    def feed(self, frame: SseFrame, received_ns: int) -> None:
-        """Take one event: a chunk, `[DONE]`, or an error frame."""
-        obj = self._open_chunk(frame)
-        if obj is None:
-            return
-        choices = obj["choices"]
-        if len(choices) == 1:
-            # The common vLLM chunk: one choice whose delta is exactly `{"content": "..."}`.
-            # Same outcome as the general loop below, with a fraction of its lookups.
-            choice = choices[0]
-            if type(choice) is dict:
-                delta = choice.get("delta")
-                if type(delta) is dict and len(delta) == 1:
-                    content = delta.get("content")
-                    if type(content) is str:
-                        finish = choice.get("finish_reason")
-                        if content:
-                            self._text.append(content)
-                            if self._first_content_ns is None:
-                                self._first_content_ns = received_ns
-                            if finish is not None and type(finish) is str:
-                                self._finish_reason = finish
-                        elif finish is not None and type(finish) is str:
-                            # `""` closing the choice: a finish marker, not a token.
-                            self._finish_reason = finish
-                            usage = obj.get("usage")
-                            if usage is not None:
-                                self._count_choices(received_ns, False, usage)
-                            return
-                        usage = obj.get("usage")
-                        if usage is None:
-                            # `_token(received_ns, 1)`, inlined.
-                            if self._first_token_ns is None:
-                                self._first_token_ns = received_ns
-                            self._chunk_times.append(received_ns)
-                            self._chunk_tokens.append(1)
-                            if len(self._chunk_times) > MAX_KEPT_CHUNK_TIMES:
-                                self.fold_chunk_times()
-                        else:
-                            self._count_choices(received_ns, True, usage)
-                        return
-        self._feed_choices(obj, choices, frame, received_ns)
 
     def _feed_choices(
         self, obj: dict[str, Any], choices: list[Any], frame: SseFrame, received_ns: int

@@ -10,9 +10,9 @@ from returns.result import Failure, Result
 from assay.core.answer import TextAnswer
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
-from assay.core.response import MAX_KEPT_CHUNK_TIMES, GenerationResponse
+from assay.core.response import GenerationResponse
 from assay.handlers.base import SseFrame, Transfer
-from assay.handlers.stream import StreamDraft, frame_data
+from assay.handlers.stream import ChoiceStream, frame_data
 from assay.handlers.wire import (
     body_answer,
     body_list,
@@ -81,7 +81,7 @@ class CompletionsHandler:
         return CompletionsAccumulator(request)
 
 
-class CompletionsAccumulator(StreamDraft):
+class CompletionsAccumulator(ChoiceStream):
     """Compiles a `text_completion` chunk stream one SSE event at a time.
 
     Every chunk whose choice carries a `text` string is a token, `""` included, except a `""`
@@ -102,47 +102,6 @@ class CompletionsAccumulator(StreamDraft):
 
     def __init__(self, request: GenerationRequest) -> None:
         super().__init__(request, "completions")
-
-    def feed(self, frame: SseFrame, received_ns: int) -> None:
-        """Take one event: a chunk, `[DONE]`, or an error frame."""
-        obj = self._open_chunk(frame)
-        if obj is None:
-            return
-        choices = obj["choices"]
-        if len(choices) == 1:
-            # The common chunk: one choice with a `text` string; the general loop below gives
-            # the same outcome with more lookups.
-            choice = choices[0]
-            if type(choice) is dict:
-                piece = choice.get("text")
-                if type(piece) is str:
-                    finish = choice.get("finish_reason")
-                    if piece:
-                        self._text.append(piece)
-                        if self._first_content_ns is None:
-                            self._first_content_ns = received_ns
-                        if finish is not None and type(finish) is str:
-                            self._finish_reason = finish
-                    elif finish is not None and type(finish) is str:
-                        # `""` closing the choice: a finish marker, not a token.
-                        self._finish_reason = finish
-                        usage = obj.get("usage")
-                        if usage is not None:
-                            self._count_choices(received_ns, False, usage)
-                        return
-                    usage = obj.get("usage")
-                    if usage is None:
-                        # `_token(received_ns, 1)`, inlined.
-                        if self._first_token_ns is None:
-                            self._first_token_ns = received_ns
-                        self._chunk_times.append(received_ns)
-                        self._chunk_tokens.append(1)
-                        if len(self._chunk_times) > MAX_KEPT_CHUNK_TIMES:
-                            self.fold_chunk_times()
-                    else:
-                        self._count_choices(received_ns, True, usage)
-                    return
-        self._feed_choices(obj, choices, frame, received_ns)
 
     def _feed_choices(
         self, obj: dict[str, Any], choices: list[Any], frame: SseFrame, received_ns: int

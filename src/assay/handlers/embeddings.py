@@ -16,8 +16,8 @@ from assay.core.answer import EmbeddingSummary, Vectors
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
 from assay.core.response import GenerationResponse
-from assay.handlers.base import SseFrame, Transfer
-from assay.handlers.stream import StreamDraft, frame_data
+from assay.handlers.base import Transfer
+from assay.handlers.stream import NotStreamed
 from assay.handlers.wire import (
     body_answer,
     body_list,
@@ -118,20 +118,10 @@ def _vector(raw: object) -> list[Any] | array[float] | None:
     return floats
 
 
-class EmbeddingsAccumulator(StreamDraft):
-    """Embeddings are never streamed: an SSE answer is unexpected_shape, none at all is
-    no_terminal_response (the accumulator exists so every endpoint meets one protocol)."""
+class EmbeddingsAccumulator(NotStreamed):
+    """Embeddings are never streamed (see `NotStreamed`)."""
 
     __slots__ = ()
 
     def __init__(self, request: GenerationRequest) -> None:
         super().__init__(request, "embeddings")
-
-    def feed(self, frame: SseFrame, received_ns: int) -> None:
-        """Any event is a fault: the server streamed an answer that has no streamed form."""
-        self._events += 1
-        self._fail(
-            DiagnosticCode.unexpected_shape,
-            "embeddings answer came as an SSE stream, which the endpoint does not define",
-            frame_data(frame),
-        )

@@ -20,7 +20,9 @@ if TYPE_CHECKING:
     from assay.core import EmbeddingSummary as EmbeddingSummary
     from assay.core import MonotonicClock as MonotonicClock
     from assay.core import RequestEcho as RequestEcho
+    from assay.core import TextAnswer as TextAnswer
     from assay.core import TokenSource as TokenSource
+    from assay.core import Vectors as Vectors
     from assay.core.timer_fd import TimerFdWaiter as TimerFdWaiter
     from assay.data import FixedCount as FixedCount
     from assay.data import SyntheticSource as SyntheticSource
@@ -54,6 +56,7 @@ _HOMES = {
     **dict.fromkeys(
         ("EmbeddingSummary", "MonotonicClock", "RequestEcho", "TokenSource"), "assay.core"
     ),
+    **dict.fromkeys(("TextAnswer", "Vectors"), "assay.core"),
     "TimerFdWaiter": "assay.core.timer_fd",
     **dict.fromkeys(("FixedCount", "SyntheticSource"), "assay.data"),
     "BuiltinTokenizer": "assay.data.tokenizer",

@@ -48,8 +48,8 @@ def truncated_stream(response: GenerationResponse) -> Result[GenerationResponse,
 
     >>> from assay.core import Endpoint, ResponseTiming
     >>> cut = GenerationResponse(request_id="r1", endpoint=Endpoint.chat, streamed=True,
-    ...                          text="Once upon", content_chunks=2, streamed_tokens=2,
-    ...                          timing=ResponseTiming(send_ns=0, end_ns=1))
+    ...                          answer=TextAnswer(text="Once upon"), content_chunks=2,
+    ...                          streamed_tokens=2, timing=ResponseTiming(send_ns=0, end_ns=1))
     >>> print(truncated_stream(cut).failure().message)  # doctest: +NORMALIZE_WHITESPACE
     stream ended without [DONE] or a terminal event and without finish_reason,
     after 2 content chunks (2 tokens streamed, 9 characters of text)
@@ -85,8 +85,9 @@ def truncated_before_finish(
 
     >>> from assay.core import Endpoint, ResponseTiming
     >>> done = GenerationResponse(request_id="r1", endpoint=Endpoint.chat, streamed=True,
-    ...                           text="Once upon", content_chunks=2, streamed_tokens=2,
-    ...                           finish_reason="stop", timing=ResponseTiming(send_ns=0, end_ns=1))
+    ...                           answer=TextAnswer(text="Once upon"), content_chunks=2,
+    ...                           streamed_tokens=2, finish_reason="stop",
+    ...                           timing=ResponseTiming(send_ns=0, end_ns=1))
     >>> truncated_before_finish(done).unwrap() is done
     True
     """
@@ -155,8 +156,9 @@ def stream_without_finish_reason(
 
     >>> from assay.core import Endpoint, ResponseTiming
     >>> cut = GenerationResponse(request_id="r1", endpoint=Endpoint.completions, streamed=True,
-    ...                          text="Once", terminal_seen=True, streamed_tokens=1,
-    ...                          content_chunks=1, timing=ResponseTiming(send_ns=0, end_ns=1))
+    ...                          answer=TextAnswer(text="Once"), terminal_seen=True,
+    ...                          streamed_tokens=1, content_chunks=1,
+    ...                          timing=ResponseTiming(send_ns=0, end_ns=1))
     >>> print(stream_without_finish_reason(cut).failure().message)
     stream ended with [DONE] but no chunk carried a finish_reason, after 1 content chunks
     """
@@ -183,7 +185,7 @@ def missing_finish_reason(
 
     >>> from assay.core import Endpoint, ResponseTiming
     >>> r = GenerationResponse(request_id="r1", endpoint=Endpoint.completions, streamed=True,
-    ...                        text="hi", terminal_seen=True, streamed_tokens=1,
+    ...                        answer=TextAnswer(text="hi"), terminal_seen=True, streamed_tokens=1,
     ...                        timing=ResponseTiming(send_ns=0, end_ns=1))
     >>> print(missing_finish_reason(r).failure().message)
     response has no finish_reason (stream terminal marker seen: True, 1 output tokens)

@@ -34,7 +34,8 @@ def invalid_json_output(
 
     >>> from assay.core import Endpoint, RequestEcho, ResponseTiming
     >>> r = GenerationResponse(request_id="r1", endpoint=Endpoint.chat, streamed=False,
-    ...                        echo=RequestEcho(json_mode=True), text='{"city": "Par',
+    ...                        echo=RequestEcho(json_mode=True),
+    ...                        answer=TextAnswer(text='{"city": "Par'),
     ...                        finish_reason="length", timing=ResponseTiming(send_ns=0, end_ns=1))
     >>> invalid_json_output(r).failure().message.startswith("JSON mode was requested")
     True
@@ -77,7 +78,8 @@ def invalid_tool_call(
 
     >>> from assay.core import Endpoint, ResponseTiming, ToolCall
     >>> r = GenerationResponse(request_id="r1", endpoint=Endpoint.chat, streamed=True,
-    ...                        tool_calls=(ToolCall(name="get_weather", arguments='{"city": '),),
+    ...                        answer=TextAnswer(tool_calls=(
+    ...                            ToolCall(name="get_weather", arguments='{"city": '),)),
     ...                        finish_reason="tool_calls",
     ...                        timing=ResponseTiming(send_ns=0, end_ns=1))
     >>> invalid_tool_call(r).failure().message.startswith("tool call 0 (get_weather)")

@@ -32,9 +32,9 @@ def usage_mismatch(
     usage of 0, but never one carrying fewer. `two_sided` asks for both directions, which only a
     running usage can prove: on a chunk count it checks the proven direction alone.
 
-    >>> from assay.core import Endpoint, ResponseTiming, TokenSource, Usage
+    >>> from assay.core import Endpoint, ResponseTiming, TextAnswer, TokenSource, Usage
     >>> r = GenerationResponse(request_id="r1", endpoint=Endpoint.chat, streamed=True,
-    ...                        text="x" * 40, usage=Usage(completion_tokens=12),
+    ...                        answer=TextAnswer(text="x" * 40), usage=Usage(completion_tokens=12),
     ...                        streamed_tokens=20, streamed_token_source=TokenSource.stream,
     ...                        timing=ResponseTiming(send_ns=0, end_ns=1))
     >>> print(usage_mismatch()(r).failure().message)  # doctest: +NORMALIZE_WHITESPACE
@@ -108,10 +108,11 @@ def max_tokens_not_honoured(
 
     Skipped when no token count is known at all (no usage, nothing streamed).
 
-    >>> from assay.core import Endpoint, RequestEcho, ResponseTiming, Usage
+    >>> from assay.core import Endpoint, RequestEcho, ResponseTiming, TextAnswer, Usage
     >>> r = GenerationResponse(request_id="r1", endpoint=Endpoint.completions, streamed=False,
     ...                        echo=RequestEcho(max_output_tokens=128, ignore_eos=True),
-    ...                        text="...", finish_reason="stop", usage=Usage(completion_tokens=97),
+    ...                        answer=TextAnswer(text="..."), finish_reason="stop",
+    ...                        usage=Usage(completion_tokens=97),
     ...                        timing=ResponseTiming(send_ns=0, end_ns=1))
     >>> print(max_tokens_not_honoured(r).failure().message)  # doctest: +NORMALIZE_WHITESPACE
     ignore_eos asked for exactly 128 output tokens but the server returned 97

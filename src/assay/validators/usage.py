@@ -25,15 +25,6 @@ def overshoot_allowed(limit: int) -> int:
     return max(OVERSHOOT_TOKENS, int(limit * OVERSHOOT_FRACTION))
 
 
-_FIELDS = (
-    "prompt_tokens",
-    "completion_tokens",
-    "reasoning_tokens",
-    "cached_tokens",
-    "total_tokens",
-)
-
-
 def _plausible_usage(response: GenerationResponse) -> bool:
     """No usage, or no negative figure and completion tokens within `max_tokens` plus the
     overshoot every limit allows (a larger overshoot is left to `impossible_usage` to allow)."""
@@ -66,9 +57,9 @@ def impossible_usage(response: GenerationResponse) -> Result[GenerationResponse,
     an answer carrying one is errored and its count is never used. A count above zero for an
     answer with no content is `empty_response`'s to report.
 
-    >>> from assay.core import Endpoint, RequestEcho, ResponseTiming, Usage
+    >>> from assay.core import Endpoint, RequestEcho, ResponseTiming, TextAnswer, Usage
     >>> r = GenerationResponse(request_id="r1", endpoint=Endpoint.chat, streamed=False,
-    ...                        echo=RequestEcho(max_output_tokens=16), text="Hi",
+    ...                        echo=RequestEcho(max_output_tokens=16), answer=TextAnswer(text="Hi"),
     ...                        usage=Usage(completion_tokens=10**12),
     ...                        timing=ResponseTiming(send_ns=0, end_ns=1))
     >>> print(impossible_usage(r).failure().message)  # doctest: +NORMALIZE_WHITESPACE
@@ -78,8 +69,7 @@ def impossible_usage(response: GenerationResponse) -> Result[GenerationResponse,
     usage = response.usage
     if usage is None:
         return Success(response)
-    for name in _FIELDS:
-        value = getattr(usage, name)
+    for name, value in usage:  # every figure, by its field's name
         if value is not None and value < 0:
             return reject(
                 response,
