@@ -66,9 +66,6 @@ from assay.handlers.sse import SseParser
 from assay.handlers.wire import ask_continuous_usage
 from assay.spec.endpoint import Endpoint
 
-# The old private name, which tools that replace `Backend._exchange` still spell.
-_Exchange = Exchange
-
 _ERROR_BODY_LIMIT = 64 * 1024
 # How long the rest of a body may take after `[DONE]` or the terminal event: a server that ends
 # the body at once gives the connection back to the pool; one that holds it open is cut, and its
