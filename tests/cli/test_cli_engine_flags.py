@@ -78,7 +78,9 @@ def test_config_file_keys_match_the_engine_flags(tmp_path: Path) -> None:
         "error: processes counts local load processes; with engine ray the load runs in Ray "
         "actors (ray_workers N)"
     )
-    ray_config = RunConfig.model_validate({"engine": "ray", "ray_address": "auto", "ray_workers": 3})
+    ray_config = RunConfig.model_validate(
+        {"engine": "ray", "ray_address": "auto", "ray_workers": 3}
+    )
     assert ray_config.engine.ray_workers == 3
 
 

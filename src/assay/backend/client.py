@@ -17,8 +17,7 @@ from returns.result import Failure, Result
 from yarl import URL
 
 from assay.backend.deadlines import DeadlineWatch
-from assay.backend.exchange import Exchange
-from assay.backend.exchange import wire_request_id as wire_request_id
+from assay.backend.exchange import Exchange, wire_request_id
 from assay.backend.faults import (
     connect_fault,
     deadline_fault,
@@ -27,18 +26,7 @@ from assay.backend.faults import (
     malformed_fault,
     too_large_fault,
 )
-from assay.backend.model_list import (
-    ModelsStatus as ModelsStatus,
-)
-from assay.backend.model_list import (
-    ModelsUnreachable as ModelsUnreachable,
-)
-from assay.backend.model_list import (
-    NotAModelList as NotAModelList,
-)
-from assay.backend.model_list import (
-    fetch_served_models,
-)
+from assay.backend.model_list import fetch_served_models
 from assay.backend.received import EVENT_STREAM, cap_partial, compile_whole_body
 from assay.backend.served_models import ServedModel
 from assay.backend.settings import DEFAULT_REQUEST_ID_HEADER, BackendSettings

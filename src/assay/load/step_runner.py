@@ -263,7 +263,7 @@ class _StepRunner(Generic[S]):
         self.handed_out = 0
         self.sessions = source if isinstance(source, SessionSource) else None
         self.session_tally = SessionTally()
-        self.active: set[asyncio.Task[None]] = set()
+        self.active: set[asyncio.Task[object]] = set()
         self.report: Callable[[ProgressMessage], None] | None = None
         self.reported_ns = clock.now_ns()
         self.urgent_pending = False
@@ -360,7 +360,7 @@ class _StepRunner(Generic[S]):
             case Constant() | Poisson() | RampUp() | Replay():
                 raise _mispaced(work.load)
 
-    def _track(self, task: asyncio.Task[None]) -> None:
+    def _track(self, task: asyncio.Task[object]) -> None:
         self.active.add(task)
         task.add_done_callback(self.active.discard)
 
@@ -470,19 +470,8 @@ class _StepRunner(Generic[S]):
 
     async def _session(self, sessions: SessionSource, index: int, target_ns: int) -> None:
         async def send(request: GenerationRequest, turn: int, turn_target_ns: int) -> Record:
-            # As `_send`, but the record comes back: the next turn is built from its answer.
-            self.tally.dispatched += 1
-            return await execute(
-                request,
-                request_id=request.request_id,
-                resolve=self.resolve,
-                validate=self.validate,
-                clock=self.clock,
-                targeted_start_ns=turn_target_ns,
-                step=self.work.step,
-                turn=turn,
-                sink=self._take,
-            )
+            # The record comes back: the next turn is built from its answer.
+            return await self._send(request, index, turn_target_ns, turn)
 
         await run_session(
             sessions.session(index),
@@ -493,10 +482,12 @@ class _StepRunner(Generic[S]):
             tally=self.session_tally,
         )
 
-    async def _send(self, request: GenerationRequest, index: int, target_ns: int) -> None:
+    async def _send(
+        self, request: GenerationRequest, index: int, target_ns: int, turn: int | None = None
+    ) -> Record:
         # Counted here, on the task's first run: a task cancelled before it ever ran sent nothing.
         self.tally.dispatched += 1
-        await execute(
+        return await execute(
             request,
             request_id=request.request_id,
             resolve=self.resolve,
@@ -504,6 +495,7 @@ class _StepRunner(Generic[S]):
             clock=self.clock,
             targeted_start_ns=target_ns,
             step=self.work.step,
+            turn=turn,
             sink=self._take,
         )
 
