@@ -24,7 +24,8 @@ from assay.backend.trace_context import TraceContext
 from assay.errors import ConfigError
 from assay.spec.endpoint import Endpoint
 
-# What a sendable header is belongs to the run's vocabulary: the run config checks it as well.
+# What a sendable header is and how secrets are masked belong to the run's vocabulary: the run
+# config checks and masks with them as well.
 from assay.spec.target import (
     SendableHeaders,
     Target,
