@@ -416,7 +416,7 @@ class _StepRunner(Generic[S]):
             self.pending_target_ns = None
             self.handed_out += 1
             if request is not None:
-                self._track(group.create_task(self._send(request, index, target_ns)))
+                self._track(group.create_task(self._send(request, None, target_ns)))
             else:
                 assert sessions is not None  # no request built: a session source
                 # An open loop starts sessions at its send times; each runs its turns on its own.
@@ -466,25 +466,21 @@ class _StepRunner(Generic[S]):
                 # A closed loop runs one session at a time: N streams are N sessions at once.
                 await self._session(self.sessions, index, now_ns)
             else:
-                await self._send(self.source.request(index), index, now_ns)
+                await self._send(self.source.request(index), None, now_ns)
 
     async def _session(self, sessions: SessionSource, index: int, target_ns: int) -> None:
-        async def send(request: GenerationRequest, turn: int, turn_target_ns: int) -> Record:
-            # The record comes back: the next turn is built from its answer.
-            return await self._send(request, index, turn_target_ns, turn)
-
         await run_session(
             sessions.session(index),
             first_target_ns=target_ns,
-            send=send,
+            send=self._send,
             clock=self.clock,
             may_continue=self._due,
             tally=self.session_tally,
         )
 
-    async def _send(
-        self, request: GenerationRequest, index: int, target_ns: int, turn: int | None = None
-    ) -> Record:
+    async def _send(self, request: GenerationRequest, turn: int | None, target_ns: int) -> Record:
+        """Send `request` (turn `turn` of a session, None outside sessions) and return its
+        record: a session builds its next turn from the answer."""
         # Counted here, on the task's first run: a task cancelled before it ever ran sent nothing.
         self.tally.dispatched += 1
         return await execute(
