@@ -38,7 +38,7 @@ from assay.backend.transport_errors import (
     tls_failure,
 )
 from assay.core.clock import Clock
-from assay.core.diagnostics import DiagnosticCode, UnusableResponse, cap_excerpt
+from assay.core.diagnostics import DiagnosticCode, Evidence, UnusableResponse, cap_excerpt
 from assay.core.request import GenerationRequest
 from assay.core.response import ID_LIMIT, GenerationResponse, SentBody
 from assay.errors import ServerNotReady
@@ -389,19 +389,14 @@ class Backend:
         return malformed_fault(
             DiagnosticCode.malformed_http,
             f"the response from {self.settings.display_url} cannot be read: {parse_problem(error)}",
-            exchange.http_status,
-            exchange.received_bytes(),
-            exchange.partial(self._clock.now_ns()),
+            self._evidence(exchange, exchange.http_status),
             self._redactor,
         )
 
     def _read_fault(self, error: BaseException, exchange: Exchange) -> UnusableResponse:
         """Reading the body failed: a dropped connection, or a body that cannot be decoded."""
-        end_ns = self._clock.now_ns()
         cause = error.__cause__
-        status = exchange.http_status or 0
-        received = exchange.received_bytes()
-        partial = exchange.partial(end_ns)
+        evidence = self._evidence(exchange, exchange.http_status or 0)
         if isinstance(cause, aiohttp.http_exceptions.ContentEncodingError) or (
             isinstance(cause, aiohttp.http_exceptions.TransferEncodingError)
             and not is_short_body(cause)
@@ -409,22 +404,14 @@ class Backend:
             return malformed_fault(
                 DiagnosticCode.malformed_http,
                 f"the body cannot be read: {parse_problem(error)}",
-                status,
-                received,
-                partial,
+                evidence,
                 self._redactor,
             )
-        return interrupted_fault(drop_detail(error), status, received, partial, self._redactor)
+        return interrupted_fault(drop_detail(error), evidence, self._redactor)
 
     def _too_large_fault(self, what: str, exchange: Exchange) -> UnusableResponse:
-        return too_large_fault(
-            self.settings.max_response_bytes,
-            what,
-            exchange.http_status or 0,
-            exchange.received_bytes(),
-            exchange.partial(self._clock.now_ns()),
-            self._redactor,
-        )
+        evidence = self._evidence(exchange, exchange.http_status or 0)
+        return too_large_fault(self.settings.max_response_bytes, what, evidence)
 
     def _deadline_fault(self, code: DiagnosticCode, exchange: Exchange) -> UnusableResponse:
         timeouts = self.settings.timeouts
@@ -433,13 +420,17 @@ class Backend:
             DiagnosticCode.timeout_idle: timeouts.idle_s,
             DiagnosticCode.timeout_total: timeouts.total_s,
         }
-        return deadline_fault(
-            code,
-            limits.get(code, timeouts.total_s),
-            exchange.http_status,
-            exchange.received_bytes(),
-            exchange.partial(self._clock.now_ns()),
-            self._redactor,
+        body_bytes = sum(len(chunk) for chunk in exchange.received)
+        evidence = self._evidence(exchange, exchange.http_status)
+        return deadline_fault(code, limits.get(code, timeouts.total_s), body_bytes, evidence)
+
+    def _evidence(self, exchange: Exchange, http_status: int | None) -> Evidence:
+        """How far the answer had got: `http_status`, a cleaned excerpt of what was read, and
+        the partial answer."""
+        return Evidence(
+            http_status=http_status,
+            excerpt=self._redactor.excerpt(exchange.received_bytes()),
+            partial=exchange.partial(self._clock.now_ns()),
         )
 
     async def list_models(self) -> list[str]:
