@@ -29,7 +29,7 @@ import orjson
 from returns.result import Result
 
 from assay import Endpoint, GenerationRequest, GenerationResponse, UnusableResponse
-from assay.testing.bench import DeadlineWatch, EndpointHandler, SseParser, handler_for
+from assay.testing.bench import DeadlineWatch, EndpointHandler, Exchange, SseParser, handler_for
 from perf.ceiling import (
     SHORT_SECONDS,
     bare_loop_for,
@@ -67,7 +67,7 @@ def install(answer: bytes) -> None:
             handler: EndpointHandler,
             body: bytes,
             content_type: str | None,
-            exchange: client._Exchange,
+            exchange: Exchange,
             watch: DeadlineWatch,
         ) -> Result[GenerationResponse, UnusableResponse]:
             clock = self._clock

@@ -13,14 +13,13 @@ from __future__ import annotations
 import re
 from typing import Final
 
-_UNPRINTABLE: Final = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff"
-    "\ud800-\udfff]"
+# Every character a terminal obeys but the line feed (\x0a), as a character class's body.
+_OBEYED: Final = (
+    "\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+    "\ufeff\ud800-\udfff"
 )
-_UNPRINTABLE_BUT_NEWLINE: Final = re.compile(
-    "[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff"
-    "\ud800-\udfff]"
-)
+_UNPRINTABLE: Final = re.compile(f"[\x0a{_OBEYED}]")
+_UNPRINTABLE_BUT_NEWLINE: Final = re.compile(f"[{_OBEYED}]")
 
 
 def printable(text: str, *, newlines: bool = False) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+from assay.backend import Timeouts
 from assay.backend.deadlines import DeadlineWatch
-from assay.backend.settings import Timeouts
 
 
 async def test_first_byte_keeps_the_timer_armed_at_start() -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pydantic import SecretStr
 
 from assay.backend import BackendSettings
-from assay.backend.redaction import MASK, Redactor
+from assay.backend.redaction import Redactor
 from assay.core import DiagnosticCode, Endpoint, GenerationResponse, TextAnswer, UnusableResponse
 from assay.core.diagnostics import Evidence
 from assay.core.response import ResponseTiming
+from assay.spec.target import MASK
 
 KEY = "sk-SECRET-CANARY-0f9e8d7c6b5a"
 

@@ -9,8 +9,7 @@ from typing import get_args
 import pytest
 from tests.cli.cli_harness import run_assay
 
-from assay.cli.config_view import key_choices
-from assay.cli.run_flags import RUN_FLAGS, ClosedSet, Flag, flag_of
+from assay.cli.run_flags import RUN_FLAGS, ClosedSet, Flag, flag_of, key_choices
 from assay.config import FIELD_NAMES
 from assay.spec.endpoint import Endpoint
 from assay.spec.load import ProfileKind

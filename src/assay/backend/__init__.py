@@ -10,7 +10,8 @@ from assay.backend.client import Backend, open_backend
 from assay.backend.exchange import wire_request_id
 from assay.backend.readiness import check_ready, wait_until_ready
 from assay.backend.redaction import Redactor
-from assay.backend.settings import BackendSettings, Timeouts, split_endpoint_path
+from assay.backend.settings import BackendSettings, split_endpoint_path
+from assay.spec.target import Timeouts
 
 __all__ = [
     "Backend",

@@ -17,8 +17,7 @@ from returns.result import Failure, Result
 from yarl import URL
 
 from assay.backend.deadlines import DeadlineWatch
-from assay.backend.exchange import Exchange
-from assay.backend.exchange import wire_request_id as wire_request_id
+from assay.backend.exchange import Exchange, wire_request_id
 from assay.backend.faults import (
     connect_fault,
     deadline_fault,
@@ -27,18 +26,7 @@ from assay.backend.faults import (
     malformed_fault,
     too_large_fault,
 )
-from assay.backend.model_list import (
-    ModelsStatus as ModelsStatus,
-)
-from assay.backend.model_list import (
-    ModelsUnreachable as ModelsUnreachable,
-)
-from assay.backend.model_list import (
-    NotAModelList as NotAModelList,
-)
-from assay.backend.model_list import (
-    fetch_served_models,
-)
+from assay.backend.model_list import fetch_served_models
 from assay.backend.received import EVENT_STREAM, cap_partial, compile_whole_body
 from assay.backend.served_models import ServedModel
 from assay.backend.settings import DEFAULT_REQUEST_ID_HEADER, BackendSettings
@@ -50,7 +38,7 @@ from assay.backend.transport_errors import (
     tls_failure,
 )
 from assay.core.clock import Clock
-from assay.core.diagnostics import DiagnosticCode, UnusableResponse, cap_excerpt
+from assay.core.diagnostics import DiagnosticCode, Evidence, UnusableResponse, cap_excerpt
 from assay.core.request import GenerationRequest
 from assay.core.response import ID_LIMIT, GenerationResponse, SentBody
 from assay.errors import ServerNotReady
@@ -65,9 +53,6 @@ from assay.handlers.by_endpoint import encoded_body
 from assay.handlers.sse import SseParser
 from assay.handlers.wire import ask_continuous_usage
 from assay.spec.endpoint import Endpoint
-
-# The old private name, which tools that replace `Backend._exchange` still spell.
-_Exchange = Exchange
 
 _ERROR_BODY_LIMIT = 64 * 1024
 # How long the rest of a body may take after `[DONE]` or the terminal event: a server that ends
@@ -404,19 +389,14 @@ class Backend:
         return malformed_fault(
             DiagnosticCode.malformed_http,
             f"the response from {self.settings.display_url} cannot be read: {parse_problem(error)}",
-            exchange.http_status,
-            exchange.received_bytes(),
-            exchange.partial(self._clock.now_ns()),
+            self._evidence(exchange, exchange.http_status),
             self._redactor,
         )
 
     def _read_fault(self, error: BaseException, exchange: Exchange) -> UnusableResponse:
         """Reading the body failed: a dropped connection, or a body that cannot be decoded."""
-        end_ns = self._clock.now_ns()
         cause = error.__cause__
-        status = exchange.http_status or 0
-        received = exchange.received_bytes()
-        partial = exchange.partial(end_ns)
+        evidence = self._evidence(exchange, exchange.http_status or 0)
         if isinstance(cause, aiohttp.http_exceptions.ContentEncodingError) or (
             isinstance(cause, aiohttp.http_exceptions.TransferEncodingError)
             and not is_short_body(cause)
@@ -424,22 +404,14 @@ class Backend:
             return malformed_fault(
                 DiagnosticCode.malformed_http,
                 f"the body cannot be read: {parse_problem(error)}",
-                status,
-                received,
-                partial,
+                evidence,
                 self._redactor,
             )
-        return interrupted_fault(drop_detail(error), status, received, partial, self._redactor)
+        return interrupted_fault(drop_detail(error), evidence, self._redactor)
 
     def _too_large_fault(self, what: str, exchange: Exchange) -> UnusableResponse:
-        return too_large_fault(
-            self.settings.max_response_bytes,
-            what,
-            exchange.http_status or 0,
-            exchange.received_bytes(),
-            exchange.partial(self._clock.now_ns()),
-            self._redactor,
-        )
+        evidence = self._evidence(exchange, exchange.http_status or 0)
+        return too_large_fault(self.settings.max_response_bytes, what, evidence)
 
     def _deadline_fault(self, code: DiagnosticCode, exchange: Exchange) -> UnusableResponse:
         timeouts = self.settings.timeouts
@@ -448,13 +420,17 @@ class Backend:
             DiagnosticCode.timeout_idle: timeouts.idle_s,
             DiagnosticCode.timeout_total: timeouts.total_s,
         }
-        return deadline_fault(
-            code,
-            limits.get(code, timeouts.total_s),
-            exchange.http_status,
-            exchange.received_bytes(),
-            exchange.partial(self._clock.now_ns()),
-            self._redactor,
+        body_bytes = sum(len(chunk) for chunk in exchange.received)
+        evidence = self._evidence(exchange, exchange.http_status)
+        return deadline_fault(code, limits.get(code, timeouts.total_s), body_bytes, evidence)
+
+    def _evidence(self, exchange: Exchange, http_status: int | None) -> Evidence:
+        """How far the answer had got: `http_status`, a cleaned excerpt of what was read, and
+        the partial answer."""
+        return Evidence(
+            http_status=http_status,
+            excerpt=self._redactor.excerpt(exchange.received_bytes()),
+            partial=exchange.partial(self._clock.now_ns()),
         )
 
     async def list_models(self) -> list[str]:

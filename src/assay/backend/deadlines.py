@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 
-from assay.backend.settings import Timeouts
 from assay.core.diagnostics import DiagnosticCode
 from assay.handlers.base import StreamAccumulator
+from assay.spec.target import Timeouts
 
 # The event loop may run a timer up to its clock resolution early; a deadline this close to
 # passing counts as passed, so the timer never spins re-arming itself for a sliver of time.

@@ -11,7 +11,6 @@ from pydantic import JsonValue
 
 from assay.backend.redaction import Redactor
 from assay.core.diagnostics import DiagnosticCode, Evidence, UnusableResponse
-from assay.core.response import GenerationResponse
 
 _SERVER_MESSAGE_LIMIT = 500
 
@@ -94,81 +93,51 @@ def connect_fault(
     return UnusableResponse(code=code, message=redactor.clean(message))
 
 
+# The faults below come with the evidence of how far the answer had got (`Backend._evidence`:
+# its status, a cleaned excerpt of what was read, the partial answer).
+
+
 def deadline_fault(
-    code: DiagnosticCode,
-    limit_s: float,
-    http_status: int | None,
-    received: bytes | None,
-    partial: GenerationResponse | None,
-    redactor: Redactor,
+    code: DiagnosticCode, limit_s: float, body_bytes: int, evidence: Evidence
 ) -> UnusableResponse:
     """A deadline passed; says which, its limit, and how far the answer had got."""
-    if http_status is None:
+    if evidence.http_status is None:
         progress = "before any response"
-    elif partial is not None:
-        progress = f"after {partial.streamed_tokens} streamed tokens"
+    elif evidence.partial is not None:
+        progress = f"after {evidence.partial.streamed_tokens} streamed tokens"
     else:
-        progress = f"after {len(received or b'')} body bytes"
+        progress = f"after {body_bytes} body bytes"
     return UnusableResponse(
         code=code,
         message=f"the {_DEADLINE_NAMES[code]} deadline of {limit_s:g} s passed {progress}",
-        evidence=Evidence(
-            http_status=http_status, excerpt=redactor.excerpt(received), partial=partial
-        ),
+        evidence=evidence,
     )
 
 
-def interrupted_fault(
-    detail: str,
-    http_status: int,
-    received: bytes | None,
-    partial: GenerationResponse | None,
-    redactor: Redactor,
-) -> UnusableResponse:
+def interrupted_fault(detail: str, evidence: Evidence, redactor: Redactor) -> UnusableResponse:
     """The connection dropped while the body was being read; `detail` says how, in words."""
+    partial = evidence.partial
     tokens = "" if partial is None else f" after {partial.streamed_tokens} streamed tokens"
     return UnusableResponse(
         code=DiagnosticCode.stream_interrupted,
         message=redactor.clean(
             f"the connection dropped in the middle of the body{tokens}: {detail}"
         ),
-        evidence=Evidence(
-            http_status=http_status, excerpt=redactor.excerpt(received), partial=partial
-        ),
+        evidence=evidence,
     )
 
 
 def malformed_fault(
-    code: DiagnosticCode,
-    detail: str,
-    http_status: int | None,
-    received: bytes | None,
-    partial: GenerationResponse | None,
-    redactor: Redactor,
+    code: DiagnosticCode, detail: str, evidence: Evidence, redactor: Redactor
 ) -> UnusableResponse:
     """The HTTP response itself could not be read: broken framing or an undecodable encoding."""
-    return UnusableResponse(
-        code=code,
-        message=redactor.clean(detail),
-        evidence=Evidence(
-            http_status=http_status, excerpt=redactor.excerpt(received), partial=partial
-        ),
-    )
+    return UnusableResponse(code=code, message=redactor.clean(detail), evidence=evidence)
 
 
-def too_large_fault(
-    limit: int,
-    what: str,
-    http_status: int,
-    received: bytes | None,
-    partial: GenerationResponse | None,
-    redactor: Redactor,
-) -> UnusableResponse:
+def too_large_fault(limit: int, what: str, evidence: Evidence) -> UnusableResponse:
     """The response passed `--max-response-bytes`; reading stopped there."""
     return UnusableResponse(
         code=DiagnosticCode.response_too_large,
         message=f"{what} passed the limit of {limit} bytes (--max-response-bytes); reading stopped",
-        evidence=Evidence(
-            http_status=http_status, excerpt=redactor.excerpt(received), partial=partial
-        ),
+        evidence=evidence,
     )

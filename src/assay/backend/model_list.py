@@ -26,11 +26,8 @@ async def fetch_served_models(
     session: aiohttp.ClientSession, settings: BackendSettings, redactor: Redactor
 ) -> list[ServedModel]:
     """The models the server lists at `/v1/models`, with their context windows where named;
-    raises `ServerNotReady` when it can't.
-
-        A setup step, not a benchmarked request, so faults are exceptions with a clear message
-        (`ModelsStatus` when the server answered with an error status, so readiness can retry).
-    """
+    raises `ServerNotReady` when it can't (`ModelsStatus` for an error status, which readiness
+    may retry)."""
     base_url = settings.display_url
     url = URL(settings.request_root + _MODELS_PATH)
     limit = settings.max_response_bytes

@@ -17,13 +17,8 @@ from typing import Final
 from pydantic import JsonValue
 from returns.result import Failure
 
-from assay.backend.client import (
-    Backend,
-    ModelsStatus,
-    ModelsUnreachable,
-    NotAModelList,
-    open_backend,
-)
+from assay.backend.client import Backend, open_backend
+from assay.backend.model_list import ModelsStatus, ModelsUnreachable, NotAModelList
 from assay.backend.readiness import Interrupted, until_interrupted
 from assay.backend.settings import BackendSettings
 from assay.core.clock import MonotonicClock
@@ -57,13 +52,11 @@ async def probe_endpoint(
     probe = probe_of(request)
     try:
         async with open_backend(settings, MonotonicClock()) as backend:
-            result = await until_interrupted(backend.resolve(probe), interrupted)
-            status = _status_of(result)
-            if status is None or status not in NO_ROUTE | REFUSED_SHAPE:
+            unusable = _http_failure(await until_interrupted(backend.resolve(probe), interrupted))
+            if unusable is None or unusable.evidence.http_status not in NO_ROUTE | REFUSED_SHAPE:
                 return True
-            unusable = _failure_of(result)
             head = f"the probe request got {unusable.message}"
-            if status in REFUSED_SHAPE:
+            if unusable.evidence.http_status in REFUSED_SHAPE:
                 raise WrongEndpoint(
                     f"{head}; every request of the run would get the same answer, so none "
                     "was sent (check the model name, --extra options and the server's limits)"
@@ -72,11 +65,12 @@ async def probe_endpoint(
             for other in Endpoint:
                 if other is request.endpoint:
                     continue
-                other_result = await until_interrupted(
-                    backend.resolve(_tiny_request(other, probe.model)), interrupted
+                refused = _http_failure(
+                    await until_interrupted(
+                        backend.resolve(_tiny_request(other, probe.model)), interrupted
+                    )
                 )
-                other_status = _status_of(other_result)
-                if other_status is None or other_status not in NO_ROUTE:
+                if refused is None or refused.evidence.http_status not in NO_ROUTE:
                     answered.append(other)
             served = None if answered else await until_interrupted(_served(backend), interrupted)
     except Interrupted:
@@ -122,21 +116,13 @@ def probe_of(request: GenerationRequest) -> GenerationRequest:
     )
 
 
-def _status_of(result: object) -> int | None:
-    """The HTTP status of an `http_status` failure, else None."""
+def _http_failure(result: object) -> UnusableResponse | None:
+    """The failure of an answer with an `http_status` code, else None."""
     match result:
-        case Failure(UnusableResponse(code=DiagnosticCode.http_status, evidence=evidence)):
-            return evidence.http_status
+        case Failure(UnusableResponse(code=DiagnosticCode.http_status) as unusable):
+            return unusable
         case _:
             return None
-
-
-def _failure_of(result: object) -> UnusableResponse:
-    match result:
-        case Failure(UnusableResponse() as unusable):
-            return unusable
-        case _:  # pragma: no cover - only called after _status_of found a failure
-            raise AssertionError("not a failure")
 
 
 def _tiny_request(endpoint: Endpoint, model: str) -> GenerationRequest:

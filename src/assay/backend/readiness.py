@@ -12,13 +12,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Final, TypeVar
 
-from assay.backend.client import (
-    Backend,
-    ModelsStatus,
-    ModelsUnreachable,
-    NotAModelList,
-    open_backend,
-)
+from assay.backend.client import Backend, open_backend
+from assay.backend.model_list import ModelsStatus, ModelsUnreachable, NotAModelList
 from assay.backend.served_models import ServedModel
 from assay.backend.settings import BackendSettings
 from assay.core.clock import Clock, MonotonicClock

@@ -18,10 +18,7 @@ from assay.core.diagnostics import UnusableResponse, cap_excerpt
 from assay.core.response import GenerationResponse
 
 # What is masked, and how, is the run's vocabulary (the config and the report mask with it too).
-from assay.spec.target import MASK as MASK
-from assay.spec.target import is_secret_header as is_secret_header
-from assay.spec.target import mask_headers as mask_headers
-from assay.spec.target import mask_url as mask_url
+from assay.spec.target import MASK
 
 _MASK_BYTES = MASK.encode()
 

@@ -19,24 +19,22 @@ from pydantic import (
     field_validator,
 )
 
-from assay.backend.redaction import (
-    Redactor,
-    header_secrets,
-    is_secret_header,
-    mask_headers,
-    mask_url,
-    url_secrets,
-)
-
-# What a sendable header is belongs to the run's vocabulary: the run config checks it as well.
+from assay.backend.redaction import Redactor, header_secrets, url_secrets
 from assay.backend.trace_context import TraceContext
 from assay.errors import ConfigError
 from assay.spec.endpoint import Endpoint
-from assay.spec.target import SendableHeaders as SendableHeaders
-from assay.spec.target import Target
-from assay.spec.target import Timeouts as Timeouts
-from assay.spec.target import check_header as check_header
-from assay.spec.target import sendable_headers as sendable_headers
+
+# What a sendable header is and how secrets are masked belong to the run's vocabulary: the run
+# config checks and masks with them as well.
+from assay.spec.target import (
+    SendableHeaders,
+    Target,
+    Timeouts,
+    check_header,
+    is_secret_header,
+    mask_headers,
+    mask_url,
+)
 
 # Well above any real answer (a 128k-token answer is about 1 MB of SSE), low enough that an
 # endless or runaway response fails long before it can exhaust memory.

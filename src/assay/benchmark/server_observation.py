@@ -8,7 +8,6 @@ from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 from assay.backend import BackendSettings
-from assay.backend.redaction import mask_url
 from assay.core.diagnostics import DiagnosticCode, Stage, stage_of
 from assay.errors import ConfigError
 from assay.reports import StepReport
@@ -21,6 +20,7 @@ from assay.server_metrics import (
     summarize,
 )
 from assay.spec.sections import ServerMetrics
+from assay.spec.target import mask_url
 
 # Codes after which assay cannot tell whether the server finished the answer: the connection
 # broke, a deadline passed, or the stream just stopped.

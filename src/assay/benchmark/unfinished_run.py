@@ -37,11 +37,7 @@ from assay.reports.report import Incomplete
 from assay.run_folder import SHARDS_DIR, shard_files
 from assay.spec.load import (
     Concurrent,
-    Constant,
-    Poisson,
     Profile,
-    RampUp,
-    Replay,
     StepLoad,
     Sweep,
     Synchronous,
@@ -304,15 +300,7 @@ def _step_load(profile: Profile, index: int) -> tuple[str, StepLoad | None]:
             if index == 1:
                 return "throughput", Throughput(max_concurrency=limit)
             return "constant", None  # at a rate placed by the first two steps' results
-        case (
-            Synchronous()
-            | Concurrent()
-            | Throughput()
-            | Constant()
-            | Poisson()
-            | RampUp()
-            | Replay()
-        ):
+        case _:  # a single-step load
             load = next_load(profile, []) if index == 0 else None
             return (_UNKNOWN_PROFILE, None) if load is None else (load.kind, load)
 

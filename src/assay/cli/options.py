@@ -44,7 +44,7 @@ def parse_headers(values: list[str] | None, flag: str) -> dict[str, str] | None:
     >>> parse_headers(["X-Team: infra"], "--header")
     {'X-Team': 'infra'}
     """
-    from assay.backend.settings import check_header
+    from assay.spec.target import check_header
 
     if not values:
         return None

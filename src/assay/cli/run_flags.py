@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, cast, get_args
+from typing import TYPE_CHECKING, Final, cast, get_args
 
 from assay.cli.options import (
     parse_headers,
@@ -22,6 +22,9 @@ from assay.cli.options import (
     parse_pairs,
     parse_texts,
 )
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 TARGET: Final = "Target"
 LOAD: Final = "Load"
@@ -118,9 +121,23 @@ def _ramp_curves() -> tuple[str, ...]:
     return get_args(RampCurve)
 
 
-def _image_formats() -> tuple[str, ...]:
-    from assay.cli.config_view import key_choices
+def key_choices(key: str) -> tuple[str, ...]:
+    """The values a config key typed as a `Literal` takes, read from its field in its section.
 
+    >>> key_choices("image_format"), key_choices("engine")
+    (('png', 'jpeg'), ('local', 'ray'))
+    """
+    from assay.config import RunConfig
+    from assay.spec.flat import FLAT_KEYS
+
+    section: type[BaseModel] = RunConfig
+    *path, name = FLAT_KEYS[key]
+    for part in path:
+        section = section.model_fields[part].annotation  # type: ignore[assignment]  # a section
+    return get_args(section.model_fields[name].annotation)
+
+
+def _image_formats() -> tuple[str, ...]:
     return key_choices("image_format")
 
 
@@ -300,4 +317,12 @@ def flag_of(key: str) -> str:
     return row.spelling.split("/")[0]
 
 
-__all__ = ["CONFIG_FILE_FLAG", "RUN_FLAGS", "ClosedSet", "Flag", "either", "flag_of"]
+__all__ = [
+    "CONFIG_FILE_FLAG",
+    "RUN_FLAGS",
+    "ClosedSet",
+    "Flag",
+    "either",
+    "flag_of",
+    "key_choices",
+]

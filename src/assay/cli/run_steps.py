@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from assay.cli.config_view import max_seconds, output_dir, progress_steps, runs_on_ray
 from assay.cli.exit_codes import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_VALID
 from assay.cli.run_overrides import read_run_config
+from assay.spec.load import Sweep
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -33,7 +33,7 @@ def run_from_flags(flags: Mapping[str, object], site: CrashSite) -> int:
     # Before any process starts the run folder is claimed (a folder that cannot be written,
     # or holds a run, is refused).
     claimed_at = datetime.now(UTC)
-    folder = claim_run_folder(output_dir(config), claimed_at)
+    folder = claim_run_folder(config.output.dir, claimed_at)
     try:
         # From the claim on, a Ctrl-C or SIGTERM anywhere leaves no empty folder behind, and a
         # crash leaves the records merged with a partial report (`merge_after_crash`).
@@ -56,7 +56,7 @@ def start_and_report(config: RunConfig, folder: RunFolder) -> int:
     from assay.config.limits import load_processes
     from assay.load_launcher import start_load_processes
 
-    if runs_on_ray(config):
+    if config.engine.kind == "ray":
         return run_and_report(config, None, folder)
     # The load processes import the run path (`run_and_report` imports it) while this process
     # does the same.
@@ -74,13 +74,25 @@ def run_and_report(
     from assay.cli.progress import ProgressDisplay
 
     console = output_console()
-    steps, limit = progress_steps(config), max_seconds(config)
-    with ProgressDisplay(console, steps=steps, max_seconds=limit) as shown:
+    limit = config.constraints_in_force().max_seconds
+    with ProgressDisplay(console, steps=_progress_steps(config), max_seconds=limit) as shown:
         outcome = run_from_config(
             config, note=shown.note, on_progress=shown.update, started=started, folder=folder
         )
     print_outcome(outcome, console)
     return exit_code(outcome)
+
+
+def _progress_steps(config: RunConfig) -> int | None:
+    """How many steps the progress counts (None: a sweep over rates, whose steps are found as
+    it runs)."""
+    match config.load:
+        case Sweep(concurrencies=levels) if levels:
+            return len(levels)
+        case Sweep():
+            return None
+        case _:
+            return 1
 
 
 def print_outcome(outcome: RunOutcome, console: Console) -> None:

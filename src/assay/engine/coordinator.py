@@ -228,18 +228,24 @@ class _Inbox:
         return describe_exit(child)
 
     async def get(self, timeout_s: float) -> tuple[LoadChild, object] | None:
-        """The next message and its sender, or None after `timeout_s` without one; a child
-        whose socket closed without a word comes as `(child, GONE)`."""
-        try:
-            async with asyncio.timeout(timeout_s):
-                child, message = await self._queue.get()
-        except TimeoutError:
-            return None
-        if isinstance(message, Crashed):
-            if message.error is not None:
-                raise message.error
-            raise LoadProcessError(f"{child.name} failed:\n{message.traceback}")
-        return child, message
+        return await next_message(self._queue, timeout_s, self.name)
+
+
+async def next_message(
+    queue: asyncio.Queue[tuple[P, object]], timeout_s: float, name: Callable[[P], str]
+) -> tuple[P, object] | None:
+    """An inbox's next message and its sender, or None after `timeout_s` without one; a
+    peer's crash is raised."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            peer, message = await queue.get()
+    except TimeoutError:
+        return None
+    if isinstance(message, Crashed):
+        if message.error is not None:
+            raise message.error
+        raise LoadProcessError(f"{name(peer)} failed:\n{message.traceback}")
+    return peer, message
 
 
 def describe_exit(child: LoadChild) -> str:
@@ -557,6 +563,7 @@ __all__ = [
     "StepCommand",
     "StopStep",
     "coordinate",
+    "next_message",
     "pickle_for_children",
     "run_event_loop",
     "run_in_processes",

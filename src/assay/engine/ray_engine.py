@@ -34,10 +34,10 @@ from assay.core import MonotonicClock
 from assay.engine.coordinator import (
     GONE,
     Crashed,
-    LoadProcessError,
     StepCommand,
     StopStep,
     coordinate,
+    next_message,
     pickle_for_children,
     run_event_loop,
 )
@@ -452,16 +452,7 @@ class RayInbox:
             task.cancel()
 
     async def get(self, timeout_s: float) -> tuple[RayPeer, object] | None:
-        try:
-            async with asyncio.timeout(timeout_s):
-                peer, message = await self._queue.get()
-        except TimeoutError:
-            return None
-        if isinstance(message, Crashed):
-            if message.error is not None:
-                raise message.error
-            raise LoadProcessError(f"Ray actor {peer.process} failed:\n{message.traceback}")
-        return peer, message
+        return await next_message(self._queue, timeout_s, self.name)
 
     def send(self, peers: Iterable[RayPeer], message: object) -> None:
         for peer in peers:

@@ -20,10 +20,7 @@ from assay.spec.constraints import Constraints, StopReason
 from assay.spec.load import (
     Concurrent,
     Constant,
-    Poisson,
     Profile,
-    RampUp,
-    Replay,
     StepLoad,
     Sweep,
     Synchronous,
@@ -77,15 +74,7 @@ def _concurrency_limit(profile: Profile) -> int | None:
             return max(levels)
         case Sweep(max_concurrency=limit):
             return limit
-        case (
-            Synchronous()
-            | Concurrent()
-            | Throughput()
-            | Constant()
-            | Poisson()
-            | RampUp()
-            | Replay()
-        ):
+        case _:  # a single-step load
             return requested_concurrency(profile)
 
 
@@ -255,15 +244,7 @@ def next_load(profile: Profile, done: list[StepResult[S]]) -> StepLoad | None:
             if position >= count or max(low, high) <= 0:
                 return None
             return Constant(rate=sweep_rates(low, high, count)[position])
-        case (
-            Synchronous()
-            | Concurrent()
-            | Throughput()
-            | Constant()
-            | Poisson()
-            | RampUp()
-            | Replay()
-        ):
+        case _:  # a single-step load
             return None if done else profile
 
 

@@ -135,10 +135,7 @@ class StepProgress:
 
     def totals(self) -> OutcomeTotals:
         """The merged counts of the latest message of every process."""
-        total = OutcomeTotals()
-        for message in self._latest.values():
-            total = total + message.totals
-        return total
+        return sum((message.totals for message in self._latest.values()), OutcomeTotals())
 
     def errors_by_code(self) -> dict[str, int]:
         """The merged error counts by diagnostic code, largest first.

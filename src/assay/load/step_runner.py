@@ -263,7 +263,7 @@ class _StepRunner(Generic[S]):
         self.handed_out = 0
         self.sessions = source if isinstance(source, SessionSource) else None
         self.session_tally = SessionTally()
-        self.active: set[asyncio.Task[None]] = set()
+        self.active: set[asyncio.Task[object]] = set()
         self.report: Callable[[ProgressMessage], None] | None = None
         self.reported_ns = clock.now_ns()
         self.urgent_pending = False
@@ -360,7 +360,7 @@ class _StepRunner(Generic[S]):
             case Constant() | Poisson() | RampUp() | Replay():
                 raise _mispaced(work.load)
 
-    def _track(self, task: asyncio.Task[None]) -> None:
+    def _track(self, task: asyncio.Task[object]) -> None:
         self.active.add(task)
         task.add_done_callback(self.active.discard)
 
@@ -416,7 +416,7 @@ class _StepRunner(Generic[S]):
             self.pending_target_ns = None
             self.handed_out += 1
             if request is not None:
-                self._track(group.create_task(self._send(request, index, target_ns)))
+                self._track(group.create_task(self._send(request, None, target_ns)))
             else:
                 assert sessions is not None  # no request built: a session source
                 # An open loop starts sessions at its send times; each runs its turns on its own.
@@ -466,37 +466,24 @@ class _StepRunner(Generic[S]):
                 # A closed loop runs one session at a time: N streams are N sessions at once.
                 await self._session(self.sessions, index, now_ns)
             else:
-                await self._send(self.source.request(index), index, now_ns)
+                await self._send(self.source.request(index), None, now_ns)
 
     async def _session(self, sessions: SessionSource, index: int, target_ns: int) -> None:
-        async def send(request: GenerationRequest, turn: int, turn_target_ns: int) -> Record:
-            # As `_send`, but the record comes back: the next turn is built from its answer.
-            self.tally.dispatched += 1
-            return await execute(
-                request,
-                request_id=request.request_id,
-                resolve=self.resolve,
-                validate=self.validate,
-                clock=self.clock,
-                targeted_start_ns=turn_target_ns,
-                step=self.work.step,
-                turn=turn,
-                sink=self._take,
-            )
-
         await run_session(
             sessions.session(index),
             first_target_ns=target_ns,
-            send=send,
+            send=self._send,
             clock=self.clock,
             may_continue=self._due,
             tally=self.session_tally,
         )
 
-    async def _send(self, request: GenerationRequest, index: int, target_ns: int) -> None:
+    async def _send(self, request: GenerationRequest, turn: int | None, target_ns: int) -> Record:
+        """Send `request` (turn `turn` of a session, None outside sessions) and return its
+        record: a session builds its next turn from the answer."""
         # Counted here, on the task's first run: a task cancelled before it ever ran sent nothing.
         self.tally.dispatched += 1
-        await execute(
+        return await execute(
             request,
             request_id=request.request_id,
             resolve=self.resolve,
@@ -504,6 +491,7 @@ class _StepRunner(Generic[S]):
             clock=self.clock,
             targeted_start_ns=target_ns,
             step=self.work.step,
+            turn=turn,
             sink=self._take,
         )
 

@@ -39,28 +39,12 @@ bracketed in bounded memory (see `assay.metrics.concurrency`).
 With a window, only records whose targeted start falls in [start_ns, end_ns) are counted; the
 others are counted as `excluded` and nothing else.
 
-The figures peers print beside these, each from the completed requests counted above:
-
-- Input tokens/s = the server's prompt tokens of the completed requests / duration; total
-  tokens/s = (input + usable output tokens) / duration. Both are None unless every completed
-  request had a server prompt count: assay does not tokenize prompts itself, and a partial sum
-  would understate them.
-- Peak output tokens/s: time after the bucket origin (the window's start when there is one,
-  else the step's start `origin_ns`, else 0) is cut into one-second buckets
-  [origin + k s, origin + (k+1) s); each output token of a completed request goes to the bucket
-  it arrived in (a chunk's tokens at the chunk's arrival, a non-streamed answer's at its end),
-  and the peak is the fullest bucket. The tokens per chunk are assay's per-chunk counts; when the
-  request's output count (server usage) differs, its tokens are spread over its chunks in
-  proportion, so the buckets always add up to the usable output tokens. Memory: one integer per
-  second that saw a token.
-- TTST (time to second token) = arrival of the second output token - arrival of the first, by
-  the per-chunk counts: 0 when the first read brought two tokens. Answers whose chunks never
-  counted two tokens have none.
-- Decode time = E2E - TTFT, for every streamed answer with a first token, so TTFT (prefill) and
-  decode split the same answers' E2E.
-- Per-user output tokens/s = (output tokens - 1) / decode time = 1 / TPOT, per streamed answer
-  of 2+ output tokens with a decode time above 0: the first token arrived at TTFT, so the decode
-  time holds the other output tokens - 1.
+The figures peers print beside these (input and total tokens/s, peak output tokens/s in
+one-second buckets, TTST, decode time, per-user output tokens/s) come from the completed requests
+counted above; docs/report.md defines each ("Figures beside other benchmarks"). The peak's
+buckets start at the window's start, else `origin_ns`, else 0, and a request whose output count
+differs from its per-chunk counts has its tokens spread over its chunks in proportion, so the
+buckets add up to the usable output tokens; memory is one integer per second that saw a token.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from assay.backend import client as client
     from assay.backend import open_backend as open_backend
     from assay.backend.deadlines import DeadlineWatch as DeadlineWatch
+    from assay.backend.exchange import Exchange as Exchange
     from assay.benchmark.shard_sink import ShardSinkFactory as ShardSinkFactory
     from assay.cli.app import main as main
     from assay.core import EmbeddingSummary as EmbeddingSummary
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
 _HOMES = {
     **dict.fromkeys(("BackendSettings", "client", "open_backend"), "assay.backend"),
     "DeadlineWatch": "assay.backend.deadlines",
+    "Exchange": "assay.backend.exchange",
     "ShardSinkFactory": "assay.benchmark.shard_sink",
     "main": "assay.cli.app",
     **dict.fromkeys(
