@@ -4,19 +4,37 @@ request accounted for, and a sweep whose rates sit between the two rates it meas
 from __future__ import annotations
 
 import csv
+import typing
 from pathlib import Path
 
 import pytest
 from tests.cli.cli_harness import assert_every_request_accounted, run_fast
 
 from assay.reports import Report
+from assay.spec.load import ProfileKind
+
+
+def profile_flags(kind: ProfileKind) -> tuple[str, ...] | None:
+    """The flags of a short run of profile `kind` (a new kind is a type error until it has
+    them); None for a profile whose run has its own test: ramp_up (test_cli_arrivals.py),
+    replay (a trace: test_cli_replay.py) and sweep (below)."""
+    match kind:
+        case "synchronous":
+            return ()
+        case "concurrent":
+            return ("--concurrency", "4")
+        case "throughput":
+            return ("--concurrency", "16")
+        case "constant" | "poisson":
+            return ("--rate", "100")
+        case "ramp_up" | "replay" | "sweep":
+            return None
+
 
 PROFILE_FLAGS: dict[str, tuple[str, ...]] = {
-    "synchronous": (),
-    "concurrent": ("--concurrency", "4"),
-    "throughput": ("--concurrency", "16"),
-    "constant": ("--rate", "100"),
-    "poisson": ("--rate", "100"),
+    kind: flags
+    for kind in typing.get_args(ProfileKind)
+    if (flags := profile_flags(kind)) is not None
 }
 
 

@@ -57,20 +57,26 @@ def test_rate_and_concurrency_kinds_are_the_profiles_with_those_parameters() -> 
     assert set(CONCURRENCY_KINDS) == limited
 
 
-def _fields(kind: str) -> set[str]:
+def _fields(kind: ProfileKind) -> set[str]:
     return set(type(profile_of(_config(kind))).model_fields)
 
 
-def _config(kind: str) -> RunConfig:
-    parameters: dict[str, object] = {"profile": kind}
-    if kind in RATE_KINDS:
-        parameters["rate"] = 2.0
-    if kind == "concurrent":
-        parameters["concurrency"] = 4
-    if kind == "replay":
-        parameters["trace"] = "trace.jsonl"
-    if kind == "ramp_up":
-        parameters.update(
-            ramp_up="linear", ramp_up_start_rate=1.0, ramp_up_end_rate=4.0, max_seconds=5.0
-        )
-    return RunConfig.model_validate(parameters)
+def _config(kind: ProfileKind) -> RunConfig:
+    """A config of profile `kind` with its required parameters (a new kind is a type error)."""
+    match kind:
+        case "synchronous" | "throughput" | "sweep":
+            return flat(profile=kind)
+        case "constant" | "poisson":
+            return flat(profile=kind, rate=2.0)
+        case "concurrent":
+            return flat(profile=kind, concurrency=4)
+        case "replay":
+            return flat(profile=kind, trace="trace.jsonl")
+        case "ramp_up":
+            return flat(
+                profile=kind,
+                ramp_up="linear",
+                ramp_up_start_rate=1.0,
+                ramp_up_end_rate=4.0,
+                max_seconds=5.0,
+            )

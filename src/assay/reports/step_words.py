@@ -138,35 +138,10 @@ def describe_load(step: StepReport) -> str:
     ...                             requested_concurrency=64))
     'throughput, up to 64 in flight'
     """
-    load = _offered_load(step)
+    load, _ = _load_words(step)
     if step.burstiness is not None:
         return f"{load}, burstiness {step.burstiness:g} (gamma gaps)"
     return load
-
-
-def _offered_load(step: StepReport) -> str:
-    match step.load:
-        case Synchronous():
-            return "synchronous, one request at a time"
-        case Concurrent(streams=streams):
-            return f"concurrent, {streams} stream{'s' if streams != 1 else ''}"
-        case Throughput(max_concurrency=streams):
-            return f"throughput, up to {streams} in flight"
-        case Poisson(rate=rate):
-            return f"poisson at {rate_text(rate)} req/s (mean)"
-        case RampUp(ramp=ramp):
-            return (
-                f"ramp_up, {ramp.curve} from {rate_text(ramp.start_rate)} to "
-                f"{rate_text(ramp.end_rate)} req/s "
-                f"over {ramp.duration_s:g} s"
-            )
-        case Constant() | Replay() | None:
-            # An open loop at its rate, a kind without the figure that names it, a name from
-            # another version: the rate when there is one, else the name.
-            asked = step.requested_rate
-            return (
-                f"{step.profile} at {rate_text(asked)} req/s" if asked is not None else step.profile
-            )
 
 
 def offered(step: StepReport) -> str:
@@ -177,20 +152,35 @@ def offered(step: StepReport) -> str:
     >>> offered(StepReport.of(2, "constant", StepAggregator().snapshot(), requested_rate=12.5))
     '12.5/s'
     """
+    _, cell = _load_words(step)
+    return cell
+
+
+def _load_words(step: StepReport) -> tuple[str, str]:
+    """The load a step offered in words (`describe_load`) and in a table cell (`offered`)."""
     match step.load:
         case Synchronous():
-            return "sync"
+            return "synchronous, one request at a time", "sync"
         case Concurrent(streams=streams):
-            return f"{streams} stream{'s' if streams != 1 else ''}"
+            streams_text = f"{streams} stream{'s' if streams != 1 else ''}"
+            return f"concurrent, {streams_text}", streams_text
         case Throughput(max_concurrency=streams):
-            return f"max <={streams}"
+            return f"throughput, up to {streams} in flight", f"max <={streams}"
+        case Poisson(rate=rate):
+            return f"poisson at {rate_text(rate)} req/s (mean)", f"{rate:.3g}/s"
         case RampUp(ramp=ramp):
-            return f"{ramp.start_rate:.3g}->{ramp.end_rate:.3g}/s"
-        case Constant() | Poisson() | Replay() | None:
-            # The rate of an open loop; else the name (of a kind without its figure, or of a
-            # kind from another version).
-            rate = step.requested_rate
-            return f"{rate:.3g}/s" if rate is not None else step.profile
+            return (
+                f"ramp_up, {ramp.curve} from {rate_text(ramp.start_rate)} to "
+                f"{rate_text(ramp.end_rate)} req/s over {ramp.duration_s:g} s",
+                f"{ramp.start_rate:.3g}->{ramp.end_rate:.3g}/s",
+            )
+        case Constant() | Replay() | None:
+            # An open loop at its rate, a kind without the figure that names it, a name from
+            # another version: the rate when there is one, else the name.
+            asked = step.requested_rate
+            if asked is None:
+                return step.profile, step.profile
+            return f"{step.profile} at {rate_text(asked)} req/s", f"{asked:.3g}/s"
 
 
 def rate_text(rate: float) -> str:

@@ -4,8 +4,6 @@ served, latency and errors), printed after the per-step blocks.
 
 from __future__ import annotations
 
-from typing import Final
-
 from rich import box
 from rich.table import Table
 
@@ -14,14 +12,22 @@ from assay.reports.report import Report
 from assay.reports.step_words import MIN_RATE_WINDOW_S, format_ms, offered, rate_is_meaningful
 from assay.spec.constraints import StopReason
 
-_STOP_NAMES: Final = {
-    StopReason.max_seconds: "time limit",
-    StopReason.max_requests: "max requests",
-    StopReason.max_errors: "max errors",
-    StopReason.stop_error_rate: "error rate",
-    StopReason.stop_signal: "interrupt",
-    StopReason.data_exhausted: "data exhausted",
-}
+
+def _stop_name(reason: StopReason) -> str:
+    """What stopped a step, in a table cell (a new `StopReason` is a type error here)."""
+    match reason:
+        case StopReason.max_seconds:
+            return "time limit"
+        case StopReason.max_requests:
+            return "max requests"
+        case StopReason.max_errors:
+            return "max errors"
+        case StopReason.stop_error_rate:
+            return "error rate"
+        case StopReason.stop_signal:
+            return "interrupt"
+        case StopReason.data_exhausted:
+            return "data exhausted"
 
 
 def steps_table(report: Report) -> Table:
@@ -77,7 +83,7 @@ def steps_table(report: Report) -> Table:
         ]
         if with_goodput:
             row.append("" if m.goodput is None else rate(m.goodput.requests_per_s))
-        row.append("" if step.stopped_by is None else _STOP_NAMES[step.stopped_by])
+        row.append("" if step.stopped_by is None else _stop_name(step.stopped_by))
         table.add_row(*row)
     if short:
         table.caption = f"-: the step lasted under {MIN_RATE_WINDOW_S:g} s, too short for a rate"

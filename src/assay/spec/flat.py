@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 from pydantic import BaseModel
 
@@ -101,12 +101,23 @@ _MEMBERS: Final[dict[str, type[BaseModel]]] = {
     for member in typing.get_args(typing.get_args(Profile)[0])
 }
 
-# What a profile lacking a required parameter needs, in words.
-_NEEDS: Final = {
-    "rate": "a rate (--rate R requests/s)",
-    "streams": "--concurrency N",
-    "ramp": f"--ramp-up {'|'.join(typing.get_args(RampCurve))}",
-}
+
+def _is_kind(name: str) -> TypeGuard[ProfileKind]:
+    return name in _MEMBERS
+
+
+def _needs(kind: ProfileKind) -> str | None:
+    """What profile `kind` needs when its required parameter is not given, in words (None for
+    a profile whose every parameter has a default): a new kind is a type error here."""
+    match kind:
+        case "constant" | "poisson":
+            return "a rate (--rate R requests/s)"
+        case "concurrent":
+            return "--concurrency N"
+        case "ramp_up":
+            return f"--ramp-up {'|'.join(typing.get_args(RampCurve))}"
+        case "synchronous" | "throughput" | "sweep" | "replay":
+            return None
 
 
 def kinds_with(field: str) -> list[str]:
@@ -149,11 +160,10 @@ def _profile_fields(load: dict[str, Any], constraints: Any) -> dict[str, Any]:
     given = {name: value for name, value in load.items() if value is not None}
     ramp = given.get("ramp", {})
     kind = str(given.pop("kind", "ramp_up" if ramp.get("curve") is not None else "throughput"))
-    member = _MEMBERS.get(kind)
-    if member is None:
+    if not _is_kind(kind):
         kinds = [repr(kind) for kind in typing.get_args(ProfileKind)]
         raise ValueError(f"--profile: Input should be {', '.join(kinds[:-1])} or {kinds[-1]}")
-    fields = member.model_fields
+    fields = _MEMBERS[kind].model_fields
     if "seed" not in fields:
         given.pop("seed", None)
     if "concurrency" in given:
@@ -163,7 +173,7 @@ def _profile_fields(load: dict[str, Any], constraints: Any) -> dict[str, Any]:
             raise ValueError(_not_for(name, kind, sorted(ramp)))
     missing = [name for name, info in fields.items() if info.is_required() and name not in given]
     if missing:
-        raise ValueError(f"profile {kind} needs {_NEEDS[missing[0]]}")
+        raise ValueError(f"profile {kind} needs {_needs(kind)}")
     if "ramp" in given:
         given["ramp"] = _ramp_fields(ramp, constraints if isinstance(constraints, dict) else {})
     return {"kind": kind, **given}
