@@ -124,7 +124,7 @@ def _stored_response(response: GenerationResponse) -> dict[str, Any]:
     # another answer kind may hold them anywhere.
     names = _MODEL_FIELDS if type(response) is GenerationResponse else tuple(fields)
     for name in names:
-        value = fields[name]
+        value = fields.get(name)  # a kind's own keys are stored only on its answers
         if value is None:
             continue
         if isinstance(value, BaseModel):
