@@ -124,7 +124,7 @@ class GenerationResponse(BaseModel):
     `answer` is what the answer consists of, one type per kind (`TextAnswer`, `Vectors`,
     `Scores`), always the kind of the endpoint. Stored and loaded flat, as the records have
     always been: `text`, `reasoning`, `tool_calls`, `embeddings` and `scores` beside the other
-    fields (see `stored_answer`).
+    fields, and a kind added later its own keys on its own answers only (see `stored_answer`).
     `streamed_tokens` is assay's own count (one per content-bearing chunk, including `""` deltas
     of split multi-byte characters, or the running usage when the server streams it); `usage` is
     what the server reported, if anything. `output_tokens` prefers the server's figure.
