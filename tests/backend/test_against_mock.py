@@ -23,7 +23,7 @@ from assay.core import (
 )
 from assay.data.media import synthetic_wav
 from assay.mock.app import fault_applies
-from assay.mock.asks import Api
+from assay.mock.asks import api_of
 from assay.mock.faults import FAULT_HEADER, FAULTS
 from assay.records.record import Completed, Errored, RequestRecord
 from assay.spec.endpoint import Answer, Carries
@@ -52,7 +52,7 @@ FAULT_CASES = [
     pytest.param(name, endpoint, stream, id=f"{name}-{endpoint}-{'stream' if stream else 'body'}")
     for name in FAULTS
     for endpoint, stream in MODES
-    if fault_applies(name, Api(endpoint.value), stream)
+    if fault_applies(name, api_of(endpoint), stream)
 ]
 
 
@@ -168,26 +168,31 @@ async def test_clean_answer_completes_with_the_mock_token_counts(
     response = record.outcome.response
     assert response.streamed is stream
     assert response.usage is not None
-    if endpoint is Endpoint.embeddings:
-        assert isinstance(response.answer, Vectors)
-        assert response.answer.summary is not None
-        assert response.answer.summary.count == 2
-        return
-    if endpoint.traits.answer is Answer.scores:
-        assert response.answer == Scores(
-            summary=ScoreSummary(count=3, lowest_index=0, highest_index=2)
-        )
-        assert response.output_tokens == 0
-        assert response.usage.prompt_tokens is not None
-        assert response.usage.prompt_tokens > 0
-        return
-    if endpoint is Endpoint.transcriptions and not stream:
-        # A whole transcript's usage is seconds of audio (vLLM's), not tokens.
-        assert response.usage.completion_tokens is None
-        assert response.text
-        assert response.sent is not None
-        assert response.sent.audio_seconds == 4.0
-        return
+    match endpoint.traits.answer:
+        case Answer.vectors:
+            assert isinstance(response.answer, Vectors)
+            assert response.answer.summary is not None
+            assert response.answer.summary.count == 2
+        case Answer.scores:
+            assert response.answer == Scores(
+                summary=ScoreSummary(count=3, lowest_index=0, highest_index=2)
+            )
+            assert response.output_tokens == 0
+            assert response.usage.prompt_tokens is not None
+            assert response.usage.prompt_tokens > 0
+        case Answer.text if endpoint is Endpoint.transcriptions and not stream:
+            # A whole transcript's usage is seconds of audio (vLLM's), not tokens.
+            assert response.usage.completion_tokens is None
+            assert response.text
+            assert response.sent is not None
+            assert response.sent.audio_seconds == 4.0
+        case Answer.text:
+            _assert_generated(response, stream)
+
+
+def _assert_generated(response: GenerationResponse, stream: bool) -> None:
+    """A generated answer holds the mock's token count, in order in time."""
+    assert response.usage is not None
     assert response.usage.completion_tokens == OUTPUT_TOKENS
     assert response.output_tokens == OUTPUT_TOKENS
     if stream:

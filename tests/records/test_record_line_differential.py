@@ -30,6 +30,7 @@ from assay.core import (
     Usage,
     Vectors,
 )
+from assay.core.answer import AnyAnswer
 from assay.records import Cancelled, Completed, Errored, JudgedBy, RequestRecord
 from assay.records.jsonl import _MODEL_FIELDS, record_line
 from assay.spec.endpoint import Answer
@@ -84,25 +85,34 @@ def timings(draw: st.DrawFn) -> ResponseTiming:
     )
 
 
-answers = {
-    Answer.text: st.builds(
-        TextAnswer,
-        text=texts,
-        reasoning=texts,
-        tool_calls=st.lists(tool_calls, max_size=3).map(tuple),
-    ),
-    Answer.vectors: st.builds(
-        Vectors,
-        summary=st.none()
-        | st.builds(EmbeddingSummary, count=counts, dimension=counts, all_finite=st.booleans()),
-    ),
-    Answer.scores: st.builds(
-        Scores,
-        summary=st.none() | st.builds(ScoreSummary, count=counts, lowest_index=maybe_counts),
-    ),
-}
+def answers(kind: Answer) -> st.SearchStrategy[AnyAnswer]:
+    """Answers of `kind`: a new kind is a type error here until it is drawn too."""
+    match kind:
+        case Answer.text:
+            return st.builds(
+                TextAnswer,
+                text=texts,
+                reasoning=texts,
+                tool_calls=st.lists(tool_calls, max_size=3).map(tuple),
+            )
+        case Answer.vectors:
+            return st.builds(
+                Vectors,
+                summary=st.none()
+                | st.builds(
+                    EmbeddingSummary, count=counts, dimension=counts, all_finite=st.booleans()
+                ),
+            )
+        case Answer.scores:
+            return st.builds(
+                Scores,
+                summary=st.none()
+                | st.builds(ScoreSummary, count=counts, lowest_index=maybe_counts),
+            )
+
+
 endpoints_and_answers = st.sampled_from(list(Endpoint)).flatmap(
-    lambda endpoint: st.tuples(st.just(endpoint), answers[endpoint.traits.answer])
+    lambda endpoint: st.tuples(st.just(endpoint), answers(endpoint.traits.answer))
 )
 
 

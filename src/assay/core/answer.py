@@ -8,7 +8,7 @@ over them stops at type-checking until it decides.
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Literal, assert_never, final
+from typing import Annotated, ClassVar, Literal, TypeAlias, assert_never, final
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -100,11 +100,14 @@ class Scores(BaseModel):
     summary: ScoreSummary | None = None
 
 
-AnswerBody = Annotated[TextAnswer | Vectors | Scores, Field(discriminator="kind")]
+AnyAnswer: TypeAlias = TextAnswer | Vectors | Scores
+"""The sealed union of answer kinds: the one place it is spelled (`get_args` lists them)."""
+
+AnswerBody = Annotated[AnyAnswer, Field(discriminator="kind")]
 """The sealed union of answer kinds, told apart by `kind`."""
 
 
-def answer_type(kind: Answer) -> type[TextAnswer | Vectors | Scores]:
+def answer_type(kind: Answer) -> type[AnyAnswer]:
     """The type of an answer of `kind`.
 
     >>> answer_type(Answer.vectors).__name__
@@ -123,6 +126,7 @@ def answer_type(kind: Answer) -> type[TextAnswer | Vectors | Scores]:
 
 __all__ = [
     "AnswerBody",
+    "AnyAnswer",
     "EmbeddingSummary",
     "ScoreSummary",
     "Scores",

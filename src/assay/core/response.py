@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Final, TypedDict
+from typing import Any, Final, TypedDict, get_args
 
 from pydantic import (
     BaseModel,
@@ -15,16 +15,7 @@ from pydantic import (
 )
 from pydantic.fields import FieldInfo
 
-from assay.core.answer import (
-    AnswerBody,
-    EmbeddingSummary,
-    Scores,
-    ScoreSummary,
-    TextAnswer,
-    ToolCall,
-    Vectors,
-    answer_type,
-)
+from assay.core.answer import AnswerBody, AnyAnswer, TextAnswer, ToolCall, answer_type
 from assay.core.request import RequestEcho
 from assay.spec.endpoint import Endpoint
 
@@ -133,7 +124,7 @@ class GenerationResponse(BaseModel):
     `answer` is what the answer consists of, one type per kind (`TextAnswer`, `Vectors`,
     `Scores`), always the kind of the endpoint. Stored and loaded flat, as the records have
     always been: `text`, `reasoning`, `tool_calls`, `embeddings` and `scores` beside the other
-    fields (see `stored_answer`).
+    fields, and a kind added later its own keys on its own answers only (see `stored_answer`).
     `streamed_tokens` is assay's own count (one per content-bearing chunk, including `""` deltas
     of split multi-byte characters, or the running usage when the server streams it); `usage` is
     what the server reported, if anything. `output_tokens` prefers the server's figure.
@@ -179,7 +170,7 @@ class GenerationResponse(BaseModel):
         except (KeyError, ValueError):
             return data  # the endpoint's own validation says what is wrong
         own = answer_type(kind).STORED_AS
-        folded = {k: v for k, v in data.items() if k not in _NOTHING_STORED or (k not in own and v)}
+        folded = {k: v for k, v in data.items() if k not in _STORED_KEYS or (k not in own and v)}
         folded["answer"] = {"kind": kind} | {name: data[k] for k, name in own.items() if k in data}
         return folded
 
@@ -260,7 +251,7 @@ class ResponseFields(TypedDict):
     streamed: bool
     echo: RequestEcho
     model: str | None
-    answer: TextAnswer | Vectors | Scores
+    answer: AnyAnswer
     finish_reason: str | None
     usage: Usage | None
     content_chunks: int
@@ -274,17 +265,25 @@ class ResponseFields(TypedDict):
     sent: SentBody | None
 
 
-class _StoredAnswer(BaseModel):
-    """The keys an answer is stored under in records.jsonl, whatever its kind."""
+def _stored_keys() -> dict[str, FieldInfo]:
+    """The flat keys records.jsonl stores the answers under, every kind's, and the field of its
+    answer type each one holds (see `STORED_AS`)."""
+    keys: dict[str, FieldInfo] = {}
+    for kind in get_args(AnyAnswer):
+        keys |= {key: kind.model_fields[name] for key, name in kind.STORED_AS.items()}
+    return keys
 
-    text: str = ""
-    reasoning: str = ""
-    tool_calls: tuple[ToolCall, ...] = ()
-    embeddings: EmbeddingSummary | None = None
-    scores: ScoreSummary | None = None
 
+_STORED_KEYS: Final = _stored_keys()
 
-_NOTHING_STORED: Final[dict[str, Any]] = dict(_StoredAnswer().__dict__)
+# Every records.jsonl line has always held these keys, whatever its answer (empty or `null` for
+# an answer of another kind), and still does, so the lines stay as they were. The keys of a kind
+# of answer added since are written only on its own answers: adding a kind changes no other line.
+_ON_EVERY_LINE: Final = ("text", "reasoning", "tool_calls", "embeddings", "scores")
+
+_NOTHING_STORED: Final[dict[str, Any]] = {
+    key: _STORED_KEYS[key].get_default(call_default_factory=True) for key in _ON_EVERY_LINE
+}
 
 
 def stored_fields() -> dict[str, FieldInfo]:
@@ -295,13 +294,15 @@ def stored_fields() -> dict[str, FieldInfo]:
     """
     fields: dict[str, FieldInfo] = {}
     for name, field in GenerationResponse.model_fields.items():
-        fields |= _StoredAnswer.model_fields if name == "answer" else {name: field}
+        fields |= _STORED_KEYS if name == "answer" else {name: field}
     return fields
 
 
-def stored_answer(answer: TextAnswer | Vectors | Scores) -> dict[str, Any]:
-    """The flat keys records.jsonl stores for an answer, its models as they are.
+def stored_answer(answer: AnyAnswer) -> dict[str, Any]:
+    """The flat keys records.jsonl stores for an answer, its models as they are: those every
+    line holds, and its own.
 
+    >>> from assay.core.answer import Vectors
     >>> list(stored_answer(Vectors()))
     ['text', 'reasoning', 'tool_calls', 'embeddings', 'scores']
     """

@@ -12,7 +12,7 @@ from typing import Any, ClassVar, cast
 import orjson
 from returns.result import Failure, Result, Success
 
-from assay.core.answer import Scores, TextAnswer, ToolCall, Vectors
+from assay.core.answer import AnyAnswer, Scores, TextAnswer, ToolCall, Vectors
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
 from assay.core.response import (
@@ -335,7 +335,7 @@ class StreamDraft:
         }
         return trusted(GenerationResponse, cast("dict[str, object]", fields))
 
-    def _answer(self) -> TextAnswer | Vectors | Scores:
+    def _answer(self) -> AnyAnswer:
         """What the stream delivered, as an answer of its endpoint's kind: text, reasoning and
         tool calls for a text answer; a stream of another kind holds nothing usable."""
         match self._request.endpoint.traits.answer:

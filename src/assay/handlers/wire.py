@@ -13,7 +13,7 @@ import orjson
 from pydantic import JsonValue
 from returns.result import Result, Success
 
-from assay.core.answer import Scores, TextAnswer, ToolCall, Vectors
+from assay.core.answer import AnyAnswer, ToolCall
 from assay.core.diagnostics import DiagnosticCode, Evidence, UnusableResponse, cap_excerpt
 from assay.core.request import GenerationRequest
 from assay.core.response import ID_LIMIT, ExchangeIds, GenerationResponse, ResponseTiming, Usage
@@ -239,7 +239,7 @@ def body_answer(
     endpoint: Endpoint,
     obj: dict[str, object],
     transfer: Transfer,
-    answer: TextAnswer | Vectors | Scores,
+    answer: AnyAnswer,
     *,
     finish_reason: str | None = None,
 ) -> Result[GenerationResponse, UnusableResponse]:

@@ -12,7 +12,7 @@ import os
 import time
 import uuid
 from collections import Counter
-from typing import Any
+from typing import Any, assert_never
 
 import orjson
 from aiohttp import web
@@ -26,6 +26,7 @@ from assay.mock.asks import (
     EmbeddingAsk,
     GenerationAsk,
     RankingAsk,
+    api_of,
     load_body,
     read_embedding,
     read_generation,
@@ -62,6 +63,7 @@ from assay.mock.script import (
 )
 from assay.mock.text import output_pieces
 from assay.mock.transcriptions import read_transcription, transcription_body
+from assay.spec.endpoint import Endpoint
 
 _EVERYWHERE = frozenset(
     {"no_body", "inband_error", "drop", "stall", "http_429", "http_500", "http_503"}
@@ -83,22 +85,31 @@ _RANKING = frozenset(
 )
 # `[DONE]` ends only a chat/completions stream; a responses stream ends with its terminal event.
 _DONE_ENDED = _STREAMED | _CHOICES | {"missing_done"}
-_APPLICABLE: dict[tuple[Api, bool], frozenset[str]] = {
-    (Api.chat, True): _DONE_ENDED | {"invalid_tool_call"},
-    (Api.chat, False): _GENERATION | _CHOICES | {"invalid_tool_call"},
-    (Api.completions, True): _DONE_ENDED,
-    (Api.completions, False): _GENERATION | _CHOICES,
-    (Api.responses, True): _STREAMED,
-    (Api.responses, False): _GENERATION,
-    (Api.embeddings, False): _EVERYWHERE | {"empty_embedding"},
-    (Api.rerank, False): _EVERYWHERE | _RANKING,
-    (Api.score, False): _EVERYWHERE | _RANKING,
-    # A transcript has no JSON mode, no tool call, no ignore_eos (a short one is not a fault
-    # a client can tell) and, in OpenAI's stream, no finish_reason.
-    (Api.transcriptions, True): (_STREAMED - {"invalid_json_output", "short_output"})
-    | {"missing_done", "choices_empty"},
-    (Api.transcriptions, False): _EVERYWHERE | {"empty_stream"},
-}
+
+
+def _applicable(api: Api, stream: bool) -> frozenset[str]:
+    """The faults that can be produced on `api`, streamed or not (`stream` is ignored by an API
+    that never streams)."""
+    match api:
+        case Api.chat:
+            return (_DONE_ENDED if stream else _GENERATION | _CHOICES) | {"invalid_tool_call"}
+        case Api.completions:
+            return _DONE_ENDED if stream else _GENERATION | _CHOICES
+        case Api.responses:
+            return _STREAMED if stream else _GENERATION
+        case Api.embeddings:
+            return _EVERYWHERE | {"empty_embedding"}
+        case Api.rerank | Api.score:
+            return _EVERYWHERE | _RANKING
+        case Api.transcriptions if stream:
+            # A transcript has no JSON mode, no tool call, no ignore_eos (a short one is not a
+            # fault a client can tell) and, in OpenAI's stream, no finish_reason.
+            return (_STREAMED - {"invalid_json_output", "short_output"}) | {
+                "missing_done",
+                "choices_empty",
+            }
+        case Api.transcriptions:
+            return _EVERYWHERE | {"empty_stream"}
 
 
 def fault_applies(fault: str, api: Api, stream: bool) -> bool:
@@ -110,7 +121,7 @@ def fault_applies(fault: str, api: Api, stream: bool) -> bool:
     >>> fault_applies("sse_error_event", Api.chat, False)
     False
     """
-    return fault in _APPLICABLE[(api, stream and api is not Api.embeddings)]
+    return fault in _applicable(api, stream)
 
 
 _HTTP_FAULTS = {
@@ -123,25 +134,8 @@ _PROXY_PAGE = (
     b"<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n"
     b"</body>\r\n</html>\r\n"
 )
-# As vLLM prefixes its answer ids (a transcription's on its stream chunks only).
-_ID_PREFIXES = {
-    Api.chat: "chatcmpl-",
-    Api.completions: "cmpl-",
-    Api.responses: "resp_",
-    Api.embeddings: "embd-",
-    Api.rerank: "rerank-",
-    Api.score: "score-",
-    Api.transcriptions: "trsc-",
-}
-_SERVED_PATHS = {
-    Api.chat: "/v1/chat/completions",
-    Api.completions: "/v1/completions",
-    Api.responses: "/v1/responses",
-    Api.embeddings: "/v1/embeddings",
-    Api.rerank: "/v1/rerank",
-    Api.score: "/v1/score",
-    Api.transcriptions: "/v1/audio/transcriptions",
-}
+# The mock's routes: the path of each endpoint, by its API.
+_SERVED_PATHS: dict[Api, str] = {api_of(endpoint): endpoint.path for endpoint in Endpoint}
 
 
 class MockStats:
@@ -253,7 +247,7 @@ class MockService:
 
     async def _serve(self, request: web.Request, api: Api) -> web.StreamResponse:
         if api is Api.transcriptions:
-            return await self._serve_transcription(request)
+            return await self._serve_transcription(request)  # a multipart upload, not JSON
         response_id = f"{self._id_prefix}{next(self._ids):08x}"
         try:
             raw = await request.read()
@@ -268,6 +262,8 @@ class MockService:
                     ask = read_ranking(api, body, self._tokenizer, self.config.model_name)
                 case Api.chat | Api.completions | Api.responses:
                     ask = read_generation(api, body, self._tokenizer, self.config.model_name)
+                case _:
+                    assert_never(api)
             stream = isinstance(ask, GenerationAsk) and ask.stream
             fault = self._choose_fault(request, api, stream)
         except (BadRequest, ConfigError) as error:
@@ -283,11 +279,7 @@ class MockService:
         counters.add(Served.running)
         try:
             if not isinstance(ask, GenerationAsk):  # one body, no output tokens
-                if isinstance(ask, EmbeddingAsk):
-                    dimension = self.config.embedding_dimension
-                    script = embeddings_body(ask, dimension, fault, answer_id(api, response_id))
-                else:
-                    script = ranking_body(api, ask, response_id, fault)
+                script = self._one_body(api, ask, fault, response_id)
                 served = await self._play_body(request, script, 0)
                 if finishes:
                     counters.finished("stop", ask.prompt_tokens, 0)
@@ -307,6 +299,28 @@ class MockService:
             tokens = self._generated_tokens(api, answer, fault)
             counters.finished(answer.finish_reason, ask.prompt_tokens, tokens)
         return served
+
+    def _one_body(
+        self, api: Api, ask: EmbeddingAsk | RankingAsk, fault: FaultSpec | None, response_id: str
+    ) -> BodyScript:
+        """The answer of an API that answers in one body without output tokens, by its API (an
+        API whose body reads as another's ask is not served that API's answer)."""
+        match api:
+            case Api.embeddings if isinstance(ask, EmbeddingAsk):
+                dimension = self.config.embedding_dimension
+                return embeddings_body(ask, dimension, fault, answer_id(api, response_id))
+            case Api.rerank | Api.score if isinstance(ask, RankingAsk):
+                return ranking_body(api, ask, response_id, fault)
+            case (
+                Api.embeddings
+                | Api.rerank
+                | Api.score
+                | Api.chat
+                | Api.completions
+                | Api.responses
+                | Api.transcriptions
+            ):
+                raise AssertionError(f"{api} does not answer a {type(ask).__name__}")
 
     async def _serve_transcription(self, request: web.Request) -> web.StreamResponse:
         """A multipart upload in, a transcript out (see `assay.mock.transcriptions`)."""
@@ -524,7 +538,26 @@ def answer_id(api: Api, response_id: str) -> str:
     >>> answer_id(Api.chat, "1f00000001"), answer_id(Api.responses, "1f00000001")
     ('chatcmpl-1f00000001', 'resp_1f00000001')
     """
-    return f"{_ID_PREFIXES[api]}{response_id}"
+    return f"{_id_prefix(api)}{response_id}"
+
+
+def _id_prefix(api: Api) -> str:
+    """How vLLM prefixes its answer ids on `api` (a transcription's on its stream chunks only)."""
+    match api:
+        case Api.chat:
+            return "chatcmpl-"
+        case Api.completions:
+            return "cmpl-"
+        case Api.responses:
+            return "resp_"
+        case Api.embeddings:
+            return "embd-"
+        case Api.rerank:
+            return "rerank-"
+        case Api.score:
+            return "score-"
+        case Api.transcriptions:
+            return "trsc-"
 
 
 async def _echo_request_id(request: web.Request, response: web.StreamResponse) -> None:

@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, assert_never
 
 import orjson
 
 from assay.data.tokenizer import BuiltinTokenizer
 from assay.mock.media import MediaRejected, audio_tokens, image_tokens
+from assay.spec.endpoint import Endpoint
 
 
 class Api(StrEnum):
@@ -28,6 +29,29 @@ class Api(StrEnum):
     rerank = "rerank"
     score = "score"
     transcriptions = "transcriptions"
+
+
+def api_of(endpoint: Endpoint) -> Api:
+    """The mock's API for `endpoint`: a new endpoint is a type error here until the mock serves it.
+
+    >>> api_of(Endpoint.chat)
+    <Api.chat: 'chat'>
+    """
+    match endpoint:
+        case Endpoint.chat:
+            return Api.chat
+        case Endpoint.completions:
+            return Api.completions
+        case Endpoint.responses:
+            return Api.responses
+        case Endpoint.embeddings:
+            return Api.embeddings
+        case Endpoint.rerank:
+            return Api.rerank
+        case Endpoint.score:
+            return Api.score
+        case Endpoint.transcriptions:
+            return Api.transcriptions
 
 
 class BadRequest(Exception):
@@ -93,7 +117,7 @@ def read_generation(
 ) -> GenerationAsk:
     """The generation facts of a chat, completions or responses body."""
     match api:
-        case Api.embeddings | Api.rerank | Api.score:
+        case Api.embeddings | Api.rerank | Api.score | Api.transcriptions:
             raise BadRequest(f"{api} requests carry no generation parameters")
         case Api.chat:
             max_tokens = _limit(body, "max_completion_tokens")
@@ -105,7 +129,7 @@ def read_generation(
             max_tokens = _limit(body, "max_tokens")
             prompt_tokens = _count_content(body.get("prompt"), tokenizer)
             json_mode = _format_type(body.get("response_format")) in {"json_object", "json_schema"}
-        case _:  # Api.responses: every other API was refused above
+        case Api.responses:
             max_tokens = _limit(body, "max_output_tokens")
             prompt_tokens = _count_content(body.get("input"), tokenizer) + _count_content(
                 body.get("instructions"), tokenizer
@@ -113,6 +137,8 @@ def read_generation(
             text = body.get("text")
             text_format = text.get("format") if isinstance(text, dict) else None
             json_mode = _format_type(text_format) in {"json_object", "json_schema"}
+        case _:
+            assert_never(api)
     stream_options = body.get("stream_options")
     options = stream_options if isinstance(stream_options, dict) else {}
     return GenerationAsk(
@@ -326,6 +352,7 @@ def _charged(rule: Callable[[object], int], part: object) -> int:
 
 __all__ = [
     "Api",
+    "api_of",
     "BadRequest",
     "EmbeddingAsk",
     "GenerationAsk",

@@ -15,9 +15,7 @@ from typing import IO, Any, Final, Self, get_args
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from assay.core.answer import EmbeddingSummary, ScoreSummary, ToolCall
 from assay.core.diagnostics import Evidence, UnusableResponse
-from assay.core.request import RequestEcho
 from assay.core.response import (
     ExchangeIds,
     GenerationResponse,
@@ -126,7 +124,7 @@ def _stored_response(response: GenerationResponse) -> dict[str, Any]:
     # another answer kind may hold them anywhere.
     names = _MODEL_FIELDS if type(response) is GenerationResponse else tuple(fields)
     for name in names:
-        value = fields[name]
+        value = fields.get(name)  # a kind's own keys are stored only on its answers
         if value is None:
             continue
         if isinstance(value, BaseModel):
@@ -137,20 +135,27 @@ def _stored_response(response: GenerationResponse) -> dict[str, Any]:
     return fields
 
 
-# The flat models a response holds, by field: written from `__dict__`; any other model is dumped.
-_FLAT: dict[str, type[BaseModel]] = {
-    "echo": RequestEcho,
-    "tool_calls": ToolCall,
-    "embeddings": EmbeddingSummary,
-    "scores": ScoreSummary,
-}
+def _models_in(annotation: object) -> set[type[BaseModel]]:
+    """The pydantic models a field's type annotation names anywhere in it."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return {annotation}
+    return set().union(*(_models_in(argument) for argument in get_args(annotation)))
 
 
 def _holds_model(annotation: object) -> bool:
     """Whether a field's type annotation names a pydantic model anywhere in it."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return True
-    return any(_holds_model(argument) for argument in get_args(annotation))
+    return bool(_models_in(annotation))
+
+
+def _flat_model(annotation: object) -> type[BaseModel] | None:
+    """The one model a field's annotation names (`X | None`, `tuple[X, ...]`) when it is flat:
+    none of its own fields holds a model."""
+    models = _models_in(annotation)
+    if len(models) != 1:
+        return None
+    model = models.pop()
+    flat = not any(_holds_model(field.annotation) for field in model.model_fields.values())
+    return model if flat else None
 
 
 # The stored fields of a `GenerationResponse` (its answer's flat keys in its place) whose declared
@@ -160,6 +165,13 @@ _MODEL_FIELDS: tuple[str, ...] = tuple(
     for name, field in stored_fields().items()
     if name not in _RESPONSE_ELSEWHERE and _holds_model(field.annotation)
 )
+
+# The flat models those fields hold, by field: written from `__dict__`; any other model is dumped.
+_FLAT: dict[str, type[BaseModel]] = {
+    name: model
+    for name, field in stored_fields().items()
+    if name in _MODEL_FIELDS and (model := _flat_model(field.annotation)) is not None
+}
 
 
 class RecordWriter:
