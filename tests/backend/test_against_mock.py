@@ -22,9 +22,8 @@ from assay.core import (
     Vectors,
 )
 from assay.data.media import synthetic_wav
-from assay.mock.app import fault_applies
 from assay.mock.asks import api_of
-from assay.mock.faults import FAULT_HEADER, FAULTS
+from assay.mock.faults import FAULT_HEADER, FAULTS, fault_applies
 from assay.records.record import Completed, Errored, RequestRecord
 from assay.spec.endpoint import Answer, Carries
 from assay.validators import default_chain
