@@ -7,6 +7,7 @@ in `finish`, so the per-chunk path allocates no `Result` and no pydantic model.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any, ClassVar, cast
 
 import orjson
@@ -374,7 +375,7 @@ class StreamDraft:
         return Success(self.partial(transfer))
 
 
-class ChoiceStream(StreamDraft):
+class ChoiceStream(StreamDraft, ABC):
     """A chat or completions stream: chunks with a `choices` list, whose common chunk is one
     choice with one text piece (completions' `text`, chat's delta of exactly `{"content": ...}`).
     Subclasses read every other chunk in `_feed_choices`."""
@@ -430,11 +431,11 @@ class ChoiceStream(StreamDraft):
                     return
         self._feed_choices(obj, choices, frame, received_ns)
 
+    @abstractmethod
     def _feed_choices(
         self, obj: dict[str, Any], choices: list[Any], frame: SseFrame, received_ns: int
     ) -> None:
-        """Any other chunk, read by the endpoint's own loop."""
-        raise NotImplementedError
+        """Any other chunk, read by the endpoint's own loop (each endpoint's accumulator)."""
 
 
 class NotStreamed(StreamDraft):
