@@ -24,6 +24,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from assay.core.diagnostics import AnyCode
+from assay.metrics.definitions import PeerDefinitions
 from assay.metrics.step_metrics import ErrorSummary, Outcomes, StepMetrics
 from assay.metrics.timeline import TimelineSnapshot
 from assay.reports.validity import Validity, assess_validity
@@ -212,6 +213,9 @@ class StepReport(BaseModel):
     sessions: SessionSummary | None = None
     # The metrics of each turn index (1 = a session's first turn) when the step ran sessions.
     turns: dict[int, StepMetrics] | None = None
+    # The same answers' latency figures under other benchmarks' definitions, read from
+    # records.jsonl when report.json is written (`assay.reports.definitions`).
+    definitions: PeerDefinitions | None = Field(default=None, exclude_if=_is_none)
 
     def judged_again(
         self,
