@@ -24,6 +24,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from assay.core.diagnostics import AnyCode
+from assay.metrics.cost import StepCost
 from assay.metrics.definitions import PeerDefinitions
 from assay.metrics.step_metrics import ErrorSummary, Outcomes, StepMetrics
 from assay.metrics.timeline import TimelineSnapshot
@@ -216,6 +217,8 @@ class StepReport(BaseModel):
     # The same answers' latency figures under other benchmarks' definitions, read from
     # records.jsonl when report.json is written (`assay.reports.definitions`).
     definitions: PeerDefinitions | None = Field(default=None, exclude_if=_is_none)
+    # What the step's work cost, per usable and per attempted unit (`assay.reports.cost`).
+    cost: StepCost | None = Field(default=None, exclude_if=_is_none)
 
     def judged_again(
         self,

@@ -17,6 +17,7 @@ from rich.text import Text
 from assay.metrics.sketch import Distribution
 from assay.metrics.step_metrics import Outcomes, StepMetrics, Throughput
 from assay.printable import printable
+from assay.reports.cost import cost_lines, cost_of, price_of
 from assay.reports.input_lines import input_lines
 from assay.reports.report import Report, StepReport
 from assay.reports.step_words import (
@@ -94,6 +95,8 @@ def _render_step(step: StepReport, report: Report, console: Console) -> None:
         )
     )
     for line in peer_figure_lines(step, embeddings=embeddings):
+        console.print(line, highlight=False)
+    for line in cost_lines(cost_of(step, report, price_of(report))):
         console.print(line, highlight=False)
     if m.goodput is not None:
         limits = ", ".join(
