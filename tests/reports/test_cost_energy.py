@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from playwright.sync_api import sync_playwright
 
 from assay.metrics import StepAggregator
 from assay.metrics.cost import step_cost
@@ -24,7 +25,8 @@ from assay.server_metrics.observer import TimedSample
 from assay.server_metrics.summary import AssayCounts, StepBounds, summarize
 from assay.spec.price import Price, parse_price
 from assay.spec.run import RunEcho
-from tests.cli.cli_harness import read_report, run_fast
+from tests.cli.cli_harness import read_report, run_assay, run_fast
+from tests.reports.browser import CHROMIUM_ARGS, chromium_path
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 S = 1_000_000_000
@@ -230,4 +232,27 @@ def test_a_run_scraping_a_dcgm_exporter_reports_joules_per_usable_output_token(
     assert cost.joules_per_usable_output_token == pytest.approx(cost.energy_joules / usable)
     assert "GPU energy:" in result.stdout
     assert "per usable output token" in result.stdout
-    assert '<section id="cost">' in (run_dir / "report.html").read_text()
+    cards = _cost_cards(run_dir / "report.html")
+    assert cards["J / usable output token"] == f"{cost.joules_per_usable_output_token:.3g} J"
+    assert "J / attempted output token" in cards
+    # assay compare shows the energy row of two such runs.
+    compared = run_assay("compare", run_dir, run_dir)
+    assert compared.exit_code == 0, compared.stderr
+    assert "J / usable out tok" in compared.stdout
+
+
+def _cost_cards(page: Path) -> dict[str, str]:
+    """The cost section's cards as a browser shows them: label -> value."""
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium_path(), args=list(CHROMIUM_ARGS)
+        )
+        try:
+            tab = browser.new_page()
+            tab.goto(page.resolve().as_uri())
+            assert tab.locator("#cost").is_visible()
+            texts = tab.locator("#cost .card").all_inner_texts()
+        finally:
+            browser.close()
+    pairs = [text.split("\n", 1) for text in texts]
+    return {label: value for label, value in pairs}
