@@ -254,5 +254,4 @@ def _cost_cards(page: Path) -> dict[str, str]:
             texts = tab.locator("#cost .card").all_inner_texts()
         finally:
             browser.close()
-    pairs = [text.split("\n", 1) for text in texts]
-    return {label: value for label, value in pairs}
+    return {label: value for label, _, value in (text.partition("\n") for text in texts)}
