@@ -10,6 +10,7 @@ from typing import Final, TypeAlias
 
 from assay.file_writes import write_new
 from assay.metrics.sketch import Distribution
+from assay.reports.client_bound import with_client_verdicts
 from assay.reports.cost import price_of, with_costs
 from assay.reports.definitions import with_definitions
 from assay.reports.report import Report, StepReport
@@ -135,6 +136,7 @@ def write_report(report: Report, out_dir: Path) -> tuple[Path, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     report = with_definitions(report, out_dir / RECORDS_FILE)  # peers' figures, when recorded
     report = with_costs(report, price_of(report))  # cost and energy per unit, when known
+    report = with_client_verdicts(report)  # CLIENT-BOUND steps, said in report.json
     # Both are new files of the run: created exclusively, never over a file already there.
     json_path = out_dir / REPORT_FILE
     write_new(json_path, report.model_dump_json(indent=2) + "\n")

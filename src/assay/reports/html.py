@@ -25,6 +25,7 @@ from assay.handlers.wire import int_field
 from assay.records.jsonl import bounded_lines
 from assay.reports.chart_base import Figure, step_label
 from assay.reports.charts import figures_of
+from assay.reports.client_bound import client_bound_html
 from assay.reports.cost import cost_html, price_of
 from assay.reports.definitions import definitions_html, with_definitions
 from assay.reports.loader import load_report
@@ -160,7 +161,8 @@ def render_html(report: Report, samples: Mapping[str, Mapping[int, Sequence[floa
         _errors_table(report),
         _server_table(report),
         _sessions_table(report),
-        *filter(None, (definitions_html(report), cost_html(report, price_of(report)))),
+        *filter(None, (client_bound_html(report), definitions_html(report))),
+        *filter(None, (cost_html(report, price_of(report)),)),
         *(_section(title, group) for title, group in sections),
         _steps_table(report),
         *_token_figures_table(report),

@@ -24,6 +24,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from assay.core.diagnostics import AnyCode
+from assay.load.loop_probe import ClientLoad
 from assay.metrics.cost import StepCost
 from assay.metrics.definitions import PeerDefinitions
 from assay.metrics.step_metrics import ErrorSummary, Outcomes, StepMetrics
@@ -219,6 +220,11 @@ class StepReport(BaseModel):
     definitions: PeerDefinitions | None = Field(default=None, exclude_if=_is_none)
     # What the step's work cost, per usable and per attempted unit (`assay.reports.cost`).
     cost: StepCost | None = Field(default=None, exclude_if=_is_none)
+    # How busy each load process was while it measured (`assay.load.loop_probe`); empty in
+    # reports written before it was kept.
+    client_load: tuple[ClientLoad, ...] = Field(default=(), exclude_if=lambda loads: not loads)
+    # "CLIENT-BOUND: ..." when a load process read what arrived late (`reports.client_bound`).
+    client_bound: str | None = Field(default=None, exclude_if=_is_none)
 
     def judged_again(
         self,
@@ -265,6 +271,7 @@ class StepFields(TypedDict, total=False):
     ramp: RateRamp | None
     data_rows: int | None
     burstiness: float | None
+    client_load: tuple[ClientLoad, ...]
 
 
 class Totals(BaseModel):
