@@ -12,9 +12,8 @@ from pydantic import BaseModel, ValidationError
 from assay.config import FIELD_NAMES, build_config
 from assay.errors import ConfigError
 from assay.spec import Constant, Constraints, Sweep, Synchronous
-from assay.spec.echo import RunEcho
 from assay.spec.flat import FLAT_KEYS, flattened, kinds_with
-from assay.spec.run import Mock, RunConfig, Target
+from assay.spec.run import Mock, RunConfig, RunEcho, Target
 
 FLAT_CONFIGS: list[dict[str, Any]] = [
     {},

@@ -243,6 +243,16 @@ def flattened(sections: Mapping[str, Any]) -> dict[str, Any]:
 _MISSING: Final = object()
 
 
+def places_of(key: str) -> list[tuple[str, ...]]:
+    """Where the flat key `key` lives in the sections (`concurrency`: also a profile's
+    `streams` or `max_concurrency`).
+
+    >>> places_of("concurrency")[1:]
+    [('load', 'streams'), ('load', 'max_concurrency')]
+    """
+    return [FLAT_KEYS[key], *(path for path, name in _LOAD_KEYS.items() if name == key)]
+
+
 def flat_loc(loc: tuple[int | str, ...]) -> tuple[str | None, str]:
     """The flat key of a validation error's location inside the sections (None when the error
     is a whole section's), and the rest of the location (`.0` for a list's first item)."""
@@ -271,5 +281,6 @@ __all__ = [
     "flat_loc",
     "flattened",
     "kinds_with",
+    "places_of",
     "sectioned",
 ]
