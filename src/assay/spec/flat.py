@@ -77,9 +77,13 @@ SECTIONS: Final = tuple(dict.fromkeys(path[0] for path in FLAT_KEYS.values()))
 
 _PATHS: Final = {path: key for key, path in FLAT_KEYS.items()}
 
-# The keys whose flag is not simply the key with dashes.
+# The keys whose flag is not simply the key with dashes (tests/cli/test_run_flags.py holds
+# them to `assay run`'s rows).
 _FLAGS: Final = {
     "headers": "--header",
+    "secret_headers": "--secret-header",
+    "probe": "--no-probe",
+    "data_columns": "--data-column",
     "validators": "--validator",
     "default_validators": "--no-default-validators",
     "mock_faults": "--mock-fault",
