@@ -212,7 +212,7 @@ def test_a_run_scraping_a_dcgm_exporter_reports_joules_per_usable_output_token(
     result = run_fast(
         run_dir, "--max-requests", "60", "--concurrency", "2", "--processes", "1",
         "--mock-itl-ms", "5", "--server-metrics", dcgm_exporter,
-        "--server-metrics-interval", "0.1",
+        "--server-metrics-interval", "0.1", "--cost-per-hour", "4x1.5",
     )  # fmt: skip
     assert result.exit_code == 0, result.stderr
     report = read_report(run_dir)
@@ -224,7 +224,14 @@ def test_a_run_scraping_a_dcgm_exporter_reports_joules_per_usable_output_token(
     [step] = report.steps
     cost = step.cost
     assert cost is not None
-    assert cost.price is None
+    assert cost.price == Price(usd_per_gpu_hour=1.5, gpus=4)
+    assert report.run_config.cost_per_hour == cost.price
+    duration_s = step.metrics.throughput.duration_s
+    assert cost.usd == pytest.approx(6.0 * duration_s / 3600)
+    assert cost.usd_per_million_usable_output_tokens == pytest.approx(
+        6.0 * duration_s / 3600 / step.metrics.throughput.usable_output_tokens * 1e6
+    )
+    assert "Cost at 4 x $1.50/h = $6.00/h" in result.stdout
     assert cost.energy_joules is not None
     assert run_energy is not None
     assert 0 < cost.energy_joules <= run_energy
@@ -235,10 +242,21 @@ def test_a_run_scraping_a_dcgm_exporter_reports_joules_per_usable_output_token(
     cards = _cost_cards(run_dir / "report.html")
     assert cards["J / usable output token"] == f"{cost.joules_per_usable_output_token:.3g} J"
     assert "J / attempted output token" in cards
+    assert cards["$ / M usable output tokens"].startswith("$")
     # assay compare shows the energy row of two such runs.
     compared = run_assay("compare", run_dir, run_dir)
     assert compared.exit_code == 0, compared.stderr
     assert "J / usable out tok" in compared.stdout
+    assert "$ / M usable out tok" in compared.stdout
+
+
+def test_a_price_that_is_not_one_is_one_error_line(tmp_path: Path) -> None:
+    result = run_fast(tmp_path / "run", "--max-requests", "2", "--cost-per-hour", "8xfree")
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: --cost-per-hour: a price per hour must be above 0, as USD or GPUSxUSD "
+        "(e.g. 2.5 or 8x2.5), got '8xfree'"
+    ]
 
 
 def _cost_cards(page: Path) -> dict[str, str]:

@@ -16,8 +16,7 @@ from assay.reports.report import Report, StepReport
 
 def price_of(report: Report) -> Price | None:
     """The server's price the run was given (`--cost-per-hour`); None when it was given none."""
-    del report  # no run setting holds a price yet
-    return None
+    return report.run_config.cost_per_hour
 
 
 def energy_of(step: StepReport, report: Report) -> float | None:

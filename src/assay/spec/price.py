@@ -59,4 +59,18 @@ def parse_price(text: str) -> Price:
     return Price(usd_per_gpu_hour=usd, gpus=gpus)
 
 
-__all__ = ["Price", "parse_price"]
+def price_of_setting(value: object) -> object:
+    """A price as a setting gives it: `USD`/`GPUSxUSD` text or a number of dollars an hour is
+    parsed; anything else (a stored `Price`'s fields) is left to the model.
+
+    >>> price_of_setting("8x2.5"), price_of_setting(3)
+    (Price(usd_per_gpu_hour=2.5, gpus=8), Price(usd_per_gpu_hour=3.0, gpus=1))
+    """
+    if isinstance(value, str):
+        return parse_price(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return parse_price(str(value))
+    return value
+
+
+__all__ = ["Price", "parse_price", "price_of_setting"]
