@@ -15,9 +15,9 @@ from collections.abc import Callable
 from assay.backend.deadlines import DeadlineWatch
 from assay.backend.exchange import Exchange
 from assay.backend.received import EVENT_STREAM
+from assay.core.request import GenerationRequest
 from assay.handlers.base import EndpointHandler, SseEvent, SseFrame, StreamAccumulator
 from assay.handlers.sse import SseParser
-from assay.core.request import GenerationRequest
 
 ERROR_BODY_LIMIT = 64 * 1024
 _EVENT_STREAM_PARAMETERS = EVENT_STREAM + ";"
@@ -153,11 +153,14 @@ class AnswerReader:
         accumulator = self.accumulator
         parser = self.parser
         feed = self._feed
-        assert accumulator is not None and parser is not None and feed is not None  # Mode.stream
-        if accumulator.ended:
+        assert accumulator is not None  # set with Mode.stream, as are the parser and feed
+        assert parser is not None
+        assert feed is not None
+        terminal_ns = self.exchange.terminal_ns
+        if terminal_ns is not None:
             # After the terminal marker: what follows is counted, never part of the answer.
             for frame in self._frames(parser.feed(chunk)):
-                feed(frame, self.exchange.terminal_ns or received_ns)
+                feed(frame, terminal_ns)
             return False
         for frame in self._frames(parser.feed(chunk)):
             feed(frame, received_ns)

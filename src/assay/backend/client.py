@@ -59,8 +59,9 @@ _TRACEPARENT = "traceparent"
 class Backend:
     """Sends generation requests to one OpenAI-compatible server over a shared session.
 
-    Open it with `open_backend`; the connection pool lives as long as the `async with` block. Every credential the settings hold is redacted from what a
-    request produces before anyone else sees it (see `assay.backend.redaction`).
+    Open it with `open_backend`; the connection pool lives as long as the `async with` block.
+    Every credential the settings hold is redacted from what a request produces before anyone
+    else sees it (see `assay.backend.redaction`).
     """
 
     def __init__(
@@ -313,14 +314,11 @@ class Backend:
                 )
             case FaultKind.unreadable_head:
                 return self._malformed_fault(
-                    f"the response from {self.settings.display_url} cannot be read: "
-                    f"{fault.detail}",
+                    f"the response from {self.settings.display_url} cannot be read: {fault.detail}",
                     exchange,
                 )
             case FaultKind.unreadable_body:
-                return self._malformed_fault(
-                    f"the body cannot be read: {fault.detail}", exchange
-                )
+                return self._malformed_fault(f"the body cannot be read: {fault.detail}", exchange)
             case FaultKind.cut_body:
                 evidence = self._evidence(exchange, exchange.http_status or 0)
                 return interrupted_fault(fault.detail, evidence, self._redactor)

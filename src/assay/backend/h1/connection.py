@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import enum
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, cast
 
 import httptools
 
@@ -94,8 +94,8 @@ class H1Connection(asyncio.Protocol):
     # asyncio.Protocol
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)  # a stream connection, TLS or not
-        self.transport = transport
+        # A stream connection, TLS or not (uvloop's transports do not subclass asyncio's).
+        self.transport = cast(asyncio.Transport, transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -142,8 +142,7 @@ class H1Connection(asyncio.Protocol):
         if body:
             chunk = body[0] if len(body) == 1 else b"".join(body)
             body.clear()
-            reader = self._reader
-            if reader is not None and reader.on_body(chunk, self._now_ns()):
+            if self._reader.on_body(chunk, self._now_ns()):
                 self._wake()
         if self.complete:
             self._end()
@@ -187,7 +186,8 @@ class H1Connection(asyncio.Protocol):
     def request(self, data: bytes, reader: ResponseReader) -> asyncio.Future[None]:
         """Send `data` (a whole prepared request) and read the answer into `reader`."""
         transport = self.transport
-        assert transport is not None and not self.closed  # the pool hands out open ones only
+        assert transport is not None  # the pool hands out open connections only
+        assert not self.closed
         self._reader = reader
         self._headers = {}
         self._reason = ""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Mapping
 from urllib.parse import urlsplit
-from urllib.request import getproxies_environment, proxy_bypass_environment
+from urllib.request import getproxies_environment
 
 from assay.errors import ServerNotReady
 
@@ -35,10 +35,27 @@ def proxy_for(url: str, proxies: Mapping[str, str] | None = None) -> str | None:
     proxy = found.get(parts.scheme) or found.get("all")
     if not proxy:
         return None
-    netloc = host if parts.port is None else f"{host}:{parts.port}"
-    if proxy_bypass_environment(netloc, found):
+    if _exempt(host, parts.port, found.get("no", "")):
         return None
     return proxy
+
+
+def _exempt(host: str, port: int | None, no_proxy: str) -> bool:
+    """`NO_PROXY` names the host (`*`, the name, a parent domain, with or without a port).
+
+    >>> _exempt("gpu-1.lab", 8000, "other, .lab"), _exempt("gpu-1", 8000, "gpu-1:9000")
+    (True, False)
+    """
+    for entry in no_proxy.replace(" ", "").lower().split(","):
+        if entry == "*":
+            return True
+        name, _, entry_port = entry.partition(":")
+        if not name or (entry_port and entry_port != str(port)):
+            continue
+        name = name.removeprefix(".")
+        if host.lower() == name or host.lower().endswith("." + name):
+            return True
+    return False
 
 
 def refuse_proxy(url: str, shown_url: str) -> None:

@@ -22,8 +22,14 @@ class PreparedRequests:
     earlier one whatever its case (given headers win over assay's own).
 
     >>> prepared = PreparedRequests("http://127.0.0.1:8000", {"User-Agent": "assay"})
-    >>> prepared.build(Endpoint.chat, b"{}", None, None)
-    b'POST /v1/chat/completions HTTP/1.1\\r\\nHost: 127.0.0.1:8000\\r\\nUser-Agent: assay\\r\\nContent-Length: 2\\r\\n\\r\\n{}'
+    >>> for line in prepared.build(Endpoint.chat, b"{}", None, None).split(b"\\r\\n"):
+    ...     print(line.decode())
+    POST /v1/chat/completions HTTP/1.1
+    Host: 127.0.0.1:8000
+    User-Agent: assay
+    Content-Length: 2
+    <BLANKLINE>
+    {}
     """
 
     __slots__ = ("_heads", "_sent_type", "host", "port", "tls")
