@@ -133,9 +133,11 @@ def text_of(result: object) -> str:
 
 @pytest.mark.parametrize("answer", [chunked_stream, length_stream])
 async def test_requests_share_one_kept_alive_connection(answer: Answer) -> None:
-    async with serve_kept_alive(answer) as server:
-        async with open_backend(BackendSettings(base_url=server.url), MonotonicClock()) as backend:
-            texts = [text_of(await backend.resolve(chat_request(f"r{i}"))) for i in range(3)]
+    async with (
+        serve_kept_alive(answer) as server,
+        open_backend(BackendSettings(base_url=server.url), MonotonicClock()) as backend,
+    ):
+        texts = [text_of(await backend.resolve(chat_request(f"r{i}"))) for i in range(3)]
     assert texts == ["Rivers run"] * 3
     assert server.requests == 3
     assert server.connections == 1
