@@ -30,7 +30,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-import psutil
+import psutil  # type: ignore[import-untyped]  # no stubs installed; benchmarks only
 
 from perf.ceiling import SHORT_SECONDS, bare_loop_for, ceiling_arguments, loop_figures
 from perf.free_transport import _assay_free, captured_answer
@@ -46,6 +46,7 @@ from perf.harness import (
 
 CACHE = Path(os.environ.get("ASSAY_PERF_CACHE", Path.home() / ".cache" / "assay-perf"))
 VLLM_VERSION = "0.33.0"
+RESULTS_PATH = Path(__file__).resolve().parent / "results" / "rust_peer.json"
 _MEMBER = "vllm/vllm-rs"
 
 
@@ -80,7 +81,9 @@ def tiny_tokenizer() -> Path:
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
     words = ["[UNK]", *(f"w{index}" for index in range(2000))]
-    tokenizer = Tokenizer(models.WordLevel(dict(zip(words, range(len(words)))), "[UNK]"))
+    tokenizer = Tokenizer(
+        models.WordLevel({word: index for index, word in enumerate(words)}, "[UNK]")
+    )
     tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     tokenizer.decoder = decoders.WordPiece()  # joins the words with spaces
     folder.mkdir(parents=True, exist_ok=True)
@@ -260,7 +263,7 @@ def _span(values: list[float | None], spec: str) -> str:
     if not known:
         return "n/a"
     low, high = min(known), max(known)
-    return format(low, spec) if low == high else f"{format(low, spec)}–{format(high, spec)}"
+    return format(low, spec) if low == high else f"{format(low, spec)}-{format(high, spec)}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -268,10 +271,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cycles", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--vllm-version", default=VLLM_VERSION)
+    parser.add_argument(
+        "--write-doc",
+        action="store_true",
+        help=f"keep the figures in perf/results/{RESULTS_PATH.name} and regenerate "
+        "docs/performance.md, whose first table they are",
+    )
     options = parser.parse_args(argv)
     figures = measure(options.cycles, options.seconds, options.vllm_version)
+    figures["command"] = (
+        f"python -m perf.rust_peer --cycles {options.cycles} --seconds {options.seconds:g}"
+        f" --vllm-version {options.vllm_version} --write-doc"
+    )
+    figures["date"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     print(json.dumps(figures, indent=1))
     print(table(figures))
+    if options.write_doc:
+        from perf.perf_doc import DOC_PATH, write_doc
+        from perf.suite import load_latest
+
+        RESULTS_PATH.write_text(json.dumps(figures, indent=1) + "\n")
+        write_doc(load_latest(), DOC_PATH)
     return 0
 
 
