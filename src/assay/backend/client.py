@@ -433,7 +433,8 @@ async def open_backend(settings: BackendSettings, clock: Clock) -> AsyncIterator
     4
     """
     refuse_proxy(settings.request_root, settings.display_url)
-    tls = _ssl_setting(settings) if settings.request_root.startswith("https:") else None
+    context = _ssl_setting(settings)  # a bad --ca-bundle is refused whatever the scheme
+    tls = context if settings.request_root.startswith("https:") else None
     prepared = PreparedRequests(settings.request_root, _session_headers(settings))
     pool = H1Pool(
         prepared.host,
@@ -443,9 +444,7 @@ async def open_backend(settings: BackendSettings, clock: Clock) -> AsyncIterator
         connect_s=settings.timeouts.connect_s,
         now_ns=clock.now_ns,
     )
-    connector = aiohttp.TCPConnector(
-        limit=4, ttl_dns_cache=300, ssl=tls if tls is not None else True
-    )
+    connector = aiohttp.TCPConnector(limit=4, ttl_dns_cache=300, ssl=context)
     timeout = aiohttp.ClientTimeout(
         total=None, connect=None, sock_connect=settings.timeouts.connect_s, sock_read=None
     )

@@ -76,9 +76,12 @@ class H1Pool:
             self._waiters.append(waiter)
             try:
                 await waiter
-            finally:
-                if not waiter.done():
+            except BaseException:
+                if waiter.done() and not waiter.cancelled():
+                    self._wake_one()  # woken, then cancelled: the turn passes to the next
+                else:
                     waiter.cancel()
+                raise
             while idle:
                 connection = idle.pop()
                 if not connection.closed:
