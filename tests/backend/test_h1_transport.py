@@ -16,10 +16,16 @@ from pathlib import Path
 import aiohttp
 import orjson
 import pytest
-from returns.result import Failure, Success
+from returns.result import Failure, Result, Success
 
 from assay.backend import BackendSettings, open_backend
-from assay.core import DiagnosticCode, MonotonicClock, outcome
+from assay.core import (
+    DiagnosticCode,
+    GenerationResponse,
+    MonotonicClock,
+    UnusableResponse,
+    outcome,
+)
 from assay.errors import ServerNotReady
 from tests.backend.backend_loopback import chat_chunk, chat_request
 from tests.backend.test_transport_faults import failure_of, resolve_once
@@ -122,13 +128,12 @@ async def gzip_json(request_head: str, writer: asyncio.StreamWriter) -> None:
     )
 
 
-def text_of(result: object) -> str:
-    match outcome(result):  # type: ignore[arg-type]  # a backend Result
+def text_of(result: Result[GenerationResponse, UnusableResponse]) -> str:
+    match outcome(result):
         case Success(response):
             return str(response.text)
         case Failure(unusable):
             raise AssertionError(unusable.message)
-    raise AssertionError("unreachable")
 
 
 @pytest.mark.parametrize("answer", [chunked_stream, length_stream])
