@@ -20,6 +20,8 @@ from assay.handlers.base import EndpointHandler, SseEvent, SseFrame, StreamAccum
 from assay.handlers.sse import SseParser
 
 ERROR_BODY_LIMIT = 64 * 1024
+# The response headers the reader looks at (besides the request-id echo the backend reads).
+READ_HEADERS = ("content-type", "content-encoding")
 _EVENT_STREAM_PARAMETERS = EVENT_STREAM + ";"
 # The encodings a body may arrive in although assay asked for none: zlib reads these two.
 _ZLIB_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": 0}
@@ -75,6 +77,7 @@ class AnswerReader:
         limit: int,
         clean: Callable[[bytes], bytes] | None,
         echo: Callable[[dict[str, str], Exchange], None],
+        loop: asyncio.AbstractEventLoop,
     ) -> None:
         self._request = request
         self._handler = handler
@@ -84,7 +87,7 @@ class AnswerReader:
         # Secrets leave each event's data before the handler sees it (None: nothing to hide).
         self._clean = clean
         self._echo = echo
-        self._loop = asyncio.get_running_loop()
+        self._loop = loop
         self._size = 0
         self._decoder: zlib._Decompress | _DeflateAnyHeader | None = None
         self._feed: Callable[[SseFrame, int], None] | None = None

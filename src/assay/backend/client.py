@@ -19,7 +19,13 @@ from contextlib import asynccontextmanager
 import aiohttp
 from returns.result import Failure, Result
 
-from assay.backend.answer_reader import ERROR_BODY_LIMIT, AnswerReader, Mode, Stop
+from assay.backend.answer_reader import (
+    ERROR_BODY_LIMIT,
+    READ_HEADERS,
+    AnswerReader,
+    Mode,
+    Stop,
+)
 from assay.backend.deadlines import DeadlineWatch
 from assay.backend.exchange import Exchange, wire_request_id
 from assay.backend.faults import (
@@ -209,10 +215,12 @@ class Backend:
         data = self._prepared.build(
             request.endpoint, body, self._request_headers(request, exchange), content_type
         )
-        try:
-            connection = await pool.acquire()
-        except ConnectFailure as failure:
-            return Failure(self._connect_fault(failure))
+        connection = pool.take()
+        if connection is None:
+            try:
+                connection = await pool.acquire()
+            except ConnectFailure as failure:
+                return Failure(self._connect_fault(failure))
         reader = AnswerReader(
             request,
             handler,
@@ -221,6 +229,7 @@ class Backend:
             limit=self.settings.max_response_bytes,
             clean=self._redactor.clean_bytes if self._redactor.active else None,
             echo=self._note_echo,
+            loop=self._loop,
         )
         try:
             await connection.request(data, reader)
@@ -443,6 +452,10 @@ async def open_backend(settings: BackendSettings, clock: Clock) -> AsyncIterator
         limit=settings.max_connections,
         connect_s=settings.timeouts.connect_s,
         now_ns=clock.now_ns,
+        headers=frozenset(
+            name.lower().encode()
+            for name in (*READ_HEADERS, settings.request_id_header or DEFAULT_REQUEST_ID_HEADER)
+        ),
     )
     connector = aiohttp.TCPConnector(limit=4, ttl_dns_cache=300, ssl=context)
     timeout = aiohttp.ClientTimeout(

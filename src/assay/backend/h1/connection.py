@@ -16,6 +16,9 @@ from typing import Protocol, cast
 
 import httptools
 
+# What the connection itself reads of a head, besides the headers its reader asks for.
+FRAMING_HEADERS = frozenset((b"transfer-encoding", b"content-length"))
+
 
 class FaultKind(enum.Enum):
     """How a response failed on the wire, before the backend gives it a diagnostic code."""
@@ -64,6 +67,7 @@ class H1Connection(asyncio.Protocol):
         "_reader",
         "_reason",
         "_waiter",
+        "_wanted",
         "closed",
         "complete",
         "head_seen",
@@ -71,8 +75,10 @@ class H1Connection(asyncio.Protocol):
         "transport",
     )
 
-    def __init__(self, now_ns: Callable[[], int]) -> None:
+    def __init__(self, now_ns: Callable[[], int], wanted: frozenset[bytes]) -> None:
         self._now_ns = now_ns
+        # The lower-case names of the headers kept (as `str`) for the reader.
+        self._wanted = wanted | FRAMING_HEADERS
         self._parser = httptools.HttpResponseParser(self)
         self._reader: ResponseReader | None = None
         self._waiter: asyncio.Future[None] | None = None
@@ -153,10 +159,13 @@ class H1Connection(asyncio.Protocol):
         self._reason = status.decode("latin-1")
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        key = name.decode("latin-1").lower()
+        key = name.lower()
+        if key not in self._wanted:
+            return  # only the headers someone reads are decoded
         text = value.decode("utf-8", "surrogateescape")
         headers = self._headers
-        headers[key] = f"{headers[key]}, {text}" if key in headers else text
+        field = key.decode("latin-1")
+        headers[field] = f"{headers[field]}, {text}" if field in headers else text
 
     def on_headers_complete(self) -> None:
         status = self._parser.get_status_code()

@@ -29,10 +29,12 @@ class ConnectFailure(Exception):
 
 
 class H1Pool:
-    """The pool of one target (`host`, `port`, TLS or not)."""
+    """The pool of one target (`host`, `port`, TLS or not); its connections keep the response
+    headers named in `headers` (lower case)."""
 
     __slots__ = (
         "_connect_s",
+        "_headers",
         "_host",
         "_idle",
         "_limit",
@@ -52,6 +54,7 @@ class H1Pool:
         limit: int,
         connect_s: float,
         now_ns: Callable[[], int],
+        headers: frozenset[bytes],
     ) -> None:
         self._host = host
         self._port = port
@@ -59,9 +62,20 @@ class H1Pool:
         self._limit = limit
         self._connect_s = connect_s
         self._now_ns = now_ns
+        self._headers = headers
         self._idle: list[H1Connection] = []
         self._open = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
+
+    def take(self) -> H1Connection | None:
+        """A pooled connection that is still open, or None (then `acquire` one)."""
+        idle = self._idle
+        while idle:
+            connection = idle.pop()
+            if not connection.closed:
+                return connection
+            self._open -= 1
+        return None
 
     async def acquire(self) -> H1Connection:
         """A pooled connection that is still open, else a new one (raises `ConnectFailure`)."""
@@ -124,7 +138,7 @@ class H1Pool:
         try:
             async with asyncio.timeout(self._connect_s):
                 _, connection = await loop.create_connection(
-                    lambda: H1Connection(self._now_ns),
+                    lambda: H1Connection(self._now_ns, self._headers),
                     self._host,
                     self._port,
                     ssl=tls,
