@@ -15,6 +15,8 @@ from typing import Any
 from perf.targets import evaluate, format_value
 
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "performance.md"
+# The figures of `python -m perf.rust_peer --write-doc`, the page's first table.
+RUST_PEER_PATH = Path(__file__).resolve().parent / "results" / "rust_peer.json"
 NOTES_BEGIN = "<!-- notes: kept when the doc is regenerated -->"
 NOTES_END = "<!-- end of notes -->"
 
@@ -74,13 +76,38 @@ def _targets_table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def rust_peer_table(figures: dict[str, Any]) -> str:
+    """The table of `perf.rust_peer`'s figures the page leads with."""
+    names = {
+        "vllm_rs": "vLLM's Rust client (`vllm-rs bench serve`)",
+        "bare_aiohttp_loop": "bare aiohttp loop (uvloop)",
+        "assay_default": "**assay, default processes**",
+        "assay_processes_1": "**assay `--processes 1`**",
+        "assay_free_transport": "assay `--processes 1`, a transport that sends nothing",
+    }
+    lines = ["| client | served req/s | client CPU µs per request |", "|---|---|---|"]
+    for name, label in names.items():
+        figure = figures["summary"][name]
+        lines.append(
+            f"| {label} | {_span(figure['requests_per_s'], ',.0f')} "
+            f"| {_span(figure['cpu_us_per_request'], '.0f')} |"
+        )
+    return "\n".join(lines)
+
+
+def _span(values: list[float | None], spec: str) -> str:
+    known = [value for value in values if value is not None]
+    if not known:
+        return "n/a"
+    low, high = min(known), max(known)
+    return format(low, spec) if low == high else f"{format(low, spec)}-{format(high, spec)}"
+
+
 def _rust_peer_lines() -> list[str]:
     """The side-by-side table with vLLM's Rust client, from `python -m perf.rust_peer`."""
-    from perf.rust_peer import RESULTS_PATH, table
-
-    if not RESULTS_PATH.exists():
+    if not RUST_PEER_PATH.exists():
         return []
-    figures = json.loads(RESULTS_PATH.read_text())
+    figures = json.loads(RUST_PEER_PATH.read_text())
     ratios = figures["ratios"]
     return [
         "## Beside vLLM's Rust client",
@@ -92,7 +119,7 @@ def _rust_peer_lines() -> list[str]:
         "CPU time over the requests it completed (the difference of a long and a short run); "
         "ranges span the cycles.",
         "",
-        table(figures),
+        rust_peer_table(figures),
         "",
         f"Ratios (medians): assay default req/s / Rust client's "
         f"**{ratios['default_rate_over_rust']}** (target >= 0.95); assay `--processes 1` CPU per "

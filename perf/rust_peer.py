@@ -43,10 +43,10 @@ from perf.harness import (
     run_assay,
     running_mock,
 )
+from perf.perf_doc import DOC_PATH, RUST_PEER_PATH, rust_peer_table, write_doc
 
 CACHE = Path(os.environ.get("ASSAY_PERF_CACHE", Path.home() / ".cache" / "assay-perf"))
 VLLM_VERSION = "0.33.0"
-RESULTS_PATH = Path(__file__).resolve().parent / "results" / "rust_peer.json"
 _MEMBER = "vllm/vllm-rs"
 
 
@@ -239,33 +239,6 @@ def _over(mine: float | None, theirs: float | None) -> float | None:
     return round(mine / theirs, 2) if mine is not None and theirs else None
 
 
-def table(figures: dict[str, Any]) -> str:
-    """The Markdown table docs/performance.md leads with."""
-    names = {
-        "vllm_rs": "vLLM's Rust client (`vllm-rs bench serve`)",
-        "bare_aiohttp_loop": "bare aiohttp loop (uvloop)",
-        "assay_default": "**assay, default processes**",
-        "assay_processes_1": "**assay `--processes 1`**",
-        "assay_free_transport": "assay `--processes 1`, a transport that sends nothing",
-    }
-    lines = ["| client | served req/s | client CPU µs per request |", "|---|---|---|"]
-    for name, label in names.items():
-        figure = figures["summary"][name]
-        lines.append(
-            f"| {label} | {_span(figure['requests_per_s'], ',.0f')} "
-            f"| {_span(figure['cpu_us_per_request'], '.0f')} |"
-        )
-    return "\n".join(lines)
-
-
-def _span(values: list[float | None], spec: str) -> str:
-    known = [value for value in values if value is not None]
-    if not known:
-        return "n/a"
-    low, high = min(known), max(known)
-    return format(low, spec) if low == high else f"{format(low, spec)}-{format(high, spec)}"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m perf.rust_peer", description=__doc__)
     parser.add_argument("--cycles", type=int, default=3)
@@ -274,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--write-doc",
         action="store_true",
-        help=f"keep the figures in perf/results/{RESULTS_PATH.name} and regenerate "
+        help=f"keep the figures in perf/results/{RUST_PEER_PATH.name} and regenerate "
         "docs/performance.md, whose first table they are",
     )
     options = parser.parse_args(argv)
@@ -285,12 +258,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     figures["date"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     print(json.dumps(figures, indent=1))
-    print(table(figures))
+    print(rust_peer_table(figures))
     if options.write_doc:
-        from perf.perf_doc import DOC_PATH, write_doc
         from perf.suite import load_latest
 
-        RESULTS_PATH.write_text(json.dumps(figures, indent=1) + "\n")
+        RUST_PEER_PATH.write_text(json.dumps(figures, indent=1) + "\n")
         write_doc(load_latest(), DOC_PATH)
     return 0
 
