@@ -408,6 +408,10 @@ class ChoiceStream(StreamDraft, ABC):
                 if len(self._chunk_times) > MAX_KEPT_CHUNK_TIMES:
                     self.fold_chunk_times()
                 return
+        self._feed_parsed(frame, received_ns)
+
+    def _feed_parsed(self, frame: SseFrame, received_ns: int) -> None:
+        """`feed` of a chunk that is parsed."""
         obj = self._open_chunk(frame)
         if obj is None:
             return
@@ -448,15 +452,20 @@ class ChoiceStream(StreamDraft, ABC):
                         self._chunk_tokens.append(1)
                         if len(self._chunk_times) > MAX_KEPT_CHUNK_TIMES:
                             self.fold_chunk_times()
-                        if piece and finish is None and self._chunk_template is None:
-                            self._learn_chunk(frame, obj, piece)
+                        if self._chunk_template is None:
+                            self._learn_chunk(frame, obj, piece, finish)
                     else:
                         self._count_choices(received_ns, True, usage)
                     return
         self._feed_choices(obj, choices, frame, received_ns)
 
-    def _learn_chunk(self, frame: SseFrame, obj: dict[str, Any], piece: str) -> None:
-        """Learn the stream's common chunk from `frame`, once (see `ChunkTemplate`)."""
+    def _learn_chunk(
+        self, frame: SseFrame, obj: dict[str, Any], piece: str, finish: object
+    ) -> None:
+        """Learn the stream's common chunk from `frame`, a chunk with a piece and no finish
+        reason: once (see `ChunkTemplate`)."""
+        if not piece or finish is not None:
+            return  # not the common chunk: wait for one
         learned = None
         if type(frame) is bytes:
             read, put = (_delta_piece, _put_delta_piece) if self._IN_DELTA else (_text, _put_text)
