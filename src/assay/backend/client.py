@@ -12,6 +12,7 @@ deadlines, error statuses, dropped connections and odd bodies all come back as
 from __future__ import annotations
 
 import asyncio
+import functools
 import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -408,16 +409,13 @@ def _session_headers(settings: BackendSettings) -> dict[str, str]:
     return headers
 
 
-def _ssl_setting(settings: BackendSettings) -> ssl.SSLContext:
+def _ssl_setting(settings: BackendSettings) -> ssl.SSLContext | bool:
     """No verification (`--insecure`), the system's CAs, or the system's plus a CA bundle."""
     if not settings.verify_tls:
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-        return context
-    context = ssl.create_default_context()
+        return False
     if settings.ca_bundle is None:
-        return context
+        return True
+    context = ssl.create_default_context()
     try:
         context.load_verify_locations(cafile=settings.ca_bundle)
     except (OSError, ssl.SSLError) as error:
@@ -425,6 +423,25 @@ def _ssl_setting(settings: BackendSettings) -> ssl.SSLContext:
             f"--ca-bundle {settings.ca_bundle}: not a readable PEM certificate file ({error})"
         ) from None
     return context
+
+
+def _tls_context(setting: ssl.SSLContext | bool) -> ssl.SSLContext:
+    """The context of `_ssl_setting` for the request transport."""
+    if setting is True:
+        return _system_context()
+    if setting is False:
+        # Nothing to verify with, so no CA is loaded (loading the system's takes ~50 ms).
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        return context
+    return setting
+
+
+@functools.cache
+def _system_context() -> ssl.SSLContext:
+    """The system's CAs, loaded once per process (and only for an https:// target)."""
+    return ssl.create_default_context()
 
 
 @asynccontextmanager
@@ -442,8 +459,8 @@ async def open_backend(settings: BackendSettings, clock: Clock) -> AsyncIterator
     4
     """
     refuse_proxy(settings.request_root, settings.display_url)
-    context = _ssl_setting(settings)  # a bad --ca-bundle is refused whatever the scheme
-    tls = context if settings.request_root.startswith("https:") else None
+    setting = _ssl_setting(settings)  # a bad --ca-bundle is refused whatever the scheme
+    tls = _tls_context(setting) if settings.request_root.startswith("https:") else None
     prepared = PreparedRequests(settings.request_root, _session_headers(settings))
     pool = H1Pool(
         prepared.host,
@@ -457,7 +474,7 @@ async def open_backend(settings: BackendSettings, clock: Clock) -> AsyncIterator
             for name in (*READ_HEADERS, settings.request_id_header or DEFAULT_REQUEST_ID_HEADER)
         ),
     )
-    connector = aiohttp.TCPConnector(limit=4, ttl_dns_cache=300, ssl=context)
+    connector = aiohttp.TCPConnector(limit=4, ttl_dns_cache=300, ssl=setting)
     timeout = aiohttp.ClientTimeout(
         total=None, connect=None, sock_connect=settings.timeouts.connect_s, sock_read=None
     )
