@@ -425,6 +425,7 @@ def step_report(
         sessions=None if sessions is None else SessionSummary.model_validate(asdict(sessions)),
         turns={turn: turns[turn].snapshot() for turn in sorted(turns)} if turns else None,
         data_rows=data_rows if step.stopped_by is StopReason.data_exhausted else None,
+        client_load=step.client,
     )
 
 

@@ -295,6 +295,9 @@ RUN_FLAGS: Final[tuple[Flag, ...]] = (
     Flag("server_metrics", bool, OUT, "Do not scrape server metrics.",
          flag="--no-server-metrics", given="off"),
     Flag("server_metrics_interval", float, OUT, "Seconds between metric scrapes [1]."),
+    Flag("cost_per_hour", str, OUT, "The server's price per hour, USD or GPUSxUSD (8x2.5: eight "
+         "GPUs at $2.50): the report's cost per usable token and request.",
+         metavar="USD|GPUSxUSD"),
     Flag("mock_record_requests", Path, MOCK, "Append every request the mock receives to this "
          "JSONL file."),
 )

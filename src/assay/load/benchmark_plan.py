@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, SkipValidation
 from assay.backend import BackendSettings
 from assay.core import GenerationResponse
 from assay.data.source import RequestSource
+from assay.load.loop_probe import ClientLoad
 from assay.load.progress import OutcomeTotals
 from assay.load.schedule import NS_PER_S
 from assay.load.sessions import SessionCounts
@@ -137,6 +138,8 @@ class StepResult(Generic[S]):
 
     # How the step's sessions went when it ran sessions (turns not sent among them).
     sessions: SessionCounts | None = None
+    # How busy each finished process was while it measured, in process order.
+    client: tuple[ClientLoad, ...] = ()
 
     @property
     def duration_s(self) -> float:
@@ -206,6 +209,7 @@ def merge_step(
         scheduled=sum(owed) if owed else None,
         lost_processes=tuple(sorted(lost, key=lambda loss: loss.process)),
         sessions=_merged_sessions(ordered),
+        client=tuple(part.client for part in ordered if part.client is not None),
     )
 
 

@@ -23,6 +23,7 @@ from assay.errors import first_assay_error
 from assay.load.ahead import Lookahead, RequestsAhead
 from assay.load.collector import quiet_collector
 from assay.load.error_watch import ErrorWatch
+from assay.load.loop_probe import ClientLoad, LoopProbe
 from assay.load.progress import PROGRESS_INTERVAL_NS, OutcomeTotals, ProgressMessage, StepTally
 from assay.load.replay import replay_slice, timed
 from assay.load.schedule import (
@@ -116,6 +117,8 @@ class ProcessStepResult(Generic[S]):
 
     # Set when the source runs sessions: how they went, and the turns never sent.
     sessions: SessionCounts | None = None
+    # How busy this process was while it measured (its event loop's lag, its CPU).
+    client: ClientLoad | None = None
 
 
 async def run_step(
@@ -143,10 +146,11 @@ async def run_step(
     )
     sink = sink_factory(context)
     runner = _StepRunner(work, source, resolve, validate, sink, clock)
+    probe = LoopProbe(work.process)
     try:
         # Set-up is done: what it built is frozen, and the collector stays out of the way of
         # the dispatch timers until the step ends (see `assay.load.collector`).
-        with quiet_collector():
+        with quiet_collector(), probe:
             await runner.run(stop, report)
     except BaseException as error:
         sink.close()
@@ -165,6 +169,7 @@ async def run_step(
         summary=sink.close(),
         scheduled=runner.scheduled(),
         sessions=None if runner.sessions is None else runner.session_tally.counts(),
+        client=probe.snapshot(),
     )
 
 

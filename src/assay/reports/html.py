@@ -25,6 +25,9 @@ from assay.handlers.wire import int_field
 from assay.records.jsonl import bounded_lines
 from assay.reports.chart_base import Figure, step_label
 from assay.reports.charts import figures_of
+from assay.reports.client_bound import client_bound_html
+from assay.reports.cost import cost_html, price_of
+from assay.reports.definitions import definitions_html, with_definitions
 from assay.reports.loader import load_report
 from assay.reports.report import Report, StepReport
 from assay.reports.token_charts import has_token_figures
@@ -158,6 +161,8 @@ def render_html(report: Report, samples: Mapping[str, Mapping[int, Sequence[floa
         _errors_table(report),
         _server_table(report),
         _sessions_table(report),
+        *filter(None, (client_bound_html(report), definitions_html(report))),
+        *filter(None, (cost_html(report, price_of(report)),)),
         *(_section(title, group) for title, group in sections),
         _steps_table(report),
         *_token_figures_table(report),
@@ -219,6 +224,8 @@ def write_html(run_dir: Path, report: Report | None = None, *, new: bool = False
         report = load_report(run_dir)
     records = run_dir / RECORDS_FILE
     samples = read_latency_samples(records) if records.is_file() else {}
+    if all(step.definitions is None for step in report.steps):
+        report = with_definitions(report, records)
     target = run_dir / HTML_FILE
     page = render_html(report, samples)
     if new:

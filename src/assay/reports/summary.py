@@ -17,6 +17,8 @@ from rich.text import Text
 from assay.metrics.sketch import Distribution
 from assay.metrics.step_metrics import Outcomes, StepMetrics, Throughput
 from assay.printable import printable
+from assay.reports.client_bound import step_client_bound
+from assay.reports.cost import cost_lines, cost_of, price_of
 from assay.reports.input_lines import input_lines
 from assay.reports.report import Report, StepReport
 from assay.reports.step_words import (
@@ -80,6 +82,8 @@ def _render_step(step: StepReport, report: Report, console: Console) -> None:
     console.print(_outcomes_line(m.outcomes, m.excluded, step))
     for warning in client_warnings(step):
         console.print(Text(warning, style="yellow"))
+    if (bound := step_client_bound(step)) is not None:
+        console.print(Text(bound, style="bold yellow"))
     cancelled = cancelled_phrase(step, report)
     if cancelled is not None:
         console.print(f"  ({cancelled})", highlight=False)
@@ -94,6 +98,8 @@ def _render_step(step: StepReport, report: Report, console: Console) -> None:
         )
     )
     for line in peer_figure_lines(step, embeddings=embeddings):
+        console.print(line, highlight=False)
+    for line in cost_lines(cost_of(step, report, price_of(report))):
         console.print(line, highlight=False)
     if m.goodput is not None:
         limits = ", ".join(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from assay.server_metrics.families import (
     COUNTERS,
@@ -21,6 +21,7 @@ from assay.server_metrics.families import (
     detect_kind,
     quantities_of,
 )
+from assay.server_metrics.gpu_energy import energy_joules, has_gpu_metrics
 from assay.server_metrics.observer import TimedSample
 
 # A token count may differ by this fraction before the check calls it a disagreement: servers
@@ -49,6 +50,8 @@ class StepServerCounts(BaseModel):
     index: int
     counts: ServerCounts
     approximate_by_s: float
+    # The GPUs' energy over the step (J), when the scrapes carry DCGM samples (`gpu_energy`).
+    gpu_energy_joules: float | None = Field(default=None, exclude_if=lambda j: j is None)
 
 
 class ServerSeries(BaseModel):
@@ -97,6 +100,8 @@ class ServerMetricsReport(BaseModel):
     metrics_elsewhere: bool | None = None
     # What most likely explains the disagreements, when one shape points to a cause.
     likely_cause: str | None = None
+    # The GPUs' energy over the run (J), when the scrapes carry DCGM samples (`gpu_energy`).
+    gpu_energy_joules: float | None = Field(default=None, exclude_if=lambda j: j is None)
 
     @property
     def disagreements(self) -> tuple[CrossCheck, ...]:
@@ -328,11 +333,24 @@ def summarize(
     `metrics_elsewhere`: the metrics URL has another origin than the load's target.
     """
     kind = detect_kind(last.samples)
+    gpu = has_gpu_metrics(samples)
+    run_energy = energy_joules(samples, first.time_ns, last.time_ns) if gpu else None
+
+    def step_energy(step: StepBounds) -> float | None:
+        return energy_joules(samples, step.start_ns, step.end_ns) if gpu else None
+
     if kind is None:
         return ServerMetricsReport(
             url=url, kind=None, interval_s=interval_s, scrapes=len(samples),
-            problems=(*problems, "no metric family assay knows (vLLM, SGLang, TGI, llama.cpp)"),
+            problems=(*problems, "no metric family assay knows (vLLM, SGLang, TGI, llama.cpp)")
+            if not gpu else tuple(problems),
             run=ServerCounts(), metrics_elsewhere=metrics_elsewhere,
+            steps=tuple(
+                StepServerCounts(index=step.index, counts=ServerCounts(),
+                                 approximate_by_s=interval_s, gpu_energy_joules=step_energy(step))
+                for step in steps
+            ) if gpu else (),
+            gpu_energy_joules=run_energy,
         )  # fmt: skip
     run = counter_delta(kind, first.samples, last.samples)
     step_counts = tuple(
@@ -344,6 +362,7 @@ def summarize(
                 _at_or_after(samples, step.end_ns).samples,
             ),
             approximate_by_s=interval_s,
+            gpu_energy_joules=step_energy(step),
         )
         for step in steps
     )
@@ -361,4 +380,5 @@ def summarize(
         checks=checks,
         metrics_elsewhere=metrics_elsewhere,
         likely_cause=likely_cause(checks, assay, metrics_elsewhere=metrics_elsewhere),
+        gpu_energy_joules=run_energy,
     )

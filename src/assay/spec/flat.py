@@ -76,6 +76,7 @@ _LISTED: Final[dict[str, tuple[str, ...]]] = {
     "mock_record_requests": ("mock", "record_requests"),
     "server_metrics": ("server_metrics", "url"),
     "server_metrics_interval": ("server_metrics", "interval"),
+    "cost_per_hour": ("output", "cost_per_hour"),
 }
 
 # The load fields the table routes otherwise: the run's seed, and `concurrency`'s.

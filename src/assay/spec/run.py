@@ -21,6 +21,7 @@ from assay.spec.echo import EchoedConstraints, _AsWritten, echoed_fields, settin
 from assay.spec.endpoint import Answer, Carries, Endpoint, EndpointTraits
 from assay.spec.flat import FLAT_KEYS, flag_of, flattened, sectioned
 from assay.spec.load import Profile, ProfileKind, Replay, Throughput, most_in_flight
+from assay.spec.price import Price
 from assay.spec.sections import (
     IMAGE_FIELDS,
     Engine,
@@ -193,6 +194,7 @@ class RunEcho(_Settings):
     max_not_sent_rate: float = _setting("max_not_sent_rate")
     slo: dict[str, float] = _setting("slo")
     mock_faults: dict[str, float] = _setting("mock_faults")
+    cost_per_hour: Price | None = _setting("cost_per_hour")
     # What the run used beyond its settings.
     resolved_target: str | None = None
     resolved_model: str | None = None

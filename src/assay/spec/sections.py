@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Final, Literal
+from typing import Annotated, Final, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     JsonValue,
@@ -28,6 +29,7 @@ from assay.spec.limits import (
     MAX_TOKENS_PER_REQUEST,
     MAX_TURNS,
 )
+from assay.spec.price import Price, price_of_setting
 from assay.spec.source import PromptColumns
 from assay.spec.validation import DEFAULT_MAX_ERROR_RATE, DEFAULT_MAX_NOT_SENT_RATE, slo_problem
 
@@ -236,6 +238,8 @@ class Output(BaseModel):
     model_config = SECTION
 
     dir: Path | None = None
+    # The server's price (`--cost-per-hour`), which the report divides by the work served.
+    cost_per_hour: Annotated[Price | None, BeforeValidator(price_of_setting)] = None
 
 
 # What the embedded mock injects when the user names no faults: a few percent of the failures
