@@ -22,6 +22,16 @@ MAX_TURNS: Final = 1 << 10
 MAX_DATA_FILE_BYTES: Final = 1 << 30
 """The size of a prompt, dataset or trace file (1 GiB; the 642 MB ShareGPT file fits)."""
 
+MAX_IMAGES_PER_REQUEST: Final = 256
+"""Images one request may carry (`--images`, every value of its distribution; a data row)."""
+MAX_IMAGE_PIXELS_PER_REQUEST: Final = 1 << 25
+"""Pixels of the synthetic images of one request together (33,554,432: two 4096x4096), so one
+request builds in about a second and a run stays interruptible while it builds."""
+MAX_IMAGE_FILE_BYTES: Final = 1 << 25
+"""The size of one local image file a data row names (32 MiB), checked before it is read."""
+MAX_MEDIA_BYTES_PER_REQUEST: Final = 1 << 26
+"""The image bytes of one data row together (64 MiB), as sent (before base64)."""
+
 MAX_EXTRA_BODY_BYTES: Final = 1 << 24
 """The JSON of `--extra-body` (16 MiB): it is sent with every request, so each request in
 flight holds a copy; a larger one would make assay's memory, not the server, the limit."""
@@ -44,6 +54,10 @@ __all__ = [
     "MAX_DATA_FILE_BYTES",
     "MAX_EXTRA_BODY_BYTES",
     "MAX_HASH_IDS",
+    "MAX_IMAGES_PER_REQUEST",
+    "MAX_IMAGE_FILE_BYTES",
+    "MAX_IMAGE_PIXELS_PER_REQUEST",
+    "MAX_MEDIA_BYTES_PER_REQUEST",
     "MAX_TOKENS_PER_REQUEST",
     "MAX_TURNS",
 ]

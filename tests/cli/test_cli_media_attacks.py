@@ -1,0 +1,59 @@
+"""A dataset that tries to send the user's files, run against the embedded mock on loopback
+(issue 37, item 1): the file out of the folder is refused before any request, and an image with
+a secret after its end marker reaches the server without it."""
+
+from __future__ import annotations
+
+import base64
+import random
+import time
+from pathlib import Path
+
+import orjson
+from tests.cli.cli_harness import run_fast
+from tests.cli.test_cli_bad_input import assert_one_error_line
+from tests.cli.test_cli_multimodal import NO_FAULTS, ONE_PROCESS, user_parts
+from tests.cli.wire import bodies_by_id
+
+from assay.data.media import ImageSize, synthetic_image
+
+CANARY = b"CANARY-7f3a-private-bytes"
+
+
+def _png() -> bytes:
+    return synthetic_image(ImageSize(width=16, height=16), "png", random.Random(9))
+
+
+def test_a_path_out_of_the_dataset_folder_sends_nothing(tmp_path: Path) -> None:
+    (tmp_path / "secret.png").write_bytes(_png() + CANARY)
+    folder = tmp_path / "data"
+    folder.mkdir()
+    data = folder / "rows.jsonl"
+    data.write_bytes(orjson.dumps({"prompt": "hi", "images": ["../secret.png"]}))
+    wire = tmp_path / "wire.jsonl"
+    started = time.monotonic()
+    result = run_fast(
+        tmp_path / "run", "--data", data, "--max-requests", "1", "--mock-record-requests", wire
+    )
+    assert_one_error_line(result, "rows.jsonl, line 1", "outside the folders")
+    assert time.monotonic() - started < 30
+    assert not wire.exists() or CANARY not in wire.read_bytes()
+
+
+def test_bytes_after_an_images_end_never_reach_the_server(tmp_path: Path) -> None:
+    (tmp_path / "a.png").write_bytes(_png() + CANARY)
+    data = tmp_path / "rows.jsonl"
+    data.write_bytes(orjson.dumps({"prompt": "hi", "images": ["a.png"]}))
+    wire = tmp_path / "wire.jsonl"
+    result = run_fast(
+        tmp_path / "run", *ONE_PROCESS, *NO_FAULTS, "--data", data, "--max-requests", "2",
+        "--data-cycle", "--mock-record-requests", wire,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stdout + result.stderr
+    bodies = bodies_by_id(wire)
+    assert len(bodies) == 2
+    for body in bodies.values():
+        (image,) = [part for part in user_parts(body) if part["type"] == "image_url"]
+        header, _, payload = image["image_url"]["url"].partition(",")
+        assert header == "data:image/png;base64"
+        assert base64.b64decode(payload) == _png()
