@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 
 import orjson
-from tests.cli.cli_harness import run_fast
+import pytest
+from tests.cli.cli_harness import run_assay, run_fast
 from tests.cli.test_cli_bad_input import assert_one_error_line
 from tests.cli.test_cli_multimodal import NO_FAULTS, ONE_PROCESS, user_parts
 from tests.cli.wire import bodies_by_id
@@ -57,3 +58,38 @@ def test_bytes_after_an_images_end_never_reach_the_server(tmp_path: Path) -> Non
         header, _, payload = image["image_url"]["url"].partition(",")
         assert header == "data:image/png;base64"
         assert base64.b64decode(payload) == _png()
+
+
+@pytest.mark.parametrize(
+    ("flags", "words"),
+    [
+        (("--images", "1000000"), ("1,000,000 images", "256")),
+        (("--images", "uniform:1,1000"), ("1,000 images", "256")),
+        (("--images", "8", "--image-size", "16384x16384"), ("2,147,483,648 pixels",)),
+        (("--images", "3", "--image-size", "4096x4096"), ("50,331,648 pixels",)),
+    ],
+)
+def test_absurd_image_counts_and_sizes_are_refused_before_the_load(
+    tmp_path: Path, flags: tuple[str, ...], words: tuple[str, ...]
+) -> None:
+    wire = tmp_path / "wire.jsonl"
+    result = run_fast(tmp_path / "run", *flags, "--mock-record-requests", wire)
+    assert_one_error_line(result, "images:", "docs/security.md", *words)
+    assert not wire.exists() or wire.stat().st_size == 0
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "documents", "document_tokens", "total"),
+    [
+        ("rerank", "100000", "2000000", "200,000,000,032"),
+        ("score", "8", "2097152", "16,777,248"),
+    ],
+)
+def test_documents_times_their_tokens_are_held_to_the_request_size_limit(
+    tmp_path: Path, endpoint: str, documents: str, document_tokens: str, total: str
+) -> None:
+    result = run_assay(
+        "run", "--output-dir", tmp_path / "run", "--endpoint", endpoint, "--prompt-tokens", "32",
+        "--documents", documents, "--document-tokens", document_tokens,
+    )  # fmt: skip
+    assert_one_error_line(result, "documents:", total, "2,097,152")
