@@ -45,11 +45,19 @@ MIN_RATE: Final = 0.001
 """The slowest rate, one request every 1,000 s: below it a step sends nothing in its time."""
 MAX_RATE: Final = 1_000_000.0
 """The fastest rate, far above what one client machine can send."""
+MIN_BURSTINESS: Final = 0.01
+"""The burstiest gamma shape (`--burstiness`): gaps with a coefficient of variation of 10. Far
+below it the draw is 0 or astronomically large (at 1e-300 a gap of 1e290 s; at 5e-324 not a
+number), and the schedule never ends."""
+MAX_BURSTINESS: Final = 1000.0
+"""The evenest gamma shape: gaps within a few per cent of the mean, as even as constant."""
 
 __all__ = [
     "ECHOED_FIELD_BYTES",
+    "MAX_BURSTINESS",
     "MAX_DURATION_S",
     "MAX_RATE",
+    "MIN_BURSTINESS",
     "MIN_RATE",
     "MAX_DATA_FILE_BYTES",
     "MAX_EXTRA_BODY_BYTES",
