@@ -15,6 +15,8 @@ from typing import Final
 MAX_TOKENS_PER_REQUEST: Final = 1 << 21
 """Prompt or output tokens one request may ask for (2,097,152): any token count, a trace row's
 `input_length` and `output_length`, a prompt row's `output_tokens`, `--trace-block-tokens`."""
+MAX_CONTEXT_WINDOW: Final = 1 << 32
+"""The largest context window `--context-window` may state (4,294,967,296 tokens)."""
 MAX_HASH_IDS: Final = 1 << 16
 """Hash blocks one trace row may name (65,536; at 512 tokens a block, 32 M tokens)."""
 MAX_TURNS: Final = 1 << 10
@@ -55,6 +57,7 @@ MAX_BURSTINESS: Final = 1000.0
 __all__ = [
     "ECHOED_FIELD_BYTES",
     "MAX_BURSTINESS",
+    "MAX_CONTEXT_WINDOW",
     "MAX_DURATION_S",
     "MAX_RATE",
     "MIN_BURSTINESS",

@@ -217,7 +217,7 @@ class Replay(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["replay"] = "replay"
-    speed: float = Field(default=1.0, gt=0)
+    speed: float = Field(default=1.0, gt=0, allow_inf_nan=False)
 
 
 class Sweep(BaseModel):

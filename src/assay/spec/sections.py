@@ -44,7 +44,7 @@ class Request(BaseModel):
 
     stream: bool = True
     ignore_eos: bool = False
-    temperature: float | None = Field(default=None, ge=0)
+    temperature: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     top_p: float | None = Field(default=None, gt=0, le=1)
     stop: tuple[str, ...] = ()
     seed: int | None = None
@@ -96,7 +96,7 @@ class Source(BaseModel):
     data_cycle: bool = False
     multi_turn: bool = False
     turns: int = Field(default=1, ge=1, le=MAX_TURNS)
-    think_time_ms: float = Field(default=0.0, ge=0)
+    think_time_ms: float = Field(default=0.0, ge=0, le=MAX_DURATION_S * 1000, allow_inf_nan=False)
     prompt_tokens: str = "256"
     output_tokens: str = "128"
     # Rerank and score: documents per request, and the token count of each (the query's is
