@@ -186,3 +186,17 @@ def test_a_row_with_too_many_images_is_refused(tmp_path: Path) -> None:
         orjson.dumps({"prompt": "p", "images": ["a.png"] * (MAX_IMAGES_PER_REQUEST + 1)})
     )
     _refused(path, "line 1", f"more than {MAX_IMAGES_PER_REQUEST} images")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\uff15\uff11\uff12x\uff15\uff11\uff12",  # full-width 512x512
+        "512x\u0665\u0661\u0662",  # Arabic-Indic digits
+        "\u00b2x2",  # a superscript two
+        "512x512x1",
+    ],
+)
+def test_an_image_size_takes_ascii_digits_only(text: str) -> None:
+    with pytest.raises(ValueError, match="expected WxH"):
+        ImageSize.parse(text)

@@ -53,7 +53,8 @@ class ImageSize(BaseModel):
     def parse(cls, text: str) -> ImageSize:
         """`WxH` in pixels, each from 1 to 16384; anything else is a `ValueError` naming it."""
         width, x, height = text.strip().lower().partition("x")
-        if not x or not width.isdigit() or not height.isdigit():
+        # ASCII digits only: int() would also read full-width or other scripts' digits.
+        if not x or not _ascii_digits(width) or not _ascii_digits(height):
             raise ValueError(f"image size {text!r}: expected WxH in pixels, e.g. 512x512")
         if not (1 <= int(width) <= 16_384 and 1 <= int(height) <= 16_384):
             raise ValueError(f"image size {text!r}: width and height go from 1 to 16384 pixels")
@@ -61,6 +62,10 @@ class ImageSize(BaseModel):
 
     def __str__(self) -> str:
         return f"{self.width}x{self.height}"
+
+
+def _ascii_digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()
 
 
 def synthetic_image(size: ImageSize, image_format: ImageFormat, rng: random.Random) -> bytes:
