@@ -6,6 +6,8 @@ mock sends image requests on a constant schedule with every request accounted fo
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
@@ -20,6 +22,7 @@ from assay.load.ahead import (
     GROW_AFTER,
     SLOW_BUILD_NS,
     SLOW_BUILDS,
+    BuildThreads,
     Lookahead,
     RequestsAhead,
 )
@@ -234,3 +237,46 @@ def test_image_requests_on_a_schedule_are_all_accounted_for(tmp_path: Path) -> N
     assert report.steps[0].metrics.outcomes.dispatched == 24
     ids = sorted(line["id"] for line in read_record_lines(tmp_path / "run"))
     assert ids == [f"req-{index:08d}" for index in range(24)]
+
+
+def test_a_process_that_stops_does_not_wait_for_a_build_still_running() -> None:
+    # Issue 37: a run stopped while images were encoding ahead waited for them (seconds each)
+    # before it could exit. Here a build never ends: the process exits all the same.
+    program = (
+        "import threading\n"
+        "from assay.load.ahead import BuildThreads\n"
+        "never = threading.Event()\n"
+        "threads = BuildThreads(2)\n"
+        "running = threads.submit(never.wait)\n"
+        "queued = [threads.submit(never.wait) for _ in range(3)]\n"
+        "threads.shutdown(wait=False, cancel_futures=True)\n"
+        "assert all(future.cancelled() for future in queued[1:])\n"
+        "print('left', flush=True)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "left\n"
+
+
+def test_build_threads_hand_back_results_and_errors() -> None:
+    threads = BuildThreads(2)
+
+    def build(index: int) -> int:
+        if index == 3:
+            raise ValueError("row 3 cannot be built")
+        return index * 10
+
+    futures = [threads.submit(build, index) for index in range(5)]
+    assert [future.result(timeout=30) for i, future in enumerate(futures) if i != 3] == [
+        0,
+        10,
+        20,
+        40,
+    ]
+    with pytest.raises(ValueError, match="row 3"):
+        futures[3].result(timeout=30)
+    threads.shutdown(wait=True)
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        threads.submit(build, 1)

@@ -15,11 +15,14 @@ PNG at 100 req/s in one process needs two).
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
+import queue
+import threading
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, ThreadPoolExecutor
-from typing import Final
+from concurrent.futures import Executor, Future
+from typing import Final, TypeVar
 
 from assay.core import Clock, GenerationRequest
 from assay.data.source import RequestSource
@@ -34,9 +37,69 @@ AHEAD: Final = 16
 GROW_AFTER: Final = 16
 """Requests in a row that waited for their builds after which one more build runs at once."""
 
+_T = TypeVar("_T")
+
+
+class BuildThreads(Executor):
+    """Up to `most` daemon threads that build requests.
+
+    A `ThreadPoolExecutor`'s threads are joined when the interpreter exits, so a process told to
+    stop waited for every image still encoding (seconds each under load) before it could end.
+    These threads are daemons: a build still running when the process ends is abandoned, its
+    request was never going to be sent.
+    """
+
+    def __init__(self, most: int) -> None:
+        self._most = most
+        self._work: queue.SimpleQueue[tuple[Future[object], Callable[[], object]] | None] = (
+            queue.SimpleQueue()
+        )
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+        self._shut = False
+
+    def submit(self, fn: Callable[..., _T], /, *args: object, **kwargs: object) -> Future[_T]:
+        future: Future[_T] = Future()
+        with self._lock:
+            if self._shut:
+                raise RuntimeError("cannot build requests after shutdown")
+            self._work.put((future, functools.partial(fn, *args, **kwargs)))  # type: ignore[arg-type]  # Future is invariant: the queue holds builds of any result
+            if len(self._threads) < self._most:
+                thread = threading.Thread(target=self._serve, name="assay-requests", daemon=True)
+                self._threads.append(thread)
+                thread.start()
+        return future
+
+    def _serve(self) -> None:
+        while (item := self._work.get()) is not None:
+            future, build = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(build())
+            except BaseException as error:  # handed to whoever takes the request
+                future.set_exception(error)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        with self._lock:
+            self._shut = True
+            if cancel_futures:
+                while True:
+                    try:
+                        item = self._work.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is not None:
+                        item[0].cancel()
+            for _ in self._threads:
+                self._work.put(None)
+        if wait:
+            for thread in self._threads:
+                thread.join()
+
 
 def _build_threads(most: int) -> Executor:
-    return ThreadPoolExecutor(most, thread_name_prefix="assay-requests")
+    return BuildThreads(most)
 
 
 class Lookahead(Iterator[tuple[int, int]]):
@@ -189,4 +252,12 @@ class RequestsAhead:
             self._executor.shutdown(wait=False, cancel_futures=True)
 
 
-__all__ = ["AHEAD", "GROW_AFTER", "SLOW_BUILDS", "SLOW_BUILD_NS", "Lookahead", "RequestsAhead"]
+__all__ = [
+    "AHEAD",
+    "GROW_AFTER",
+    "SLOW_BUILDS",
+    "SLOW_BUILD_NS",
+    "BuildThreads",
+    "Lookahead",
+    "RequestsAhead",
+]
