@@ -22,8 +22,10 @@ from assay.load.ahead import (
     GROW_AFTER,
     SLOW_BUILD_NS,
     SLOW_BUILDS,
+    STALL_BUILD_NS,
     BuildThreads,
     Lookahead,
+    RequestBuilds,
     RequestsAhead,
 )
 from assay.testing import FakeClock
@@ -280,3 +282,61 @@ def test_build_threads_hand_back_results_and_errors() -> None:
     threads.shutdown(wait=True)
     with pytest.raises(RuntimeError, match="after shutdown"):
         threads.submit(build, 1)
+
+
+async def test_one_build_that_stalls_the_loop_moves_the_builds_ahead_at_once() -> None:
+    # Issue 37: three image builds of seconds each held the loop past --max-seconds and Ctrl-C.
+    clock = FakeClock()
+    source = TimedSource(clock, lambda _: STALL_BUILD_NS + 1)
+    executor = InlineExecutor()
+    schedule = _schedule(10)
+    ahead = RequestsAhead(source, schedule, clock, lambda _: executor, most_at_once=2)
+    ids = await _take_all(ahead, schedule)
+    ahead.close()
+    assert ids == [f"req-{index:08d}" for index in range(10)]
+    assert ahead.ahead
+    assert [args[0] for args in executor.submitted] == list(range(1, 10))
+
+
+async def test_a_closed_loop_builds_on_the_loop_while_builds_are_quick() -> None:
+    clock = FakeClock()
+    source = TimedSource(clock, lambda _: SLOW_BUILD_NS // 10)
+    executor = InlineExecutor()
+    builds = RequestBuilds(source, clock, lambda _: executor, most_at_once=2)
+    ids = [(await builds.request(index)).request_id for index in range(50)]
+    builds.close()
+    assert ids == [f"req-{index:08d}" for index in range(50)]
+    assert not builds.off_the_loop
+    assert executor.submitted == []
+
+
+@pytest.mark.parametrize(
+    ("cost_ns", "on_the_loop"), [(2 * SLOW_BUILD_NS, SLOW_BUILDS), (STALL_BUILD_NS + 1, 1)]
+)
+async def test_a_closed_loop_builds_off_the_loop_once_builds_prove_slow(
+    cost_ns: int, on_the_loop: int
+) -> None:
+    clock = FakeClock()
+    source = TimedSource(clock, lambda _: cost_ns)
+    executor = InlineExecutor()
+    builds = RequestBuilds(source, clock, lambda _: executor, most_at_once=2)
+    ids = [(await builds.request(index)).request_id for index in range(20)]
+    builds.close()
+    assert ids == [f"req-{index:08d}" for index in range(20)]
+    assert builds.off_the_loop
+    assert [args[0] for args in executor.submitted] == list(range(on_the_loop, 20))
+
+
+async def test_a_closed_loop_stream_stops_waiting_for_its_build_when_cancelled() -> None:
+    clock = FakeClock()
+    source = TimedSource(clock, lambda _: STALL_BUILD_NS + 1)
+    executor = HeldExecutor()
+    builds = RequestBuilds(source, clock, lambda _: executor, most_at_once=2)
+    await builds.request(0)  # on the loop, and slow enough to move the rest off it
+    waiting = asyncio.create_task(builds.request(1))
+    await asyncio.sleep(0)
+    assert len(executor.held) == 1  # its build has not finished
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    builds.close()
