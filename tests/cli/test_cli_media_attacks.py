@@ -93,3 +93,28 @@ def test_documents_times_their_tokens_are_held_to_the_request_size_limit(
         "--documents", documents, "--document-tokens", document_tokens,
     )  # fmt: skip
     assert_one_error_line(result, "documents:", total, "2,097,152")
+
+
+def test_allowed_media_path_names_another_folder_a_dataset_may_read(tmp_path: Path) -> None:
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "a.png").write_bytes(_png())
+    folder = tmp_path / "data"
+    folder.mkdir()
+    data = folder / "rows.jsonl"
+    data.write_bytes(orjson.dumps({"prompt": "hi", "images": ["../shared/a.png"]}))
+    refused = run_fast(tmp_path / "refused", "--data", data, "--max-requests", "1")
+    assert_one_error_line(refused, "line 1", "outside the folders", "--allowed-media-path")
+    wire = tmp_path / "wire.jsonl"
+    result = run_fast(
+        tmp_path / "run", *ONE_PROCESS, *NO_FAULTS, "--data", data, "--max-requests", "1",
+        "--allowed-media-path", tmp_path / "shared", "--mock-record-requests", wire,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stdout + result.stderr
+    (body,) = bodies_by_id(wire).values()
+    (image,) = [part for part in user_parts(body) if part["type"] == "image_url"]
+    assert base64.b64decode(image["image_url"]["url"].partition(",")[2]) == _png()
+
+
+def test_allowed_media_path_without_data_is_refused(tmp_path: Path) -> None:
+    result = run_fast(tmp_path / "run", "--allowed-media-path", tmp_path)
+    assert_one_error_line(result, "--allowed-media-path", "--data")

@@ -94,6 +94,8 @@ class Source(BaseModel):
     data_columns: dict[str, str] = {}
     # Reuse the rows of `data`, in file order, pass after pass, until the run's limits.
     data_cycle: bool = False
+    # Folders besides the data file's own that its rows' local images may be read from.
+    allowed_media_paths: tuple[Path, ...] = ()
     multi_turn: bool = False
     turns: int = Field(default=1, ge=1, le=MAX_TURNS)
     think_time_ms: float = Field(default=0.0, ge=0, le=MAX_DURATION_S * 1000, allow_inf_nan=False)
@@ -140,6 +142,8 @@ class Source(BaseModel):
         return self
 
     def _data_problem(self) -> str | None:
+        if self.data is None and self.allowed_media_paths:
+            return "--allowed-media-path names folders the images of --data FILE may be read from"
         if self.data is None:
             return "--data-cycle reuses the rows of --data FILE" if self.data_cycle else None
         if self.trace is not None:
