@@ -78,3 +78,28 @@ def test_a_stored_count_beyond_64_bits_is_refused_by_assay_report(
     result = run_assay("report", run)
     assert_one_error_line(result, "report.json is not an assay report", "beyond 64 bits")
     assert not (run / "report.html").exists()
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--max-requests", "1" + "0" * 30),
+        ("--seed", "1" + "0" * 30),
+        ("--request-seed", "-1" + "0" * 30),
+        ("--max-errors", "1" + "0" * 30),
+        ("--max-response-bytes", "1" + "0" * 30),
+    ],
+    ids=lambda flags: flags[0],
+)
+def test_a_whole_number_beyond_64_bits_is_refused_before_the_run(
+    tmp_path: Path, flags: tuple[str, str]
+) -> None:
+    # Each ran to its end, then crashed writing report.json (orjson stops at 64 bits).
+    result = run_fast(tmp_path / "run", "--max-seconds", "1", *flags)
+    assert_one_error_line(result, f"{flags[0]} {flags[1]}", "beyond 64 bits")
+    assert not (tmp_path / "run").exists()
+
+
+def test_ray_workers_beyond_any_cluster_are_refused_before_ray_starts(tmp_path: Path) -> None:
+    result = run_fast(tmp_path / "run", "--engine", "ray", "--ray-workers", "100000")
+    assert_one_error_line(result, "--ray-workers 100000", "at most 65,536")
