@@ -200,3 +200,9 @@ def test_a_row_with_too_many_images_is_refused(tmp_path: Path) -> None:
 def test_an_image_size_takes_ascii_digits_only(text: str) -> None:
     with pytest.raises(ValueError, match="expected WxH"):
         ImageSize.parse(text)
+
+
+def test_a_path_with_a_nul_byte_or_of_any_length_is_refused_by_name(tmp_path: Path) -> None:
+    _refused(_dataset(tmp_path, "a\x00.png"), "line 1", "null byte")
+    message = _refused(_dataset(tmp_path, "a" * 5000 + ".png"), "line 1")
+    assert len(message) < 600

@@ -59,16 +59,17 @@ class LocalMedia:
             path = self.base / path
         try:
             resolved = path.resolve(strict=True)
-        except (OSError, RuntimeError) as error:
+        except (OSError, RuntimeError, ValueError) as error:  # ValueError: a NUL in the path
             reason = error.strerror if isinstance(error, OSError) and error.strerror else error
-            raise LocalMediaError(f"image {text}: {reason}") from None
+            raise LocalMediaError(f"image {_shown(text)}: {reason}") from None
         known = self._read.get(resolved)
         if known is not None:
             return known
-        self._check_inside(text, resolved)
-        data = _read_regular_file(text, resolved)
+        shown = _shown(text)
+        self._check_inside(shown, resolved)
+        data = _read_regular_file(shown, resolved)
         try:
-            image, mime = image_to_send(data, f"image {text}")
+            image, mime = image_to_send(data, f"image {shown}")
         except ImageBytesError as error:
             raise LocalMediaError(str(error)) from None
         url = f"data:{mime};base64,{base64.b64encode(image).decode('ascii')}"
@@ -84,6 +85,11 @@ class LocalMedia:
             f"({folders}): a dataset's images are read only from its own folder, or from a "
             f"folder named with {ALLOWED_FLAG} DIR"
         )
+
+
+def _shown(text: str) -> str:
+    """A path as messages show it: at most 200 characters."""
+    return text if len(text) <= 200 else f"{text[:200]}…"
 
 
 def _real_folder(folder: Path) -> Path:
