@@ -206,3 +206,19 @@ def test_a_path_with_a_nul_byte_or_of_any_length_is_refused_by_name(tmp_path: Pa
     _refused(_dataset(tmp_path, "a\x00.png"), "line 1", "null byte")
     message = _refused(_dataset(tmp_path, "a" * 5000 + ".png"), "line 1")
     assert len(message) < 600
+
+
+def test_a_multi_picture_jpeg_is_sent_as_its_first_picture_alone(tmp_path: Path) -> None:
+    first, second = (
+        Image.frombytes("RGB", (32, 24), random.Random(seed).randbytes(32 * 24 * 3))
+        for seed in (1, 2)
+    )
+    out = io.BytesIO()
+    first.save(out, format="MPO", save_all=True, append_images=[second])
+    (tmp_path / "a.jpg").write_bytes(out.getvalue() + CANARY)
+    source = _load(_dataset(tmp_path, "a.jpg"))
+    assert source.rows[0].images[0].startswith("data:image/jpeg;base64,")
+    sent = _sent_bytes(source)
+    assert CANARY not in sent
+    assert jpeg_end(sent) == len(sent) < len(out.getvalue())
+    assert Image.open(io.BytesIO(sent)).size == (32, 24)

@@ -57,8 +57,11 @@ def image_to_send(data: bytes, what: str) -> tuple[bytes, str]:
     match kind:
         case "PNG":
             end = png_end(data)
-        case "JPEG":
+        case "JPEG" | "MPO":
+            # An MPO (a phone's multi-picture JPEG) is its first picture, then the others:
+            # the first is a whole JPEG, and what a server decodes.
             end = jpeg_end(data)
+            kind = "JPEG"
         case "WEBP":
             end = riff_end(data)
         case _:
