@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 
 from assay.data import FileSource, FileSourceConfig
-from assay.data.image_bytes import jpeg_end, png_end
+from assay.data.image_bytes import jpeg_end, png_end, riff_end
 from assay.data.media import ImageSize, synthetic_image
 from assay.errors import DataError
 from assay.spec.limits import MAX_IMAGE_FILE_BYTES, MAX_IMAGES_PER_REQUEST
@@ -222,3 +222,17 @@ def test_a_multi_picture_jpeg_is_sent_as_its_first_picture_alone(tmp_path: Path)
     assert CANARY not in sent
     assert jpeg_end(sent) == len(sent) < len(out.getvalue())
     assert Image.open(io.BytesIO(sent)).size == (32, 24)
+
+
+def test_an_image_whose_structure_names_no_end_is_refused(tmp_path: Path) -> None:
+    png = _png()
+    assert png_end(png) == len(png)
+    assert png_end(png[:-12]) is None  # IEND cut off
+    assert jpeg_end(b"\xff\xd8\xff\xda\x00\x02" + b"\x00" * 64) is None  # a scan never ended
+    assert riff_end(b"RIFF" + (100).to_bytes(4, "little") + b"WEBP") is None
+    webp = io.BytesIO()
+    Image.new("RGB", (8, 8)).save(webp, format="WEBP")
+    assert riff_end(webp.getvalue() + CANARY) == len(webp.getvalue())
+    # Pillow still decodes a PNG whose IEND chunk is missing; assay does not guess its end.
+    (tmp_path / "cut.png").write_bytes(png[:-12] + CANARY)
+    _refused(_dataset(tmp_path, "cut.png"), "line 1")
