@@ -236,3 +236,10 @@ def test_an_image_whose_structure_names_no_end_is_refused(tmp_path: Path) -> Non
     # Pillow still decodes a PNG whose IEND chunk is missing; assay does not guess its end.
     (tmp_path / "cut.png").write_bytes(png[:-12] + CANARY)
     _refused(_dataset(tmp_path, "cut.png"), "line 1")
+
+
+def test_a_decompression_bomb_is_refused_without_being_decoded(tmp_path: Path) -> None:
+    out = io.BytesIO()
+    Image.new("1", (10_000, 9_000)).save(out, format="PNG")  # 90 M pixels in a few kB
+    (tmp_path / "bomb.png").write_bytes(out.getvalue())
+    _refused(_dataset(tmp_path, "bomb.png"), "line 1", "too large to decode safely")

@@ -9,6 +9,7 @@ the file's, unchanged, up to there); any other format is decoded and sent re-enc
 from __future__ import annotations
 
 import io
+import warnings
 from typing import Final
 
 from PIL import Image, UnidentifiedImageError
@@ -30,9 +31,15 @@ class ImageBytesError(ValueError):
 def image_format(data: bytes, what: str) -> str:
     """The Pillow format name of an image Pillow can decode; `ImageBytesError` otherwise."""
     try:
-        with Image.open(io.BytesIO(data)) as image:
-            image.verify()
-            kind = image.format
+        with warnings.catch_warnings():
+            # Above Pillow's bomb limit (89,478,485 pixels) it warns, above twice that it
+            # raises: either way the image is refused, never decoded.
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as image:
+                image.verify()
+                kind = image.format
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
+        raise ImageBytesError(f"{what} is too large to decode safely: {error}") from None
     except UnidentifiedImageError:
         raise ImageBytesError(f"{what} is not an image (no image format recognised)") from None
     except (OSError, SyntaxError, ValueError) as error:
