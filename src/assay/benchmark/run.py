@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -44,9 +43,9 @@ from assay.engine import (
 )
 from assay.engine.interrupt import SigintFlag, sigint_as_flag
 from assay.errors import OutputError
-from assay.file_writes import open_new
 from assay.load_launcher import LoadProcesses
 from assay.metrics import StepAggregator
+from assay.records.shards import concatenate_shards
 from assay.reports import Report, StepReport, build_report, write_report
 from assay.reports.html import write_html
 from assay.reports.report import SessionSummary
@@ -329,7 +328,8 @@ def _write_records(
         _merge_shards(result, recovered, records)
     except OSError as error:
         raise OutputError(
-            f"cannot write {records}: {error.strerror or error}; the records are in {folder.shards}"
+            f"cannot write {records}: {error.strerror or error}; the records are whole in "
+            f"{folder.shards}: free some space, then `assay report {folder.path}` writes the report"
         ) from None
     folder.drop_shards(
         summary.shard
@@ -434,10 +434,14 @@ def _merge_shards(
     recovered: dict[int, list[ShardSummary]],
     target: Path,
 ) -> None:
-    """Concatenate every shard, step by step and in process order, into one records.jsonl."""
-    with open_new(target) as out:
-        for step in result.steps:
-            summaries = [*step.sink_results, *recovered.get(step.index, [])]
-            for summary in sorted(summaries, key=lambda summary: summary.process):
-                with summary.shard.open("rb") as shard:
-                    shutil.copyfileobj(shard, out, 1 << 20)
+    """Concatenate every shard, step by step and in process order, into one records.jsonl
+    (removed again if that fails: the shards stay whole for `assay report`)."""
+    shards = [
+        summary.shard
+        for step in result.steps
+        for summary in sorted(
+            [*step.sink_results, *recovered.get(step.index, [])],
+            key=lambda summary: summary.process,
+        )
+    ]
+    concatenate_shards(target, shards)

@@ -74,6 +74,7 @@ def _finish(run_dir: Path) -> int:
             "report is written when it ends"
         )
     crashed = (run_dir / CRASH_FILE).is_file()
+    _drop_half_merge(run_dir)
     try:
         finished = finish_unfinished_run(
             run_dir, crash_file=CRASH_FILE if crashed else None, config=None
@@ -121,3 +122,20 @@ def _print_definitions(run_dir: Path) -> None:
         typer.echo("no completed streamed answer: no figures to compare")
     for line in lines:
         typer.echo(line)
+
+
+def _drop_half_merge(run_dir: Path) -> None:
+    """Remove the records.jsonl a merge cut short left beside the shards it came from (a full
+    disk stopped it, in a version of assay that did not remove it): it holds only their first
+    bytes, so the shards are merged again in its place."""
+    from assay.records.shards import repeats_shards
+    from assay.reports.html import RECORDS_FILE
+    from assay.run_folder import shard_files
+
+    records = run_dir / RECORDS_FILE
+    shards = shard_files(run_dir)
+    if shards and repeats_shards(records, shards):
+        records.unlink()
+        typer.echo(
+            f"{records} held only the start of the shards (a merge cut short): merging them again"
+        )

@@ -223,6 +223,9 @@ RUN_FLAGS: Final[tuple[Flag, ...]] = (
          flag="--data-column", metavar="ROLE=COLUMN", parse=parse_mapping),
     Flag("data_cycle", bool, DATA, "Reuse the rows of --data in file order, pass after pass, "
          "until --max-requests or --max-seconds (by default each row is sent once)."),
+    Flag("allowed_media_paths", list[str], DATA, "A folder besides --data's own that a row's "
+         "local images may be read from (repeatable; by default only the data file's folder).",
+         flag="--allowed-media-path", metavar="DIR", parse=parse_texts),
     Flag("multi_turn", bool, DATA, "Run each conversation of --data (ShareGPT, or a `turns` list) "
          "as a session: turn k+1 carries the answers really received."),
     Flag("turns", int, DATA, "Synthetic sessions of this many turns of --prompt-tokens each [1]."),

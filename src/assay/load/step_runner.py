@@ -20,7 +20,7 @@ from assay.core.clock import Waiter, open_pacing_waiter
 from assay.data.session import SessionSource
 from assay.data.source import RequestSource
 from assay.errors import first_assay_error
-from assay.load.ahead import Lookahead, RequestsAhead
+from assay.load.ahead import Lookahead, RequestBuilds, RequestsAhead
 from assay.load.collector import quiet_collector
 from assay.load.error_watch import ErrorWatch
 from assay.load.loop_probe import ClientLoad, LoopProbe
@@ -267,6 +267,8 @@ class _StepRunner(Generic[S]):
         self.pending_target_ns: int | None = None
         self.handed_out = 0
         self.sessions = source if isinstance(source, SessionSource) else None
+        # A closed loop's requests: off the loop once their builds prove slow (images).
+        self.builds = RequestBuilds(source, clock)
         self.session_tally = SessionTally()
         self.active: set[asyncio.Task[object]] = set()
         self.report: Callable[[ProgressMessage], None] | None = None
@@ -298,6 +300,7 @@ class _StepRunner(Generic[S]):
                 async with asyncio.TaskGroup() as work:
                     self._launch(work)
             finally:
+                self.builds.close()
                 for watcher in watchers:
                     watcher.cancel()
         if self.stopped_by is None and self._budget_was_max_requests():
@@ -471,7 +474,7 @@ class _StepRunner(Generic[S]):
                 # A closed loop runs one session at a time: N streams are N sessions at once.
                 await self._session(self.sessions, index, now_ns)
             else:
-                await self._send(self.source.request(index), None, now_ns)
+                await self._send(await self.builds.request(index), None, now_ns)
 
     async def _session(self, sessions: SessionSource, index: int, target_ns: int) -> None:
         await run_session(

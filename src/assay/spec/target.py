@@ -23,7 +23,7 @@ from pydantic import (
 )
 
 from assay.spec.endpoint import Endpoint
-from assay.spec.limits import MAX_DURATION_S
+from assay.spec.limits import MAX_CONTEXT_WINDOW, MAX_DURATION_S
 
 MASK: Final = "**********"
 """What every secret is replaced by."""
@@ -205,7 +205,7 @@ class Target(BaseModel):
     probe: bool = True
     # The model's context window in tokens, over what the server names (`max_model_len`);
     # 0 checks no request against a window.
-    context_window: int | None = Field(default=None, ge=0)
+    context_window: int | None = Field(default=None, ge=0, le=MAX_CONTEXT_WINDOW)
     timeouts: Timeouts = Timeouts()
     max_response_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
     # A running usage on every streamed chunk (vLLM's `stream_options.continuous_usage_stats`).
