@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from assay.data import BuiltinTokenizer
+from assay.data.describe import describe_source
 from assay.data.trace import MooncakeTrace, PlainTrace, TraceConfig, load_trace
 from assay.errors import DataError
 from tests.cli.cli_harness import assert_every_request_accounted, read_record_lines, run_fast
@@ -74,6 +75,8 @@ def test_a_burstgpt_trace_leaves_out_failed_rows_and_says_so(tmp_path: Path) -> 
     [note] = trace.notes
     assert "1 row(s)" in note
     assert "0 Response tokens" in note
+    # The run's notes, printed before the load, carry it.
+    assert list(describe_source(trace)) == [note]
 
 
 def test_two_rows_of_one_trace_get_their_own_prompt_text(tmp_path: Path) -> None:
