@@ -390,14 +390,14 @@ class StepAggregator:
             return 0.0
         if one_per_chunk:
             # Each chunk's time minus the one before, without a Python step per token.
-            gaps = list(map(operator.sub, itertools.islice(times, 1, None), times))
+            gaps: list[int] = list(map(operator.sub, itertools.islice(times, 1, None), times))
             shortest = min(gaps)
             if shortest > 0:
                 # The common case, one token per chunk and one chunk per read: one sample per
                 # gap, added in one batch.
-                worst_gap = max(gaps)
-                self._itl.add_all(gaps, low=shortest, high=worst_gap)
-                return worst_gap
+                widest = max(gaps)
+                self._itl.add_all(gaps, low=shortest, high=widest)
+                return widest
         worst_gap, coalesced = add_spread_gaps(self._itl, times, counts)
         self._itl_coalesced += coalesced
         return worst_gap
