@@ -299,6 +299,11 @@ def _ready_source(
     window = context_window_of(config, ready)
     said = "" if window is None else f"; context window {window.tokens:,} ({window.origin})"
     note(f"model: {ready.id}{said}; validators: {chain.describe()}")
+    if ready.window_problem is not None and window is None:
+        note(
+            f"model: {ready.window_problem}: requests are not checked against a context window "
+            "(--context-window N states it)"
+        )
     source = source_of(config.source, config.request, target.endpoint, ready.id, config.seed)
     for line in describe_source(source):
         note(line)
