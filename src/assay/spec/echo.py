@@ -131,6 +131,7 @@ class RunEcho(_AsWritten):
     request_id_header: str = "X-Request-Id"
     trace_context: bool = False
     trace_sample: float = Field(default=1.0, ge=0, le=1, allow_inf_nan=False)
+    trace_from_seed: bool = False
     insecure: bool = False
     ca_bundle: Path | None = None
     wait_ready: float = Field(default=0.0, ge=0, allow_inf_nan=False)

@@ -30,7 +30,8 @@ def _timeouts(*names: str) -> dict[str, tuple[str, ...]]:
 FLAT_KEYS: Final[dict[str, tuple[str, ...]]] = {
     "target": ("target", "url"),
     **_keys("target", "endpoint", "model", "api_key_env", "headers", "secret_headers"),
-    **_keys("target", "request_id_header", "trace_context", "trace_sample", "insecure"),
+    **_keys("target", "request_id_header", "trace_context", "trace_sample", "trace_from_seed"),
+    **_keys("target", "insecure"),
     **_keys("target", "ca_bundle", "wait_ready", "probe", "context_window"),
     "profile": ("load", "kind"),
     "rate": ("load", "rate"),
