@@ -1,6 +1,7 @@
 """The whole path of the ids on the wire (issue 23): a run against the mock yields records whose
 sent, echoed and answer ids and traceparent are what the mock logged for that request; a rerun
-with the same seed sends new trace ids unless --trace-from-seed; `assay records --id` finds a record by any of them."""
+with the same seed sends new trace ids unless --trace-from-seed (issue 38); `assay records --id`
+finds a record by any of them."""
 
 from __future__ import annotations
 

@@ -52,6 +52,7 @@ from assay.reports.html import write_html
 from assay.reports.report import SessionSummary
 from assay.run_folder import RECORDS_FILE as RECORDS_FILE
 from assay.run_folder import RunFolder, claim_run_folder
+from assay.server_metrics import accounting_notes, accounting_of
 from assay.spec.constraints import StopReason
 
 if TYPE_CHECKING:
@@ -227,7 +228,7 @@ def _run(
             for step in result.steps
         ]
         server = None if observer is None or first is None else (
-            server_metrics_report(observer, first, steps)
+            server_metrics_report(observer, first, steps, accounting_of(config))
         )  # fmt: skip
     _write_records(folder, result, recovered)
     report = build_report(
@@ -301,7 +302,7 @@ def _ready_source(
     said = "" if window is None else f"; context window {window.tokens:,} ({window.origin})"
     note(f"model: {ready.id}{said}; validators: {chain.describe()}")
     source = source_of(config.source, config.request, target.endpoint, ready.id, config.seed)
-    for line in describe_source(source):
+    for line in (*describe_source(source), *accounting_notes(config)):
         note(line)
     if window is not None:
         check_fits_context(source, window)

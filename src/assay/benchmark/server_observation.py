@@ -9,9 +9,12 @@ from urllib.parse import urlsplit
 
 from assay.backend import BackendSettings
 from assay.core.diagnostics import DiagnosticCode, Stage, stage_of
+from assay.core.response import TokenSource
 from assay.errors import ConfigError
 from assay.reports import StepReport
 from assay.server_metrics import (
+    PLAIN_ACCOUNTING,
+    Accounting,
     AssayCounts,
     ServerMetricsObserver,
     ServerMetricsReport,
@@ -110,9 +113,11 @@ def observe_server(
 
 def assay_counts(steps: Sequence[StepReport]) -> AssayCounts:
     """What assay counted, in the terms of a server's counters (see `AssayCounts`)."""
-    answered = unfinished = tokens = most = completed = 0
+    answered = unfinished = tokens = most = completed = documents = uncounted = 0
     for step in steps:
         metrics = step.metrics
+        documents += metrics.throughput.usable_documents
+        uncounted += metrics.tokens.output_sources.get(TokenSource.none, 0)
         answered += metrics.outcomes.completed
         completed += metrics.outcomes.completed
         unfinished += metrics.outcomes.cancelled
@@ -139,11 +144,16 @@ def assay_counts(steps: Sequence[StepReport]) -> AssayCounts:
         output_tokens=tokens,
         max_output_tokens=most,
         completed=completed,
+        documents=documents,
+        uncounted=uncounted,
     )
 
 
 def server_metrics_report(
-    observer: ServerMetricsObserver, first: TimedSample, steps: Sequence[StepReport]
+    observer: ServerMetricsObserver,
+    first: TimedSample,
+    steps: Sequence[StepReport],
+    accounting: Accounting = PLAIN_ACCOUNTING,
 ) -> ServerMetricsReport | None:
     """The report section, from the observer's scrapes after a final one; None without data."""
     observer.scrape_now()
@@ -169,4 +179,5 @@ def server_metrics_report(
         assay=assay_counts(steps),
         problems=observer.problems,
         metrics_elsewhere=observer.metrics_elsewhere,
+        accounting=accounting,
     )

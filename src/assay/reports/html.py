@@ -385,7 +385,7 @@ def _server_table(report: Report) -> str:
         f'<td class="num">{check.assay:,}</td>'
         f'<td class="num">{check.allowed_low:,.0f} to {check.allowed_high:,.0f}</td>'
         f'<td><span class="verdict {"valid" if check.agrees else "invalid"}">'
-        f"{'agrees' if check.agrees else 'disagrees'}</span></td>"
+        f"{check.verdict}</span></td>"
         f"<td>{_e(check.message)}</td></tr>"
         for check in section.checks
     )
