@@ -28,8 +28,8 @@ LANGUAGE_FIELD: Final = "language"
 
 # Why a transcription run without a language is slower and counted twice on vLLM.
 LANGUAGE_DETECTION_NOTE: Final = (
-    "transcriptions: no `language` is sent, so vLLM runs a language-detection pass before each "
-    "transcription (in the TTFT, and one more request and token in its metrics); "
+    "transcriptions: no `language` is sent: vLLM then runs a language-detection pass before "
+    "each transcription (in the TTFT, and one more request and token in its metrics); "
     '--extra-body \'{"language": "en"}\' skips it'
 )
 
@@ -89,7 +89,7 @@ def accounting_notes(config: RunConfig) -> tuple[str, ...]:
 
     >>> transcriptions = {"endpoint": "transcriptions", "audio_seconds": 1}
     >>> accounting_notes(RunConfig.model_validate(transcriptions))[0][:40]
-    'transcriptions: no `language` is sent, s'
+    'transcriptions: no `language` is sent: v'
     >>> accounting_notes(RunConfig.model_validate(
     ...     {"endpoint": "transcriptions", "audio_seconds": 1, "extra_body": {"language": "en"}}))
     ()
