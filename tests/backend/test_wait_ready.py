@@ -139,3 +139,23 @@ async def test_a_wait_says_what_it_waits_for_at_once_and_every_ten_seconds() -> 
     assert heard[0].startswith("waiting for the server: ")
     assert "503" in heard[0]
     assert heard[0].endswith("(retrying every 1 s, 60 s left of --wait-ready)")
+
+
+async def test_one_500_on_models_is_retried_with_wait_ready_issue_38() -> None:
+    """A server with an error rate (llmock's) fails `/v1/models` now and then: with
+    `--wait-ready` one 500 is retried, also when the model is named."""
+    served, script = answers(500)
+    clock = JumpingClock()
+    async with serve_raw(script) as server:
+        model = await wait_until_ready(
+            BackendSettings(base_url=server.url), "tiny-llama", wait_s=5, clock=clock
+        )
+    assert model == "tiny-llama"
+    assert served == [500, 200]
+
+
+async def test_without_wait_ready_a_500_fails_with_the_hint() -> None:
+    _, script = answers(500)
+    async with serve_raw(script) as server:
+        with pytest.raises(ServerNotReady, match=r"answered 500 .*--wait-ready SECONDS"):
+            await wait_until_ready(BackendSettings(base_url=server.url), "tiny-llama")

@@ -182,9 +182,9 @@ def test_a_non_streamed_transcription_run_cannot_compare_tokens_issue_38(tmp_pat
     has no token count, so the token check says it cannot compare instead of disagreeing; the
     run is told that without a language vLLM runs a detection pass."""
     result = run_assay(
-        "run", "--output-dir", tmp_path, "--endpoint", "transcriptions", "--audio-seconds", "1", "--no-stream",
-        "--max-requests", "10", "--mock-fault", "empty_stream=0", "--mock-fault",
-        "truncated_stream=0", "--mock-fault", "inband_error=0",
+        "run", "--output-dir", tmp_path, "--endpoint", "transcriptions", "--audio-seconds",
+        "1", "--no-stream", "--max-requests", "10", "--mock-fault", "empty_stream=0",
+        "--mock-fault", "truncated_stream=0", "--mock-fault", "inband_error=0",
     )  # fmt: skip
     assert result.exit_code == 0, result.stderr
     assert "generation_tokens: cannot compare (10 of 10 answers carried no token count" in (

@@ -14,6 +14,7 @@ from assay.server_metrics import (
     ServerKind,
     cross_check,
 )
+from assay.spec.echo import RunEcho
 from assay.spec.endpoint import Endpoint
 
 RERANK_4 = Accounting(endpoint=Endpoint.rerank, documents_per_request=4)
@@ -196,7 +197,7 @@ def test_the_console_line_says_cannot_compare_without_a_warning() -> None:
         checks=checks,
     )
     report = build_report(
-        run_config={}, steps=[], started_at=now, finished_at=now, max_error_rate=0.05,
+        run_config=RunEcho(), steps=[], started_at=now, finished_at=now, max_error_rate=0.05,
         server_metrics=section,
     )  # fmt: skip
     lines = server_metrics_lines(report)

@@ -100,7 +100,7 @@ def observe_server(
         shown_url=mask_url(url),
         metrics_elsewhere=not same_origin,
     ) as observer:
-        first = observer.scrape_now()
+        first = observer.scrape_first()
         if first.problem is not None:
             if named:
                 raise ConfigError(f"--server-metrics: {first.problem}")
