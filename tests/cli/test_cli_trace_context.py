@@ -133,3 +133,21 @@ def test_the_config_keys_turn_trace_context_on_with_its_sample(tmp_path: Path) -
     parents = [str(line["ids"]["traceparent"]) for line in read_record_lines(run_dir)]
     assert len(parents) == 5
     assert all(TRACEPARENT.fullmatch(parent) and parent.endswith("-00") for parent in parents)
+
+
+def test_records_finds_the_engine_ids_vllm_shows_issue_38(tmp_path: Path) -> None:
+    """vLLM's spans show `cmpl-<sent id>-0` and `resp_<hex>_0`: the answer id (or the sent id
+    inside it) with the prompt's index."""
+    sent = "f84aacf4-cebb-5a8b-949f-c956265a7d0f"
+    lines = [
+        {"id": "req-00000000", "ids": {"sent": sent, "echoed": None, "answer": f"cmpl-{sent}"}},
+        {"id": "req-00000001", "ids": {"sent": "other", "answer": "resp_6f1c2a90b3"}},
+        {"id": "req-00000002", "ids": {"sent": "a1b2", "answer": "chatcmpl-zz"}},
+    ]
+    records = tmp_path / "records.jsonl"
+    records.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    for wanted, index in ((f"cmpl-{sent}-0", 0), ("resp_6f1c2a90b3_0", 1), ("cmpl-a1b2-0", 2)):
+        result = run_assay("records", records, "--id", wanted)
+        assert result.exit_code == 0, (wanted, result.stderr)
+        assert [orjson.loads(found) for found in result.stdout.splitlines()] == [lines[index]]
+    assert run_assay("records", records, "--id", "cmpl-nowhere-0").exit_code == 1
