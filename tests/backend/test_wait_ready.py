@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from pydantic import SecretStr
 
 from assay.backend import BackendSettings, Timeouts, wait_until_ready
 from assay.errors import ServerNotReady
@@ -159,3 +160,29 @@ async def test_without_wait_ready_a_500_fails_with_the_hint() -> None:
     async with serve_raw(script) as server:
         with pytest.raises(ServerNotReady, match=r"answered 500 .*--wait-ready SECONDS"):
             await wait_until_ready(BackendSettings(base_url=server.url), "tiny-llama")
+
+
+async def test_a_401_names_the_api_key_flag_and_variable_issue_38() -> None:
+    _, script = answers(401)
+    async with serve_raw(script) as server:
+        with pytest.raises(ServerNotReady) as refused:
+            await wait_until_ready(BackendSettings(base_url=server.url))
+    message = str(refused.value)
+    assert "answered 401 for /v1/models: no API key was sent" in message
+    assert "OPENAI_API_KEY" in message
+    assert "--api-key-env" in message
+
+
+async def test_a_refused_key_says_where_it_was_read_from() -> None:
+    _, script = answers(403)
+    async with serve_raw(script) as server:
+        settings = BackendSettings(base_url=server.url, api_key=SecretStr("sk-wrong"))
+        with pytest.raises(ServerNotReady, match=r"API key sent was refused .*--api-key-env"):
+            await wait_until_ready(settings)
+
+
+async def test_a_plain_web_servers_404_asks_whether_it_is_openai_compatible_issue_38() -> None:
+    _, script = answers(404)
+    async with serve_raw(script) as server:
+        with pytest.raises(ServerNotReady, match=r"answered 404 .*is this an OpenAI-compatible"):
+            await wait_until_ready(BackendSettings(base_url=server.url))

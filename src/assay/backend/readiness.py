@@ -148,7 +148,8 @@ async def _attempt(backend: Backend, model: str | None) -> ServedModel:
             if model is not None:
                 return ServedModel(model)  # the server answered: it is up, and the model is known
             raise ServerNotReady(
-                f"{error} (the server lists no models there; name the model with --model)"
+                f"{error}: is this an OpenAI-compatible server? (one that lists no models "
+                "there needs the model named with --model)"
             ) from None
         if error.status == 429 and model is not None:
             # Up, and only the listing is rate-limited: the model is known, go on.
