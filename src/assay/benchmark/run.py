@@ -23,6 +23,7 @@ from assay.backend.served_models import ServedModel
 from assay.backend.settings import BackendSettings, settings_for
 from assay.benchmark.chain_spec import ChainSpec, slo_of
 from assay.benchmark.preflight import check_before_start
+from assay.benchmark.proxy_check import proxy_in_front
 from assay.benchmark.server_observation import observe_server, server_metrics_report
 from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary
 from assay.config import RunConfig, check_machine_limits
@@ -200,6 +201,7 @@ def _run(
             started.check_can_reach(url)
         backend = settings_for(config.target, url, seed=config.seed)
         model, source = _ready_source(config, backend, chain, interrupted, note)
+        proxy = proxy_in_front(config.target, backend, note)
         plan = BenchmarkPlan(
             profile=config.load,
             constraints=config.constraints_in_force(),
@@ -239,6 +241,7 @@ def _run(
             processes=plan.processes,
             interrupted=was_interrupted,
             degraded=result.degraded,
+            proxy=proxy,
         ),
         steps=steps,
         server_metrics=server,

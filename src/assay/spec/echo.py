@@ -28,6 +28,7 @@ from assay.spec.constraints import Constraints
 from assay.spec.endpoint import Endpoint
 from assay.spec.limits import ECHOED_FIELD_BYTES, MAX_DURATION_S, MAX_TOKENS_PER_REQUEST, MAX_TURNS
 from assay.spec.load import ProfileKind, RampCurve
+from assay.spec.proxy import SeenProxy
 from assay.spec.target import SendableHeaders, mask_headers, mask_url
 from assay.spec.validation import DEFAULT_MAX_ERROR_RATE, DEFAULT_MAX_NOT_SENT_RATE
 
@@ -214,6 +215,8 @@ class RunEcho(_AsWritten):
     interrupted: bool = False
     degraded: bool = False
     revalidated_at: str | None = None
+    # A proxy seen answering at the target (left out when none, as in earlier reports).
+    proxy: SeenProxy | None = Field(default=None, exclude_if=lambda proxy: proxy is None)
 
     @field_serializer("headers")
     def _mask_secret_headers(self, value: dict[str, str]) -> dict[str, str]:

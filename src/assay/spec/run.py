@@ -21,6 +21,7 @@ from assay.spec.echo import RunEcho, echoed_fields
 from assay.spec.endpoint import Answer, Carries, Endpoint, EndpointTraits
 from assay.spec.flat import FLAT_KEYS, flag_of, flattened, sectioned
 from assay.spec.load import Profile, Replay, Throughput, most_in_flight
+from assay.spec.proxy import SeenProxy
 from assay.spec.sections import (
     IMAGE_FIELDS,
     Engine,
@@ -117,6 +118,7 @@ class RunConfig(BaseModel):
         processes: int,
         interrupted: bool,
         degraded: bool,
+        proxy: SeenProxy | None = None,
     ) -> RunEcho:
         """The echo of a run of this config, with what the run used in place of what the config
         left to a default: the concurrency the load kept in flight, the faults the embedded
@@ -145,6 +147,7 @@ class RunConfig(BaseModel):
                 "extra_body": echoed_fields(self.request.extra_body),
                 "interrupted": interrupted,
                 "degraded": degraded,
+                "proxy": proxy,
             }
         )
 
