@@ -23,14 +23,16 @@ from rich.text import Text
 class Unbroken:
     """A table printed whole: as a table when its words fit the width, else row by row."""
 
-    __slots__ = ("table",)
+    __slots__ = ("table", "whole")
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, whole: frozenset[int] = frozenset()) -> None:
         self.table = table
+        # The columns whose cells are never wrapped, even at a space ("12.5 %", "max <=64").
+        self.whole = whole
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[object]:
         table = self.table
-        if _fit_columns(table, console, options):
+        if _fit_columns(table, console, options, self.whole):
             yield table
         else:
             yield from _row_blocks(table, options.max_width)
@@ -39,15 +41,20 @@ class Unbroken:
         return Measurement.get(console, options, self.table)
 
 
-def _fit_columns(table: Table, console: Console, options: ConsoleOptions) -> bool:
-    """Give each column of `table` a width no narrower than its longest word, so that rich wraps
-    cells at spaces only; False when the longest words alone are wider than the console."""
+def _fit_columns(
+    table: Table, console: Console, options: ConsoleOptions, whole: frozenset[int]
+) -> bool:
+    """Give each column of `table` a width no narrower than its longest word (its longest cell
+    for the columns in `whole`), so that rich wraps cells at spaces only; False when those
+    alone are wider than the console."""
     columns = table.columns
     if not columns:
         return True
     for column in columns:
         column.width = None
-    shortest = [_words_width(column, widest=True) for column in columns]
+    shortest = [
+        _words_width(column, widest=index not in whole) for index, column in enumerate(columns)
+    ]
     natural = [
         max(low, _words_width(column, widest=False))
         for column, low in zip(columns, shortest, strict=True)
@@ -108,11 +115,12 @@ def unclipped(table: Table) -> Unbroken:
     >>> "…" in text, "stream_without_finish_reason" in text.split()
     (False, True)
     """
+    whole = frozenset(index for index, column in enumerate(table.columns) if column.no_wrap)
     for column in table.columns:
         column.no_wrap = False
         # Folds only a word wider than its column, which `_fit_columns` rules out.
         column.overflow = "fold"
-    return Unbroken(table)
+    return Unbroken(table, whole)
 
 
 def _row_blocks(table: Table, width: int) -> Iterator[RenderableType]:
