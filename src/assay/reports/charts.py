@@ -27,6 +27,7 @@ from assay.reports.chart_base import (
 )
 from assay.reports.latency_charts import cdf_figure, latency_percentiles_figure
 from assay.reports.report import Report
+from assay.reports.shown import produces_tokens, shown_sections
 from assay.reports.sweep_axis import sweep_axis
 from assay.reports.time_charts import (
     concurrency_over_time_figure,
@@ -252,7 +253,7 @@ def figures_of(
                 ],
             )
         )
-    if has_token_figures(report):
+    if has_token_figures(report) and produces_tokens(report):
         sections.append(("Token rates, per-user speed, prefill vs decode", token_figures(report)))
     turns = turns_figure(report)
     if turns is not None:
@@ -270,4 +271,4 @@ def figures_of(
                 ],
             )
         )
-    return sections
+    return shown_sections(sections)

@@ -27,6 +27,7 @@ from assay.reports.chart_base import Figure, step_label
 from assay.reports.charts import figures_of
 from assay.reports.loader import load_report
 from assay.reports.report import Report, StepReport
+from assay.reports.shown import header_cards, produces_tokens
 from assay.reports.token_charts import has_token_figures
 from assay.run_folder import HTML_FILE as HTML_FILE
 from assay.run_folder import RECORDS_FILE as RECORDS_FILE
@@ -298,6 +299,7 @@ def _header(report: Report) -> str:
     ]
     if len(report.steps) == 1:
         cards.append(("usable req/s", f"{usable:.2f}"))
+    cards = header_cards(report, cards)
     card_html = "".join(
         f'<div class="card"><span class="muted">{_e(name)}</span><b>{_e(value)}</b></div>'
         for name, value in cards
@@ -534,7 +536,7 @@ def _json_text(value: JsonValue) -> str:
 def _token_figures_table(report: Report) -> list[str]:
     """Per step, the figures peers print beside output throughput (nothing for reports written
     before assay measured them)."""
-    if not has_token_figures(report):
+    if not has_token_figures(report) or not produces_tokens(report):
         return []
     head = (
         "<tr><th>step</th><th>input tok/s</th><th>output tok/s</th><th>total tok/s</th>"
