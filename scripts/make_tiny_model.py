@@ -1,6 +1,9 @@
-"""Make the tiny random-weight Llama the conformance servers serve, without any download.
+"""Make the tiny random-weight models the conformance servers serve, without any download.
 
-Usage: python scripts/make_tiny_model.py OUT_DIR   (run with the `model` environment's Python)
+Usage: python scripts/make_tiny_model.py OUT_DIR                   (the chat/completions Llama)
+       python scripts/make_tiny_model.py --cross-encoder OUT_DIR   (a BERT cross-encoder, for
+                                                                    vLLM's rerank and score)
+Run with the `model` environment's Python.
 
 A SentencePiece tokenizer is trained on a short generated text, a 2-layer Llama gets random
 weights, and both are saved in Hugging Face form; llama.cpp's converter then makes the GGUF file.
@@ -18,7 +21,15 @@ from pathlib import Path
 
 import sentencepiece
 import torch
-from transformers import LlamaConfig, LlamaForCausalLM, LlamaTokenizer, LlamaTokenizerFast
+from transformers import (
+    BertConfig,
+    BertForSequenceClassification,
+    BertTokenizerFast,
+    LlamaConfig,
+    LlamaForCausalLM,
+    LlamaTokenizer,
+    LlamaTokenizerFast,
+)
 
 VOCAB = 512
 TEXT = (
@@ -97,5 +108,36 @@ def main(out: Path) -> None:
     model.save_pretrained(str(out), safe_serialization=True)
 
 
+def cross_encoder(out: Path) -> None:
+    """A 2-layer BERT with one output (a relevance score per query-document pair) and a
+    word-level vocabulary of the short text: what vLLM serves at /v1/rerank and /v1/score."""
+    out.mkdir(parents=True, exist_ok=True)
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    words = sorted(set(TEXT.split()))
+    characters = [chr(code) for code in range(33, 127)]
+    pieces = ["##" + c for c in "abcdefghijklmnopqrstuvwxyz0123456789"]
+    # Once each: "a" is both a word and a letter.
+    vocab = list(dict.fromkeys(specials + words + characters + pieces))
+    (out / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    BertTokenizerFast(vocab_file=str(out / "vocab.txt"), do_lower_case=True).save_pretrained(
+        str(out)
+    )
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=128,
+        max_position_embeddings=512,
+        num_labels=1,
+        torch_dtype="float32",
+    )
+    BertForSequenceClassification(config).save_pretrained(str(out), safe_serialization=True)
+
+
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    if sys.argv[1] == "--cross-encoder":
+        cross_encoder(Path(sys.argv[2]))
+    else:
+        main(Path(sys.argv[1]))

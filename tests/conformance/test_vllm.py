@@ -1,7 +1,7 @@
-"""assay against vLLM on CPU with the tiny model; run by `scripts/conformance-vllm` (not part of
-the default suite: a 3.4 GB install and a slow start). Token totals are checked against vLLM's
-own Prometheus counter.
-Regression tests for issue 8 (real engines)."""
+"""assay against vLLM on CPU with the tiny models (part of the default suite since issue 38;
+`scripts/conformance-vllm` runs it alone). Token totals are checked against vLLM's own Prometheus
+counter, and the cross-check lines of rerank and score against its per-document accounting.
+Regression tests for issue 8 (real engines) and issue 38 (cross-checks that know vLLM)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,12 @@ from assay.core import Endpoint
 from tests.conformance.drive import codes, requests_for, responses, run_cli, send
 from tests.conformance.llama_cpp import EOS_ID
 from tests.conformance.servers import MODEL_NAME, RunningServer
-from tests.conformance.vllm import generation_tokens, vllm_server
+from tests.conformance.vllm import (
+    CROSS_ENCODER_DIR,
+    CROSS_ENCODER_NAME,
+    generation_tokens,
+    vllm_server,
+)
 
 pytestmark = pytest.mark.conformance
 
@@ -86,3 +91,35 @@ def test_vllm_responses_streams_pass_the_strict_usage_check(
         vllm.url, tmp_path, *LOAD, *SIZE, *flags, "--max-requests", str(REQUESTS), "--no-probe"
     )
     assert run.errors_by_code == {}, run.errors_by_code
+
+
+@pytest.fixture(scope="module")
+def vllm_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    with vllm_server(
+        tmp_path_factory.mktemp("vllm-ce"), CROSS_ENCODER_DIR, CROSS_ENCODER_NAME
+    ) as server:
+        yield server
+
+
+@pytest.mark.parametrize(("endpoint", "documents"), [("rerank", 4), ("rerank", 16), ("score", 4)])
+def test_vllm_rerank_and_score_cross_check_per_document_issue_38(
+    vllm_cross_encoder: RunningServer, tmp_path: Path, endpoint: str, documents: int
+) -> None:
+    """vLLM runs one engine request per (query, document) pair: the cross-check agrees and says
+    so, where it warned "other traffic reached the server" before."""
+    run = run_cli(
+        vllm_cross_encoder.url, tmp_path, "--model", CROSS_ENCODER_NAME, "--endpoint", endpoint,
+        "--documents", str(documents), "--document-tokens", "8", "--prompt-tokens", "8",
+        "--max-requests", str(REQUESTS), "--profile", "concurrent", "--concurrency", "4",
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output
+    assert run.outcomes["completed"] == REQUESTS
+    checks = {check["quantity"]: check for check in run.report["server_metrics"]["checks"]}
+    requests = checks["requests_finished"]
+    assert requests["agrees"], requests
+    assert requests["server"] == REQUESTS * documents
+    assert requests["message"] == (
+        f"vLLM counts one request per document: {REQUESTS * documents} = {REQUESTS} answers "
+        f"x {documents} documents"
+    )
+    assert "WARNING" not in run.output
