@@ -18,6 +18,8 @@ from tests.conformance.servers import MODEL_NAME, RunningServer
 from tests.conformance.vllm import (
     CROSS_ENCODER_DIR,
     CROSS_ENCODER_NAME,
+    WHISPER_DIR,
+    WHISPER_NAME,
     generation_tokens,
     vllm_server,
 )
@@ -123,3 +125,60 @@ def test_vllm_rerank_and_score_cross_check_per_document_issue_38(
         f"x {documents} documents"
     )
     assert "WARNING" not in run.output
+
+
+@pytest.fixture(scope="module")
+def vllm_whisper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    # Whisper's decoder holds 448 positions.
+    with vllm_server(tmp_path_factory.mktemp("vllm-wh"), WHISPER_DIR, WHISPER_NAME, 448) as server:
+        yield server
+
+
+def _transcribe(server: RunningServer, out: Path, *args: str) -> dict[str, dict[str, JsonValue]]:
+    run = run_cli(
+        server.url, out, "--model", WHISPER_NAME, "--endpoint", "transcriptions",
+        "--audio-seconds", "1", "--output-tokens", str(OUTPUT_TOKENS),
+        "--max-requests", str(REQUESTS), "--profile", "concurrent", "--concurrency", "4", *args,
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output
+    assert run.outcomes["completed"] == REQUESTS
+    assert "WARNING" not in run.output
+    return {check["quantity"]: check for check in run.report["server_metrics"]["checks"]}
+
+
+def test_vllm_transcriptions_with_a_language_agree_plainly_issue_38(
+    vllm_whisper: RunningServer, tmp_path: Path
+) -> None:
+    checks = _transcribe(vllm_whisper, tmp_path, "--stream", "--extra-body", '{"language": "en"}')
+    assert checks["requests_finished"]["server"] == REQUESTS
+    assert checks["generation_tokens"]["server"] == REQUESTS * OUTPUT_TOKENS
+    assert all(check["agrees"] for check in checks.values())
+
+
+def test_vllm_transcriptions_without_a_language_count_the_detection_pass_issue_38(
+    vllm_whisper: RunningServer, tmp_path: Path
+) -> None:
+    checks = _transcribe(vllm_whisper, tmp_path, "--stream")
+    requests, tokens = checks["requests_finished"], checks["generation_tokens"]
+    assert requests["agrees"]
+    assert requests["message"] == (
+        "vLLM runs a language-detection request before each transcription sent without a "
+        f"language: {2 * REQUESTS} = {REQUESTS} answers x 2"
+    )
+    assert tokens["agrees"]
+    assert tokens["message"] == (
+        "vLLM generates one language-detection token before each transcription sent without a "
+        f"language: {REQUESTS * (OUTPUT_TOKENS + 1)} = {REQUESTS * OUTPUT_TOKENS} + {REQUESTS}"
+    )
+
+
+def test_vllm_non_streamed_transcriptions_cannot_compare_tokens_issue_38(
+    vllm_whisper: RunningServer, tmp_path: Path
+) -> None:
+    checks = _transcribe(vllm_whisper, tmp_path, "--no-stream")
+    assert checks["requests_finished"]["agrees"]
+    tokens = checks["generation_tokens"]
+    assert tokens["compared"] is False
+    assert str(tokens["message"]).startswith(
+        f"{REQUESTS} of {REQUESTS} answers carried no token count"
+    )

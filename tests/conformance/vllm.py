@@ -21,6 +21,8 @@ from tests.conformance.servers import (
 
 CROSS_ENCODER_DIR = SERVERS / "model" / "tiny-cross-encoder"
 CROSS_ENCODER_NAME = "tiny-cross-encoder"
+WHISPER_DIR = SERVERS / "model" / "tiny-whisper"
+WHISPER_NAME = "tiny-whisper"
 
 # About 50 s on an idle 2-core machine; far more when the machine is busy.
 STARTUP_S = 600.0
@@ -28,7 +30,10 @@ STARTUP_S = 600.0
 
 @contextlib.contextmanager
 def vllm_server(
-    log_dir: Path, model_dir: Path = MODEL_DIR, model_name: str = MODEL_NAME
+    log_dir: Path,
+    model_dir: Path = MODEL_DIR,
+    model_name: str = MODEL_NAME,
+    max_model_len: int = 512,
 ) -> Iterator[RunningServer]:
     """`python -m vllm.entrypoints.openai.api_server` (the `vllm` script is not used)."""
     bin_dir = require_installed("vllm", model_dir / "config.json")
@@ -47,7 +52,7 @@ def vllm_server(
             "--port",
             str(port),
             "--max-model-len",
-            "512",
+            str(max_model_len),
             "--dtype",
             "float32",
         ],
