@@ -9,8 +9,8 @@ from assay.metrics import StepAggregator
 from assay.reports.chart_base import Figure
 from assay.reports.charts import sweep_latency_figure, sweep_throughput_figure
 from assay.reports.report import Report, StepReport, build_report
-from assay.spec.echo import RunEcho
 from assay.spec.load import Concurrent, Constant
+from assay.spec.run import RunEcho
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

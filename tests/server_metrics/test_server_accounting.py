@@ -14,8 +14,8 @@ from assay.server_metrics import (
     ServerKind,
     cross_check,
 )
-from assay.spec.echo import RunEcho
 from assay.spec.endpoint import Endpoint
+from assay.spec.run import RunEcho
 
 RERANK_4 = Accounting(endpoint=Endpoint.rerank, documents_per_request=4)
 RERANK_DATA = Accounting(endpoint=Endpoint.rerank, documents_per_request=None)

@@ -20,7 +20,7 @@ _POINT_KEYS = ("x", "y", "values", "z")
 def produces_tokens(report: Report) -> bool:
     """Whether the run's endpoint answers with generated text (so with output tokens).
 
-    >>> from assay.spec.echo import RunEcho
+    >>> from assay.spec.run import RunEcho
     >>> from datetime import UTC, datetime
     >>> from assay.reports.report import build_report
     >>> now = datetime(2026, 1, 1, tzinfo=UTC)
@@ -69,7 +69,7 @@ def header_cards(report: Report, cards: list[tuple[str, str]]) -> list[tuple[str
     documents/s (the figure the console leads with) in place of the output-token card; no
     rate on a run too short for one (the console says so too).
 
-    >>> from assay.spec.echo import RunEcho
+    >>> from assay.spec.run import RunEcho
     >>> from datetime import UTC, datetime
     >>> from assay.reports.report import build_report
     >>> now = datetime(2026, 1, 1, tzinfo=UTC)
