@@ -22,6 +22,7 @@ from assay.backend.served_models import ServedModel
 from assay.backend.settings import BackendSettings, settings_for
 from assay.benchmark.chain_spec import ChainSpec, slo_of
 from assay.benchmark.preflight import check_before_start
+from assay.benchmark.proxy_check import proxy_in_front
 from assay.benchmark.server_observation import observe_server, server_metrics_report
 from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary
 from assay.config import RunConfig, check_machine_limits
@@ -51,6 +52,7 @@ from assay.reports.html import write_html
 from assay.reports.report import SessionSummary
 from assay.run_folder import RECORDS_FILE as RECORDS_FILE
 from assay.run_folder import RunFolder, claim_run_folder
+from assay.server_metrics import accounting_notes, accounting_of
 from assay.spec.constraints import StopReason
 
 if TYPE_CHECKING:
@@ -198,6 +200,7 @@ def _run(
             started.check_can_reach(url)
         backend = settings_for(config.target, url, seed=config.seed)
         model, source = _ready_source(config, backend, chain, interrupted, note)
+        proxy = proxy_in_front(config.target, backend, note)
         plan = BenchmarkPlan(
             profile=config.load,
             constraints=config.constraints_in_force(),
@@ -226,7 +229,7 @@ def _run(
             for step in result.steps
         ]
         server = None if observer is None or first is None else (
-            server_metrics_report(observer, first, steps)
+            server_metrics_report(observer, first, steps, accounting_of(config))
         )  # fmt: skip
     _write_records(folder, result, recovered)
     report = build_report(
@@ -237,6 +240,7 @@ def _run(
             processes=plan.processes,
             interrupted=was_interrupted,
             degraded=result.degraded,
+            proxy=proxy,
         ),
         steps=steps,
         server_metrics=server,
@@ -305,7 +309,7 @@ def _ready_source(
             "(--context-window N states it)"
         )
     source = source_of(config.source, config.request, target.endpoint, ready.id, config.seed)
-    for line in describe_source(source):
+    for line in (*describe_source(source), *accounting_notes(config)):
         note(line)
     if window is not None:
         check_fits_context(source, window)

@@ -167,8 +167,10 @@ RUN_FLAGS: Final[tuple[Flag, ...]] = (
          "already are).", flag="--secret-header", metavar="NAME", parse=parse_texts),
     Flag("request_id_header", str, TARGET, "Header carrying each request's UUID, or none "
          "[X-Request-Id].", metavar="NAME|none"),
-    Flag("trace_context", bool, TARGET, "Send a W3C traceparent on every request (ids from --seed "
-         "and the request; kept in records.jsonl), to find requests in the server's traces."),
+    Flag("trace_context", bool, TARGET, "Send a W3C traceparent on every request (ids unique to "
+         "the run; kept in records.jsonl), to find requests in the server's traces."),
+    Flag("trace_from_seed", bool, TARGET, "Derive --trace-context ids from --seed alone: a rerun "
+         "with the same seed sends the same trace ids."),
     Flag("trace_sample", float, TARGET, "Fraction of --trace-context requests sent with the "
          "sampled flag [1].", metavar="R"),
     Flag("insecure", bool, TARGET, "Do not verify TLS certificates."),

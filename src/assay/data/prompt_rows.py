@@ -18,6 +18,7 @@ from pathlib import Path
 from pydantic import JsonValue
 
 from assay.core import Endpoint
+from assay.data.column_hint import columns_hint
 from assay.data.file_formats import FileFormat, row_reading
 from assay.data.local_media import LocalMedia
 from assay.data.media import MediaError, dataset_image_url, image_part
@@ -210,7 +211,10 @@ class RowCheck:
         elif prompt is None and isinstance(values.get(names.prompt), str):
             raise DataError(f"{where}: empty prompt in {names.prompt!r}")
         elif prompt is None:
-            raise DataError(f"{where}: no {names.prompt!r} (or {names.messages!r}) in the row")
+            raise DataError(
+                f"{where}: no {names.prompt!r} (or {names.messages!r}) in the row"
+                + columns_hint(values, "prompt")
+            )
         elif not isinstance(prompt, str):
             raise DataError(f"{where}: {names.prompt!r} must be text, got {json_kind(prompt)}")
         elif not prompt.strip():

@@ -30,6 +30,7 @@ from assay.reports.cost import cost_html, price_of
 from assay.reports.definitions import definitions_html, with_definitions
 from assay.reports.loader import load_report
 from assay.reports.report import Report, StepReport
+from assay.reports.shown import header_cards, produces_tokens
 from assay.reports.token_charts import has_token_figures
 from assay.run_folder import HTML_FILE as HTML_FILE
 from assay.run_folder import RECORDS_FILE as RECORDS_FILE
@@ -305,6 +306,7 @@ def _header(report: Report) -> str:
     ]
     if len(report.steps) == 1:
         cards.append(("usable req/s", f"{usable:.2f}"))
+    cards = header_cards(report, cards)
     card_html = "".join(
         f'<div class="card"><span class="muted">{_e(name)}</span><b>{_e(value)}</b></div>'
         for name, value in cards
@@ -392,7 +394,7 @@ def _server_table(report: Report) -> str:
         f'<td class="num">{check.assay:,}</td>'
         f'<td class="num">{check.allowed_low:,.0f} to {check.allowed_high:,.0f}</td>'
         f'<td><span class="verdict {"valid" if check.agrees else "invalid"}">'
-        f"{'agrees' if check.agrees else 'disagrees'}</span></td>"
+        f"{check.verdict}</span></td>"
         f"<td>{_e(check.message)}</td></tr>"
         for check in section.checks
     )
@@ -541,7 +543,7 @@ def _json_text(value: JsonValue) -> str:
 def _token_figures_table(report: Report) -> list[str]:
     """Per step, the figures peers print beside output throughput (nothing for reports written
     before assay measured them)."""
-    if not has_token_figures(report):
+    if not has_token_figures(report) or not produces_tokens(report):
         return []
     head = (
         "<tr><th>step</th><th>input tok/s</th><th>output tok/s</th><th>total tok/s</th>"

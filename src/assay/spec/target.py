@@ -193,10 +193,12 @@ class Target(BaseModel):
     secret_headers: tuple[str, ...] = ()
     # The header carrying each request's UUID; "none" sends no id.
     request_id_header: str = "X-Request-Id"
-    # A W3C traceparent on every request, its ids derived from the run's seed and the request
-    # id, the sampled flag set on a `trace_sample` fraction of them.
+    # A W3C traceparent on every request, its ids derived from a random key of the run, the
+    # run's seed and the request id, the sampled flag set on a `trace_sample` fraction of them.
     trace_context: bool = False
     trace_sample: float = Field(default=1.0, ge=0, le=1, allow_inf_nan=False)
+    # Trace ids from the seed alone (a rerun sends the same ones), not unique to the run.
+    trace_from_seed: bool = False
     insecure: bool = False
     ca_bundle: Path | None = None
     # Retry a target that is still starting (refused, 429/503, no model yet) this long.
@@ -231,6 +233,10 @@ class Target(BaseModel):
             raise ValueError(
                 "--trace-sample sets the sampled flag of the traceparent that --trace-context "
                 "sends; add --trace-context"
+            )
+        if self.trace_from_seed and not self.trace_context:
+            raise ValueError(
+                "--trace-from-seed sets how --trace-context derives its ids; add --trace-context"
             )
         return self
 
