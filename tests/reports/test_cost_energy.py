@@ -20,9 +20,10 @@ from assay.metrics.cost import step_cost
 from assay.reports.compare import compare_step
 from assay.reports.cost import cost_html, cost_lines, with_costs
 from assay.reports.report import Report, StepReport, build_report
+from assay.server_metrics.checks import AssayCounts
 from assay.server_metrics.gpu_energy import DCGM_ENERGY_MJ, DCGM_POWER_W, energy_joules
 from assay.server_metrics.observer import TimedSample
-from assay.server_metrics.summary import AssayCounts, StepBounds, summarize
+from assay.server_metrics.summary import StepBounds, summarize
 from assay.spec.price import Price, parse_price
 from assay.spec.run import RunEcho
 from tests.cli.cli_harness import read_report, run_assay, run_fast
