@@ -48,6 +48,7 @@ from assay.load_launcher import LoadProcesses
 from assay.metrics import StepAggregator
 from assay.records.shards import concatenate_shards
 from assay.reports import Report, StepReport, build_report, write_report
+from assay.reports.definitions import with_definitions
 from assay.reports.html import write_html
 from assay.reports.report import SessionSummary
 from assay.run_folder import RECORDS_FILE as RECORDS_FILE
@@ -250,6 +251,8 @@ def _run(
         max_not_sent_rate=config.validation.max_not_sent_rate,
     )
     try:
+        # The peers' figures read from records.jsonl once, for report.json and the page.
+        report = with_definitions(report, folder.path / RECORDS_FILE)
         write_report(report, folder.path)
         write_html(folder.path, report, new=True)
     except OSError as error:
