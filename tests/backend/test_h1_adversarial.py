@@ -13,8 +13,15 @@ import pytest
 from assay.backend import BackendSettings, Timeouts, open_backend
 from assay.backend.h1.connection import FaultKind, H1Connection, WireFault
 from assay.core import DiagnosticCode, MonotonicClock
-from tests.backend.backend_loopback import chat_request
-from tests.backend.test_h1_transport import JSON_BODY, head, serve_kept_alive, text_of
+from tests.backend.backend_loopback import chat_chunk, chat_request
+from tests.backend.test_h1_transport import (
+    JSON_BODY,
+    STREAM,
+    Answer,
+    head,
+    serve_kept_alive,
+    text_of,
+)
 from tests.backend.test_transport_faults import failure_of, resolve_once
 
 QUICK = Timeouts(connect_s=2.0, first_token_s=10.0, idle_s=10.0, total_s=10.0)
@@ -136,3 +143,74 @@ async def test_request_on_a_connection_closed_meanwhile_fails_as_closed() -> Non
         await asyncio.wait_for(waiter, 1)
     assert raised.value.kind is FaultKind.closed_before_response
     assert loop.is_running()
+
+
+def hang_first(release: asyncio.Event) -> Answer:
+    """The first request gets a head and one event, then silence until `release` (and a close);
+    the others get the whole stream."""
+    calls = 0
+
+    async def answer(request_head: str, writer: asyncio.StreamWriter) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            writer.write(head(transfer_encoding="chunked") + chunk(chat_chunk("Rivers")))
+            await writer.drain()
+            await release.wait()
+            writer.close()
+            return
+        writer.write(head(content_length=str(len(STREAM))) + STREAM)
+
+    return answer
+
+
+def chunk(data: bytes) -> bytes:
+    return f"{len(data):x}\r\n".encode() + data + b"\r\n"
+
+
+async def test_a_cancelled_request_gives_back_its_place_and_not_its_connection() -> None:
+    release = asyncio.Event()
+    async with serve_kept_alive(hang_first(release)) as server:
+        settings = BackendSettings(base_url=server.url, max_connections=1, timeouts=QUICK)
+        async with open_backend(settings, MonotonicClock()) as backend:
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(backend.resolve(chat_request("cut")), 0.3)
+            # The pool's one place is free again, and the half-read connection is not reused.
+            after = await asyncio.wait_for(backend.resolve(chat_request("next")), 5)
+        release.set()
+    assert text_of(after) == "Rivers run"
+    assert server.connections == 2
+
+
+async def test_a_deadline_mid_body_does_not_pool_the_connection() -> None:
+    release = asyncio.Event()
+    quiet = Timeouts(connect_s=2.0, first_token_s=5.0, idle_s=0.2, total_s=5.0)
+    async with serve_kept_alive(hang_first(release)) as server:
+        settings = BackendSettings(base_url=server.url, max_connections=1, timeouts=quiet)
+        async with open_backend(settings, MonotonicClock()) as backend:
+            cut = await backend.resolve(chat_request("cut"))
+            after = await asyncio.wait_for(backend.resolve(chat_request("next")), 5)
+        release.set()
+    assert failure_of(cut).code is DiagnosticCode.timeout_idle
+    assert text_of(after) == "Rivers run"
+    assert server.connections == 2
+
+
+async def test_a_waiter_cancelled_in_the_pool_queue_does_not_keep_a_place() -> None:
+    release = asyncio.Event()
+    async with serve_kept_alive(hang_first(release)) as server:
+        settings = BackendSettings(base_url=server.url, max_connections=1, timeouts=QUICK)
+        async with open_backend(settings, MonotonicClock()) as backend:
+            busy = asyncio.create_task(backend.resolve(chat_request("busy")))
+            await asyncio.sleep(0.1)
+            waiting = asyncio.create_task(backend.resolve(chat_request("waiting")))
+            await asyncio.sleep(0.05)
+            waiting.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await waiting
+            release.set()
+            busy_result = await asyncio.wait_for(busy, 5)
+            after = await asyncio.wait_for(backend.resolve(chat_request("after")), 5)
+    # The busy request's body never ended (its server went quiet, then closed).
+    assert failure_of(busy_result).code is DiagnosticCode.stream_interrupted
+    assert text_of(after) == "Rivers run"
