@@ -214,3 +214,26 @@ async def test_a_waiter_cancelled_in_the_pool_queue_does_not_keep_a_place() -> N
     # The busy request's body never ended (its server went quiet, then closed).
     assert failure_of(busy_result).code is DiagnosticCode.stream_interrupted
     assert text_of(after) == "Rivers run"
+
+
+@pytest.mark.parametrize(
+    "rest",
+    [
+        b"Content-Length: 100\r\n\r\n" + b'{"error": "over',  # cut by the close
+        b"Transfer-Encoding: chunked\r\n\r\nf\r\n" + b'{"error": "over' + b"\r\nzz\r\n",
+    ],
+    ids=["cut", "bad-chunk"],
+)
+async def test_an_error_status_whose_body_breaks_is_still_the_status(rest: bytes) -> None:
+    async def failing(request_head: str, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n")
+        writer.write(rest)
+        await writer.drain()
+        writer.close()
+
+    async with serve_kept_alive(failing) as server:
+        result = await resolve_once(BackendSettings(base_url=server.url, timeouts=QUICK))
+    unusable = failure_of(result)
+    assert unusable.code is DiagnosticCode.http_status
+    assert unusable.evidence.http_status == 503
+    assert "over" in (unusable.evidence.excerpt or "")

@@ -142,9 +142,12 @@ class H1Connection(asyncio.Protocol):
             self.keep_alive = False
             self.close()
             return
+        reader = self._reader
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserError as error:
+            # What was read before the fault is still the answer's (an error body's excerpt).
+            self._deliver(reader)
             kind = FaultKind.unreadable_body if self.head_seen else FaultKind.unreadable_head
             self._fail(kind, _parser_words(error))
             self.close()
@@ -153,13 +156,8 @@ class H1Connection(asyncio.Protocol):
             self._fail(FaultKind.unreadable_head, "the server switched protocols")
             self.close()
             return
-        body = self._body
-        if body:
+        if self._deliver(reader):
             self._bare = 0
-            chunk = body[0] if len(body) == 1 else b"".join(body)
-            body.clear()
-            if self._reader.on_body(chunk, self._now_ns()):
-                self._wake()
         elif not self.complete:
             self._bare += len(data)
             if self._bare > BARE_LIMIT:
@@ -167,6 +165,17 @@ class H1Connection(asyncio.Protocol):
                 return
         if self.complete:
             self._end()
+
+    def _deliver(self, reader: ResponseReader) -> bool:
+        """The body bytes of this read to `reader`; False when the read held none."""
+        body = self._body
+        if not body:
+            return False
+        chunk = body[0] if len(body) == 1 else b"".join(body)
+        body.clear()
+        if reader.on_body(chunk, self._now_ns()):
+            self._wake()
+        return True
 
     def _too_long(self) -> None:
         if self.head_seen:
