@@ -237,3 +237,27 @@ async def test_an_error_status_whose_body_breaks_is_still_the_status(rest: bytes
     assert unusable.code is DiagnosticCode.http_status
     assert unusable.evidence.http_status == 503
     assert "over" in (unusable.evidence.excerpt or "")
+
+
+async def test_bytes_after_the_terminal_marker_are_bounded_too() -> None:
+    limit = 1 << 20
+
+    async def flood(request_head: str, writer: asyncio.StreamWriter) -> None:
+        writer.write(head(transfer_encoding="chunked") + chunk(STREAM))
+        await writer.drain()
+        for _ in range(96):  # 48 MB of one line that never ends, after [DONE]
+            writer.write(chunk(b"x" * (512 << 10)))
+            await writer.drain()
+        writer.write(b"0\r\n\r\n")
+
+    async with serve_kept_alive(flood) as server:
+        settings = BackendSettings(base_url=server.url, max_response_bytes=limit, timeouts=QUICK)
+        tracemalloc.start()
+        try:
+            result = await resolve_once(settings)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert text_of(result) == "Rivers run"  # the answer ended at [DONE]
+    # The limit plus a few reads (uvloop reads up to 1 MB at once), not the 48 MB sent.
+    assert peak < 12 * limit

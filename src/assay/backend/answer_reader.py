@@ -163,10 +163,12 @@ class AnswerReader:
         assert feed is not None
         terminal_ns = self.exchange.terminal_ns
         if terminal_ns is not None:
-            # After the terminal marker: what follows is counted, never part of the answer.
+            # After the terminal marker: what follows is counted, never part of the answer, and
+            # no more of it is read past the limit (the answer ended; the connection is cut).
             for frame in self._frames(parser.feed(chunk)):
                 feed(frame, terminal_ns)
-            return False
+            size = self._size = self._size + len(chunk)
+            return size > self._limit
         for frame in self._frames(parser.feed(chunk)):
             feed(frame, received_ns)
         size = self._size = self._size + len(chunk)
