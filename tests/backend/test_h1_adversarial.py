@@ -261,3 +261,39 @@ async def test_bytes_after_the_terminal_marker_are_bounded_too() -> None:
     assert text_of(result) == "Rivers run"  # the answer ended at [DONE]
     # The limit plus a few reads (uvloop reads up to 1 MB at once), not the 48 MB sent.
     assert peak < 12 * limit
+
+
+@pytest.mark.parametrize(
+    "reply", [None, b"HTTP/1.1 400 Bad Request\r\n\r\n"], ids=["mute", "plain"]
+)
+async def test_a_tls_handshake_that_hangs_or_fails_is_a_connect_outcome(
+    reply: bytes | None,
+) -> None:
+    done = asyncio.Event()
+    writers: list[asyncio.StreamWriter] = []
+
+    async def not_tls(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writers.append(writer)
+        await reader.read(1)  # the ClientHello
+        if reply is not None:
+            writer.write(reply)
+            await writer.drain()
+        await done.wait()
+
+    server = await asyncio.start_server(not_tls, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    timeouts = Timeouts(connect_s=0.3, first_token_s=5.0, idle_s=5.0, total_s=5.0)
+    try:
+        settings = BackendSettings(base_url=f"https://127.0.0.1:{port}", timeouts=timeouts)
+        result = await asyncio.wait_for(resolve_once(settings), 4)
+    finally:
+        done.set()
+        for writer in writers:
+            writer.close()
+        server.close()
+        await server.wait_closed()
+        await asyncio.sleep(0.05)
+    code = failure_of(result).code
+    assert code is (
+        DiagnosticCode.timeout_connect if reply is None else DiagnosticCode.connect_error
+    )
