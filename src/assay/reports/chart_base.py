@@ -103,6 +103,7 @@ def step_label(step: StepReport) -> str:
             | "ramp_up"
             | "sweep"
             | "replay"
+            | "capacity"
             | None
         ):
             pass

@@ -206,7 +206,16 @@ class StepReport(BaseModel):
                 return RampUp.model_construct(ramp=self.ramp, burstiness=shape)
             case "replay":
                 return Replay()
-            case "concurrent" | "throughput" | "constant" | "poisson" | "ramp_up" | "sweep" | None:
+            case (
+                "concurrent"
+                | "throughput"
+                | "constant"
+                | "poisson"
+                | "ramp_up"
+                | "sweep"
+                | "capacity"
+                | None
+            ):
                 return None
 
     sessions: SessionSummary | None = None

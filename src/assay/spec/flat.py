@@ -116,6 +116,8 @@ def _needs(kind: ProfileKind) -> str | None:
             return "--concurrency N"
         case "ramp_up":
             return f"--ramp-up {'|'.join(typing.get_args(RampCurve))}"
+        case "capacity":
+            return "an SLO (--slo FIGURE=MS[@pXX], e.g. ttft_ms=500@p99)"
         case "synchronous" | "throughput" | "sweep" | "replay":
             return None
 
