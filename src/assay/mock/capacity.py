@@ -49,7 +49,7 @@ class ServerModel(BaseModel):
 
     @model_validator(mode="after")
     def _fault_needs_a_load(self) -> Self:
-        if "fault" in self.model_fields_set and self.fault_past is None:
+        if self.fault != "empty" and self.fault_past is None:
             raise ValueError("a load fault needs the load past which it strikes (fault_past)")
         return self
 
