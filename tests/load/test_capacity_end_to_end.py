@@ -18,7 +18,7 @@ from assay.load.benchmark_plan import probe_of
 from assay.load.capacity import search_state
 from assay.mock import Fixed, LatencyModel, MockConfig, open_mock_server
 from assay.mock.capacity import ServerModel
-from assay.spec.capacity import Capacity
+from assay.spec.capacity import Capacity, SloTarget
 from assay.validators import default_chain
 
 SLOTS, SERVICE_S = 40, 0.5
@@ -52,7 +52,11 @@ def plan(url: str, profile: Capacity) -> BenchmarkPlan:
 async def test_the_bracket_holds_the_capacity_of_40_slots() -> None:
     # TTFT within 520 ms for 90 % of requests: a queue of one request and a half breaks it.
     profile = Capacity(
-        slos=("ttft_ms=520@p90",), start=20, precision=0.1, step_s=3.0, budget_s=60.0
+        slos=(SloTarget.parse("ttft_ms=520@p90"),),
+        start=20,
+        precision=0.1,
+        step_s=3.0,
+        budget_s=60.0,
     )
     mock = finite_mock(SERVICE_S, ServerModel(slots=SLOTS))
     async with open_mock_server(mock) as server:
@@ -72,7 +76,13 @@ async def test_the_bracket_holds_the_capacity_of_40_slots() -> None:
 async def test_the_bracket_holds_the_capacity_of_a_token_budget() -> None:
     # 240 output tokens/s shared by every answer, 2 tokens each: 120 requests/s.
     budget, capacity = 240.0, 120.0
-    profile = Capacity(slos=("ttft_ms=40@p90",), start=30, precision=0.1, step_s=3.0, budget_s=60.0)
+    profile = Capacity(
+        slos=(SloTarget.parse("ttft_ms=40@p90"),),
+        start=30,
+        precision=0.1,
+        step_s=3.0,
+        budget_s=60.0,
+    )
     mock = finite_mock(0.0, ServerModel(tokens_per_s=budget))
     async with open_mock_server(mock) as server:
         result = await run_benchmark_async(plan(server.url, profile), counting_sink)
