@@ -46,8 +46,9 @@ from assay.engine.interrupt import SigintFlag, sigint_as_flag
 from assay.errors import OutputError
 from assay.file_writes import open_new
 from assay.load_launcher import LoadProcesses
-from assay.metrics import StepAggregator
+from assay.metrics import Goodput, StepAggregator
 from assay.reports import Report, StepReport, build_report, write_report
+from assay.reports.capacity import capacity_of
 from assay.reports.html import write_html
 from assay.reports.report import SessionSummary
 from assay.run_folder import RECORDS_FILE as RECORDS_FILE
@@ -73,6 +74,7 @@ def mock_config_of(config: RunConfig) -> MockConfig:
     # Imported here, not at module level: a run with --target never loads the mock server
     # (aiohttp.web and friends), which saves 60-80 ms of every run's start-up.
     from assay.mock import Fixed, LatencyModel, MockConfig, Normal
+    from assay.mock.capacity import ServerModel
 
     mock = config.mock
     return MockConfig(
@@ -84,6 +86,12 @@ def mock_config_of(config: RunConfig) -> MockConfig:
         fault_rates=mock.injected_faults(),
         seed=config.seed,
         record_requests=mock.record_requests,
+        server=ServerModel(
+            slots=mock.slots,
+            tokens_per_s=mock.tokens_per_s,
+            fault_past=mock.fault_past,
+            fault=mock.load_fault if mock.fault_past is not None else "empty",
+        ),
     )
 
 
@@ -200,7 +208,7 @@ def _run(
         backend = settings_for(config.target, url, seed=config.seed)
         model, source = _ready_source(config, backend, chain, interrupted, note)
         plan = BenchmarkPlan(
-            profile=config.load,
+            profile=config.load_in_force(),
             constraints=config.constraints_in_force(),
             processes=(
                 started.processes if isinstance(started, RayActors) else load_processes(config)
@@ -241,6 +249,9 @@ def _run(
         ),
         steps=steps,
         server_metrics=server,
+        capacity=capacity_of(
+            plan.profile, result.steps, [_goodput(step.metrics.goodput) for step in steps]
+        ),
         started_at=started_at,
         finished_at=datetime.now(UTC),
         max_error_rate=config.validation.max_error_rate,
@@ -254,6 +265,10 @@ def _run(
             f"cannot write the report into {folder.path}: {error.strerror or error}"
         ) from None
     return RunOutcome(report, folder.path, was_interrupted, url)
+
+
+def _goodput(goodput: Goodput | None) -> float | None:
+    return None if goodput is None else goodput.requests_per_s
 
 
 def _start_engine(

@@ -103,6 +103,11 @@ def print_outcome(outcome: RunOutcome, console: Console) -> None:
     from assay.reports.server_section import render_server_metrics
 
     render_summary(outcome.report, console)
+    if outcome.report.capacity is not None:
+        from assay.reports.capacity import capacity_lines
+
+        for line in capacity_lines(outcome.report.capacity):
+            console.print(line, highlight=False)
     caught = injected_faults_caught(outcome.report)
     if caught is not None:
         console.print(caught, highlight=False)

@@ -26,6 +26,7 @@ from pydantic_core import CoreSchema
 from assay.core.diagnostics import AnyCode
 from assay.metrics.step_metrics import ErrorSummary, Outcomes, StepMetrics
 from assay.metrics.timeline import TimelineSnapshot
+from assay.reports.capacity import CapacityReport, passing_steps
 from assay.reports.validity import Validity, assess_validity
 from assay.server_metrics import ServerMetricsReport
 from assay.spec import load as loads
@@ -375,6 +376,8 @@ class Report(BaseModel):
     server_metrics: ServerMetricsReport | None = None
     # Written only when set, so a report from before it existed is written back as it was.
     incomplete: Incomplete | None = Field(default=None, exclude_if=_is_none)
+    # What a capacity search found (`--profile capacity`).
+    capacity: CapacityReport | None = Field(default=None, exclude_if=_is_none)
 
 
 def build_report(
@@ -388,6 +391,7 @@ def build_report(
     environment: Environment | None = None,
     server_metrics: ServerMetricsReport | None = None,
     incomplete: Incomplete | None = None,
+    capacity: CapacityReport | None = None,
 ) -> Report:
     """Assemble a report: totals over the steps and the verdict of `assess_validity` on them;
     a run that did not finish (`incomplete`) is invalid with its reason first.
@@ -403,11 +407,14 @@ def build_report(
     """
     steps = tuple(steps)
     totals = Totals.of(steps)
+    # A capacity search overloads on purpose: its validity is its passing steps'.
+    passing = passing_steps(capacity) if capacity is not None else frozenset()
+    judged = Totals.of([step for step in steps if step.index in passing]) if passing else totals
     validity = assess_validity(
-        totals.outcomes,
+        judged.outcomes,
         max_error_rate,
-        scheduled=totals.scheduled,
-        not_sent=totals.not_sent,
+        scheduled=judged.scheduled,
+        not_sent=judged.not_sent,
         max_not_sent_rate=max_not_sent_rate,
         lost_processes=tuple(
             f"step {step.index + 1}: {reason}" for step in steps for reason in step.lost_processes
@@ -429,4 +436,5 @@ def build_report(
         validity=validity,
         server_metrics=server_metrics,
         incomplete=incomplete,
+        capacity=capacity,
     )

@@ -24,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from assay.spec.capacity import CapacityAxis
 from assay.spec.constraints import Constraints
 from assay.spec.endpoint import Endpoint
 from assay.spec.limits import ECHOED_FIELD_BYTES, MAX_DURATION_S, MAX_TOKENS_PER_REQUEST, MAX_TURNS
@@ -147,6 +148,16 @@ class RunEcho(_AsWritten):
     ramp_up_end_rate: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     trace: Path | None = None
     replay_speed: float = Field(default=1.0, gt=0)
+    capacity_slos: tuple[str, ...] = ()
+    capacity_axis: CapacityAxis = "rate"
+    capacity_arrivals: str = "constant"
+    capacity_start: float | None = None
+    capacity_growth: float = 2.0
+    capacity_precision: float = 0.05
+    capacity_confidence: float = 0.95
+    capacity_max_lengthening: int = 4
+    capacity_step_s: float = 10.0
+    capacity_budget_s: float | None = None
     trace_block_tokens: int = Field(default=512, gt=0, le=MAX_TOKENS_PER_REQUEST)
     processes: int | None = Field(default=None, gt=0)
     engine: Literal["local", "ray"] = "local"
@@ -203,6 +214,10 @@ class RunEcho(_AsWritten):
     mock_itl_ms: float = Field(default=8.0, ge=0, allow_inf_nan=False, le=MAX_DURATION_S * 1000)
     mock_faults: dict[str, float] = {}
     mock_record_requests: Path | None = None
+    mock_slots: int | None = None
+    mock_tokens_per_s: float | None = None
+    mock_fault_past: int | None = None
+    mock_load_fault: str = "empty"
     server_metrics: str | None = None
     server_metrics_interval: float = Field(default=1.0, gt=0, le=3600)
     # What the run used beyond its settings.

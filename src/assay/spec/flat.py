@@ -18,6 +18,10 @@ from assay.spec.load import (
     RateRamp,
 )
 
+# The capacity search's parameters (`--capacity-<name>`).
+_CAPACITY: Final = ("slos", "axis", "arrivals", "start", "growth", "precision", "confidence")
+_CAPACITY_MORE: Final = ("max_lengthening", "step_s", "budget_s")
+
 
 def _keys(section: str, *names: str) -> dict[str, tuple[str, ...]]:
     return {name: (section, name) for name in names}
@@ -44,6 +48,7 @@ FLAT_KEYS: Final[dict[str, tuple[str, ...]]] = {
     "ramp_up_end_rate": ("load", "ramp", "end_rate"),
     "trace": ("source", "trace"),
     "replay_speed": ("load", "speed"),
+    **{f"capacity_{name}": ("load", name) for name in (*_CAPACITY, *_CAPACITY_MORE)},
     "trace_block_tokens": ("source", "trace_block_tokens"),
     "processes": ("engine", "processes"),
     "engine": ("engine", "kind"),
@@ -67,6 +72,8 @@ FLAT_KEYS: Final[dict[str, tuple[str, ...]]] = {
     "output_dir": ("output", "dir"),
     **{f"mock_{name}": ("mock", name) for name in ("workers", "ttft_ms", "itl_ms", "faults")},
     "mock_record_requests": ("mock", "record_requests"),
+    **{f"mock_{name}": ("mock", name) for name in ("slots", "tokens_per_s", "fault_past")},
+    "mock_load_fault": ("mock", "load_fault"),
     "server_metrics": ("server_metrics", "url"),
     "server_metrics_interval": ("server_metrics", "interval"),
 }
