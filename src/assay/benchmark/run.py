@@ -48,7 +48,7 @@ from assay.file_writes import open_new
 from assay.load_launcher import LoadProcesses
 from assay.metrics import Goodput, StepAggregator
 from assay.reports import Report, StepReport, build_report, write_report
-from assay.reports.capacity import capacity_of
+from assay.reports.capacity_search import capacity_of
 from assay.reports.html import write_html
 from assay.reports.report import SessionSummary
 from assay.run_folder import RECORDS_FILE as RECORDS_FILE

@@ -23,7 +23,7 @@ def parse_slo_limits(values: list[str] | None, flag: str) -> dict[str, float] | 
         text, at, percentile = value.partition("@")
         key, sep, number = text.partition("=")
         if not sep or not key.strip():
-            raise ConfigError(f"{flag} {value!r}: expected FIGURE=MS or FIGURE=MS@pXX")
+            raise ConfigError(f"{flag} {value!r}: expected NAME=NUMBER (FIGURE=MS[@pXX])")
         try:
             limits[key.strip()] = float(number)
         except ValueError:

@@ -1,22 +1,18 @@
 """What a capacity search found, as report.json keeps it and the console says it.
 
-Built once from the run's steps (`capacity_report`), stored whole in report.json (`capacity`),
-so the console, report.html and `assay compare` read it back without the records.
+Built once from the run's steps (`assay.reports.capacity_search`), stored whole in report.json
+(`capacity`), so the console, report.html and `assay compare` read it back without records.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal, TypeVar
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from assay.load.benchmark_plan import StepResult, probe_of
-from assay.load.capacity import LevelVerdict, SearchEnd, SearchState, search_state
+from assay.load.capacity import SearchEnd
 from assay.load.step_verdict import Verdict
-from assay.spec.capacity import Capacity, CapacityAxis
-
-S = TypeVar("S")
+from assay.spec.capacity import CapacityAxis
 
 
 class SloVerdict(BaseModel):
@@ -77,77 +73,6 @@ def _unit(axis: CapacityAxis) -> Literal["req/s", "streams"]:
             return "streams"
 
 
-def capacity_report(
-    profile: Capacity,
-    steps: Sequence[StepResult[S]],
-    goodput_by_step: Sequence[float | None] = (),
-) -> CapacityReport:
-    """The search's result after `steps`; `goodput_by_step[i]` is step i's goodput (requests/s
-    meeting every SLO limit), when the run measured it."""
-    done = list(steps)
-    state = search_state(profile, [probe_of(profile, step) for step in done])
-    positions: dict[float, list[int]] = {}
-    for step in done:
-        positions.setdefault(probe_of(profile, step).level, []).append(step.index)
-    levels = tuple(_level(profile, level, positions[level.level]) for level in state.levels)
-    goodput = None
-    if state.last_pass is not None and goodput_by_step:
-        # The goodput of the last step run at the capacity (a lengthened load has several).
-        last = max(
-            position
-            for position, step in enumerate(done)
-            if probe_of(profile, step).level == state.last_pass.level
-        )
-        goodput = goodput_by_step[last] if last < len(goodput_by_step) else None
-    return CapacityReport(
-        axis=profile.axis,
-        slos=tuple(map(str, profile.slos)),
-        confidence=profile.confidence,
-        precision=profile.precision,
-        capacity=state.capacity,
-        first_fail=None if state.first_fail is None else state.first_fail.level,
-        end=state.end,
-        failed_slo=_failed_slo(profile, state),
-        goodput_at_capacity=goodput,
-        levels=levels,
-    )
-
-
-def _level(profile: Capacity, level: LevelVerdict, steps: list[int]) -> CapacityLevel:
-    return CapacityLevel(
-        level=level.level,
-        steps=tuple(steps),
-        attempted=level.misses.attempted,
-        verdict=level.verdict,
-        slos=tuple(
-            SloVerdict(
-                slo=str(slo),
-                missed=judgement.missed,
-                allowed=judgement.allowed,
-                lower=judgement.lower,
-                upper=judgement.upper,
-                verdict=judgement.verdict,
-            )
-            for slo, judgement in zip(profile.slos, level.judgements, strict=True)
-        ),
-    )
-
-
-def _failed_slo(profile: Capacity, state: SearchState) -> SloVerdict | None:
-    failed = state.failed_slo()
-    if failed is None:
-        return None
-    index, judgement = failed
-    return SloVerdict(
-        slo=str(profile.slos[index]),
-        missed=judgement.missed,
-        allowed=judgement.allowed,
-        lower=judgement.lower,
-        upper=judgement.upper,
-        verdict=judgement.verdict,
-    )
-
-
 def passing_steps(report: CapacityReport) -> frozenset[int]:
     """The indices of the steps run at loads shown to pass up to the capacity: a capacity run's
     validity is judged on them (its failing steps are overloaded on purpose)."""
@@ -160,15 +85,6 @@ def passing_steps(report: CapacityReport) -> frozenset[int]:
         if level.verdict == "pass" and level.level <= capacity
         for index in level.steps
     )
-
-
-def capacity_of(
-    profile: object, steps: Sequence[StepResult[S]], goodput_by_step: Sequence[float | None]
-) -> CapacityReport | None:
-    """The capacity search's report of a run of `profile`, None when it was not a search."""
-    if not isinstance(profile, Capacity):
-        return None
-    return capacity_report(profile, steps, goodput_by_step)
 
 
 def _percent(fraction: float) -> str:
@@ -250,8 +166,6 @@ __all__ = [
     "SloVerdict",
     "answer_line",
     "capacity_lines",
-    "capacity_of",
-    "capacity_report",
     "level_line",
     "passing_steps",
 ]
