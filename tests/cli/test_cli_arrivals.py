@@ -45,7 +45,7 @@ def test_burstiness_sends_at_the_seeded_gamma_times(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stdout + result.stderr
     report = assert_every_request_accounted(tmp_path / "run")
     assert report.steps[0].scheduled == 30
-    assert report.run_config.burstiness == 0.5
+    assert report.run_config["burstiness"] == 0.5
     assert report.steps[0].burstiness == 0.5
     assert "poisson at 40 req/s (mean), burstiness 0.5 (gamma gaps)" in result.stdout
     expected = list(itertools.islice(gamma_offsets_ns(40.0, 0.5, 5), 30))

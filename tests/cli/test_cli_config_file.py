@@ -77,7 +77,7 @@ def test_flags_override_the_config_file(tmp_path: Path) -> None:
     assert not (tmp_path / "unused").exists()
     report = assert_every_request_accounted(run_dir)
     assert report.totals.outcomes.dispatched == 12
-    assert report.run_config.max_requests == 12
+    assert report.run_config["max_requests"] == 12
     assert report.run_config.seed == 9
     assert report.steps[0].requested_concurrency == 3  # still from the file
     counts = {code.value: s.count for code, s in report.totals.errors_by_code.items()}

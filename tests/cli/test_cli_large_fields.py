@@ -21,7 +21,7 @@ def test_a_large_extra_body_value_is_echoed_by_size_and_digest(tmp_path: Path) -
         "--extra-body", json.dumps({"top_k": 3, "blob": blob}),
     )  # fmt: skip
     assert result.exit_code == 0, result.stdout + result.stderr
-    echoed = read_report(run_dir).run_config.extra_body
+    echoed = read_report(run_dir).run_config["extra_body"]
     digest = hashlib.sha256(json.dumps(blob).encode()).hexdigest()
     assert echoed == {"top_k": 3, "blob": f"({len(blob) + 2:,} bytes of JSON, sha256 {digest})"}
     for name in ("report.json", "report.html"):

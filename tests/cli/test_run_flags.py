@@ -9,9 +9,10 @@ from typing import get_args
 import pytest
 from tests.cli.cli_harness import run_assay
 
-from assay.cli.run_flags import RUN_FLAGS, ClosedSet, Flag, flag_of, key_choices
+from assay.cli.run_flags import RUN_FLAGS, ClosedSet, Flag, key_choices
 from assay.config import FIELD_NAMES
 from assay.spec.endpoint import Endpoint
+from assay.spec.flat import flag_of
 from assay.spec.load import ProfileKind
 
 CLOSED_SET_ROWS = [
@@ -76,6 +77,13 @@ def test_a_key_set_by_two_flags_is_named_by_the_one_that_takes_a_value() -> None
     assert flag_of("headers") == "--header"
     assert flag_of("probe") == "--no-probe"
     assert flag_of("max_requests") == "--max-requests"
+
+
+def test_messages_name_every_key_by_its_flag_in_the_table() -> None:
+    for key in FIELD_NAMES:
+        rows = [row for row in RUN_FLAGS if row.key == key]
+        row = next((row for row in rows if row.given is None), rows[0])
+        assert flag_of(key) == row.spelling.split("/")[0], key
 
 
 def test_the_tables_keys_are_the_config_file_keys() -> None:

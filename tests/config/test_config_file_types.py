@@ -14,7 +14,7 @@ import pytest
 
 from assay.config import FIELD_NAMES, build_config, load_config_file
 from assay.errors import ConfigError
-from assay.spec.echo import RunEcho
+from assay.spec.run import RunEcho
 
 
 def natural_toml(annotation: Any) -> str:

@@ -12,9 +12,8 @@ from pydantic import BaseModel, ValidationError
 from assay.config import FIELD_NAMES, build_config
 from assay.errors import ConfigError
 from assay.spec import Constant, Constraints, Sweep, Synchronous
-from assay.spec.echo import RunEcho
 from assay.spec.flat import FLAT_KEYS, flattened, kinds_with
-from assay.spec.run import Mock, RunConfig, Target
+from assay.spec.run import Mock, RunConfig, RunEcho, Target
 
 FLAT_CONFIGS: list[dict[str, Any]] = [
     {},
@@ -120,3 +119,22 @@ def test_a_sweep_over_levels_given_as_the_flag_keeps_them_in_order() -> None:
 
 def test_the_output_folder_is_its_section() -> None:
     assert build_config({"output_dir": "runs/a"}, {}).output.dir == Path("runs/a")
+
+
+def test_each_flat_key_echoes_as_its_field_in_the_sections() -> None:
+    fields = RunEcho.model_fields
+    assert list(fields)[: len(FLAT_KEYS)] == list(FLAT_KEYS)
+    assert fields["max_requests"].metadata == Constraints.model_fields["max_requests"].metadata
+    assert fields["sweep_rates"].default == Sweep.model_fields["rates"].default
+    # A parameter its profile requires echoes as None for a run of another profile.
+    assert fields["rate"].default is None
+    assert fields["ramp_up"].default is None
+
+
+def test_an_echoed_profile_parameter_keeps_its_bounds_and_a_refused_value_as_written() -> None:
+    echo = RunEcho.model_validate_json('{"rate": -1, "concurrency": 0, "sweep_rates": 3}')
+    # Refused by the profile's bounds: read as the defaults, written back as they were.
+    assert vars(echo)["rate"] is None
+    assert echo.concurrency is None
+    assert vars(echo)["sweep_rates"] == 3
+    assert echo.model_dump(mode="json") == {"rate": -1, "concurrency": 0, "sweep_rates": 3}

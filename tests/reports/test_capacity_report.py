@@ -16,8 +16,8 @@ from assay.reports.capacity_compare import capacity_change
 from assay.reports.capacity_compare import capacity_lines as compared_lines
 from assay.reports.capacity_search import capacity_report
 from assay.spec.capacity import Capacity, SloTarget
-from assay.spec.echo import RunEcho
 from assay.spec.load import Constant
+from assay.spec.run import RunEcho
 
 PROFILE = Capacity(slos=(SloTarget.parse("ttft_ms=500@p90"),), start=10, step_s=10)
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 from assay.backend import BackendSettings
+
+# The scrapes verify TLS as the requests do: the system's CAs and the --ca-bundle, or not at all.
+from assay.backend.client import _ssl_setting
 from assay.core.diagnostics import DiagnosticCode, Stage, stage_of
 from assay.errors import ConfigError
 from assay.reports import StepReport
@@ -51,15 +53,6 @@ def metrics_url_of(metrics: ServerMetrics, target: str) -> tuple[str, bool] | No
     return f"{target.rstrip('/')}/metrics", False
 
 
-def _tls_of(backend: BackendSettings) -> bool | ssl.SSLContext:
-    """How the scrapes verify TLS: as the backend does (its CA bundle, or not at all)."""
-    if not backend.verify_tls:
-        return False
-    if backend.ca_bundle is not None:
-        return ssl.create_default_context(cafile=str(backend.ca_bundle))
-    return True
-
-
 def _same_origin(a: str, b: str) -> bool:
     left, right = urlsplit(a), urlsplit(b)
     return (left.scheme, left.hostname, left.port) == (right.scheme, right.hostname, right.port)
@@ -93,7 +86,7 @@ def observe_server(
         headers=headers,
         interval_s=metrics.interval,
         timeout_s=min(5.0, backend.timeouts.connect_s),
-        verify_tls=_tls_of(backend),
+        verify_tls=_ssl_setting(backend),
         shown_url=mask_url(url),
         metrics_elsewhere=not same_origin,
     ) as observer:

@@ -331,24 +331,11 @@ CONFIG_FILE_FLAG: Final = next(row for row in RUN_FLAGS if row.key is None)
 """`--config`, the one flag that is not configuration: the config file itself."""
 
 
-def flag_of(key: str) -> str:
-    """The flag that sets the config key `key`, as messages name it (of two, the one that takes
-    a value: `--server-metrics`, not `--no-server-metrics`).
-
-    >>> flag_of("headers"), flag_of("max_requests"), flag_of("stream")
-    ('--header', '--max-requests', '--stream')
-    """
-    rows = [row for row in RUN_FLAGS if row.key == key]
-    row = next((row for row in rows if row.given is None), rows[0])
-    return row.spelling.split("/")[0]
-
-
 __all__ = [
     "CONFIG_FILE_FLAG",
     "RUN_FLAGS",
     "ClosedSet",
     "Flag",
     "either",
-    "flag_of",
     "key_choices",
 ]

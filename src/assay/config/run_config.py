@@ -20,9 +20,9 @@ from typing import Any, Final, get_args, get_origin
 from pydantic import ValidationError
 
 from assay.errors import ConfigError
-from assay.spec.echo import RunEcho
 from assay.spec.flat import FLAT_KEYS, flag_of, flat_loc
 from assay.spec.run import RunConfig as RunConfig
+from assay.spec.run import RunEcho
 from assay.spec.validation import SLO_KEYS as SLO_KEYS
 
 FIELD_NAMES: Final = frozenset(FLAT_KEYS)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pydantic import JsonValue
 
 from assay.reports.report import Report, StepReport
+from assay.reports.step_words import step_label as step_label  # the charts' name for a step
 from assay.spec.validation import SLO_KEYS
 
 PERCENTILE_FIELDS: tuple[tuple[str, str], ...] = (
@@ -67,51 +68,6 @@ def scatter(
 def step_colour(step: StepReport) -> str:
     """The colour of `step` on every chart."""
     return STEP_COLOURS[step.index % len(STEP_COLOURS)]
-
-
-def short_rate(rate: float) -> str:
-    """A rate to three significant digits, never in exponent form: 16.6234 -> "16.6".
-
-    >>> short_rate(16.6234), short_rate(20.0), short_rate(1234.5), short_rate(0.01234)
-    ('16.6', '20', '1230', '0.0123')
-    """
-    rounded = float(f"{rate:.3g}")
-    return f"{rounded:.0f}" if rounded >= 100 else f"{rounded:g}"
-
-
-def step_label(step: StepReport) -> str:
-    """A short name for a step on a chart axis: `1 constant 20/s`, `2 concurrent x8`.
-
-    >>> from assay.metrics import StepAggregator
-    >>> step_label(StepReport.of(0, "constant", StepAggregator().snapshot(), requested_rate=20))
-    '1 constant 20/s'
-    >>> step_label(StepReport.of(2, "sweep", StepAggregator().snapshot(), requested_rate=16.6234))
-    '3 sweep 16.6/s'
-    """
-    name = f"{step.index + 1} {step.profile}"
-    rate, streams = step.requested_rate, step.requested_concurrency
-    match step.profile_kind:
-        case "synchronous":
-            streams = None  # always one in flight: not worth a label
-        case "ramp_up" if step.ramp is not None:
-            return f"{name} {step.ramp.start_rate:g}->{step.ramp.end_rate:g}/s"
-        case (
-            "concurrent"
-            | "throughput"
-            | "constant"
-            | "poisson"
-            | "ramp_up"
-            | "sweep"
-            | "replay"
-            | "capacity"
-            | None
-        ):
-            pass
-    if rate is not None:
-        return f"{name} {short_rate(rate)}/s"
-    if streams is not None:
-        return f"{name} x{streams}"
-    return name
 
 
 def chart_layout(

@@ -138,7 +138,7 @@ def describe_load(step: StepReport) -> str:
     ...                             requested_concurrency=64))
     'throughput, up to 64 in flight'
     """
-    load, _ = _load_words(step)
+    load, _, _ = _load_words(step)
     if step.burstiness is not None:
         return f"{load}, burstiness {step.burstiness:g} (gamma gaps)"
     return load
@@ -152,35 +152,65 @@ def offered(step: StepReport) -> str:
     >>> offered(StepReport.of(2, "constant", StepAggregator().snapshot(), requested_rate=12.5))
     '12.5/s'
     """
-    _, cell = _load_words(step)
+    _, cell, _ = _load_words(step)
     return cell
 
 
-def _load_words(step: StepReport) -> tuple[str, str]:
-    """The load a step offered in words (`describe_load`) and in a table cell (`offered`)."""
+def step_label(step: StepReport) -> str:
+    """A short name for a step on a chart axis: `1 constant 20/s`, `2 concurrent x8`.
+
+    >>> from assay.metrics import StepAggregator
+    >>> step_label(StepReport.of(0, "constant", StepAggregator().snapshot(), requested_rate=20))
+    '1 constant 20/s'
+    >>> step_label(StepReport.of(2, "sweep", StepAggregator().snapshot(), requested_rate=16.6234))
+    '3 sweep 16.6/s'
+    """
+    _, _, label = _load_words(step)
+    return f"{step.index + 1} {step.profile}{label}"
+
+
+def short_rate(rate: float) -> str:
+    """A rate to three significant digits, never in exponent form: 16.6234 -> "16.6".
+
+    >>> short_rate(16.6234), short_rate(20.0), short_rate(1234.5), short_rate(0.01234)
+    ('16.6', '20', '1230', '0.0123')
+    """
+    rounded = float(f"{rate:.3g}")
+    return f"{rounded:.0f}" if rounded >= 100 else f"{rounded:g}"
+
+
+def _load_words(step: StepReport) -> tuple[str, str, str]:
+    """The load a step offered in words (`describe_load`), in a table cell (`offered`) and
+    after its name on a chart axis (`step_label`)."""
     match step.load:
         case Synchronous():
-            return "synchronous, one request at a time", "sync"
+            return "synchronous, one request at a time", "sync", ""
         case Concurrent(streams=streams):
             streams_text = f"{streams} stream{'s' if streams != 1 else ''}"
-            return f"concurrent, {streams_text}", streams_text
+            return f"concurrent, {streams_text}", streams_text, f" x{streams}"
         case Throughput(max_concurrency=streams):
-            return f"throughput, up to {streams} in flight", f"max <={streams}"
+            return f"throughput, up to {streams} in flight", f"max <={streams}", f" x{streams}"
         case Poisson(rate=rate):
-            return f"poisson at {rate_text(rate)} req/s (mean)", f"{rate:.3g}/s"
+            return (
+                f"poisson at {rate_text(rate)} req/s (mean)",
+                f"{rate:.3g}/s",
+                f" {short_rate(rate)}/s",
+            )
         case RampUp(ramp=ramp):
             return (
                 f"ramp_up, {ramp.curve} from {rate_text(ramp.start_rate)} to "
                 f"{rate_text(ramp.end_rate)} req/s over {ramp.duration_s:g} s",
                 f"{ramp.start_rate:.3g}->{ramp.end_rate:.3g}/s",
+                f" {ramp.start_rate:g}->{ramp.end_rate:g}/s",
             )
         case Constant() | Replay() | None:
             # An open loop at its rate, a kind without the figure that names it, a name from
             # another version: the rate when there is one, else the name.
-            asked = step.requested_rate
-            if asked is None:
-                return step.profile, step.profile
-            return f"{step.profile} at {rate_text(asked)} req/s", f"{asked:.3g}/s"
+            asked, flight = step.requested_rate, step.requested_concurrency
+            if asked is not None:
+                at = f"{step.profile} at {rate_text(asked)} req/s"
+                return at, f"{asked:.3g}/s", f" {short_rate(asked)}/s"
+            return step.profile, step.profile, "" if flight is None else f" x{flight}"
 
 
 def rate_text(rate: float) -> str:

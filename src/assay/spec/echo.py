@@ -6,31 +6,29 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
-from typing import Any, Literal, Self
+from types import UnionType
+from typing import Annotated, Any, Self, get_args, get_origin
 
+from annotated_types import BaseMetadata
 from pydantic import (
     BaseModel,
     ConfigDict,
-    Field,
     JsonValue,
     ModelWrapValidatorHandler,
     PrivateAttr,
     SerializerFunctionWrapHandler,
     ValidationError,
     ValidationInfo,
-    field_serializer,
+    create_model,
     model_serializer,
     model_validator,
 )
+from pydantic.fields import FieldInfo
 
-from assay.spec.capacity import CapacityAxis
 from assay.spec.constraints import Constraints
-from assay.spec.endpoint import Endpoint
-from assay.spec.limits import ECHOED_FIELD_BYTES, MAX_DURATION_S, MAX_TOKENS_PER_REQUEST, MAX_TURNS
-from assay.spec.load import ProfileKind, RampCurve
-from assay.spec.target import SendableHeaders, mask_headers, mask_url
-from assay.spec.validation import DEFAULT_MAX_ERROR_RATE, DEFAULT_MAX_NOT_SENT_RATE
+from assay.spec.flat import FLAT_KEYS, places_of
+from assay.spec.limits import ECHOED_FIELD_BYTES
+from assay.spec.load import ProfileKind
 
 
 class _AsWritten(BaseModel):
@@ -113,152 +111,36 @@ def echoed_fields(fields: dict[str, JsonValue]) -> dict[str, JsonValue]:
     return echoed
 
 
-class RunEcho(_AsWritten):
-    """The run's settings as report.json keeps them (`run_config`): what the run used.
-
-    Beside the settings (with `concurrency`, `mock_faults` and `processes` the effective ones):
-    the target and model it resolved, the validator chain, the constraints in force, and
-    whether it was interrupted or degraded; `revalidated_at` when `assay revalidate` wrote it.
-    `echo["key"]` gives the JSON value under a key, for code written when this was a dict.
-    """
-
-    # The settings, under their flat keys (in `FLAT_KEYS` order: the order they are written).
-    target: str | None = None
-    endpoint: Endpoint = Endpoint.chat
-    model: str | None = None
-    api_key_env: str | None = None
-    headers: SendableHeaders = {}
-    secret_headers: tuple[str, ...] = ()
-    request_id_header: str = "X-Request-Id"
-    trace_context: bool = False
-    trace_sample: float = Field(default=1.0, ge=0, le=1, allow_inf_nan=False)
-    insecure: bool = False
-    ca_bundle: Path | None = None
-    wait_ready: float = Field(default=0.0, ge=0, allow_inf_nan=False)
-    probe: bool = True
-    context_window: int | None = Field(default=None, ge=0)
-    profile: ProfileKind = "throughput"
-    rate: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    concurrency: int | None = Field(default=None, gt=0)
-    sweep_rates: int = Field(default=5, gt=0)
-    sweep_concurrency: tuple[int, ...] = ()
-    burstiness: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    ramp_up: RampCurve | None = None
-    ramp_up_start_rate: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    ramp_up_end_rate: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    trace: Path | None = None
-    replay_speed: float = Field(default=1.0, gt=0)
-    capacity_slos: tuple[str, ...] = ()
-    capacity_axis: CapacityAxis = "rate"
-    capacity_arrivals: str = "constant"
-    capacity_start: float | None = None
-    capacity_growth: float = 2.0
-    capacity_precision: float = 0.05
-    capacity_confidence: float = 0.95
-    capacity_max_lengthening: int = 4
-    capacity_step_s: float = 10.0
-    capacity_budget_s: float | None = None
-    trace_block_tokens: int = Field(default=512, gt=0, le=MAX_TOKENS_PER_REQUEST)
-    processes: int | None = Field(default=None, gt=0)
-    engine: Literal["local", "ray"] = "local"
-    ray_address: str | None = None
-    ray_workers: int | None = Field(default=None, gt=0)
-    max_seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False, le=MAX_DURATION_S)
-    max_requests: int | None = Field(default=None, gt=0)
-    max_errors: int | None = Field(default=None, gt=0)
-    stop_error_rate: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
-    warmup_seconds: float = Field(default=0.0, ge=0, allow_inf_nan=False, le=MAX_DURATION_S)
-    cooldown_seconds: float = Field(default=0.0, ge=0, allow_inf_nan=False, le=MAX_DURATION_S)
-    data: Path | None = None
-    data_columns: dict[str, str] = {}
-    data_cycle: bool = False
-    multi_turn: bool = False
-    turns: int = Field(default=1, ge=1, le=MAX_TURNS)
-    think_time_ms: float = Field(default=0.0, ge=0)
-    prompt_tokens: str = "256"
-    output_tokens: str = "128"
-    documents: int = Field(default=8, ge=1, le=100_000)
-    document_tokens: str = "128"
-    shared_prefix_tokens: int = Field(default=0, ge=0)
-    images: str = "0"
-    image_size: str = "512x512"
-    image_format: Literal["png", "jpeg"] = "png"
-    audio_seconds: float = Field(default=0.0, ge=0, le=3600, allow_inf_nan=False)
-    tokenizer: str | None = None
-    stream: bool = True
-    ignore_eos: bool = False
-    continuous_usage_stats: bool = False
-    seed: int = 42
-    temperature: float | None = Field(default=None, ge=0)
-    top_p: float | None = Field(default=None, gt=0, le=1)
-    stop: tuple[str, ...] = ()
-    request_seed: int | None = None
-    extra_body: dict[str, JsonValue] = {}
-    validators: tuple[str, ...] = ()
-    default_validators: bool = True
-    strict: bool = False
-    allow_missing_done: bool = False
-    max_error_rate: float = Field(default=DEFAULT_MAX_ERROR_RATE, ge=0, le=1, allow_inf_nan=False)
-    max_not_sent_rate: float = Field(
-        default=DEFAULT_MAX_NOT_SENT_RATE, ge=0, le=1, allow_inf_nan=False
-    )
-    slo: dict[str, float] = {}
-    timeout_connect: float = Field(default=10.0, gt=0, allow_inf_nan=False, le=MAX_DURATION_S)
-    timeout_first_token: float = Field(default=60.0, gt=0, allow_inf_nan=False, le=MAX_DURATION_S)
-    timeout_idle: float = Field(default=30.0, gt=0, allow_inf_nan=False, le=MAX_DURATION_S)
-    timeout_total: float = Field(default=600.0, gt=0, allow_inf_nan=False, le=MAX_DURATION_S)
-    max_response_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
-    output_dir: Path | None = None
-    mock_workers: int = Field(default=1, gt=0)
-    mock_ttft_ms: float = Field(default=40.0, ge=0, allow_inf_nan=False, le=MAX_DURATION_S * 1000)
-    mock_itl_ms: float = Field(default=8.0, ge=0, allow_inf_nan=False, le=MAX_DURATION_S * 1000)
-    mock_faults: dict[str, float] = {}
-    mock_record_requests: Path | None = None
-    mock_slots: int | None = None
-    mock_tokens_per_s: float | None = None
-    mock_fault_past: int | None = None
-    mock_load_fault: str = "empty"
-    server_metrics: str | None = None
-    server_metrics_interval: float = Field(default=1.0, gt=0, le=3600)
-    # What the run used beyond its settings.
-    resolved_target: str | None = None
-    resolved_model: str | None = None
-    validator_chain: str | None = None
-    constraints: EchoedConstraints | None = None
-    interrupted: bool = False
-    degraded: bool = False
-    revalidated_at: str | None = None
-
-    @field_serializer("headers")
-    def _mask_secret_headers(self, value: dict[str, str]) -> dict[str, str]:
-        return mask_headers(value, self.secret_headers)
-
-    @field_serializer("target")
-    def _mask_url_password(self, value: str | None) -> str | None:
-        return None if value is None else mask_url(value)
-
-    def revalidated(self, *, validator_chain: str, at: str, max_error_rate: float) -> RunEcho:
-        """The echo of the same run judged again by `assay revalidate` at `at` (ISO 8601).
-
-        >>> again = RunEcho().revalidated(validator_chain="strict", at="2026", max_error_rate=0.1)
-        >>> again.validator_chain, again.revalidated_at, again.max_error_rate
-        ('strict', '2026', 0.1)
-        """
-        update = {
-            "validator_chain": validator_chain,
-            "revalidated_at": at,
-            "max_error_rate": max_error_rate,
-        }
-        echo = self.model_copy(update=update)
-        echo._kept_as_written = {
-            key: value for key, value in self._kept_as_written.items() if key not in update
-        }
-        return echo
-
-    def __getitem__(self, key: str) -> JsonValue:
-        """The JSON value report.json holds under `key` (KeyError when it holds none)."""
-        written: dict[str, JsonValue] = self.model_dump(mode="json")
-        return written[key]
+def settings_model(root: type[BaseModel]) -> type[BaseModel]:
+    """A stored echo (`_AsWritten`) with a field for every flat key of `root`, in `FLAT_KEYS`
+    order: the field of its place in `root`'s sections, so a new setting needs none of its own.
+    A profile's parameter is the first profile's that has it, optional (default None) where
+    that profile requires it: a run of another profile echoes it all the same."""
+    fields: dict[str, Any] = {}
+    for key in FLAT_KEYS:
+        info = next(filter(None, (_field_at(root, path) for path in places_of(key))))
+        if not info.is_required():
+            fields[key] = (info.annotation, info)
+            continue
+        # Its bounds on the field (they then hold for a value, not for None), its validators
+        # on the value.
+        bounds = [item for item in info.metadata if isinstance(item, BaseMetadata)]
+        checks = [item for item in info.metadata if not isinstance(item, BaseMetadata)]
+        value: Any = Annotated[(info.annotation, *checks)] if checks else info.annotation
+        fields[key] = (Annotated[(value | None, *bounds)] if bounds else value | None, None)
+    # Any profile's kind, by default the default profile's.
+    fields["profile"] = (ProfileKind, root.model_fields["load"].default.kind)
+    return create_model("RunSettings", __base__=_AsWritten, **fields)
 
 
-__all__ = ["EchoedConstraints", "RunEcho", "echoed_fields"]
+def _field_at(model: Any, path: tuple[str, ...]) -> FieldInfo | None:
+    """The field at `path` below `model`, a model or a union of them (the first member's that
+    has it)."""
+    for member in get_args(model) if get_origin(model) is UnionType else (model,):
+        info: FieldInfo | None = member.model_fields.get(path[0])
+        if info is not None:
+            return info if len(path) == 1 else _field_at(info.annotation, path[1:])
+    return None
+
+
+__all__ = ["EchoedConstraints", "echoed_fields", "settings_model"]

@@ -146,78 +146,36 @@ class EndpointTraits:
 def _traits_of(endpoint: Endpoint) -> EndpointTraits:
     match endpoint:
         case Endpoint.completions:
-            return EndpointTraits(
-                path="/v1/completions",
-                carries=Carries.prompt,
-                answer=Answer.text,
-                streams=True,
-                terminal_marker="[DONE]",
-                streams_finish_reason=True,
-                takes_conversation=True,
-            )
+            return _streamed("/v1/completions", Carries.prompt, "[DONE]")
         case Endpoint.chat:
-            return EndpointTraits(
-                path="/v1/chat/completions",
-                carries=Carries.messages,
-                answer=Answer.text,
-                streams=True,
-                terminal_marker="[DONE]",
-                streams_finish_reason=True,
-                takes_conversation=True,
-            )
+            return _streamed("/v1/chat/completions", Carries.messages, "[DONE]")
         case Endpoint.responses:
-            return EndpointTraits(
-                path="/v1/responses",
-                carries=Carries.prompt,
-                answer=Answer.text,
-                streams=True,
-                terminal_marker="response.completed",
-                streams_finish_reason=False,
-                takes_conversation=True,
-            )
+            return _streamed("/v1/responses", Carries.prompt, "response.completed", reason=False)
         case Endpoint.embeddings:
-            return EndpointTraits(
-                path="/v1/embeddings",
-                carries=Carries.inputs,
-                answer=Answer.vectors,
-                streams=False,
-                terminal_marker=None,
-                streams_finish_reason=False,
-                takes_conversation=False,
-            )
+            return _answered_whole("/v1/embeddings", Carries.inputs, Answer.vectors)
         case Endpoint.rerank:
-            return EndpointTraits(
-                path="/v1/rerank",
-                carries=Carries.documents,
-                answer=Answer.scores,
-                streams=False,
-                terminal_marker=None,
-                streams_finish_reason=False,
-                takes_conversation=False,
-            )
+            return _answered_whole("/v1/rerank", Carries.documents, Answer.scores)
         case Endpoint.score:
-            return EndpointTraits(
-                path="/v1/score",
-                carries=Carries.documents,
-                answer=Answer.scores,
-                streams=False,
-                terminal_marker=None,
-                streams_finish_reason=False,
-                takes_conversation=False,
-            )
+            return _answered_whole("/v1/score", Carries.documents, Answer.scores)
         case Endpoint.transcriptions:
             # vLLM's stream is `transcription.chunk` objects ended by `[DONE]` (a finish_reason
             # on the last choice); OpenAI's is `transcript.text.delta` events ended by
             # `transcript.text.done`, with no finish_reason: neither is required of a stream.
-            return EndpointTraits(
-                path="/v1/audio/transcriptions",
-                carries=Carries.audio,
-                answer=Answer.text,
-                streams=True,
-                terminal_marker="[DONE]",
-                streams_finish_reason=False,
-                takes_conversation=False,
-            )
+            path = "/v1/audio/transcriptions"
+            return _streamed(path, Carries.audio, "[DONE]", reason=False, conversation=False)
+
+
+def _streamed(
+    path: str, carries: Carries, marker: str, *, reason: bool = True, conversation: bool = True
+) -> EndpointTraits:
+    """An endpoint whose text answer may stream, ended by `marker`, with a finish_reason
+    (`reason`) and taking a conversation (`conversation`) unless told otherwise."""
+    return EndpointTraits(path, carries, Answer.text, True, marker, reason, conversation)
+
+
+def _answered_whole(path: str, carries: Carries, answer: Answer) -> EndpointTraits:
+    """An endpoint that never streams and takes no conversation."""
+    return EndpointTraits(path, carries, answer, False, None, False, False)
 
 
 _TRAITS: Final = {endpoint: _traits_of(endpoint) for endpoint in Endpoint}

@@ -18,10 +18,6 @@ from assay.spec.load import (
     RateRamp,
 )
 
-# The capacity search's parameters (`--capacity-<name>`).
-_CAPACITY: Final = ("slos", "axis", "arrivals", "start", "growth", "precision", "confidence")
-_CAPACITY_MORE: Final = ("max_lengthening", "step_s", "budget_s")
-
 
 def _keys(section: str, *names: str) -> dict[str, tuple[str, ...]]:
     return {name: (section, name) for name in names}
@@ -31,7 +27,14 @@ def _timeouts(*names: str) -> dict[str, tuple[str, ...]]:
     return {f"timeout_{name}": ("target", "timeouts", f"{name}_s") for name in names}
 
 
-FLAT_KEYS: Final[dict[str, tuple[str, ...]]] = {
+# The profiles of the union, by kind.
+_MEMBERS: Final[dict[str, type[BaseModel]]] = {
+    typing.get_args(member.model_fields["kind"].annotation)[0]: member
+    for member in typing.get_args(typing.get_args(Profile)[0])
+}
+
+
+_LISTED: Final[dict[str, tuple[str, ...]]] = {
     "target": ("target", "url"),
     **_keys("target", "endpoint", "model", "api_key_env", "headers", "secret_headers"),
     **_keys("target", "request_id_header", "trace_context", "trace_sample", "insecure"),
@@ -48,7 +51,6 @@ FLAT_KEYS: Final[dict[str, tuple[str, ...]]] = {
     "ramp_up_end_rate": ("load", "ramp", "end_rate"),
     "trace": ("source", "trace"),
     "replay_speed": ("load", "speed"),
-    **{f"capacity_{name}": ("load", name) for name in (*_CAPACITY, *_CAPACITY_MORE)},
     "trace_block_tokens": ("source", "trace_block_tokens"),
     "processes": ("engine", "processes"),
     "engine": ("engine", "kind"),
@@ -77,6 +79,24 @@ FLAT_KEYS: Final[dict[str, tuple[str, ...]]] = {
     "server_metrics": ("server_metrics", "url"),
     "server_metrics_interval": ("server_metrics", "interval"),
 }
+
+# The load fields the table routes otherwise: the run's seed, and `concurrency`'s.
+_ROUTED_ELSEWHERE: Final = ("seed", "streams", "max_concurrency")
+
+
+def _profile_parameters() -> dict[str, tuple[str, ...]]:
+    """The flat key of every profile parameter the table does not name: `<kind>_<name>` (a
+    `burst` profile's `size` is `burst_size`), so a new profile's parameter needs no row."""
+    named = {path[1] for path in _LISTED.values() if path[0] == "load"}
+    return {
+        f"{kind}_{name}": ("load", name)
+        for kind, member in _MEMBERS.items()
+        for name in member.model_fields
+        if name not in named and name not in _ROUTED_ELSEWHERE
+    }
+
+
+FLAT_KEYS: Final = {**_LISTED, **_profile_parameters()}
 """Every flat key, in the order report.json writes them, with its place in the sections."""
 
 SECTIONS: Final = tuple(dict.fromkeys(path[0] for path in FLAT_KEYS.values()))
@@ -84,9 +104,13 @@ SECTIONS: Final = tuple(dict.fromkeys(path[0] for path in FLAT_KEYS.values()))
 
 _PATHS: Final = {path: key for key, path in FLAT_KEYS.items()}
 
-# The keys whose flag is not simply the key with dashes.
+# The keys whose flag is not simply the key with dashes (tests/cli/test_run_flags.py holds
+# them to `assay run`'s rows).
 _FLAGS: Final = {
     "headers": "--header",
+    "secret_headers": "--secret-header",
+    "probe": "--no-probe",
+    "data_columns": "--data-column",
     "validators": "--validator",
     "default_validators": "--no-default-validators",
     "mock_faults": "--mock-fault",
@@ -100,13 +124,6 @@ def flag_of(key: str) -> str:
     ('--output-tokens', '--mock-fault')
     """
     return _FLAGS.get(key, f"--{key.replace('_', '-')}")
-
-
-# The profiles of the union, by kind.
-_MEMBERS: Final[dict[str, type[BaseModel]]] = {
-    typing.get_args(member.model_fields["kind"].annotation)[0]: member
-    for member in typing.get_args(typing.get_args(Profile)[0])
-}
 
 
 def _is_kind(name: str) -> TypeGuard[ProfileKind]:
@@ -252,6 +269,16 @@ def flattened(sections: Mapping[str, Any]) -> dict[str, Any]:
 _MISSING: Final = object()
 
 
+def places_of(key: str) -> list[tuple[str, ...]]:
+    """Where the flat key `key` lives in the sections (`concurrency`: also a profile's
+    `streams` or `max_concurrency`).
+
+    >>> places_of("concurrency")[1:]
+    [('load', 'streams'), ('load', 'max_concurrency')]
+    """
+    return [FLAT_KEYS[key], *(path for path, name in _LOAD_KEYS.items() if name == key)]
+
+
 def flat_loc(loc: tuple[int | str, ...]) -> tuple[str | None, str]:
     """The flat key of a validation error's location inside the sections (None when the error
     is a whole section's), and the rest of the location (`.0` for a list's first item)."""
@@ -280,5 +307,6 @@ __all__ = [
     "flat_loc",
     "flattened",
     "kinds_with",
+    "places_of",
     "sectioned",
 ]

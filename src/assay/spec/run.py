@@ -12,16 +12,16 @@ import typing
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, JsonValue, field_serializer, model_validator
 
 from assay.spec.capacity import Capacity, slos_fit
 from assay.spec.constraints import Constraints
-from assay.spec.echo import RunEcho, echoed_fields
+from assay.spec.echo import EchoedConstraints, _AsWritten, echoed_fields, settings_model
 from assay.spec.endpoint import Answer, Carries, Endpoint, EndpointTraits
 from assay.spec.flat import FLAT_KEYS, flag_of, flattened, sectioned
-from assay.spec.load import Profile, Replay, Throughput, most_in_flight
+from assay.spec.load import Profile, ProfileKind, Replay, Throughput, most_in_flight
 from assay.spec.sections import (
     IMAGE_FIELDS,
     Engine,
@@ -32,7 +32,7 @@ from assay.spec.sections import (
     Source,
     Validation,
 )
-from assay.spec.target import Target, Timeouts, mask_url
+from assay.spec.target import Target, Timeouts, mask_headers, mask_url
 
 DEFAULT_MAX_SECONDS: Final = 10.0
 """How long each step of a run runs when nothing else bounds it (no limit, data or trace)."""
@@ -155,6 +155,91 @@ class RunConfig(BaseModel):
                 "degraded": degraded,
             }
         )
+
+
+if TYPE_CHECKING:  # typed: the settings RunEcho names; echo["key"] reads any
+
+    class _Settings(_AsWritten):
+        """Every flat key's field, derived from the sections (`settings_model`)."""
+
+else:
+    _Settings = settings_model(RunConfig)
+
+
+def _setting(key: str) -> Any:
+    """The field of the flat key `key`, as `settings_model` derived it."""
+    return _Settings.model_fields[key]
+
+
+class RunEcho(_Settings):
+    """The run's settings as report.json keeps them (`run_config`): what the run used.
+
+    Beside the settings (with `concurrency`, `mock_faults` and `processes` the effective ones):
+    the target and model it resolved, the validator chain, the constraints in force, and
+    whether it was interrupted or degraded; `revalidated_at` when `assay revalidate` wrote it.
+    `echo["key"]` gives the JSON value under a key, for code written when this was a dict.
+    """
+
+    # The settings code reads by name, typed; every other flat key is a field all the same
+    # (`settings_model`: the field of its place in the sections, in `FLAT_KEYS` order).
+    target: str | None = _setting("target")
+    endpoint: Endpoint = _setting("endpoint")
+    model: str | None = _setting("model")
+    headers: dict[str, str] = _setting("headers")
+    secret_headers: tuple[str, ...] = _setting("secret_headers")
+    profile: ProfileKind = _setting("profile")
+    concurrency: int | None = _setting("concurrency")
+    data: Path | None = _setting("data")
+    prompt_tokens: str = _setting("prompt_tokens")
+    output_tokens: str = _setting("output_tokens")
+    shared_prefix_tokens: int = _setting("shared_prefix_tokens")
+    tokenizer: str | None = _setting("tokenizer")
+    stream: bool = _setting("stream")
+    ignore_eos: bool = _setting("ignore_eos")
+    seed: int = _setting("seed")
+    max_error_rate: float = _setting("max_error_rate")
+    max_not_sent_rate: float = _setting("max_not_sent_rate")
+    slo: dict[str, float] = _setting("slo")
+    mock_faults: dict[str, float] = _setting("mock_faults")
+    # What the run used beyond its settings.
+    resolved_target: str | None = None
+    resolved_model: str | None = None
+    validator_chain: str | None = None
+    constraints: EchoedConstraints | None = None
+    interrupted: bool = False
+    degraded: bool = False
+    revalidated_at: str | None = None
+
+    @field_serializer("headers")
+    def _mask_secret_headers(self, value: dict[str, str]) -> dict[str, str]:
+        return mask_headers(value, self.secret_headers)
+
+    @field_serializer("target")
+    def _mask_url_password(self, value: str | None) -> str | None:
+        return None if value is None else mask_url(value)
+
+    def revalidated(self, *, validator_chain: str, at: str, max_error_rate: float) -> RunEcho:
+        """The echo of the same run judged again by `assay revalidate` at `at` (ISO 8601).
+
+        >>> again = RunEcho().revalidated(validator_chain="strict", at="2026", max_error_rate=0.1)
+        >>> again.validator_chain, again.revalidated_at, again.max_error_rate
+        ('strict', '2026', 0.1)
+        """
+        update = {
+            "validator_chain": validator_chain,
+            "revalidated_at": at,
+            "max_error_rate": max_error_rate,
+        }
+        echo = self.model_copy(update=update)
+        echo._kept_as_written = {
+            key: value for key, value in self._kept_as_written.items() if key not in update
+        }
+        return echo
+
+    def __getitem__(self, key: str) -> JsonValue:
+        """The JSON value report.json holds under `key` (KeyError when it holds none)."""
+        written: dict[str, JsonValue] = self.model_dump(mode="json")
+        return written[key]
 
 
 def _mock_needs_no_target(config: RunConfig) -> str | None:
