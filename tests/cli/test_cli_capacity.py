@@ -55,7 +55,7 @@ def test_capacity_of_40_slots_is_bracketed_in_two_processes(tmp_path: Path) -> N
     result = run_assay(
         "run", *FINITE_MOCK, "--output-dir", run_dir, "--processes", "2",
         "--profile", "capacity", "--slo", "ttft_ms=520@p90", "--capacity-step-s", "3",
-        "--capacity-start", "20", "--capacity-precision", "10%", "--max-seconds", "60",
+        "--capacity-start", "25", "--capacity-precision", "10%", "--max-seconds", "60",
         timeout_s=120,
     )  # fmt: skip
     assert result.exit_code == 0, result.stdout + result.stderr

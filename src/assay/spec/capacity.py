@@ -12,7 +12,14 @@ import math
 import re
 from typing import Final, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from assay.spec.constraints import Constraints
 from assay.spec.limits import MAX_DURATION_S, MAX_RATE, MIN_RATE
@@ -44,18 +51,25 @@ class SloTarget(BaseModel):
     @classmethod
     def parse(cls, text: str) -> SloTarget:
         """`FIGURE=MS[@pXX]`; malformed text raises `ValueError` naming what is wrong."""
-        match = _SLO_TEXT.match(text)
+        return cls.model_validate(text)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, value: object) -> object:
+        """An SLO given as its text (a flag's, a config file's, report.json's form)."""
+        if not isinstance(value, str):
+            return value
+        match = _SLO_TEXT.match(value)
         if match is None:
-            raise ValueError(f"{text!r} is not FIGURE=MS[@pXX] (e.g. ttft_ms=500@p99)")
+            raise ValueError(f"{value!r} is not FIGURE=MS[@pXX] (e.g. ttft_ms=500@p99)")
         figure, limit, percentile = match.groups()
         try:
-            limit_ms = float(limit)
-            fields: dict[str, object] = {"figure": figure.lower(), "limit_ms": limit_ms}
+            fields: dict[str, object] = {"figure": figure.lower(), "limit_ms": float(limit)}
             if percentile is not None:
                 fields["percentile"] = float(percentile)
         except ValueError:
-            raise ValueError(f"{text!r}: the limit and the percentile are numbers") from None
-        return cls.model_validate(fields)
+            raise ValueError(f"{value!r}: the limit and the percentile are numbers") from None
+        return fields
 
     @property
     def allowed_miss_fraction(self) -> float:
@@ -109,9 +123,7 @@ class Capacity(BaseModel):
     def _slos_from_text(cls, value: object) -> object:
         """SLOs as `ttft_ms=500@p99` text (a flag's form) or mappings (a config file's)."""
         if isinstance(value, str):
-            value = [part for part in value.split(",") if part.strip()]
-        if isinstance(value, list | tuple):
-            return tuple(SloTarget.parse(v) if isinstance(v, str) else v for v in value)
+            return [part for part in value.split(",") if part.strip()]
         return value
 
     @field_validator("slos")
