@@ -72,7 +72,8 @@ def install(answer: bytes) -> None:
         ) -> Result[GenerationResponse, UnusableResponse]:
             clock = self._clock
             exchange.send_ns = clock.now_ns()
-            self._request_headers(request, exchange, content_type)
+            headers = self._request_headers(request, exchange)
+            self._prepared.build(request.endpoint, body, headers, content_type)
             await asyncio.sleep(0)  # the answer's head
             exchange.first_byte_ns = clock.now_ns()
             exchange.http_status = 200

@@ -8,12 +8,15 @@ the existing page, so what a person wrote survives a re-run.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from perf.targets import evaluate, format_value
 
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "performance.md"
+# The figures of `python -m perf.rust_peer --write-doc`, the page's first table.
+RUST_PEER_PATH = Path(__file__).resolve().parent / "results" / "rust_peer.json"
 NOTES_BEGIN = "<!-- notes: kept when the doc is regenerated -->"
 NOTES_END = "<!-- end of notes -->"
 
@@ -73,6 +76,63 @@ def _targets_table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def rust_peer_table(figures: dict[str, Any]) -> str:
+    """The table of `perf.rust_peer`'s figures the page leads with."""
+    names = {
+        "vllm_rs": "vLLM's Rust client (`vllm-rs bench serve`)",
+        "bare_aiohttp_loop": "bare aiohttp loop (uvloop)",
+        "assay_default": "**assay, default processes**",
+        "assay_processes_1": "**assay `--processes 1`**",
+        "assay_free_transport": "assay `--processes 1`, a transport that sends nothing",
+    }
+    lines = ["| client | served req/s | client CPU µs per request |", "|---|---|---|"]
+    for name, label in names.items():
+        figure = figures["summary"][name]
+        lines.append(
+            f"| {label} | {_span(figure['requests_per_s'], ',.0f')} "
+            f"| {_span(figure['cpu_us_per_request'], '.0f')} |"
+        )
+    return "\n".join(lines)
+
+
+def _span(values: list[float | None], spec: str) -> str:
+    known = [value for value in values if value is not None]
+    if not known:
+        return "n/a"
+    low, high = min(known), max(known)
+    return format(low, spec) if low == high else f"{format(low, spec)}-{format(high, spec)}"
+
+
+def _rust_peer_lines() -> list[str]:
+    """The side-by-side table with vLLM's Rust client, from `python -m perf.rust_peer`."""
+    if not RUST_PEER_PATH.exists():
+        return []
+    figures = json.loads(RUST_PEER_PATH.read_text())
+    ratios = figures["ratios"]
+    return [
+        "## Beside vLLM's Rust client",
+        "",
+        f"One run of `{figures['command']}` ({figures['date']}): every client against one "
+        f"`assay mock --workers 1`, {len(figures['runs'])} alternating cycles, streamed chat, "
+        f"{figures['prompt_tokens']}-token prompts, {figures['output_tokens']} output tokens, "
+        f"{figures['concurrency']} requests at once. CPU µs per request is the client's process "
+        "CPU time over the requests it completed (the difference of a long and a short run); "
+        "ranges span the cycles.",
+        "",
+        rust_peer_table(figures),
+        "",
+        f"Ratios (medians): assay default req/s / Rust client's "
+        f"**{ratios['default_rate_over_rust']}** (target >= 0.95); assay `--processes 1` CPU per "
+        f"request / Rust client's **{ratios['processes_1_cpu_over_rust']}** (target <= 1.5); "
+        f"free transport / bare loop **{ratios['free_transport_cpu_over_bare_loop']}**. "
+        f"The machine was shared: besides these runs it was busy for "
+        f"{figures['other_load_cores']} of its {figures['cores']} cores on average "
+        f"(load average {figures['load_average_before'][0]} at the start), which lowers the "
+        "req/s figures far more than the CPU ones.",
+        "",
+    ]
+
+
 def render(results: dict[str, Any], notes: str) -> str:
     """The whole page for `results`, with `notes` placed between the notes markers."""
     missed = [entry["figure"] for entry in evaluate(results) if entry["status"] == "missed"]
@@ -89,6 +149,7 @@ def render(results: dict[str, Any], notes: str) -> str:
             "",
             f"Machine: {_machine_line(results)} The mock shares the cores with the client.",
             "",
+            *_rust_peer_lines(),
             "## Beside a peer",
             "",
             *_side_by_side_lines(results),

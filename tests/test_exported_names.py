@@ -60,6 +60,17 @@ EXPORTED: dict[str, list[str]] = {
         "wait_until_ready",
         "wire_request_id",
     ],
+    "assay.backend.h1": [
+        "ConnectFailure",
+        "FaultKind",
+        "H1Connection",
+        "H1Pool",
+        "PreparedRequests",
+        "ResponseReader",
+        "WireFault",
+        "proxy_for",
+        "refuse_proxy",
+    ],
     "assay.benchmark": [
         "ChainSpec",
         "RunOutcome",

@@ -1,4 +1,8 @@
-"""The HTTP backend: one aiohttp session per process that turns a request into a `Result`.
+"""The HTTP backend: assay's own HTTP/1.1 transport turns a request into a `Result`.
+
+Requests go out as prepared bytes over a pool of kept-alive connections (`assay.backend.h1`),
+and each read of the answer goes straight to the SSE parser or the body it belongs to
+(`assay.backend.answer_reader`). aiohttp serves only the side requests (the model list).
 
 `resolve` never raises for anything the network or the server does: refused connections,
 deadlines, error statuses, dropped connections and odd bodies all come back as
@@ -8,14 +12,21 @@ deadlines, error statuses, dropped connections and odd bodies all come back as
 from __future__ import annotations
 
 import asyncio
+import functools
 import ssl
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import aiohttp
 from returns.result import Failure, Result
-from yarl import URL
 
+from assay.backend.answer_reader import (
+    ERROR_BODY_LIMIT,
+    READ_HEADERS,
+    AnswerReader,
+    Mode,
+    Stop,
+)
 from assay.backend.deadlines import DeadlineWatch
 from assay.backend.exchange import Exchange, wire_request_id
 from assay.backend.faults import (
@@ -26,67 +37,59 @@ from assay.backend.faults import (
     malformed_fault,
     too_large_fault,
 )
+from assay.backend.h1.connection import FaultKind, H1Connection, WireFault
+from assay.backend.h1.pool import ConnectFailure, H1Pool
+from assay.backend.h1.proxy import refuse_proxy
+from assay.backend.h1.request import PreparedRequests
 from assay.backend.model_list import fetch_served_models
-from assay.backend.received import EVENT_STREAM, cap_partial, compile_whole_body
+from assay.backend.received import cap_partial, compile_whole_body
 from assay.backend.served_models import ServedModel
 from assay.backend.settings import DEFAULT_REQUEST_ID_HEADER, BackendSettings
-from assay.backend.transport_errors import (
-    connect_reason,
-    drop_detail,
-    is_short_body,
-    parse_problem,
-    tls_failure,
-)
 from assay.core.clock import Clock
 from assay.core.diagnostics import DiagnosticCode, Evidence, UnusableResponse, cap_excerpt
 from assay.core.request import GenerationRequest
 from assay.core.response import ID_LIMIT, GenerationResponse, SentBody
 from assay.errors import ServerNotReady
 from assay.handlers import handler_for
-from assay.handlers.base import (
-    EndpointHandler,
-    SseEvent,
-    SseFrame,
-    StreamAccumulator,
-)
+from assay.handlers.base import EndpointHandler
 from assay.handlers.by_endpoint import encoded_body
-from assay.handlers.sse import SseParser
 from assay.handlers.wire import ask_continuous_usage
-from assay.spec.endpoint import Endpoint
 
-_ERROR_BODY_LIMIT = 64 * 1024
 # How long the rest of a body may take after `[DONE]` or the terminal event: a server that ends
 # the body at once gives the connection back to the pool; one that holds it open is cut, and its
 # answer still ends at the terminal marker.
 _AFTER_TERMINAL_S = 0.25
 _USER_AGENT = "assay"
 _TRACEPARENT = "traceparent"
-_EVENT_STREAM_PARAMETERS = EVENT_STREAM + ";"
 
 
 class Backend:
     """Sends generation requests to one OpenAI-compatible server over a shared session.
 
-    Open it with `open_backend`; the session, its connection pool and its DNS cache live as long
-    as the `async with` block. Every credential the settings hold is redacted from what a
-    request produces before anyone else sees it (see `assay.backend.redaction`).
+    Open it with `open_backend`; the connection pool lives as long as the `async with` block.
+    Every credential the settings hold is redacted from what a request produces before anyone
+    else sees it (see `assay.backend.redaction`).
     """
 
     def __init__(
-        self, settings: BackendSettings, clock: Clock, session: aiohttp.ClientSession
+        self,
+        settings: BackendSettings,
+        clock: Clock,
+        session: aiohttp.ClientSession,
+        pool: H1Pool,
+        prepared: PreparedRequests,
     ) -> None:
         self.settings = settings
         self._clock = clock
         self._session = session
+        self._pool = pool
+        self._prepared = prepared
         self._loop = asyncio.get_running_loop()
         self._redactor = settings.redactor()
-        # Parsed once: yarl URLs are immutable, and parsing per request costs a few µs.
-        root = settings.request_root
-        self._urls = {endpoint: URL(root + endpoint.path) for endpoint in Endpoint}
         self._id_header = settings.request_id_header
-        # The header an echo is read from: the one sent, else the usual one (a server may
-        # still name its own id there).
-        self._echo_header = settings.request_id_header or DEFAULT_REQUEST_ID_HEADER
+        # The header an echo is read from (heads are read with lower-case names): the one sent,
+        # else the usual one (a server may still name its own id there).
+        self._echo_header = (settings.request_id_header or DEFAULT_REQUEST_ID_HEADER).lower()
         self._trace = settings.trace_context
 
     async def resolve(
@@ -148,7 +151,7 @@ class Backend:
                 finally:
                     watch.stop()
         except TimeoutError:
-            # Only the deadline scope raises here: `_exchange` turns aiohttp's own timeouts
+            # Only the deadline scope raises here: `_exchange` turns the connect deadline
             # into values before they can escape.
             accumulator = exchange.accumulator
             if accumulator is not None and accumulator.ended and not accumulator.failed:
@@ -168,31 +171,27 @@ class Backend:
             return Failure(self._deadline_fault(code, exchange))
 
     def _request_headers(
-        self, request: GenerationRequest, exchange: Exchange, content_type: str | None
-    ) -> dict[str, str] | None:
-        """The request's own headers (its id, its trace context, the Content-Type of a body
-        that is not JSON), noted on `exchange`."""
-        headers: dict[str, str] | None = None
+        self, request: GenerationRequest, exchange: Exchange
+    ) -> list[tuple[str, str]] | None:
+        """The request's own headers (its id, its trace context), noted on `exchange`."""
+        headers: list[tuple[str, str]] | None = None
         name = self._id_header
         if name is not None:
             sent = exchange.sent = wire_request_id(request.request_id)
             exchange.sent_header = name
-            headers = {name: sent}
+            headers = [(name, sent)]
         trace = self._trace
         if trace is not None:
             parent = exchange.traceparent = trace.traceparent(request.request_id)
             if headers is None:
-                headers = {_TRACEPARENT: parent}
+                headers = [(_TRACEPARENT, parent)]
             else:
-                headers[_TRACEPARENT] = parent
-        if content_type is not None:
-            # A body that is not JSON (a multipart upload) says so over the session's default.
-            headers = {**(headers or {}), "Content-Type": content_type}
+                headers.append((_TRACEPARENT, parent))
         return headers
 
-    def _note_echo(self, response: aiohttp.ClientResponse, exchange: Exchange) -> None:
+    def _note_echo(self, headers: dict[str, str], exchange: Exchange) -> None:
         """Keep the request id the server answered with, capped and cleaned like server text."""
-        echoed = response.headers.get(self._echo_header)
+        echoed = headers.get(self._echo_header)
         if echoed is None:
             return
         try:
@@ -212,202 +211,135 @@ class Backend:
         exchange: Exchange,
         watch: DeadlineWatch,
     ) -> Result[GenerationResponse, UnusableResponse]:
-        clock = self._clock
-        exchange.send_ns = clock.now_ns()
-        try:
-            response = await self._session.post(
-                self._urls[request.endpoint],
-                data=body,
-                headers=self._request_headers(request, exchange, content_type),
-                allow_redirects=False,
-            )
-        except aiohttp.ClientResponseError as error:
-            # The answer arrived but its head or first body bytes cannot be read.
-            return Failure(self._unreadable_fault(error, exchange))
-        except aiohttp.ClientError as error:
-            return Failure(self._connect_fault(error))
-        except OSError as error:
-            return Failure(connect_fault(f"connection failed: {error}", self._redactor))
-
-        async with response:
-            exchange.first_byte_ns = clock.now_ns()
-            status = exchange.http_status = response.status
-            self._note_echo(response, exchange)
-            if not 200 <= status < 300:
-                exchange.reason = response.reason
-                # No token will come; only the idle and total deadlines bound the error body.
-                watch.token_seen = True
-                received = await self._read_capped(response, exchange, watch)
-                return Failure(
-                    http_status_fault(
-                        status, response.reason, request.endpoint.path, received, self._redactor
-                    )
-                )
-            content_type = response.headers.get("Content-Type")
-            if _is_event_stream(content_type) or response.content_type == EVENT_STREAM:
-                return await self._read_stream(request, handler, response, exchange, watch)
+        pool = self._pool
+        exchange.send_ns = self._clock.now_ns()
+        data = self._prepared.build(
+            request.endpoint, body, self._request_headers(request, exchange), content_type
+        )
+        connection = pool.take()
+        if connection is None:
             try:
-                whole = await self._read_all(response, exchange, watch)
-            except (aiohttp.ClientError, OSError) as error:
-                return Failure(self._read_fault(error, exchange))
-            if whole is None:
-                return Failure(self._too_large_fault("the body", exchange))
-            watch.token_seen = True
-            if self._redactor.active:
-                # Before the handler reads it: no excerpt it caps can hold half a secret.
-                whole = self._redactor.clean_bytes(whole)
-            return compile_whole_body(
-                request,
-                handler,
-                whole,
-                content_type,
-                exchange.transfer(clock.now_ns()),
-                self._redactor,
-            )
+                connection = await pool.acquire()
+            except ConnectFailure as failure:
+                return Failure(self._connect_fault(failure))
+        reader = AnswerReader(
+            request,
+            handler,
+            exchange,
+            watch,
+            limit=self.settings.max_response_bytes,
+            clean=self._redactor.clean_bytes if self._redactor.active else None,
+            echo=self._note_echo,
+            loop=self._loop,
+        )
+        try:
+            await connection.request(data, reader)
+            if reader.mode is Mode.stream and reader.stop is None:
+                await _drain_after_terminal(connection, reader)
+        except WireFault as fault:
+            return Failure(self._wire_fault(fault, exchange))
+        finally:
+            pool.release(connection)
+        return self._compiled(request, handler, reader, connection.complete)
 
-    async def _read_stream(
+    def _compiled(
         self,
         request: GenerationRequest,
         handler: EndpointHandler,
-        response: aiohttp.ClientResponse,
-        exchange: Exchange,
-        watch: DeadlineWatch,
+        reader: AnswerReader,
+        complete: bool,
     ) -> Result[GenerationResponse, UnusableResponse]:
-        clock = self._clock
-        loop = self._loop
-        accumulator = handler.open_accumulator(request, exchange.send_ns)
-        exchange.accumulator = watch.accumulator = accumulator
-        parser = SseParser()
-        content = response.content
-        feed = accumulator.feed
-        # Secrets leave each event's data before the handler sees it (None: nothing to hide).
-        clean = self._redactor.clean_bytes if self._redactor.active else None
-        limit = self.settings.max_response_bytes
-        size = 0
-        try:
-            # The hot path: per chunk one read, two clock reads and the parser's own work.
-            while chunk := await content.readany():
-                received_ns = clock.now_ns()
-                watch.saw_bytes(loop.time())
-                frames = parser.feed(chunk)
-                if clean is not None:
-                    frames = _scrubbed(frames, clean)
-                for frame in frames:
-                    feed(frame, received_ns)
-                size += len(chunk)
-                if size > limit:
-                    # An endless stream, or one line that never ends (the parser holds it):
-                    # memory stays within the limit plus one read.
-                    response.close()
-                    return Failure(self._too_large_fault("the event stream", exchange))
-                if accumulator.failed:
-                    # A fatal fault is already recorded; the rest of the stream changes nothing.
-                    response.close()
-                    return accumulator.finish(exchange.transfer(clock.now_ns()))
+        """The answer `reader` has read: whole, cut at the terminal marker, or a fault."""
+        exchange = reader.exchange
+        now_ns = self._clock.now_ns()
+        match reader.stop:
+            case Stop.too_large:
+                what = "the event stream" if reader.mode is Mode.stream else "the body"
+                return Failure(self._too_large_fault(what, exchange))
+            case Stop.undecodable:
+                return Failure(self._malformed_fault(reader.problem, exchange))
+            case None:
+                pass
+        match reader.mode:
+            case Mode.error | Mode.waiting:
+                received = (exchange.received_bytes() or b"")[:ERROR_BODY_LIMIT]
+                return Failure(
+                    http_status_fault(
+                        exchange.http_status or 0,
+                        exchange.reason,
+                        request.endpoint.path,
+                        received,
+                        self._redactor,
+                    )
+                )
+            case Mode.stream:
+                accumulator = reader.accumulator
+                assert accumulator is not None  # set with Mode.stream
                 if accumulator.ended:
-                    # The answer ends at the terminal marker, whatever the server does next.
-                    exchange.terminal_ns = received_ns
-                    await _drain_after_terminal(response, parser, accumulator, received_ns)
-                    return accumulator.finish(exchange.transfer(received_ns))
-        except (aiohttp.ClientError, OSError) as error:
-            return Failure(self._read_fault(error, exchange))
-        end_ns = clock.now_ns()
-        frames = parser.close()
-        if clean is not None:
-            frames = _scrubbed(frames, clean)
-        for frame in frames:
-            feed(frame, end_ns)
-        return accumulator.finish(exchange.transfer(end_ns))
+                    end_ns = exchange.terminal_ns or now_ns
+                    reader.close_stream(end_ns)
+                    return accumulator.finish(exchange.transfer(end_ns))
+                if complete:
+                    reader.close_stream(now_ns)
+                return accumulator.finish(exchange.transfer(now_ns))
+            case Mode.whole:
+                whole = exchange.received_bytes() or b""
+                if self._redactor.active:
+                    # Before the handler reads it: no excerpt it caps can hold half a secret.
+                    whole = self._redactor.clean_bytes(whole)
+                return compile_whole_body(
+                    request,
+                    handler,
+                    whole,
+                    reader.content_type,
+                    exchange.transfer(now_ns),
+                    self._redactor,
+                )
 
-    async def _read_all(
-        self, response: aiohttp.ClientResponse, exchange: Exchange, watch: DeadlineWatch
-    ) -> bytes | None:
-        """The whole body, chunk by chunk so the idle deadline sees every arrival.
-
-        None when it passes `max_response_bytes` (the connection is closed, the rest unread).
-        """
-        content = response.content
-        received = exchange.received
-        loop = self._loop
-        limit = self.settings.max_response_bytes
-        size = 0
-        while chunk := await content.readany():
-            watch.saw_bytes(loop.time())
-            size += len(chunk)
-            if size > limit:
-                response.close()
-                # Keep only the head for the excerpt: the rest is what must not pile up.
-                head = received[0] if received else chunk
-                received[:] = [head[:_ERROR_BODY_LIMIT]]
-                return None
-            received.append(chunk)
-        return b"".join(received)
-
-    async def _read_capped(
-        self, response: aiohttp.ClientResponse, exchange: Exchange, watch: DeadlineWatch
-    ) -> bytes:
-        """At most `_ERROR_BODY_LIMIT` bytes of an error body; a failed read keeps what came."""
-        content = response.content
-        received = exchange.received
-        size = 0
-        try:
-            while size < _ERROR_BODY_LIMIT and (chunk := await content.readany()):
-                watch.saw_bytes(self._loop.time())
-                received.append(chunk)
-                size += len(chunk)
-        except (aiohttp.ClientError, OSError):
-            pass  # the status alone is the diagnostic; the excerpt is best effort
-        if size >= _ERROR_BODY_LIMIT or not content.at_eof():
-            response.close()
-        return b"".join(received)[:_ERROR_BODY_LIMIT]
-
-    def _connect_fault(self, error: aiohttp.ClientError) -> UnusableResponse:
+    def _connect_fault(self, failure: ConnectFailure) -> UnusableResponse:
         base_url = self.settings.display_url
-        if isinstance(error, aiohttp.ConnectionTimeoutError):
+        if failure.timed_out:
             limit = self.settings.timeouts.connect_s
             return connect_fault(
                 f"could not connect to {base_url} within the connect deadline of {limit:g} s",
                 self._redactor,
                 code=DiagnosticCode.timeout_connect,
             )
-        if isinstance(error, aiohttp.ClientConnectorCertificateError):
-            return connect_fault(f"{base_url}: {tls_failure(error)}", self._redactor)
-        if isinstance(error, aiohttp.ClientConnectorError):
+        if failure.tls:
             return connect_fault(
-                f"could not connect to {base_url}: {connect_reason(error)}", self._redactor
+                f"{base_url}: {failure.reason}; pass --ca-bundle PATH to trust the server's CA, "
+                "or --insecure to skip verification",
+                self._redactor,
             )
-        detail = str(error) or type(error).__name__
-        return connect_fault(
-            f"{base_url} closed the connection before a response: {type(error).__name__}: {detail}",
-            self._redactor,
-        )
+        return connect_fault(f"could not connect to {base_url}: {failure.reason}", self._redactor)
 
-    def _unreadable_fault(
-        self, error: aiohttp.ClientResponseError, exchange: Exchange
-    ) -> UnusableResponse:
-        """aiohttp could not parse the head or the first bytes of the body (its "400")."""
+    def _wire_fault(self, fault: WireFault, exchange: Exchange) -> UnusableResponse:
+        """The connection or the framing failed: before a response, in its head, in its body."""
+        match fault.kind:
+            case FaultKind.closed_before_response:
+                return connect_fault(
+                    f"{self.settings.display_url} closed the connection before a response: "
+                    f"{fault.detail}",
+                    self._redactor,
+                )
+            case FaultKind.unreadable_head:
+                return self._malformed_fault(
+                    f"the response from {self.settings.display_url} cannot be read: {fault.detail}",
+                    exchange,
+                )
+            case FaultKind.unreadable_body:
+                return self._malformed_fault(f"the body cannot be read: {fault.detail}", exchange)
+            case FaultKind.cut_body:
+                evidence = self._evidence(exchange, exchange.http_status or 0)
+                return interrupted_fault(fault.detail, evidence, self._redactor)
+
+    def _malformed_fault(self, detail: str, exchange: Exchange) -> UnusableResponse:
         return malformed_fault(
             DiagnosticCode.malformed_http,
-            f"the response from {self.settings.display_url} cannot be read: {parse_problem(error)}",
+            detail,
             self._evidence(exchange, exchange.http_status),
             self._redactor,
         )
-
-    def _read_fault(self, error: BaseException, exchange: Exchange) -> UnusableResponse:
-        """Reading the body failed: a dropped connection, or a body that cannot be decoded."""
-        cause = error.__cause__
-        evidence = self._evidence(exchange, exchange.http_status or 0)
-        if isinstance(cause, aiohttp.http_exceptions.ContentEncodingError) or (
-            isinstance(cause, aiohttp.http_exceptions.TransferEncodingError)
-            and not is_short_body(cause)
-        ):
-            return malformed_fault(
-                DiagnosticCode.malformed_http,
-                f"the body cannot be read: {parse_problem(error)}",
-                evidence,
-                self._redactor,
-            )
-        return interrupted_fault(drop_detail(error), evidence, self._redactor)
 
     def _too_large_fault(self, what: str, exchange: Exchange) -> UnusableResponse:
         evidence = self._evidence(exchange, exchange.http_status or 0)
@@ -443,60 +375,27 @@ class Backend:
         return await fetch_served_models(self._session, self.settings, self._redactor)
 
 
-async def _drain_after_terminal(
-    response: aiohttp.ClientResponse,
-    parser: SseParser,
-    accumulator: StreamAccumulator,
-    received_ns: int,
-) -> None:
-    """Read what follows the terminal marker for at most `_AFTER_TERMINAL_S`.
+async def _drain_after_terminal(connection: H1Connection, reader: AnswerReader) -> None:
+    """After the terminal marker, wait at most `_AFTER_TERMINAL_S` for the body's end.
 
     The accumulator counts and ignores any events in it. A body that does not end in time, or
-    breaks, is cut: the answer was complete, so neither is a fault.
+    breaks, is cut (the connection is closed, not pooled): the answer was complete, so neither
+    is a fault.
     """
-    content = response.content
-    if content.at_eof():
-        # The usual case: the body ended in the read that brought the terminal marker, so
-        # there is nothing to wait for and no deadline scope to open.
-        for frame in parser.close():
-            accumulator.feed(frame, received_ns)
+    accumulator = reader.accumulator
+    if connection.complete or accumulator is None or not accumulator.ended:
+        # The usual case: the body ended in the read that brought the terminal marker.
         return
     try:
         async with asyncio.timeout(_AFTER_TERMINAL_S):
-            while chunk := await content.readany():
-                for frame in parser.feed(chunk):
-                    accumulator.feed(frame, received_ns)
-    except (TimeoutError, aiohttp.ClientError, OSError):
-        response.close()
-        return
-    for frame in parser.close():
-        accumulator.feed(frame, received_ns)
-
-
-def _is_event_stream(content_type: str | None) -> bool:
-    """The Content-Type as servers write an event stream's, read as text.
-
-    Only a sure yes: anything else (another case, spaces) is left to aiohttp's parse, which
-    costs a parse per response.
-
-    >>> _is_event_stream("text/event-stream; charset=utf-8"), _is_event_stream("text/plain")
-    (True, False)
-    """
-    return content_type is not None and (
-        content_type == EVENT_STREAM or content_type.startswith(_EVENT_STREAM_PARAMETERS)
-    )
-
-
-def _scrubbed(frames: list[SseFrame], clean: Callable[[bytes], bytes]) -> list[SseFrame]:
-    """`frames` with every secret masked in their data."""
-    return [
-        clean(frame) if isinstance(frame, bytes) else SseEvent(clean(frame.data), frame.event)
-        for frame in frames
-    ]
+            await connection.until_complete()
+    except (TimeoutError, WireFault):
+        connection.close()
 
 
 def _session_headers(settings: BackendSettings) -> dict[str, str]:
     headers = {
+        "Accept": "*/*",
         "Content-Type": "application/json",
         # Ask for no compression: decompressing every chunk costs CPU on the hot path.
         "Accept-Encoding": "identity",
@@ -526,9 +425,29 @@ def _ssl_setting(settings: BackendSettings) -> ssl.SSLContext | bool:
     return context
 
 
+def _tls_context(setting: ssl.SSLContext | bool) -> ssl.SSLContext:
+    """The context of `_ssl_setting` for the request transport."""
+    if setting is True:
+        return _system_context()
+    if setting is False:
+        # Nothing to verify with, so no CA is loaded (loading the system's takes ~50 ms).
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        return context
+    return setting
+
+
+@functools.cache
+def _system_context() -> ssl.SSLContext:
+    """The system's CAs, loaded once per process (and only for an https:// target)."""
+    return ssl.create_default_context()
+
+
 @asynccontextmanager
 async def open_backend(settings: BackendSettings, clock: Clock) -> AsyncIterator[Backend]:
-    """Open one HTTP session (connection pool, DNS cache) for the life of the block.
+    """Open the connection pool of the requests, and one aiohttp session for the side requests
+    (the model list), for the life of the block.
 
     >>> import asyncio
     >>> from assay.core.clock import MonotonicClock
@@ -539,21 +458,33 @@ async def open_backend(settings: BackendSettings, clock: Clock) -> AsyncIterator
     >>> asyncio.run(pool_size())
     4
     """
-    connector = aiohttp.TCPConnector(
+    refuse_proxy(settings.request_root, settings.display_url)
+    setting = _ssl_setting(settings)  # a bad --ca-bundle is refused whatever the scheme
+    tls = _tls_context(setting) if settings.request_root.startswith("https:") else None
+    prepared = PreparedRequests(settings.request_root, _session_headers(settings))
+    pool = H1Pool(
+        prepared.host,
+        prepared.port,
+        tls,
         limit=settings.max_connections,
-        limit_per_host=0,
-        ttl_dns_cache=300,
-        ssl=_ssl_setting(settings),
+        connect_s=settings.timeouts.connect_s,
+        now_ns=clock.now_ns,
+        headers=frozenset(
+            name.lower().encode()
+            for name in (*READ_HEADERS, settings.request_id_header or DEFAULT_REQUEST_ID_HEADER)
+        ),
     )
-    # Only the connect phase is aiohttp's to time (`sock_connect` covers new connections, not
-    # waiting for a pooled one); the other deadlines are `DeadlineWatch`'s.
+    connector = aiohttp.TCPConnector(limit=4, ttl_dns_cache=300, ssl=setting)
     timeout = aiohttp.ClientTimeout(
         total=None, connect=None, sock_connect=settings.timeouts.connect_s, sock_read=None
     )
-    async with aiohttp.ClientSession(
-        connector=connector,
-        timeout=timeout,
-        headers=_session_headers(settings),
-        raise_for_status=False,
-    ) as session:
-        yield Backend(settings, clock, session)
+    try:
+        async with aiohttp.ClientSession(
+            connector=connector,
+            timeout=timeout,
+            headers=_session_headers(settings),
+            raise_for_status=False,
+        ) as session:
+            yield Backend(settings, clock, session, pool, prepared)
+    finally:
+        pool.close()

@@ -25,6 +25,7 @@ from assay.core.response import (
 )
 from assay.core.trusted import trusted
 from assay.handlers.base import SseEvent, SseFrame, Transfer
+from assay.handlers.chunk_template import ChunkTemplate
 from assay.handlers.wire import answer_ids, error_message, int_field, parse_usage, unusable
 from assay.spec.endpoint import Answer
 
@@ -62,6 +63,7 @@ class StreamDraft:
 
     __slots__ = (
         "_answer_id",
+        "_chunk_template",
         "_chunk_times",
         "_chunk_tokens",
         "_closed",
@@ -108,6 +110,9 @@ class StreamDraft:
         self._first_content_ns: int | None = None
         self._running: int | None = None
         self._continuous = False
+        # The stream's common chunk (`ChoiceStream`): None until learned, False once it could
+        # not be (it is tried once per stream).
+        self._chunk_template: ChunkTemplate | bool | None = None
 
     @property
     def failed(self) -> bool:
@@ -386,6 +391,27 @@ class ChoiceStream(StreamDraft, ABC):
 
     def feed(self, frame: SseFrame, received_ns: int) -> None:
         """Take one event: a chunk, `[DONE]`, or an error frame."""
+        template = self._chunk_template
+        if type(template) is ChunkTemplate and not self._closed and type(frame) is bytes:
+            piece = template.piece(frame)
+            if piece is not None:
+                # The common chunk with another piece: counted as its parse would be
+                # (`assay.handlers.chunk_template`), without one.
+                self._events += 1
+                self._text.append(piece)
+                if self._first_content_ns is None:
+                    self._first_content_ns = received_ns
+                if self._first_token_ns is None:
+                    self._first_token_ns = received_ns
+                self._chunk_times.append(received_ns)
+                self._chunk_tokens.append(1)
+                if len(self._chunk_times) > MAX_KEPT_CHUNK_TIMES:
+                    self.fold_chunk_times()
+                return
+        self._feed_parsed(frame, received_ns)
+
+    def _feed_parsed(self, frame: SseFrame, received_ns: int) -> None:
+        """`feed` of a chunk that is parsed."""
         obj = self._open_chunk(frame)
         if obj is None:
             return
@@ -426,10 +452,25 @@ class ChoiceStream(StreamDraft, ABC):
                         self._chunk_tokens.append(1)
                         if len(self._chunk_times) > MAX_KEPT_CHUNK_TIMES:
                             self.fold_chunk_times()
+                        if self._chunk_template is None:
+                            self._learn_chunk(frame, obj, piece, finish)
                     else:
                         self._count_choices(received_ns, True, usage)
                     return
         self._feed_choices(obj, choices, frame, received_ns)
+
+    def _learn_chunk(
+        self, frame: SseFrame, obj: dict[str, Any], piece: str, finish: object
+    ) -> None:
+        """Learn the stream's common chunk from `frame`, a chunk with a piece and no finish
+        reason: once (see `ChunkTemplate`)."""
+        if not piece or finish is not None:
+            return  # not the common chunk: wait for one
+        learned = None
+        if type(frame) is bytes:
+            read, put = (_delta_piece, _put_delta_piece) if self._IN_DELTA else (_text, _put_text)
+            learned = ChunkTemplate.learn(frame, obj, piece, read, put)
+        self._chunk_template = False if learned is None else learned
 
     @abstractmethod
     def _feed_choices(
@@ -453,6 +494,22 @@ class NotStreamed(StreamDraft):
             f"{self._what} answer came as an SSE stream, which the endpoint does not define",
             frame_data(frame),
         )
+
+
+def _delta_piece(obj: Any) -> object:
+    return obj["choices"][0]["delta"]["content"]
+
+
+def _put_delta_piece(obj: Any, piece: str) -> None:
+    obj["choices"][0]["delta"]["content"] = piece
+
+
+def _text(obj: Any) -> object:
+    return obj["choices"][0]["text"]
+
+
+def _put_text(obj: Any, piece: str) -> None:
+    obj["choices"][0]["text"] = piece
 
 
 def frame_data(frame: SseFrame) -> bytes:

@@ -1,0 +1,93 @@
+"""The common chunk of a stream, learned once, so later chunks that differ from it only in their
+text piece are read without a JSON parse.
+
+A streaming server writes nearly every chunk of an answer as the same bytes around a different
+piece of text: `{"id":"chatcmpl-1",...,"delta":{"content":"` + piece + `"},...}`. Once a
+chunk has been parsed, its bytes are split at its piece into a head and a tail, and the split is
+proven: the head and tail around another plain string must parse to the same JSON value with
+only that piece replaced. A later chunk that is that head, a plain string (no quote, backslash
+or control character, valid UTF-8) and that tail is then the same sequence of JSON tokens with
+one string value changed, so parsing it would give the learned chunk with that piece: the
+accumulator counts it exactly as it counts the parsed one. Anything else is parsed as usual.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+# What a JSON string's bytes must not hold to be read as they are: a quote, a backslash (an
+# escape), or a control character (invalid JSON, which the parse must report).
+_NOT_PLAIN = re.compile(rb'[\x00-\x1f"\\]')
+
+
+class ChunkTemplate:
+    """The bytes around the piece of a stream's common chunk.
+
+    >>> frame = b'{"choices":[{"delta":{"content":"Rivers"},"finish_reason":null}]}'
+    >>> def piece(obj: Any) -> object:
+    ...     return obj["choices"][0]["delta"]["content"]
+    >>> def put(obj: Any, text: str) -> None:
+    ...     obj["choices"][0]["delta"]["content"] = text
+    >>> template = ChunkTemplate.learn(frame, orjson.loads(frame), "Rivers", piece, put)
+    >>> template.piece(b'{"choices":[{"delta":{"content":" run"},"finish_reason":null}]}')
+    ' run'
+    >>> template.piece(b'{"choices":[{"delta":{"content":"a\\\\"b"},"finish_reason":1}]}') is None
+    True
+    """
+
+    __slots__ = ("_head", "_size", "_tail", "_tail_size")
+
+    def __init__(self, head: bytes, tail: bytes) -> None:
+        self._head = head
+        self._tail = tail
+        self._tail_size = len(tail)
+        self._size = len(head) + len(tail)
+
+    def piece(self, frame: bytes) -> str | None:
+        """The piece of `frame` when it is the common chunk with a plain, non-empty piece."""
+        if (
+            len(frame) <= self._size
+            or not frame.startswith(self._head)
+            or not frame.endswith(self._tail)
+        ):
+            return None
+        middle = frame[len(self._head) : len(frame) - self._tail_size]
+        if _NOT_PLAIN.search(middle) is not None:
+            return None
+        try:
+            return middle.decode()
+        except UnicodeDecodeError:
+            return None
+
+    @classmethod
+    def learn(
+        cls,
+        frame: bytes,
+        obj: Any,
+        piece: str,
+        read: Callable[[Any], object],
+        put: Callable[[Any, str], None],
+    ) -> ChunkTemplate | None:
+        """The template of `frame` (parsed as `obj`, whose piece `read` finds and `put`
+        replaces), or None when its piece cannot be told apart or the split does not prove out.
+        """
+        encoded = orjson.dumps(piece)
+        at = frame.find(encoded)
+        if at < 0 or frame.find(encoded, at + 1) >= 0:
+            return None
+        head, tail = frame[: at + 1], frame[at + len(encoded) - 1 :]
+        probe = "q" if piece == "p" else "p"
+        try:
+            probed = orjson.loads(head + probe.encode() + tail)
+            if read(probed) != probe:
+                return None
+            put(probed, piece)
+        except (orjson.JSONDecodeError, LookupError, TypeError, AttributeError):
+            return None
+        # Equal apart from the piece: the bytes between head and tail are that value and
+        # nothing else.
+        return cls(head, tail) if probed == obj else None

@@ -1,0 +1,79 @@
+"""The learned common chunk (`ChunkTemplate`) gives every stream exactly the answer its parse
+chunk by chunk gives: same text, tokens, times, finish reason, faults, whatever the pieces hold
+(quotes, escapes, control characters, invalid UTF-8, multi-byte characters) and whatever else
+the chunks vary."""
+
+from __future__ import annotations
+
+import orjson
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assay.core import Endpoint, GenerationRequest
+from assay.handlers import handler_for
+from assay.handlers.base import Transfer
+from assay.handlers.stream import StreamDraft
+
+
+def _request(endpoint: Endpoint) -> GenerationRequest:
+    return GenerationRequest(
+        request_id="r1", endpoint=endpoint, model="m", prompt="hi", max_output_tokens=64
+    )
+
+
+def _chunk(endpoint: Endpoint, piece: bytes, finish: bytes, extra: bytes) -> bytes:
+    if endpoint is Endpoint.chat:
+        inner = b'{"index":0,"delta":{"content":"' + piece + b'"},"finish_reason":' + finish + b"}"
+    else:
+        inner = b'{"index":0,"text":"' + piece + b'","finish_reason":' + finish + b"}"
+    return b'{"id":"x-1","model":"m"' + extra + b',"choices":[' + inner + b"]}"
+
+
+# Raw bytes between the quotes: mostly plain text, sometimes what a parse must reject or
+# unescape, sometimes a closing quote that changes the chunk's structure.
+_PIECES = st.one_of(
+    st.text(max_size=6).map(lambda text: orjson.dumps(text)[1:-1]),
+    st.binary(max_size=4),
+    st.sampled_from([b"", b'\\"', b"\\u00e9", b'a","x":"', b"\xc3", b"\x01", b"\xed\xa0\x80"]),
+)
+_FINISH = st.sampled_from([b"null", b"null", b"null", b'"stop"', b'""', b"1"])
+_EXTRA = st.sampled_from([b"", b"", b"", b',"usage":null', b',"usage":{"completion_tokens":3}'])
+
+
+def _run(endpoint: Endpoint, frames: list[bytes], learn: bool) -> object:
+    accumulator = handler_for(endpoint).open_accumulator(_request(endpoint), 0)
+    assert isinstance(accumulator, StreamDraft)
+    if not learn:
+        accumulator._chunk_template = False  # never learned: every chunk parsed
+    for number, frame in enumerate(frames):
+        accumulator.feed(frame, 1000 + number)
+    transfer = Transfer(send_ns=0, end_ns=10_000)
+    result = accumulator.finish(transfer)
+    return (repr(result), accumulator.partial(transfer).model_dump())
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    endpoint=st.sampled_from([Endpoint.chat, Endpoint.completions]),
+    chunks=st.lists(st.tuples(_PIECES, _FINISH, _EXTRA), min_size=1, max_size=12),
+    done=st.booleans(),
+)
+def test_learned_chunks_count_exactly_as_parsed_ones(
+    endpoint: Endpoint, chunks: list[tuple[bytes, bytes, bytes]], done: bool
+) -> None:
+    frames = [_chunk(endpoint, *chunk) for chunk in chunks]
+    if done:
+        frames.append(b"[DONE]")
+    assert _run(endpoint, frames, learn=True) == _run(endpoint, frames, learn=False)
+
+
+def test_a_plain_stream_is_read_through_the_template() -> None:
+    frames = [_chunk(Endpoint.chat, piece, b"null", b"") for piece in (b"Rivers", b" run", b"!")]
+    accumulator = handler_for(Endpoint.chat).open_accumulator(_request(Endpoint.chat), 0)
+    assert isinstance(accumulator, StreamDraft)
+    for frame in frames:
+        accumulator.feed(frame, 5)
+    assert accumulator._chunk_template not in (None, False)
+    response = accumulator.partial(Transfer(send_ns=0, end_ns=9))
+    assert response.text == "Rivers run!"
+    assert response.streamed_tokens == 3
