@@ -8,8 +8,8 @@ cancelled, and those the window kept are misses, as they must be).
 A load a little over the capacity builds its queue slowly: 1.6 % over, the wait passes a 20 ms
 slack after 1.25 s, within a 3 s step; 0.5 % over it would not show in the step. Exactly at the
 capacity every request finds its slot just freed, and the machine's jitter decides. The first
-loads are chosen so that the bisection offers neither (25/s: 50, 100, 75, 87.5, 81.25; 33/s:
-66, 132, 99, 115.5, 123.75), which the bracket is then checked against.
+loads are chosen so that the bisection offers neither (25/s: 50, 100, 75, 87.5, 81.25; 16.5/s:
+33, 66, 49.5, 57.75, 61.875), which the bracket is then checked against.
 """
 
 from __future__ import annotations
@@ -39,10 +39,10 @@ def finite_mock(ttft_s: float, server: ServerModel) -> MockConfig:
     )
 
 
-def plan(url: str, profile: Capacity) -> BenchmarkPlan:
+def plan(url: str, profile: Capacity, step: Constraints = STEP) -> BenchmarkPlan:
     return BenchmarkPlan(
         profile=profile,
-        constraints=STEP,
+        constraints=step,
         processes=1,
         source=SyntheticSource(
             model="assay-mock",
@@ -80,18 +80,21 @@ async def test_the_bracket_holds_the_capacity_of_40_slots() -> None:
 
 
 async def test_the_bracket_holds_the_capacity_of_a_token_budget() -> None:
-    # 240 output tokens/s shared by every answer, 2 tokens each: 120 requests/s.
-    budget, capacity = 240.0, 120.0
+    # 120 output tokens/s shared by every answer, 2 tokens each: 60 requests/s. The first token
+    # waits for its turn only: 100 ms leaves room for the machine's jitter, and 6 s steps let
+    # 3.1 % over the capacity show (its wait passes 90 ms after 2.9 s).
+    budget, capacity = 120.0, 60.0
     profile = Capacity(
-        slos=(SloTarget.parse("ttft_ms=40@p90"),),
-        start=33,
+        slos=(SloTarget.parse("ttft_ms=100@p90"),),
+        start=16.5,
         precision=0.1,
-        step_s=3.0,
-        budget_s=60.0,
+        step_s=6.0,
+        budget_s=90.0,
     )
     mock = finite_mock(0.0, ServerModel(tokens_per_s=budget))
+    step = Constraints(max_seconds=6.0, warmup_seconds=0.5, cooldown_seconds=1.0)
     async with open_mock_server(mock) as server:
-        result = await run_benchmark_async(plan(server.url, profile), counting_sink)
+        result = await run_benchmark_async(plan(server.url, profile, step), counting_sink)
     state = search_state(profile, [probe_of(profile, step) for step in result.steps])
     assert state.last_pass is not None
     assert state.first_fail is not None

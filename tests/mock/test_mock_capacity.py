@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import aiohttp
@@ -17,18 +18,53 @@ from assay.mock.server import open_mock_server
 CHAT = "/v1/chat/completions"
 
 
-def test_token_clock_lets_out_the_budget_per_second_across_answers() -> None:
-    now = [0]
-    load = ServerLoad(ServerModel(tokens_per_s=4), now_ns=lambda: now[0])
-    # Four tokens from two answers at t=0: 0, 0.25, 0.5, 0.75 s.
-    assert [load.token_delay_s() for _ in range(4)] == [0.0, 0.25, 0.5, 0.75]
-    now[0] = 2_000_000_000  # the clock idled: the next token goes at once
-    assert load.token_delay_s(2) == 0.25  # the later of two tokens reserved together
+class FakeClock:
+    """A clock that moves only when slept on."""
+
+    def __init__(self) -> None:
+        self.now_ns = 0
+
+    def read(self) -> int:
+        return self.now_ns
+
+    async def sleep(self, seconds: float) -> None:
+        self.now_ns += round(seconds * 1e9)
 
 
-def test_without_a_budget_tokens_never_wait() -> None:
-    load = ServerLoad(ServerModel(slots=2))
-    assert load.token_delay_s(100) == 0.0
+async def test_token_clock_lets_out_the_budget_per_second_across_answers() -> None:
+    clock = FakeClock()
+    load = ServerLoad(ServerModel(tokens_per_s=4), now_ns=clock.read, sleep=clock.sleep)
+    sent: list[float] = []
+    for _ in range(4):  # four tokens asked for at once, from any answers
+        await load.take_tokens()
+        sent.append(clock.now_ns / 1e9)
+    assert sent == [0.0, 0.25, 0.5, 0.75]
+    clock.now_ns = 2_000_000_000  # the clock idled: the next token goes at once
+    await load.take_tokens(2)  # two together: the later one 0.25 s after
+    assert clock.now_ns == 2_250_000_000
+
+
+async def test_a_token_whose_client_left_holds_no_turn() -> None:
+    load = ServerLoad(ServerModel(tokens_per_s=10))
+    await load.take_tokens()  # the clock's next turn is 0.1 s away
+    waiting = asyncio.create_task(load.take_tokens())
+    queued = asyncio.create_task(load.take_tokens())
+    await asyncio.sleep(0)
+    waiting.cancel()
+    queued.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    with pytest.raises(asyncio.CancelledError):
+        await queued
+    # Nothing was let out for them: the next token waits only for the first one's turn.
+    assert load._next_token_ns - time.monotonic_ns() < 0.1e9
+
+
+async def test_without_a_budget_tokens_never_wait() -> None:
+    clock = FakeClock()
+    load = ServerLoad(ServerModel(slots=2), now_ns=clock.read, sleep=clock.sleep)
+    await load.take_tokens(100)
+    assert clock.now_ns == 0
 
 
 async def test_requests_beyond_the_slots_wait_in_arrival_order() -> None:

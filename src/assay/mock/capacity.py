@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Literal, Self
 
@@ -70,17 +70,30 @@ class ServerModel(BaseModel):
         return _FAULT_NAMES[self.fault]
 
 
+Sleep = Callable[[float], Awaitable[None]]
+"""Waits a number of seconds (`asyncio.sleep`; a test passes one that moves its own clock)."""
+
+
 class ServerLoad:
     """The runtime state of a `ServerModel` in one server process: who is in, the slot queue and
     the token clock."""
 
-    def __init__(self, model: ServerModel, now_ns: Callable[[], int] = time.monotonic_ns) -> None:
+    def __init__(
+        self,
+        model: ServerModel,
+        now_ns: Callable[[], int] = time.monotonic_ns,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
         self.model = model
         self.in_server = 0
         self._now_ns = now_ns
+        self._sleep = sleep
         self._slots = asyncio.Semaphore(model.slots) if model.slots is not None else None
         self._token_gap_ns = 1e9 / model.tokens_per_s if model.tokens_per_s is not None else None
         self._next_token_ns = 0.0
+        # Tokens wait their turn in arrival order; a waiter that is cancelled (its client left)
+        # leaves the line without holding a turn.
+        self._token_line = asyncio.Lock()
 
     @asynccontextmanager
     async def admitted(self) -> AsyncIterator[bool]:
@@ -98,31 +111,27 @@ class ServerLoad:
         finally:
             self.in_server -= 1
 
-    def token_delay_s(self, tokens: int = 1) -> float:
-        """Reserve the next `tokens` turns of the token clock; the seconds until the last of
-        them (0 without a budget).
-
-        >>> load = ServerLoad(ServerModel(tokens_per_s=10), now_ns=lambda: 0)
-        >>> load.token_delay_s(), load.token_delay_s(), load.token_delay_s(3)
-        (0.0, 0.1, 0.4)
-        """
+    async def take_tokens(self, tokens: int = 1) -> None:
+        """Wait for the turn of `tokens` more output tokens on the token clock, which lets out
+        `tokens_per_s` a second over every answer (nothing to wait for without a budget); the
+        last of them goes when this returns."""
         gap = self._token_gap_ns
         if gap is None or tokens <= 0:
-            return 0.0
-        now = float(self._now_ns())
-        first = max(now, self._next_token_ns)
-        last = first + gap * (tokens - 1)
-        self._next_token_ns = last + gap
-        return round((last - now) / 1e9, 9)
+            return
+        async with self._token_line:
+            start = max(float(self._now_ns()), self._next_token_ns)
+            wait_ns = start - self._now_ns()
+            if wait_ns > 0:
+                await self._sleep(wait_ns / 1e9)
+            self._next_token_ns = start + gap * tokens
+        if tokens > 1:
+            await self._sleep(gap * (tokens - 1) / 1e9)
 
 
 async def wait_for_tokens(load: ServerLoad | None, tokens: int = 1) -> None:
-    """Wait for the turn of `tokens` more output tokens (nothing without a token budget)."""
-    if load is None:
-        return
-    delay = load.token_delay_s(tokens)
-    if delay > 0:
-        await asyncio.sleep(delay)
+    """Wait for the turn of `tokens` more output tokens (nothing without a finite server)."""
+    if load is not None:
+        await load.take_tokens(tokens)
 
 
-__all__ = ["LoadFault", "ServerLoad", "ServerModel", "wait_for_tokens"]
+__all__ = ["LoadFault", "ServerLoad", "ServerModel", "Sleep", "wait_for_tokens"]
