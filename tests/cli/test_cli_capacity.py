@@ -10,7 +10,9 @@ import pytest
 from tests.cli.cli_harness import read_record_lines, read_report, run_assay, run_fast
 from tests.cli.test_cli_bad_input import assert_one_error_line
 
-# 40 slots answering in 0.5 s (two tokens, no gap between them): 80 requests/s.
+# 40 slots answering in 0.5 s (two tokens, no gap between them): 80 requests/s. The loads
+# offered from 21.3/s (42.6, 85.2, 63.9, 74.55) keep 6 % clear of it, where a 6 s step tells
+# over from under (see tests/load/test_capacity_end_to_end.py).
 FINITE_MOCK = (
     "--mock-slots", "40", "--mock-ttft-ms", "500", "--mock-itl-ms", "0",
     "--mock-fault", "empty_stream=0", "--output-tokens", "2", "--prompt-tokens", "16",
@@ -54,9 +56,9 @@ def test_capacity_of_40_slots_is_bracketed_in_two_processes(tmp_path: Path) -> N
     run_dir = tmp_path / "run"
     result = run_assay(
         "run", *FINITE_MOCK, "--output-dir", run_dir, "--processes", "2",
-        "--profile", "capacity", "--slo", "ttft_ms=520@p90", "--capacity-step-s", "3",
-        "--capacity-start", "25", "--capacity-precision", "10%", "--max-seconds", "60",
-        timeout_s=120,
+        "--profile", "capacity", "--slo", "ttft_ms=600@p90", "--capacity-step-s", "6",
+        "--capacity-start", "21.3", "--capacity-precision", "15%", "--max-seconds", "90",
+        timeout_s=180,
     )  # fmt: skip
     assert result.exit_code == 0, result.stdout + result.stderr
     report = read_report(run_dir)
@@ -66,9 +68,9 @@ def test_capacity_of_40_slots_is_bracketed_in_two_processes(tmp_path: Path) -> N
     assert capacity.capacity is not None
     assert capacity.first_fail is not None
     assert capacity.capacity <= CAPACITY < capacity.first_fail
-    assert capacity.first_fail - capacity.capacity <= 0.1 * capacity.capacity
+    assert capacity.first_fail - capacity.capacity <= 0.15 * capacity.capacity
     assert capacity.failed_slo is not None
-    assert capacity.failed_slo.slo == "ttft_ms=520@p90"
+    assert capacity.failed_slo.slo == "ttft_ms=600@p90"
     # The console: one line per load offered, then the answer.
     assert f"capacity: {capacity.capacity:g} req/s (bracket [" in result.stdout
     assert result.stdout.count(" req/s  PASS ") + result.stdout.count(" req/s  FAIL ") == len(
