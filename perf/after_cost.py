@@ -74,9 +74,9 @@ def rounds_ns_per_record(
     figures = []
     for _ in range(ROUNDS):
         work = round_of()
-        started = time.perf_counter_ns()
+        started = time.process_time_ns()
         work(records)
-        figures.append((time.perf_counter_ns() - started) / len(records))
+        figures.append((time.process_time_ns() - started) / len(records))
     return figures
 
 
@@ -126,9 +126,9 @@ def snapshot_ms(records: Records) -> list[float]:
         aggregator = StepAggregator(slo=SLO)
         for record in records:
             aggregator.add(record)
-        started = time.perf_counter_ns()
+        started = time.process_time_ns()
         aggregator.snapshot()
-        figures.append((time.perf_counter_ns() - started) / 1e6)
+        figures.append((time.process_time_ns() - started) / 1e6)
     return figures
 
 

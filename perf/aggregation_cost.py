@@ -64,15 +64,15 @@ def main(count: int = 20_000, repeats: int = 5) -> None:
     aggregator = StepAggregator()
     for _ in range(repeats):
         aggregator = StepAggregator(slo=Slo(ttft_ms=100, tpot_ms=20))
-        started = time.perf_counter_ns()
+        started = time.process_time_ns()
         for record in records:
             aggregator.add(record)
-        elapsed = time.perf_counter_ns() - started
+        elapsed = time.process_time_ns() - started
         best_ns = elapsed if best_ns is None else min(best_ns, elapsed)
     assert best_ns is not None
-    started = time.perf_counter_ns()
+    started = time.process_time_ns()
     aggregator.snapshot()
-    snapshot_ns = time.perf_counter_ns() - started
+    snapshot_ns = time.process_time_ns() - started
     print(
         json.dumps(
             {

@@ -84,10 +84,10 @@ def ns_per_response(
     assert isinstance(validate(response), Success), "the benchmark response must pass the chain"
     best = None
     for _ in range(repeats):
-        started = time.perf_counter_ns()
+        started = time.process_time_ns()
         for _ in range(count):
             validate(response)
-        elapsed = time.perf_counter_ns() - started
+        elapsed = time.process_time_ns() - started
         best = elapsed if best is None else min(best, elapsed)
     assert best is not None
     return round(best / count, 1)

@@ -90,7 +90,7 @@ def closed_loop_ns(count: int = COUNT) -> float:
             processes=1,
             start_ns=clock.now_ns(),
         )
-        started = time.perf_counter_ns()
+        started = time.process_time_ns()
         result = await run_step(
             work,
             source=source,
@@ -100,7 +100,7 @@ def closed_loop_ns(count: int = COUNT) -> float:
             clock=clock,
             stop=asyncio.Event(),
         )
-        elapsed = time.perf_counter_ns() - started
+        elapsed = time.process_time_ns() - started
         assert result.summary.completed == count, "every request of the loop must complete"
         return elapsed
 

@@ -1,6 +1,11 @@
-"""Make the tiny random-weight Llama the conformance servers serve, without any download.
+"""Make the tiny random-weight models the conformance servers serve, without any download.
 
-Usage: python scripts/make_tiny_model.py OUT_DIR   (run with the `model` environment's Python)
+Usage: python scripts/make_tiny_model.py OUT_DIR                   (the chat/completions Llama)
+       python scripts/make_tiny_model.py --cross-encoder OUT_DIR   (a BERT cross-encoder, for
+                                                                    vLLM's rerank and score)
+       python scripts/make_tiny_model.py --whisper OUT_DIR         (a Whisper, for vLLM's
+                                                                    transcriptions)
+Run with the `model` environment's Python.
 
 A SentencePiece tokenizer is trained on a short generated text, a 2-layer Llama gets random
 weights, and both are saved in Hugging Face form; llama.cpp's converter then makes the GGUF file.
@@ -12,13 +17,29 @@ answer.
 
 from __future__ import annotations
 
+import json
 import random
 import sys
 from pathlib import Path
 
 import sentencepiece
 import torch
-from transformers import LlamaConfig, LlamaForCausalLM, LlamaTokenizer, LlamaTokenizerFast
+from transformers import (
+    BertConfig,
+    BertForSequenceClassification,
+    BertTokenizerFast,
+    GenerationConfig,
+    LlamaConfig,
+    LlamaForCausalLM,
+    LlamaTokenizer,
+    LlamaTokenizerFast,
+    WhisperConfig,
+    WhisperFeatureExtractor,
+    WhisperForConditionalGeneration,
+    WhisperProcessor,
+    WhisperTokenizer,
+)
+from transformers.models.whisper.tokenization_whisper import LANGUAGES, bytes_to_unicode
 
 VOCAB = 512
 TEXT = (
@@ -97,5 +118,103 @@ def main(out: Path) -> None:
     model.save_pretrained(str(out), safe_serialization=True)
 
 
+def cross_encoder(out: Path) -> None:
+    """A 2-layer BERT with one output (a relevance score per query-document pair) and a
+    word-level vocabulary of the short text: what vLLM serves at /v1/rerank and /v1/score."""
+    out.mkdir(parents=True, exist_ok=True)
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    words = sorted(set(TEXT.split()))
+    characters = [chr(code) for code in range(33, 127)]
+    pieces = ["##" + c for c in "abcdefghijklmnopqrstuvwxyz0123456789"]
+    # Once each: "a" is both a word and a letter.
+    vocab = list(dict.fromkeys(specials + words + characters + pieces))
+    (out / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    BertTokenizerFast(vocab_file=str(out / "vocab.txt"), do_lower_case=True).save_pretrained(
+        str(out)
+    )
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=128,
+        max_position_embeddings=512,
+        num_labels=1,
+        torch_dtype="float32",
+    )
+    BertForSequenceClassification(config).save_pretrained(str(out), safe_serialization=True)
+
+
+def whisper(out: Path) -> None:
+    """A one-layer Whisper with a byte-level vocabulary and Whisper's special tokens (the
+    languages, tasks and no-timestamps token vLLM's prompts and language detection use), and
+    the standard 80-bin feature extractor: what vLLM serves at /v1/audio/transcriptions."""
+    out.mkdir(parents=True, exist_ok=True)
+    vocab = {token: index for index, token in enumerate(bytes_to_unicode().values())}
+    (out / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+    (out / "merges.txt").write_text("#version: 0.2\n", encoding="utf-8")
+    end = "<|endoftext|>"
+    tokenizer = WhisperTokenizer(
+        vocab_file=str(out / "vocab.json"),
+        merges_file=str(out / "merges.txt"),
+        unk_token=end,
+        bos_token=end,
+        eos_token=end,
+        pad_token=end,
+    )
+    languages = [f"<|{code}|>" for code in LANGUAGES]
+    tasks = ["<|translate|>", "<|transcribe|>"]
+    others = ["<|startoflm|>", "<|startofprev|>", "<|nocaptions|>", "<|notimestamps|>"]
+    start = "<|startoftranscript|>"
+    tokenizer.add_special_tokens(
+        {"additional_special_tokens": [start, *languages, *tasks, *others]}
+    )
+    ids = {
+        token: tokenizer.convert_tokens_to_ids(token)
+        for token in [end, start, *languages, *tasks, *others]
+    }
+    WhisperProcessor(
+        feature_extractor=WhisperFeatureExtractor(feature_size=80), tokenizer=tokenizer
+    ).save_pretrained(str(out))
+    config = WhisperConfig(
+        vocab_size=len(tokenizer),
+        num_mel_bins=80,
+        d_model=64,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=128,
+        decoder_ffn_dim=128,
+        max_source_positions=1500,
+        max_target_positions=448,
+        decoder_start_token_id=ids[start],
+        bos_token_id=ids[end],
+        eos_token_id=ids[end],
+        pad_token_id=ids[end],
+        torch_dtype="float32",
+    )
+    torch.manual_seed(0)
+    model = WhisperForConditionalGeneration(config)
+    model.generation_config = GenerationConfig(
+        decoder_start_token_id=ids[start],
+        bos_token_id=ids[end],
+        eos_token_id=ids[end],
+        pad_token_id=ids[end],
+        is_multilingual=True,
+        lang_to_id={token: ids[token] for token in languages},
+        task_to_id={"translate": ids["<|translate|>"], "transcribe": ids["<|transcribe|>"]},
+        no_timestamps_token_id=ids["<|notimestamps|>"],
+        max_length=448,
+    )
+    model.save_pretrained(str(out), safe_serialization=True)
+
+
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    if sys.argv[1] == "--cross-encoder":
+        cross_encoder(Path(sys.argv[2]))
+    elif sys.argv[1] == "--whisper":
+        whisper(Path(sys.argv[2]))
+    else:
+        main(Path(sys.argv[1]))

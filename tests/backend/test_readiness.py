@@ -44,7 +44,9 @@ async def test_nothing_listening_is_no_server_connection_refused() -> None:
 
 async def test_models_404_names_the_status_and_path_and_asks_for_the_model() -> None:
     body = b'{"detail":"Not Found"}'
-    with pytest.raises(ServerNotReady, match=r"answered 404 for /v1/models \(.*--model\)$"):
+    # Issue 38: a plain web server's 404 asks first whether it is an OpenAI-compatible server.
+    pattern = r"answered 404 for /v1/models: is this an OpenAI-compatible server\? \(.*--model\)$"
+    with pytest.raises(ServerNotReady, match=pattern):
         await models_server_check(404, body)
 
 

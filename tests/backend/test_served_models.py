@@ -52,3 +52,26 @@ def test_a_window_that_is_not_a_positive_integer_is_not_named() -> None:
         ("d", None),
         ("e", 131072),
     ]
+
+
+def test_a_named_window_that_is_not_one_says_why() -> None:
+    listed = served_models(
+        [
+            {"id": "zero", "max_model_len": 0},
+            {"id": "negative", "max_model_len": -1},
+            {"id": "text", "max_model_len": "8k"},
+            {"id": "huge", "max_model_len": 10**30},
+            {"id": "largest", "max_model_len": 2**32},
+            {"id": "unnamed"},
+        ]
+    )
+    problems = {model.id: model.window_problem for model in listed}
+    assert problems == {
+        "zero": "/v1/models names max_model_len 0, not a window of at least one token",
+        "negative": "/v1/models names max_model_len -1, not a window of at least one token",
+        "text": "/v1/models names max_model_len '8k', not a whole number of tokens",
+        "huge": "/v1/models names max_model_len 1e+30, above any model's (2^32 at most)",
+        "largest": None,
+        "unnamed": None,
+    }
+    assert [model.context_window for model in listed] == [None, None, None, None, 2**32, None]

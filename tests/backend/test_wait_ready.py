@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from pydantic import SecretStr
 
 from assay.backend import BackendSettings, Timeouts, wait_until_ready
 from assay.errors import ServerNotReady
@@ -139,3 +140,49 @@ async def test_a_wait_says_what_it_waits_for_at_once_and_every_ten_seconds() -> 
     assert heard[0].startswith("waiting for the server: ")
     assert "503" in heard[0]
     assert heard[0].endswith("(retrying every 1 s, 60 s left of --wait-ready)")
+
+
+async def test_one_500_on_models_is_retried_with_wait_ready_issue_38() -> None:
+    """A server with an error rate (llmock's) fails `/v1/models` now and then: with
+    `--wait-ready` one 500 is retried, also when the model is named."""
+    served, script = answers(500)
+    clock = JumpingClock()
+    async with serve_raw(script) as server:
+        model = await wait_until_ready(
+            BackendSettings(base_url=server.url), "tiny-llama", wait_s=5, clock=clock
+        )
+    assert model == "tiny-llama"
+    assert served == [500, 200]
+
+
+async def test_without_wait_ready_a_500_fails_with_the_hint() -> None:
+    _, script = answers(500)
+    async with serve_raw(script) as server:
+        with pytest.raises(ServerNotReady, match=r"answered 500 .*--wait-ready SECONDS"):
+            await wait_until_ready(BackendSettings(base_url=server.url), "tiny-llama")
+
+
+async def test_a_401_names_the_api_key_flag_and_variable_issue_38() -> None:
+    _, script = answers(401)
+    async with serve_raw(script) as server:
+        with pytest.raises(ServerNotReady) as refused:
+            await wait_until_ready(BackendSettings(base_url=server.url))
+    message = str(refused.value)
+    assert "answered 401 for /v1/models: no API key was sent" in message
+    assert "OPENAI_API_KEY" in message
+    assert "--api-key-env" in message
+
+
+async def test_a_refused_key_says_where_it_was_read_from() -> None:
+    _, script = answers(403)
+    async with serve_raw(script) as server:
+        settings = BackendSettings(base_url=server.url, api_key=SecretStr("sk-wrong"))
+        with pytest.raises(ServerNotReady, match=r"API key sent was refused .*--api-key-env"):
+            await wait_until_ready(settings)
+
+
+async def test_a_plain_web_servers_404_asks_whether_it_is_openai_compatible_issue_38() -> None:
+    _, script = answers(404)
+    async with serve_raw(script) as server:
+        with pytest.raises(ServerNotReady, match=r"answered 404 .*is this an OpenAI-compatible"):
+            await wait_until_ready(BackendSettings(base_url=server.url))

@@ -173,7 +173,34 @@ def test_config_file_keys_mirror_the_arrival_flags(tmp_path: Path) -> None:
 BAD_ARRIVALS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "burstiness_zero": (
         ("--profile", "poisson", "--rate", "5", "--burstiness", "0"),
-        ("burstiness", "greater than 0"),
+        ("burstiness", "greater than or equal to 0.01"),
+    ),
+    # Issue 37: a shape where the gamma draw is 0 or astronomically large hung the schedule
+    # (1e-300) or crashed it (5e-324, not a number to an integer).
+    "burstiness_tiny": (
+        ("--profile", "poisson", "--rate", "5", "--burstiness", "1e-300"),
+        ("--burstiness", "greater than or equal to 0.01"),
+    ),
+    "burstiness_subnormal": (
+        ("--profile", "constant", "--rate", "5", "--burstiness", "5e-324"),
+        ("--burstiness", "greater than or equal to 0.01"),
+    ),
+    "burstiness_huge": (
+        ("--profile", "poisson", "--rate", "5", "--burstiness", "1e300"),
+        ("--burstiness", "less than or equal to 1000"),
+    ),
+    "burstiness_infinite": (
+        (
+            "--ramp-up",
+            "linear",
+            "--ramp-up-start-rate",
+            "1",
+            "--ramp-up-end-rate",
+            "5",
+            "--burstiness",
+            "inf",
+        ),
+        ("--burstiness", "finite"),
     ),
     "burstiness_on_a_closed_loop": (("--burstiness", "0.5"), ("--burstiness", "throughput")),
     "ramp_without_rates": (("--ramp-up", "linear"), ("--ramp-up-start-rate", "--ramp-up-end-rate")),

@@ -52,6 +52,15 @@ CASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "rate_1e_300": (("--profile", "constant", "--rate", "1e-300"), ("rate", "0.001")),
     "rate_above_a_million": (("--profile", "constant", "--rate", "1e9"), ("rate", "1,000,000")),
     "concurrency_a_billion": (("--concurrency", "1000000000"), ("--concurrency", "ulimit -n")),
+    # Issue 37, item 5: a sweep's levels meet the open-file check --concurrency meets.
+    "sweep_concurrency_a_million": (
+        ("--profile", "sweep", "--sweep-concurrency", "1,1000000"),
+        ("--sweep-concurrency 1000000", "ulimit -n"),
+    ),
+    "sweep_concurrency_10_to_the_30": (
+        ("--profile", "sweep", "--sweep-concurrency", "1," + "1" + "0" * 30),
+        ("--sweep-concurrency 1" + "0" * 30, "ulimit -n", "lower --sweep-concurrency"),
+    ),
     "processes_100000": (("--processes", "100000"), ("--processes 100000", "per CPU")),
     "mock_workers_100000": (("--mock-workers", "100000"), ("--mock-workers 100000",)),
     # Targets (9.14, 10.8)

@@ -175,3 +175,24 @@ def test_streams_cut_mid_way_count_their_tokens_on_both_sides(tmp_path: Path) ->
         result.stdout
     )
     assert "WARNING" not in result.stdout
+
+
+def test_a_non_streamed_transcription_run_cannot_compare_tokens_issue_38(tmp_path: Path) -> None:
+    """The mock answers a non-streamed transcription with `usage: {"type": "duration"}`: assay
+    has no token count, so the token check says it cannot compare instead of disagreeing; the
+    run is told that without a language vLLM runs a detection pass."""
+    result = run_assay(
+        "run", "--output-dir", tmp_path, "--endpoint", "transcriptions", "--audio-seconds",
+        "1", "--no-stream", "--max-requests", "10", "--mock-fault", "empty_stream=0",
+        "--mock-fault", "truncated_stream=0", "--mock-fault", "inband_error=0",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert "generation_tokens: cannot compare (10 of 10 answers carried no token count" in (
+        result.stdout
+    )
+    assert "requests_finished: agrees" in result.stdout
+    assert "WARNING" not in result.stdout
+    assert "no `language` is sent" in result.stdout + result.stderr
+    section = read_report(tmp_path).server_metrics
+    assert section is not None
+    assert [check.verdict for check in section.checks] == ["agrees", "cannot compare"]

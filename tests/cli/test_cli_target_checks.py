@@ -34,7 +34,9 @@ async def test_server_without_models_route_runs_when_the_model_is_given(tmp_path
             "--output-dir", tmp_path / "run", env=assay_env(),
         )  # fmt: skip
     assert result.exit_code == 0, result.stdout + result.stderr
-    assert server.hits["/v1/chat/completions"] == 6  # the probe and the five measured
+    # The probe, the empty request that asks whether a proxy answers (issue 38), the five
+    # measured.
+    assert server.hits["/v1/chat/completions"] == 7
 
 
 async def test_wrong_endpoint_stops_before_the_load_naming_the_right_one(tmp_path: Path) -> None:

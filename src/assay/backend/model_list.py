@@ -60,7 +60,8 @@ async def fetch_served_models(
     if not 200 <= status < 300:
         raise ModelsStatus(
             status,
-            redactor.clean(f"{base_url} answered {status} for {_MODELS_PATH}"),
+            redactor.clean(f"{base_url} answered {status} for {_MODELS_PATH}")
+            + _status_hint(status, settings),
         )
     if len(body) > limit:
         raise NotAModelList(
@@ -68,6 +69,28 @@ async def fetch_served_models(
             "(--max-response-bytes); that is not a model list"
         )
     return _listed_models(base_url, body, redactor)
+
+
+def _status_hint(status: int, settings: BackendSettings) -> str:
+    """What to do about an error status that is the user's to fix (401/403: the API key).
+
+    >>> local = BackendSettings(base_url="http://127.0.0.1:1")
+    >>> print(_status_hint(401, local))  # doctest: +ELLIPSIS
+    : no API key was sent (set OPENAI_API_KEY, or name the variable holding it with --api-key-env...
+    >>> _status_hint(500, local)
+    ''
+    """
+    if status not in (401, 403):
+        return ""
+    if settings.api_key is None:
+        return (
+            ": no API key was sent (set OPENAI_API_KEY, or name the variable holding it with "
+            "--api-key-env NAME)"
+        )
+    return (
+        ": the API key sent was refused (it is read from OPENAI_API_KEY, or from the variable "
+        "--api-key-env names)"
+    )
 
 
 class ModelsUnreachable(ServerNotReady):

@@ -82,7 +82,10 @@ async def probe_endpoint(
         # Every route said 404 for this model while /v1/models lists others: the model is wrong.
         hint = f"model {probe.model!r} is not served here; served: {', '.join(served)}"
     else:
-        hint = "no other endpoint answered either: check the target URL's path prefix"
+        hint = (
+            "no other endpoint answered either: is this an OpenAI-compatible server? (check "
+            "the target URL's path prefix)"
+        )
     raise WrongEndpoint(f"{head}; nothing was sent; {hint}")
 
 

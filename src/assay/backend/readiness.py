@@ -20,8 +20,9 @@ from assay.core.clock import Clock, MonotonicClock
 from assay.errors import ServerNotReady
 
 # Statuses of a server that is up but not ready yet (overloaded, loading, behind a proxy that
-# waits for it): retried while `--wait-ready` lasts.
-RETRY_STATUSES: Final = frozenset({429, 502, 503, 504})
+# waits for it), or that failed once (500: a server with an error rate fails its listing now
+# and then): retried while `--wait-ready` lasts.
+RETRY_STATUSES: Final = frozenset({429, 500, 502, 503, 504})
 # Statuses of a server that has no `/v1/models` route: fine when the model is given.
 NO_MODELS_ROUTE: Final = frozenset({404, 405, 501})
 RETRY_INTERVAL_S: Final = 1.0
@@ -102,8 +103,8 @@ async def wait_for_model(
     `wait_s` seconds.
 
     Returns None as soon as `interrupted()` is true (Ctrl-C), also in the middle of a request.
-    Retried: nothing listening, no answer in time, 429/502/503/504, an empty model list.
-    Never retried: any other error status (401, 403, 500, ...) and unreadable answers.
+    Retried: nothing listening, no answer in time, 429/500/502/503/504, an empty model list.
+    Never retried: any other error status (401, 403, ...) and unreadable answers.
     While it waits, `note` hears what it waits for: at the first retry, then every
     `_NOTE_EVERY_S` seconds.
     """
@@ -147,7 +148,8 @@ async def _attempt(backend: Backend, model: str | None) -> ServedModel:
             if model is not None:
                 return ServedModel(model)  # the server answered: it is up, and the model is known
             raise ServerNotReady(
-                f"{error} (the server lists no models there; name the model with --model)"
+                f"{error}: is this an OpenAI-compatible server? (one that lists no models "
+                "there needs the model named with --model)"
             ) from None
         if error.status == 429 and model is not None:
             # Up, and only the listing is rate-limited: the model is known, go on.

@@ -18,25 +18,35 @@ from typing import Final
 
 from pydantic import JsonValue
 
+from assay.printable import printable
+from assay.spec.limits import MAX_CONTEXT_WINDOW
+
 # The key vLLM's and SGLang's model cards carry the window under.
 WINDOW_KEY: Final = "max_model_len"
 
 
 @dataclass(frozen=True, slots=True)
 class ServedModel:
-    """One model the server lists: its id, and its context window in tokens when named."""
+    """One model the server lists: its id, its context window in tokens when named, and what
+    was wrong with a window it named that is not one (`None` when nothing was)."""
 
     id: str
     context_window: int | None = None
+    window_problem: str | None = None
 
 
 def served_models(listed: list[JsonValue]) -> list[ServedModel]:
     """The models of a `/v1/models` `data` list; entries without a string id are skipped.
 
-    A window that is not a whole number of tokens above 0 is read as not named.
+    A window that is not a whole number of tokens from 1 to 2^32 is read as not named, and
+    `window_problem` says what it was.
 
-    >>> served_models([{"id": "m", "max_model_len": 4096}, {"id": "n", "max_model_len": "8k"}])
-    [ServedModel(id='m', context_window=4096), ServedModel(id='n', context_window=None)]
+    >>> listed = [{"id": "m", "max_model_len": 4096}, {"id": "n", "max_model_len": "8k"}]
+    >>> named, text = served_models(listed)
+    >>> named
+    ServedModel(id='m', context_window=4096, window_problem=None)
+    >>> text.context_window, text.window_problem
+    (None, "/v1/models names max_model_len '8k', not a whole number of tokens")
     """
     models: list[ServedModel] = []
     for item in listed:
@@ -46,9 +56,21 @@ def served_models(listed: list[JsonValue]) -> list[ServedModel]:
         if not isinstance(model_id, str):
             continue
         window = item.get(WINDOW_KEY)
-        named = window if type(window) is int and window > 0 else None
-        models.append(ServedModel(model_id, named))
+        if window is None or (type(window) is int and 0 < window <= MAX_CONTEXT_WINDOW):
+            models.append(ServedModel(model_id, window))
+        else:
+            models.append(ServedModel(model_id, None, _window_problem(window)))
     return models
+
+
+def _window_problem(window: JsonValue) -> str:
+    """Why a named `max_model_len` is not a window."""
+    if type(window) is not int:
+        shown = printable(repr(window)[:40])
+        return f"/v1/models names {WINDOW_KEY} {shown}, not a whole number of tokens"
+    if window > MAX_CONTEXT_WINDOW:
+        return f"/v1/models names {WINDOW_KEY} {window:.3g}, above any model's (2^32 at most)"
+    return f"/v1/models names {WINDOW_KEY} {window}, not a window of at least one token"
 
 
 __all__ = ["WINDOW_KEY", "ServedModel", "served_models"]

@@ -198,7 +198,7 @@ class BackendSettings(BaseModel):
 
 def settings_for(target: Target, base_url: str, *, seed: int) -> BackendSettings:
     """How to reach `base_url` as `target` says; the API key is read from the environment
-    variable it names (`seed` derives the ids of `--trace-context`).
+    variable it names (`seed` goes into the ids of `--trace-context`).
 
     A variable named with `--api-key-env` must be set and not empty (a run that silently goes
     without its key would only show 401s); the default `OPENAI_API_KEY` is used when set.
@@ -222,7 +222,7 @@ def settings_for(target: Target, base_url: str, *, seed: int) -> BackendSettings
             timeouts=target.timeouts,
             max_response_bytes=target.max_response_bytes,
             trace_context=(
-                TraceContext(seed=seed, sample=target.trace_sample)
+                TraceContext.for_run(seed, target.trace_sample, from_seed=target.trace_from_seed)
                 if target.trace_context
                 else None
             ),

@@ -1,15 +1,19 @@
-"""W3C trace context (`traceparent`) for each request, derived from the run's seed.
+"""W3C trace context (`traceparent`) for each request, unique to the run.
 
 With `--trace-context` every request carries a `traceparent` header (W3C Trace Context,
-version 00) whose trace id and parent id are a keyed hash of the run's seed and the request's
-id: a rerun with the same seed sends the same ids, and the record keeps the header, so a
-request can be found in the server's OpenTelemetry traces. `sample` is the fraction of
-requests whose sampled flag is set, chosen by the same hash, so the choice is reproducible too.
+version 00) whose trace id and parent id are a keyed hash of a key drawn at random for the run,
+the run's seed and the request's id; the record keeps the header, so a request can be found in
+the server's OpenTelemetry traces. Two runs never share a trace id, so a trace backend never
+merges them (issue 38: with ids from the seed alone, every run with seed 42 fell into the same
+traces). `--trace-from-seed` leaves the random key out: a rerun with the same seed then sends
+the same ids. `sample` is the fraction of requests whose sampled flag is set, chosen by the same
+hash.
 """
 
 from __future__ import annotations
 
 import hashlib
+import secrets
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,12 +26,26 @@ _ZERO_PARENT = "0" * 16
 
 
 class TraceContext(BaseModel):
-    """Send a `traceparent` on every request: ids from `seed`, `sample` of them sampled."""
+    """Send a `traceparent` on every request: ids from `seed` and `run_key` (empty: from the
+    seed alone), `sample` of them sampled."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     seed: int = 0
+    run_key: str = ""
     sample: float = Field(default=1.0, ge=0.0, le=1.0)
+
+    @classmethod
+    def for_run(cls, seed: int, sample: float, *, from_seed: bool) -> TraceContext:
+        """The trace context of one run: a fresh random `run_key`, unless `from_seed`.
+
+        >>> TraceContext.for_run(5, 1.0, from_seed=False).traceparent("req-00000001") != (
+        ...     TraceContext.for_run(5, 1.0, from_seed=False).traceparent("req-00000001"))
+        True
+        >>> TraceContext.for_run(5, 1.0, from_seed=True) == TraceContext(seed=5)
+        True
+        """
+        return cls(seed=seed, run_key="" if from_seed else secrets.token_hex(16), sample=sample)
 
     def traceparent(self, request_id: str) -> str:
         """The `traceparent` header value of request `request_id`.
@@ -43,7 +61,8 @@ class TraceContext(BaseModel):
         '00'
         """
         keyed = _KEYED.copy()
-        keyed.update(f"{self.seed}:{request_id}".encode())
+        run = f"{self.seed}:{self.run_key}:" if self.run_key else f"{self.seed}:"
+        keyed.update(f"{run}{request_id}".encode())
         digest = keyed.hexdigest()
         trace_id, parent_id = digest[:32], digest[32:48]
         # All zeros is an invalid id (W3C Trace Context, 3.2.2.3-4): one in 2**128, but a

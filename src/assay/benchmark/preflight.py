@@ -15,6 +15,12 @@ from assay.data.dataset_files import is_hf_spec
 from assay.data.source_config import source_config_of
 from assay.data.tokenizer_spec import BUILTIN
 from assay.errors import ConfigError, DataError
+from assay.spec.flat import flag_of, flattened
+
+_INT64: Final = 1 << 63
+MAX_RAY_WORKERS: Final = 1 << 16
+"""Ray actors one run may ask for (65,536): Ray itself refuses a node of more than 10^14 CPUs
+with a traceback, and no cluster has more cores than this."""
 
 # Stands in for what only the started target tells (its URL, its model) while checking the rest.
 _PLACEHOLDER_URL: Final = "http://127.0.0.1:1"
@@ -27,6 +33,7 @@ def check_before_start(config: RunConfig, mock_check: Callable[[], object] | Non
     `mock_check` builds the embedded mock's config (when the run starts one), so a bad
     `--mock-fault` is refused with the rest.
     """
+    _check_integers(config)
     source, target = config.source, config.target
     if source.data is not None and not is_hf_spec(source.data) and not source.data.exists():
         raise DataError(f"{source.data}: no such prompt file")
@@ -47,6 +54,38 @@ def check_before_start(config: RunConfig, mock_check: Callable[[], object] | Non
         _checked("embedded mock: ", mock_check)
 
 
+def _check_integers(config: RunConfig) -> None:
+    """Refuse a whole number no file of the run can hold: report.json, records.jsonl and the
+    page are JSON written by orjson, which stops at 64 bits (`--max-requests 10^30` ran, then
+    crashed writing the report), and a Ray of the run's own takes at most `MAX_RAY_WORKERS`."""
+    for key, value in flattened(config.model_dump(mode="json")).items():
+        for number in _integers(value):
+            if not -_INT64 <= number < _INT64:
+                raise ConfigError(
+                    f"{flag_of(key)} {number}: beyond 64 bits, more than any run can count "
+                    "(see docs/security.md)"
+                )
+    workers = config.engine.ray_workers
+    if workers is not None and workers > MAX_RAY_WORKERS:
+        raise ConfigError(
+            f"--ray-workers {workers}: at most {MAX_RAY_WORKERS:,} actors (one CPU each)"
+        )
+
+
+def _integers(value: object) -> list[int]:
+    match value:
+        case bool():
+            return []
+        case int():
+            return [value]
+        case list() | tuple():
+            return [number for item in value for number in _integers(item)]
+        case dict():
+            return [number for item in value.values() for number in _integers(item)]
+        case _:
+            return []
+
+
 def _checked(prefix: str, build: Callable[[], object]) -> None:
     try:
         build()
@@ -54,4 +93,4 @@ def _checked(prefix: str, build: Callable[[], object]) -> None:
         raise ConfigError(prefix + describe_validation_error(error)) from None
 
 
-__all__ = ["check_before_start"]
+__all__ = ["MAX_RAY_WORKERS", "check_before_start"]

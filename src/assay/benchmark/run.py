@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -23,6 +22,7 @@ from assay.backend.served_models import ServedModel
 from assay.backend.settings import BackendSettings, settings_for
 from assay.benchmark.chain_spec import ChainSpec, slo_of
 from assay.benchmark.preflight import check_before_start
+from assay.benchmark.proxy_check import proxy_in_front
 from assay.benchmark.server_observation import observe_server, server_metrics_report
 from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary
 from assay.config import RunConfig, check_machine_limits
@@ -44,15 +44,16 @@ from assay.engine import (
 )
 from assay.engine.interrupt import SigintFlag, sigint_as_flag
 from assay.errors import OutputError
-from assay.file_writes import open_new
 from assay.load_launcher import LoadProcesses
 from assay.metrics import Goodput, StepAggregator
+from assay.records.shards import concatenate_shards
 from assay.reports import Report, StepReport, build_report, write_report
 from assay.reports.capacity_search import capacity_of
 from assay.reports.html import write_html
 from assay.reports.report import SessionSummary
 from assay.run_folder import RECORDS_FILE as RECORDS_FILE
 from assay.run_folder import RunFolder, claim_run_folder
+from assay.server_metrics import accounting_notes, accounting_of
 from assay.spec.constraints import StopReason
 
 if TYPE_CHECKING:
@@ -207,6 +208,7 @@ def _run(
             started.check_can_reach(url)
         backend = settings_for(config.target, url, seed=config.seed)
         model, source = _ready_source(config, backend, chain, interrupted, note)
+        proxy = proxy_in_front(config.target, backend, note)
         plan = BenchmarkPlan(
             profile=config.load_in_force(),
             constraints=config.constraints_in_force(),
@@ -235,7 +237,7 @@ def _run(
             for step in result.steps
         ]
         server = None if observer is None or first is None else (
-            server_metrics_report(observer, first, steps)
+            server_metrics_report(observer, first, steps, accounting_of(config))
         )  # fmt: skip
     _write_records(folder, result, recovered)
     report = build_report(
@@ -246,6 +248,7 @@ def _run(
             processes=plan.processes,
             interrupted=was_interrupted,
             degraded=result.degraded,
+            proxy=proxy,
         ),
         steps=steps,
         server_metrics=server,
@@ -315,8 +318,13 @@ def _ready_source(
     window = context_window_of(config, ready)
     said = "" if window is None else f"; context window {window.tokens:,} ({window.origin})"
     note(f"model: {ready.id}{said}; validators: {chain.describe()}")
+    if ready.window_problem is not None and window is None:
+        note(
+            f"model: {ready.window_problem}: requests are not checked against a context window "
+            "(--context-window N states it)"
+        )
     source = source_of(config.source, config.request, target.endpoint, ready.id, config.seed)
-    for line in describe_source(source):
+    for line in (*describe_source(source), *accounting_notes(config)):
         note(line)
     if window is not None:
         check_fits_context(source, window)
@@ -344,7 +352,8 @@ def _write_records(
         _merge_shards(result, recovered, records)
     except OSError as error:
         raise OutputError(
-            f"cannot write {records}: {error.strerror or error}; the records are in {folder.shards}"
+            f"cannot write {records}: {error.strerror or error}; the records are whole in "
+            f"{folder.shards}: free some space, then `assay report {folder.path}` writes the report"
         ) from None
     folder.drop_shards(
         summary.shard
@@ -440,6 +449,7 @@ def step_report(
         sessions=None if sessions is None else SessionSummary.model_validate(asdict(sessions)),
         turns={turn: turns[turn].snapshot() for turn in sorted(turns)} if turns else None,
         data_rows=data_rows if step.stopped_by is StopReason.data_exhausted else None,
+        client_load=step.client,
     )
 
 
@@ -448,10 +458,14 @@ def _merge_shards(
     recovered: dict[int, list[ShardSummary]],
     target: Path,
 ) -> None:
-    """Concatenate every shard, step by step and in process order, into one records.jsonl."""
-    with open_new(target) as out:
-        for step in result.steps:
-            summaries = [*step.sink_results, *recovered.get(step.index, [])]
-            for summary in sorted(summaries, key=lambda summary: summary.process):
-                with summary.shard.open("rb") as shard:
-                    shutil.copyfileobj(shard, out, 1 << 20)
+    """Concatenate every shard, step by step and in process order, into one records.jsonl
+    (removed again if that fails: the shards stay whole for `assay report`)."""
+    shards = [
+        summary.shard
+        for step in result.steps
+        for summary in sorted(
+            [*step.sink_results, *recovered.get(step.index, [])],
+            key=lambda summary: summary.process,
+        )
+    ]
+    concatenate_shards(target, shards)

@@ -11,9 +11,12 @@ from assay.backend import BackendSettings
 # The scrapes verify TLS as the requests do: the system's CAs and the --ca-bundle, or not at all.
 from assay.backend.client import _ssl_setting
 from assay.core.diagnostics import DiagnosticCode, Stage, stage_of
+from assay.core.response import TokenSource
 from assay.errors import ConfigError
 from assay.reports import StepReport
 from assay.server_metrics import (
+    PLAIN_ACCOUNTING,
+    Accounting,
     AssayCounts,
     ServerMetricsObserver,
     ServerMetricsReport,
@@ -90,7 +93,7 @@ def observe_server(
         shown_url=mask_url(url),
         metrics_elsewhere=not same_origin,
     ) as observer:
-        first = observer.scrape_now()
+        first = observer.scrape_first()
         if first.problem is not None:
             if named:
                 raise ConfigError(f"--server-metrics: {first.problem}")
@@ -103,9 +106,11 @@ def observe_server(
 
 def assay_counts(steps: Sequence[StepReport]) -> AssayCounts:
     """What assay counted, in the terms of a server's counters (see `AssayCounts`)."""
-    answered = unfinished = tokens = most = completed = 0
+    answered = unfinished = tokens = most = completed = documents = uncounted = 0
     for step in steps:
         metrics = step.metrics
+        documents += metrics.throughput.usable_documents
+        uncounted += metrics.tokens.output_sources.get(TokenSource.none, 0)
         answered += metrics.outcomes.completed
         completed += metrics.outcomes.completed
         unfinished += metrics.outcomes.cancelled
@@ -132,11 +137,16 @@ def assay_counts(steps: Sequence[StepReport]) -> AssayCounts:
         output_tokens=tokens,
         max_output_tokens=most,
         completed=completed,
+        documents=documents,
+        uncounted=uncounted,
     )
 
 
 def server_metrics_report(
-    observer: ServerMetricsObserver, first: TimedSample, steps: Sequence[StepReport]
+    observer: ServerMetricsObserver,
+    first: TimedSample,
+    steps: Sequence[StepReport],
+    accounting: Accounting = PLAIN_ACCOUNTING,
 ) -> ServerMetricsReport | None:
     """The report section, from the observer's scrapes after a final one; None without data."""
     observer.scrape_now()
@@ -162,4 +172,5 @@ def server_metrics_report(
         assay=assay_counts(steps),
         problems=observer.problems,
         metrics_elsewhere=observer.metrics_elsewhere,
+        accounting=accounting,
     )

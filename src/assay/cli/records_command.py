@@ -3,6 +3,7 @@
 # Annotations are evaluated here, once, at import (no `from __future__ import annotations`):
 # typer reads every flag's annotation at each start, and would otherwise evaluate the strings.
 
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -11,6 +12,34 @@ import typer
 from assay.cli.exit_codes import EXIT_INVALID, EXIT_VALID
 from assay.cli.guard import exit_guarded
 from assay.run_folder import RECORDS_FILE as _RECORDS_FILE
+
+# vLLM's engine ids, as its spans and logs show them: the answer's id with the prompt's index
+# (`cmpl-<sent id>-0`, `resp_<hex>_0`), its prefix around the request id assay sent.
+_ENGINE_SUFFIX = re.compile(r"^(?P<answer>(?:chatcmpl-|cmpl-|resp_)(?P<sent>.+?))[-_]\d+$")
+_ANSWER_PREFIX = re.compile(r"^(?:chatcmpl-|cmpl-|resp_)(?P<sent>.+)$")
+
+
+def candidate_ids(wanted: str) -> list[str]:
+    """The ids a record may carry for `wanted`, most specific first: `wanted` itself, then,
+    for a server's engine id, the answer id it extends and the request id inside it.
+
+    >>> candidate_ids("cmpl-f84aacf4-cebb-5a8b-949f-c956265a7d0f-0")
+    ['cmpl-f84aacf4-cebb-5a8b-949f-c956265a7d0f-0', 'cmpl-f84aacf4-cebb-5a8b-949f-c956265a7d0f', \
+'f84aacf4-cebb-5a8b-949f-c956265a7d0f']
+    >>> candidate_ids("resp_1a2b_0")
+    ['resp_1a2b_0', 'resp_1a2b', '1a2b']
+    >>> candidate_ids("req-00000042")
+    ['req-00000042']
+    """
+    found = [wanted]
+    engine = _ENGINE_SUFFIX.match(wanted)
+    if engine is not None:
+        found += [engine["answer"], engine["sent"]]
+    else:
+        answer = _ANSWER_PREFIX.match(wanted)
+        if answer is not None:
+            found.append(answer["sent"])
+    return list(dict.fromkeys(found))
 
 
 def records(
@@ -23,7 +52,7 @@ def records(
             "--id",
             metavar="ID",
             help="assay's record id, the request id sent or echoed, the answer's id "
-            "(chatcmpl-...), or the trace id.",
+            "(chatcmpl-...), a server's engine id (cmpl-...-0, resp_..._0), or the trace id.",
         ),
     ],
 ) -> None:
@@ -44,9 +73,15 @@ def records(
             raise DataError("--id: an empty id finds nothing")
         skipped: list[int] = []
         found = 0
-        for line in find_lines(path, wanted, skipped):
-            typer.echo(line.text)
-            found += 1
+        # The most specific id that any record carries: `cmpl-<id>-0` finds the record whose
+        # answer is `cmpl-<id>`, or else the one that sent `<id>`.
+        for candidate in candidate_ids(wanted):
+            skipped.clear()
+            for line in find_lines(path, candidate, skipped):
+                typer.echo(line.text)
+                found += 1
+            if found:
+                break
         if skipped:
             numbers = ", ".join(map(str, skipped[:5])) + (", ..." if len(skipped) > 5 else "")
             typer.echo(f"warning: {path}: line {numbers} is not JSON; not searched", err=True)
@@ -54,7 +89,7 @@ def records(
             return EXIT_VALID
         typer.echo(
             f"no record in {path} has the id {wanted!r} (searched: record ids, request ids sent "
-            "and echoed, answer ids, trace ids)",
+            "and echoed, answer ids and the engine ids made of them, trace ids)",
             err=True,
         )
         return EXIT_INVALID

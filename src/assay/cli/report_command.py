@@ -14,6 +14,14 @@ from assay.cli.guard import exit_guarded
 
 def report(
     run_dir: Annotated[Path, typer.Argument(help="A run's output directory.")],
+    definitions: Annotated[
+        bool,
+        typer.Option(
+            "--definitions",
+            help="Also print TTFT, TPOT, ITL and E2E as vLLM, SGLang, GuideLLM, AIPerf and "
+            "inference-perf define them, beside assay's own (from records.jsonl).",
+        ),
+    ] = False,
 ) -> None:
     """(Re)build RUN_DIR/report.html from its report.json and records.jsonl.
 
@@ -30,6 +38,8 @@ def report(
             raise DataError(f"{run_dir}: not a folder (give the run's output directory)")
         if _left_unfinished(run_dir):
             return _finish(run_dir)
+        if definitions:
+            _print_definitions(run_dir)
         # The report loader says what is missing or wrong in the folder.
         path = write_html(run_dir)
         typer.echo(f"wrote {path}")
@@ -64,6 +74,7 @@ def _finish(run_dir: Path) -> int:
             "report is written when it ends"
         )
     crashed = (run_dir / CRASH_FILE).is_file()
+    _drop_half_merge(run_dir)
     try:
         finished = finish_unfinished_run(
             run_dir, crash_file=CRASH_FILE if crashed else None, config=None
@@ -94,3 +105,37 @@ def _finish(run_dir: Path) -> int:
     if finished.page_problem is not None:
         raise DataError(f"report.html could not be built: {finished.page_problem}")
     return EXIT_VALID
+
+
+def _print_definitions(run_dir: Path) -> None:
+    """Print the run's figures under each peer's definitions (computed when report.json has
+    none: a run stored before they were kept)."""
+    from assay.reports.definitions import definitions_text, with_definitions
+    from assay.reports.html import RECORDS_FILE
+    from assay.reports.loader import load_report
+
+    report = load_report(run_dir)
+    if all(step.definitions is None for step in report.steps):
+        report = with_definitions(report, run_dir / RECORDS_FILE)
+    lines = definitions_text(report)
+    if not lines:
+        typer.echo("no completed streamed answer: no figures to compare")
+    for line in lines:
+        typer.echo(line)
+
+
+def _drop_half_merge(run_dir: Path) -> None:
+    """Remove the records.jsonl a merge cut short left beside the shards it came from (a full
+    disk stopped it, in a version of assay that did not remove it): it holds only their first
+    bytes, so the shards are merged again in its place."""
+    from assay.records.shards import repeats_shards
+    from assay.reports.html import RECORDS_FILE
+    from assay.run_folder import shard_files
+
+    records = run_dir / RECORDS_FILE
+    shards = shard_files(run_dir)
+    if shards and repeats_shards(records, shards):
+        records.unlink()
+        typer.echo(
+            f"{records} held only the start of the shards (a merge cut short): merging them again"
+        )

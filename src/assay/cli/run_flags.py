@@ -168,8 +168,10 @@ RUN_FLAGS: Final[tuple[Flag, ...]] = (
          "already are).", flag="--secret-header", metavar="NAME", parse=parse_texts),
     Flag("request_id_header", str, TARGET, "Header carrying each request's UUID, or none "
          "[X-Request-Id].", metavar="NAME|none"),
-    Flag("trace_context", bool, TARGET, "Send a W3C traceparent on every request (ids from --seed "
-         "and the request; kept in records.jsonl), to find requests in the server's traces."),
+    Flag("trace_context", bool, TARGET, "Send a W3C traceparent on every request (ids unique to "
+         "the run; kept in records.jsonl), to find requests in the server's traces."),
+    Flag("trace_from_seed", bool, TARGET, "Derive --trace-context ids from --seed alone: a rerun "
+         "with the same seed sends the same trace ids."),
     Flag("trace_sample", float, TARGET, "Fraction of --trace-context requests sent with the "
          "sampled flag [1].", metavar="R"),
     Flag("insecure", bool, TARGET, "Do not verify TLS certificates."),
@@ -242,6 +244,9 @@ RUN_FLAGS: Final[tuple[Flag, ...]] = (
          flag="--data-column", metavar="ROLE=COLUMN", parse=parse_mapping),
     Flag("data_cycle", bool, DATA, "Reuse the rows of --data in file order, pass after pass, "
          "until --max-requests or --max-seconds (by default each row is sent once)."),
+    Flag("allowed_media_paths", list[str], DATA, "A folder besides --data's own that a row's "
+         "local images may be read from (repeatable; by default only the data file's folder).",
+         flag="--allowed-media-path", metavar="DIR", parse=parse_texts),
     Flag("multi_turn", bool, DATA, "Run each conversation of --data (ShareGPT, or a `turns` list) "
          "as a session: turn k+1 carries the answers really received."),
     Flag("turns", int, DATA, "Synthetic sessions of this many turns of --prompt-tokens each [1]."),
@@ -315,6 +320,9 @@ RUN_FLAGS: Final[tuple[Flag, ...]] = (
     Flag("server_metrics", bool, OUT, "Do not scrape server metrics.",
          flag="--no-server-metrics", given="off"),
     Flag("server_metrics_interval", float, OUT, "Seconds between metric scrapes [1]."),
+    Flag("cost_per_hour", str, OUT, "The server's price per hour, USD or GPUSxUSD (8x2.5: eight "
+         "GPUs at $2.50): the report's cost per usable token and request.",
+         metavar="USD|GPUSxUSD"),
     Flag("mock_record_requests", Path, MOCK, "Append every request the mock receives to this "
          "JSONL file."),
     Flag("mock_slots", int, MOCK, "Mock answers at most N at once, queueing the rest."),

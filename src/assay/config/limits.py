@@ -6,7 +6,6 @@ interpreters until the machine gives out); these checks run before anything star
 
 from __future__ import annotations
 
-import math
 from typing import Final
 
 from assay.errors import ConfigError
@@ -97,16 +96,20 @@ def check_machine_limits(config: RunConfig) -> tuple[str, ...]:
     files = open_file_limit()
     # The concurrency the user gave, not a default: every stream in flight holds one
     # connection, so one socket, in its process.
-    given = not config.load.model_fields_set.isdisjoint({"streams", "max_concurrency"})
+    # A sweep's levels are checked as --concurrency is (issue 37: 1,10^30 was not).
+    given = not config.load.model_fields_set.isdisjoint(
+        {"streams", "max_concurrency", "concurrencies"}
+    )
     concurrency = most_in_flight(config.load) if given else None
     if concurrency is not None and files is not None:
-        per_process = math.ceil(concurrency / processes)
+        per_process = -(-concurrency // processes)  # exact for any integer, unlike a float
         allowed = files - RESERVED_FILES
+        flag = "--sweep-concurrency" if isinstance(config.load, Sweep) else "--concurrency"
         if per_process > allowed:
             raise ConfigError(
-                f"--concurrency {concurrency}: {per_process} connections per load process "
+                f"{flag} {concurrency}: {per_process} connections per load process "
                 f"is above what the open-file limit of {files} (ulimit -n) allows ({allowed}); "
-                "lower --concurrency, add --processes or raise the limit"
+                f"lower {flag}, add --processes or raise the limit"
             )
     return tuple(warnings)
 

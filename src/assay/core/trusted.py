@@ -5,7 +5,8 @@ inputs are already of the declared types (ints checked by `type(...) is int`, tu
 other frozen models), so validating them again costs microseconds per request and checks
 nothing. `model_construct` skips validation too but is slower than validating on pydantic 2.14,
 because it walks the fields in Python; `trusted` sets the instance state directly, as
-`model_construct` does at its end. Data from outside keeps going through validation.
+`model_construct` does at its end, through the slots' own setters (an `object.__setattr__` looks
+the name up on the type each time). Data from outside keeps going through validation.
 """
 
 from __future__ import annotations
@@ -17,7 +18,11 @@ from pydantic import BaseModel
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 _new = object.__new__
-_set = object.__setattr__
+# The setters of the four slots every pydantic model instance holds (`BaseModel.__slots__`).
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def trusted(model: type[ModelT], fields: dict[str, object]) -> ModelT:
@@ -33,10 +38,10 @@ def trusted(model: type[ModelT], fields: dict[str, object]) -> ModelT:
     True
     """
     built = _new(model)
-    _set(built, "__dict__", fields)
-    _set(built, "__pydantic_fields_set__", set(fields))
-    _set(built, "__pydantic_extra__", None)
-    _set(built, "__pydantic_private__", None)
+    _set_dict(built, fields)
+    _set_fields_set(built, set(fields))
+    _set_extra(built, None)
+    _set_private(built, None)
     return built
 
 

@@ -20,7 +20,9 @@ import orjson
 from assay.errors import DataError
 
 HF_PREFIX: Final = "hf:"
-_INSTALL: Final = "pip install 'assay[datasets]'"
+_INSTALL: Final = (
+    "pip install -e \".[datasets]\" in a checkout of assay (or pip install 'assay[datasets]')"
+)
 
 
 def is_hf_spec(data: str | Path) -> bool:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from assay.data.file_source import FileSource
 from assay.data.session import FileSessions
 from assay.data.source import RequestSource
-from assay.data.trace import PlainTrace
+from assay.data.trace import MooncakeTrace, PlainTrace
 
 
 def describe_source(source: RequestSource) -> Iterator[str]:
@@ -18,6 +18,8 @@ def describe_source(source: RequestSource) -> Iterator[str]:
         rows = source
     elif isinstance(source, FileSessions | PlainTrace):
         rows = source.rows
+    elif isinstance(source, MooncakeTrace):
+        yield from source.notes
     if rows is not None:
         yield from rows.notes
         fields = rows.body_fields()

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Literal
 
 from assay.core import GenerationRequest
+from assay.data.dataset_files import split_hf_spec
 from assay.data.file_formats import FileFormat, format_of, read_records
+from assay.data.local_media import LocalMedia
 from assay.data.prompt_rows import PromptRow, RowCheck
 from assay.data.request_fields import asked_limits
 from assay.data.source import NO_AUDIO, RequestSettings, index_rng, request_id
@@ -37,6 +39,8 @@ class FileSourceConfig(RequestSettings):
     format: FileFormat | None = None
     columns: PromptColumns = PromptColumns()
     output_tokens: TokenCount = FixedCount(value=128)
+    # Folders besides the file's own that the rows' local images may be read from.
+    allowed_media_paths: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +76,14 @@ class FileSource:
     ) -> FileSource:
         """Check rows already read (numbered by line, item or row) as a prompt file's rows."""
         tokenizer = load_tokenizer(config.tokenizer) if config.tokenizer is not None else None
-        check = RowCheck(config.path, config.columns, config.endpoint, file_format, tokenizer)
+        check = RowCheck(
+            config.path,
+            config.columns,
+            config.endpoint,
+            file_format,
+            tokenizer,
+            local_media(config.path, file_format, config.allowed_media_paths),
+        )
         rows = tuple(
             row for line, values in records if (row := check.row(values, line)) is not None
         )
@@ -146,4 +157,17 @@ class FileSource:
         )
 
 
-__all__ = ["FileSource", "FileSourceConfig"]
+def local_media(path: Path, file_format: FileFormat, allowed: tuple[Path, ...]) -> LocalMedia:
+    """Where a data file's local images are read from: relative to its folder, and only inside
+    it and the `allowed` folders. A Hugging Face dataset saved on disk counts as its folder;
+    one from the hub has none (only `allowed` folders are read, relative to the current one)."""
+    if file_format != "hf":
+        return LocalMedia(path.parent, [path.parent, *allowed])
+    name, _ = split_hf_spec(str(path))
+    saved = Path(name)
+    if saved.is_dir():
+        return LocalMedia(saved, [saved, *allowed])
+    return LocalMedia(Path.cwd(), allowed)
+
+
+__all__ = ["FileSource", "FileSourceConfig", "local_media"]

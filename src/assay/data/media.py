@@ -13,11 +13,13 @@ import binascii
 import io
 import random
 import wave
-from pathlib import Path
 from typing import Final, Literal
 
-from PIL import Image, UnidentifiedImageError
+from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from assay.data.image_bytes import ImageBytesError, image_format
+from assay.data.local_media import LocalMedia, LocalMediaError
 
 ImageFormat = Literal["png", "jpeg"]
 """How synthetic images are encoded."""
@@ -51,7 +53,8 @@ class ImageSize(BaseModel):
     def parse(cls, text: str) -> ImageSize:
         """`WxH` in pixels, each from 1 to 16384; anything else is a `ValueError` naming it."""
         width, x, height = text.strip().lower().partition("x")
-        if not x or not width.isdigit() or not height.isdigit():
+        # ASCII digits only: int() would also read full-width or other scripts' digits.
+        if not x or not _ascii_digits(width) or not _ascii_digits(height):
             raise ValueError(f"image size {text!r}: expected WxH in pixels, e.g. 512x512")
         if not (1 <= int(width) <= 16_384 and 1 <= int(height) <= 16_384):
             raise ValueError(f"image size {text!r}: width and height go from 1 to 16384 pixels")
@@ -59,6 +62,10 @@ class ImageSize(BaseModel):
 
     def __str__(self) -> str:
         return f"{self.width}x{self.height}"
+
+
+def _ascii_digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()
 
 
 def synthetic_image(size: ImageSize, image_format: ImageFormat, rng: random.Random) -> bytes:
@@ -140,15 +147,16 @@ def user_content(text: str, images: tuple[str, ...], audio: bytes | None) -> str
 
 
 class MediaError(ValueError):
-    """A dataset image that cannot be sent: missing, unreadable or not an image."""
+    """A dataset image that cannot be sent: missing, unreadable, refused or not an image."""
 
 
-def dataset_image_url(value: str, base: Path) -> str:
+def dataset_image_url(value: str, local: LocalMedia) -> str:
     """The URL a dataset's image value is sent as, checked before any load.
 
     An http(s) URL passes through unchanged (the server fetches it); a `data:` URL must hold a
-    decodable image; anything else is a file path (relative to `base`, the data file's folder),
-    read and sent as a `data:` URL. Raises `MediaError` saying what is wrong.
+    decodable image; anything else is a local file path, read by `local` (inside the folders it
+    allows, once per file) and sent as a `data:` URL of the image alone. Raises `MediaError`
+    saying what is wrong.
     """
     text = value.strip()
     if text.startswith(_REMOTE):
@@ -161,33 +169,15 @@ def dataset_image_url(value: str, base: Path) -> str:
             data = base64.b64decode(payload, validate=True)
         except (binascii.Error, ValueError):
             raise MediaError(f"image data URL {_clip(text)!r} is not valid base64") from None
-        _check_image(data, "the data URL")
+        try:
+            image_format(data, "the data URL")
+        except ImageBytesError as error:
+            raise MediaError(str(error)) from None
         return text
-    path = Path(text)
-    if not path.is_absolute():
-        path = base / path
     try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise MediaError(f"image {text}: {error.strerror or error}") from None
-    mime = _check_image(data, f"image {text}")
-    return data_url(data, mime)
-
-
-def _check_image(data: bytes, what: str) -> str:
-    """The MIME type of an image Pillow can decode; `MediaError` otherwise."""
-    try:
-        with Image.open(io.BytesIO(data)) as image:
-            image.verify()
-            kind = image.format
-    except UnidentifiedImageError:
-        raise MediaError(f"{what} is not an image (no image format recognised)") from None
-    except (OSError, SyntaxError, ValueError) as error:
-        raise MediaError(f"{what} is not a decodable image ({error})") from None
-    mime = Image.MIME.get(kind or "")
-    if mime is None:
-        raise MediaError(f"{what} is an image of a format with no MIME type ({kind})")
-    return mime
+        return local.image_url(text)
+    except LocalMediaError as error:
+        raise MediaError(str(error)) from None
 
 
 def _clip(text: str) -> str:

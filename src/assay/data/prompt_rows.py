@@ -18,7 +18,9 @@ from pathlib import Path
 from pydantic import JsonValue
 
 from assay.core import Endpoint
+from assay.data.column_hint import columns_hint
 from assay.data.file_formats import FileFormat, row_reading
+from assay.data.local_media import LocalMedia
 from assay.data.media import MediaError, dataset_image_url, image_part
 from assay.data.row_values import (
     check_messages,
@@ -35,7 +37,7 @@ from assay.data.tokenizer import Tokenizer
 from assay.data.tokenizer_spec import load_tokenizer
 from assay.errors import DataError
 from assay.spec.endpoint import Carries
-from assay.spec.limits import MAX_TURNS
+from assay.spec.limits import MAX_IMAGES_PER_REQUEST, MAX_MEDIA_BYTES_PER_REQUEST, MAX_TURNS
 from assay.spec.source import PromptColumns
 
 
@@ -78,8 +80,11 @@ class RowCheck:
         endpoint: Endpoint,
         file_format: FileFormat,
         tokenizer: Tokenizer | None,
+        media: LocalMedia | None = None,
     ) -> None:
         self.path = path
+        # Local images: relative to the file's folder, read only inside it unless told more.
+        self.media = media or LocalMedia(path.parent, [path.parent])
         self.columns = columns
         self.endpoint = endpoint
         reading = row_reading(file_format)
@@ -158,10 +163,21 @@ class RowCheck:
                     raise DataError(
                         f"{where}: {at} must be a file path, an http(s) URL or a data: URL"
                     )
+                if len(found) >= MAX_IMAGES_PER_REQUEST:
+                    raise DataError(
+                        f"{where}: the row names more than {MAX_IMAGES_PER_REQUEST} images, the "
+                        "most one request may carry (see docs/security.md)"
+                    )
                 try:
-                    found.append(dataset_image_url(item, self.path.parent))
+                    found.append(dataset_image_url(item, self.media))
                 except MediaError as error:
                     raise DataError(f"{where}: {at}: {error}") from None
+        total = sum(len(url) for url in found if url.startswith("data:"))
+        if total > MAX_MEDIA_BYTES_PER_REQUEST:
+            raise DataError(
+                f"{where}: the row's images come to {total:,} bytes as sent, above the "
+                f"{MAX_MEDIA_BYTES_PER_REQUEST:,} one request may carry (see docs/security.md)"
+            )
         return tuple(found)
 
     def _fields(self, values: Mapping[str, object], where: str) -> dict[str, JsonValue]:
@@ -195,7 +211,10 @@ class RowCheck:
         elif prompt is None and isinstance(values.get(names.prompt), str):
             raise DataError(f"{where}: empty prompt in {names.prompt!r}")
         elif prompt is None:
-            raise DataError(f"{where}: no {names.prompt!r} (or {names.messages!r}) in the row")
+            raise DataError(
+                f"{where}: no {names.prompt!r} (or {names.messages!r}) in the row"
+                + columns_hint(values, "prompt")
+            )
         elif not isinstance(prompt, str):
             raise DataError(f"{where}: {names.prompt!r} must be text, got {json_kind(prompt)}")
         elif not prompt.strip():

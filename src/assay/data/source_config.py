@@ -74,7 +74,11 @@ def source_config_of(
     if source.data is not None:
         columns = PromptColumns.model_validate(source.data_columns)
         return FileSourceConfig(
-            path=source.data, columns=columns, output_tokens=output_tokens, **common
+            path=source.data,
+            columns=columns,
+            output_tokens=output_tokens,
+            allowed_media_paths=source.allowed_media_paths,
+            **common,
         )
     try:
         images = parse_token_count(source.images)

@@ -21,6 +21,7 @@ from assay.data.source import RequestSettings, index_rng, request_id, shared_rng
 from assay.data.token_count import (
     FixedCount,
     TokenCount,
+    largest_count,
     sample_token_count,
     smallest_count,
 )
@@ -28,6 +29,11 @@ from assay.data.tokenizer import Tokenizer
 from assay.data.tokenizer_spec import load_tokenizer
 from assay.errors import DataError
 from assay.spec.endpoint import Carries
+from assay.spec.limits import (
+    MAX_IMAGE_PIXELS_PER_REQUEST,
+    MAX_IMAGES_PER_REQUEST,
+    MAX_TOKENS_PER_REQUEST,
+)
 
 # Joining two texts can merge or split tokens at the seam; resampling the tail with a corrected
 # length settles it in one or two rounds for real tokenizers.
@@ -108,11 +114,48 @@ class SyntheticSource(RequestSettings):
         traits = self.endpoint.traits
         if self._carries_images() and not traits.takes_images:
             raise ValueError(f"images go in chat messages, not to the {self.endpoint} endpoint")
+        problem = self._media_problem() or self._documents_problem()
+        if problem is not None:
+            raise ValueError(problem)
         if self.audio_seconds and not traits.takes_audio:
             raise ValueError(f"audio goes to chat or transcriptions, not to {self.endpoint}")
         if traits.needs_audio and not self.audio_seconds:
             raise ValueError("a transcription needs audio: audio_seconds must be above 0")
         return self
+
+    def _media_problem(self) -> str | None:
+        """Images per request and their pixels together, against the bounds of spec.limits."""
+        most = largest_count(self.images)
+        if most > MAX_IMAGES_PER_REQUEST:
+            return (
+                f"images: {most:,} images in one request, above the {MAX_IMAGES_PER_REQUEST} "
+                "one request may carry (see docs/security.md)"
+            )
+        size = self.image_size
+        pixels = most * size.width * size.height
+        if pixels > MAX_IMAGE_PIXELS_PER_REQUEST:
+            return (
+                f"images: {most} images of {size} make {pixels:,} pixels in one request, above "
+                f"the {MAX_IMAGE_PIXELS_PER_REQUEST:,} one request may carry (two 4096x4096; "
+                "see docs/security.md)"
+            )
+        return None
+
+    def _documents_problem(self) -> str | None:
+        """Rerank and score: the query and every document together, one request's tokens."""
+        if self.endpoint.traits.carries is not Carries.documents:
+            return None
+        tokens = largest_count(self.prompt_tokens) + self.documents * largest_count(
+            self.document_tokens
+        )
+        if tokens <= MAX_TOKENS_PER_REQUEST:
+            return None
+        return (
+            f"documents: {self.documents:,} documents of up to "
+            f"{largest_count(self.document_tokens):,} tokens and the query make {tokens:,} "
+            f"tokens in one request, above the {MAX_TOKENS_PER_REQUEST:,} one request may ask "
+            "for (see docs/security.md)"
+        )
 
     def _carries_images(self) -> bool:
         return not (isinstance(self.images, FixedCount) and self.images.value == 0)

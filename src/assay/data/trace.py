@@ -8,15 +8,28 @@ Two JSONL formats, told apart by their first row:
 - Plain: `timestamp` (ms) and a prompt row as in a prompt file (`prompt` or `messages`,
   optionally `output_tokens`; other keys go into the request body).
 
+Two CSV formats, told apart by their header (a file whose first line is a CSV header, not JSON):
+- Azure LLM inference traces (`TIMESTAMP`, `ContextTokens`, `GeneratedTokens`; the 2023 and
+  2024 releases): `TIMESTAMP` an ISO date and time, as the files write it.
+- BurstGPT (`Timestamp` in seconds from the trace's start, `Model`, `Request tokens`,
+  `Response tokens`, `Total tokens`, `Log Type`).
+A CSV row is replayed as a Mooncake row without hash blocks: a prompt of its context (request)
+tokens of its own deterministic text, asking for its generated (response) tokens. A row asking
+for no output (a request that failed in the original service: BurstGPT keeps them with 0
+response tokens) cannot be replayed; it is left out and counted in the trace's `notes`.
+
 Rows are replayed in timestamp order (a stable sort); offsets count from the first timestamp.
 """
 
 from __future__ import annotations
 
+import csv
 import functools
+import io
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Final, Literal, Protocol, runtime_checkable
 
@@ -72,13 +85,23 @@ class MooncakeRow:
     hash_ids: tuple[int, ...]
 
 
+TraceFormat = Literal["mooncake", "azure", "burstgpt"]
+"""The formats replayed as token counts (Mooncake rows, and CSV rows read as Mooncake rows)."""
+
+
 @dataclass(frozen=True, slots=True)
 class MooncakeTrace:
-    """Mooncake rows with their offsets; prompts are built from hash blocks on demand."""
+    """Mooncake rows with their offsets; prompts are built from hash blocks on demand.
+
+    `format` names the file's format (an Azure or BurstGPT row is a row without hash blocks);
+    `notes` says what of the file was not replayed, and why.
+    """
 
     config: TraceConfig
     rows: tuple[MooncakeRow, ...]
     offsets: tuple[int, ...]
+    format: TraceFormat = "mooncake"
+    notes: tuple[str, ...] = ()
 
     def size(self) -> int | None:
         return len(self.rows)
@@ -138,7 +161,10 @@ class PlainTrace:
 
 def load_trace(config: TraceConfig) -> MooncakeTrace | PlainTrace:
     """Read and check the whole trace now, so a bad row fails before the run starts."""
-    rows = _rows(config.path)
+    text = _text(config.path)
+    if _is_csv(text):
+        return _csv_trace(text, config)
+    rows = jsonl_records(text, config.path)
     if not rows:
         raise DataError(f"{config.path}: no requests in the trace")
     timed = sorted(
@@ -187,15 +213,128 @@ def build_prompt(row: MooncakeRow, block_tokens: int, seed: int, tokenizer: Toke
     return "".join(texts)
 
 
-def _rows(path: Path) -> list[tuple[int, Mapping[str, object]]]:
+def _text(path: Path) -> str:
     check_file_size(path, "trace file")
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        return path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise DataError(f"{path}: no such trace file") from None
     except (OSError, UnicodeDecodeError) as error:
         raise DataError(f"{path}: cannot read the trace file: {error}") from None
-    return jsonl_records(text, path)
+
+
+def _is_csv(text: str) -> bool:
+    """Whether the trace is a CSV file: its first non-blank line is not a JSON object."""
+    for raw in text.split("\n"):
+        if raw.strip():
+            return not raw.lstrip().startswith("{")
+    return False
+
+
+# The columns of each CSV format: (timestamp, context tokens, generated tokens), as written.
+_AZURE_COLUMNS: Final = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
+_BURSTGPT_COLUMNS: Final = ("Timestamp", "Request tokens", "Response tokens")
+_EPOCH: Final = datetime(1970, 1, 1)
+
+
+def _csv_trace(text: str, config: TraceConfig) -> MooncakeTrace:
+    """An Azure or BurstGPT trace, told apart by its header, as Mooncake rows without blocks."""
+    reader = csv.reader(io.StringIO(text))
+    header = [name.strip() for name in next(reader, [])]
+    trace_format: TraceFormat
+    if all(name in header for name in _AZURE_COLUMNS):
+        trace_format, columns = "azure", _AZURE_COLUMNS
+    elif all(name in header for name in _BURSTGPT_COLUMNS):
+        trace_format, columns = "burstgpt", _BURSTGPT_COLUMNS
+    else:
+        raise DataError(
+            f"{config.path}: a CSV trace needs the columns of an Azure LLM inference trace "
+            f"({', '.join(_AZURE_COLUMNS)}) or of BurstGPT ({', '.join(_BURSTGPT_COLUMNS)}); "
+            f"its header is {', '.join(header) or 'empty'}"
+        )
+    _mooncake_fits(config)
+    at, context, generated = (header.index(name) for name in columns)
+    timed: list[tuple[int, MooncakeRow]] = []
+    failed = 0
+    for line, cells in enumerate(reader, start=2):
+        if not any(cell.strip() for cell in cells):
+            continue
+        where = f"{config.path}, line {line}"
+        if len(cells) != len(header):
+            raise DataError(f"{where}: {len(cells)} cells, the header names {len(header)}")
+        output_tokens = _csv_count(cells[generated], where, columns[2], allow_zero=True)
+        if output_tokens == 0:
+            failed += 1  # a request that failed where the trace was taken: nothing to ask for
+            continue
+        ns = _csv_ns(cells[at], where, columns[0], trace_format)
+        row = MooncakeRow(line, _csv_count(cells[context], where, columns[1]), output_tokens, ())
+        timed.append((ns, row))
+    if not timed:
+        raise DataError(f"{config.path}: no requests in the trace")
+    timed.sort(key=lambda item: item[0])
+    first_ns = timed[0][0]
+    notes: tuple[str, ...] = ()
+    if failed:
+        notes = (
+            f"data: {failed:,} row(s) of {config.path} ask for 0 {columns[2]} (requests that "
+            "failed where the trace was taken) and are not replayed",
+        )
+    _tokenizer(config.tokenizer)  # a bad tokenizer fails here, not in a load process
+    return MooncakeTrace(
+        config=config,
+        rows=tuple(row for _, row in timed),
+        offsets=tuple(ns - first_ns for ns, _ in timed),
+        format=trace_format,
+        notes=notes,
+    )
+
+
+def _csv_ns(cell: str, where: str, column: str, trace_format: TraceFormat) -> int:
+    """A row's time in whole ns: Azure's ISO date and time (from the epoch, a naive time read
+    as UTC), BurstGPT's seconds from the trace's start."""
+    value = cell.strip()
+    if trace_format == "azure":
+        try:
+            when = datetime.fromisoformat(value)
+        except ValueError:
+            raise DataError(
+                f"{where}: {column!r} must be a date and time such as "
+                f"2023-11-16 18:15:46.6805900, got {value!r}"
+            ) from None
+        epoch = _EPOCH if when.tzinfo is None else _EPOCH.replace(tzinfo=UTC)
+        return (when - epoch) // timedelta(microseconds=1) * 1000
+    seconds = _float(value)
+    if seconds is None or not 0 <= seconds < float("inf"):
+        raise DataError(f"{where}: {column!r} must be a number of seconds >= 0, got {value!r}")
+    return round(seconds * 1e9)
+
+
+def _float(value: str) -> float | None:
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _csv_count(cell: str, where: str, column: str, *, allow_zero: bool = False) -> int:
+    value = cell.strip()
+    try:
+        count = int(value)
+    except ValueError:
+        # Some exports write counts as floats ("12.0"): an integral float is the same count.
+        number = _float(value)
+        if number is None or not number.is_integer():
+            raise DataError(f"{where}: {column!r} must be a whole number, got {value!r}") from None
+        count = int(number)
+    if count < (0 if allow_zero else 1):
+        least = 0 if allow_zero else 1
+        raise DataError(f"{where}: {column!r} must be an integer >= {least}, got {value!r}")
+    if count > MAX_TOKENS_PER_REQUEST:
+        raise DataError(
+            f"{where}: {column!r} is {count:,}, above {MAX_TOKENS_PER_REQUEST:,} tokens, the most "
+            "one request may ask for (see docs/security.md)"
+        )
+    return count
 
 
 def _timestamp(values: Mapping[str, object], path: Path, line: int) -> float:
@@ -273,6 +412,7 @@ __all__ = [
     "PlainTrace",
     "TimedSource",
     "TraceConfig",
+    "TraceFormat",
     "build_prompt",
     "load_trace",
 ]

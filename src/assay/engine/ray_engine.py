@@ -283,7 +283,9 @@ def _init(ray: ModuleType, address: str | None, workers: int | None) -> None:
     # Ray sets a SIGTERM handler of its own in a driver; the caller's (a clean stop) stays.
     handlers = {number: signal.getsignal(number) for number in STOP_SIGNALS}
     try:
-        ray.init(address=address, **options)
+        # "local": a Ray of its own even when the user runs one here (`ray start --head`, or
+        # RAY_ADDRESS set); without it Ray joins that cluster and refuses `num_cpus`.
+        ray.init(address="local" if address is None else address, **options)
     except ConnectionError as error:
         raise ConfigError(f"cannot reach the Ray cluster at {address}: {error}") from None
     finally:

@@ -1,25 +1,30 @@
-"""Requests built ahead of their send times, once building them proves slow.
+"""Requests built ahead of their send times, once building them proves slow (and, in a closed
+loop, built off the loop once that proves slow: `RequestBuilds`).
 
 A synthetic request with images encodes each image as it is built (a 512x512 PNG takes about
 14 ms); built at its send time, that cost is dispatch lag for it and for every request queued
 behind it. An open-loop schedule says which requests come next, so they can be built beforehand
 on threads of their own (Pillow and zlib release the GIL while they encode). A text request
 builds in microseconds, less than handing it to a thread would cost, so a step builds on the
-loop until `SLOW_BUILDS` requests have each taken longer than `SLOW_BUILD_NS`, and ahead from
-then on, at most `AHEAD` requests beyond the one being sent. One build runs at a time, on a
-machine's cores beside the loop and the server; each time `GROW_AFTER` requests in a row have
-had to wait for their builds, one more may run at once, up to one per usable CPU (a 512x512
-PNG at 100 req/s in one process needs two).
+loop until `SLOW_BUILDS` requests have each taken longer than `SLOW_BUILD_NS` (or one took
+longer than `STALL_BUILD_NS`), and ahead from then on, at most `AHEAD` requests beyond the one
+being sent. One build runs at a time, on a machine's cores beside the loop and the server; each
+time `GROW_AFTER` requests in a row have had to wait for their builds, one more may run at once,
+up to one per usable CPU (a 512x512 PNG at 100 req/s in one process needs two). The build
+threads are daemons (`BuildThreads`): a stopped run never waits for an image still encoding.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
+import queue
+import threading
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, ThreadPoolExecutor
-from typing import Final
+from concurrent.futures import Executor, Future
+from typing import Final, TypeVar
 
 from assay.core import Clock, GenerationRequest
 from assay.data.source import RequestSource
@@ -29,14 +34,77 @@ SLOW_BUILD_NS: Final = 500_000
 """A request that takes longer than this to build (0.5 ms) counts as slow."""
 SLOW_BUILDS: Final = 3
 """Slow builds after which a step builds its requests ahead."""
+STALL_BUILD_NS: Final = 20_000_000
+"""A build this long (20 ms: large images) moves the builds off the loop at once: the loop held
+that long already delays every timer, Ctrl-C and `--max-seconds`."""
 AHEAD: Final = 16
 """Requests built ahead of the one being sent, at most."""
 GROW_AFTER: Final = 16
 """Requests in a row that waited for their builds after which one more build runs at once."""
 
+_T = TypeVar("_T")
+
+
+class BuildThreads(Executor):
+    """Up to `most` daemon threads that build requests.
+
+    A `ThreadPoolExecutor`'s threads are joined when the interpreter exits, so a process told to
+    stop waited for every image still encoding (seconds each under load) before it could end.
+    These threads are daemons: a build still running when the process ends is abandoned, its
+    request was never going to be sent.
+    """
+
+    def __init__(self, most: int) -> None:
+        self._most = most
+        self._work: queue.SimpleQueue[tuple[Future[object], Callable[[], object]] | None] = (
+            queue.SimpleQueue()
+        )
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+        self._shut = False
+
+    def submit(self, fn: Callable[..., _T], /, *args: object, **kwargs: object) -> Future[_T]:
+        future: Future[_T] = Future()
+        with self._lock:
+            if self._shut:
+                raise RuntimeError("cannot build requests after shutdown")
+            self._work.put((future, functools.partial(fn, *args, **kwargs)))  # type: ignore[arg-type]  # Future is invariant: the queue holds builds of any result
+            if len(self._threads) < self._most:
+                thread = threading.Thread(target=self._serve, name="assay-requests", daemon=True)
+                self._threads.append(thread)
+                thread.start()
+        return future
+
+    def _serve(self) -> None:
+        while (item := self._work.get()) is not None:
+            future, build = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(build())
+            except BaseException as error:  # handed to whoever takes the request
+                future.set_exception(error)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        with self._lock:
+            self._shut = True
+            if cancel_futures:
+                while True:
+                    try:
+                        item = self._work.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is not None:
+                        item[0].cancel()
+            for _ in self._threads:
+                self._work.put(None)
+        if wait:
+            for thread in self._threads:
+                thread.join()
+
 
 def _build_threads(most: int) -> Executor:
-    return ThreadPoolExecutor(most, thread_name_prefix="assay-requests")
+    return BuildThreads(most)
 
 
 class Lookahead(Iterator[tuple[int, int]]):
@@ -76,6 +144,52 @@ class Lookahead(Iterator[tuple[int, int]]):
                 break
             shown.append(entry)
         return list(itertools.islice(shown, count))
+
+
+class RequestBuilds:
+    """The requests of a closed loop's streams, built on the loop until that proves slow
+    (`SLOW_BUILDS` builds above `SLOW_BUILD_NS`), then each on a build thread while its stream
+    waits: a stream stopped meanwhile (Ctrl-C, `--max-seconds`) stops waiting at once, and the
+    loop is never held by an image that takes a second to encode.
+    """
+
+    def __init__(
+        self,
+        source: RequestSource,
+        clock: Clock,
+        executor: Callable[[int], Executor] = _build_threads,
+        most_at_once: int | None = None,
+    ) -> None:
+        self._source = source
+        self._clock = clock
+        self._new_executor = executor
+        self._most = most_at_once or usable_cpus()
+        self._slow = 0
+        self._executor: Executor | None = None
+
+    @property
+    def off_the_loop(self) -> bool:
+        """Whether requests are now built on build threads."""
+        return self._executor is not None
+
+    async def request(self, index: int) -> GenerationRequest:
+        """The request at `index`."""
+        if self._executor is not None:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._executor, self._source.request, index)
+        started_ns = self._clock.now_ns()
+        request = self._source.request(index)
+        took_ns = self._clock.now_ns() - started_ns
+        if took_ns > SLOW_BUILD_NS:
+            self._slow += 1
+            if self._slow >= SLOW_BUILDS or took_ns > STALL_BUILD_NS:
+                self._executor = self._new_executor(self._most)
+        return request
+
+    def close(self) -> None:
+        """Drop the builds not started; one still running is abandoned with its thread."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
 
 
 class RequestsAhead:
@@ -136,9 +250,10 @@ class RequestsAhead:
             return request
         started_ns = self._clock.now_ns()
         request = self._source.request(index)
-        if self._clock.now_ns() - started_ns > SLOW_BUILD_NS:
+        took_ns = self._clock.now_ns() - started_ns
+        if took_ns > SLOW_BUILD_NS:
             self._slow += 1
-            if self._slow >= SLOW_BUILDS:
+            if self._slow >= SLOW_BUILDS or took_ns > STALL_BUILD_NS:
                 self._executor = self._new_executor(self._most)
                 self._build_ahead()
         return request
@@ -189,4 +304,14 @@ class RequestsAhead:
             self._executor.shutdown(wait=False, cancel_futures=True)
 
 
-__all__ = ["AHEAD", "GROW_AFTER", "SLOW_BUILDS", "SLOW_BUILD_NS", "Lookahead", "RequestsAhead"]
+__all__ = [
+    "AHEAD",
+    "GROW_AFTER",
+    "SLOW_BUILDS",
+    "SLOW_BUILD_NS",
+    "STALL_BUILD_NS",
+    "BuildThreads",
+    "Lookahead",
+    "RequestBuilds",
+    "RequestsAhead",
+]

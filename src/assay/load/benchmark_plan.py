@@ -13,6 +13,7 @@ from assay.backend import BackendSettings
 from assay.core import GenerationResponse
 from assay.data.source import RequestSource
 from assay.load.capacity import Probe, search_state
+from assay.load.loop_probe import ClientLoad
 from assay.load.progress import OutcomeTotals
 from assay.load.schedule import NS_PER_S
 from assay.load.sessions import SessionCounts
@@ -146,6 +147,8 @@ class StepResult(Generic[S]):
     # Attempted requests and each percentile SLO's misses, when the step counted them (a
     # capacity search's step), requests never sent not included.
     slo_misses: SloMisses | None = None
+    # How busy each finished process was while it measured, in process order.
+    client: tuple[ClientLoad, ...] = ()
 
     @property
     def duration_s(self) -> float:
@@ -216,6 +219,7 @@ def merge_step(
         lost_processes=tuple(sorted(lost, key=lambda loss: loss.process)),
         sessions=_merged_sessions(ordered),
         slo_misses=_merged_misses(ordered),
+        client=tuple(part.client for part in ordered if part.client is not None),
     )
 
 

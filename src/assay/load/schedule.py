@@ -13,6 +13,7 @@ import random
 from collections.abc import Iterator
 
 from assay.spec.constraints import NS_PER_S
+from assay.spec.limits import MAX_BURSTINESS, MIN_BURSTINESS
 from assay.spec.load import Constant, Poisson, RampUp, RateRamp
 
 
@@ -55,6 +56,7 @@ def gamma_offsets_ns(rate: float, shape: float, seed: int) -> Iterator[int]:
     >>> [next(poisson) for _ in range(4)] == [next(gamma) for _ in range(4)]
     True
     """
+    _check_shape(shape)
     if shape == 1:
         yield from poisson_offsets_ns(rate, seed)
         return
@@ -83,10 +85,21 @@ def ramp_offsets_ns(ramp: RateRamp, burstiness: float | None, seed: int) -> Iter
         yield round(ramp.time_of(expected) * NS_PER_S)
 
 
+def _check_shape(shape: float) -> None:
+    # Outside this range a gamma draw is 0, astronomically large or not a number: a schedule
+    # that stalls for ever or crashes (the spec refuses such a shape before any load).
+    if not MIN_BURSTINESS <= shape <= MAX_BURSTINESS:
+        raise ValueError(
+            f"burstiness {shape} is outside {MIN_BURSTINESS}..{MAX_BURSTINESS:g}, where the "
+            "gamma gaps are finite"
+        )
+
+
 def _unit_arrivals(burstiness: float | None, seed: int) -> Iterator[float]:
     if burstiness is None:
         yield from itertools.count()
         return
+    _check_shape(burstiness)
     rng = random.Random(f"assay:ramp:{seed}")
     expected = 0.0
     while True:

@@ -20,9 +20,10 @@ from assay.core.clock import Waiter, open_pacing_waiter
 from assay.data.session import SessionSource
 from assay.data.source import RequestSource
 from assay.errors import first_assay_error
-from assay.load.ahead import Lookahead, RequestsAhead
+from assay.load.ahead import Lookahead, RequestBuilds, RequestsAhead
 from assay.load.collector import quiet_collector
 from assay.load.error_watch import ErrorWatch
+from assay.load.loop_probe import ClientLoad, LoopProbe
 from assay.load.progress import PROGRESS_INTERVAL_NS, OutcomeTotals, ProgressMessage, StepTally
 from assay.load.replay import replay_slice, timed
 from assay.load.schedule import (
@@ -122,6 +123,8 @@ class ProcessStepResult(Generic[S]):
     sessions: SessionCounts | None = None
     # Set when the step counts percentile SLO misses (`StepWork.slos`).
     slo_misses: SloMisses | None = None
+    # How busy this process was while it measured (its event loop's lag, its CPU).
+    client: ClientLoad | None = None
 
 
 async def run_step(
@@ -149,10 +152,11 @@ async def run_step(
     )
     sink = sink_factory(context)
     runner = _StepRunner(work, source, resolve, validate, sink, clock)
+    probe = LoopProbe(work.process)
     try:
         # Set-up is done: what it built is frozen, and the collector stays out of the way of
         # the dispatch timers until the step ends (see `assay.load.collector`).
-        with quiet_collector():
+        with quiet_collector(), probe:
             await runner.run(stop, report)
     except BaseException as error:
         sink.close()
@@ -172,6 +176,7 @@ async def run_step(
         scheduled=runner.scheduled(),
         sessions=None if runner.sessions is None else runner.session_tally.counts(),
         slo_misses=None if runner.slo_tally is None else runner.slo_tally.counts(),
+        client=probe.snapshot(),
     )
 
 
@@ -271,6 +276,8 @@ class _StepRunner(Generic[S]):
         self.pending_target_ns: int | None = None
         self.handed_out = 0
         self.sessions = source if isinstance(source, SessionSource) else None
+        # A closed loop's requests: off the loop once their builds prove slow (images).
+        self.builds = RequestBuilds(source, clock)
         self.session_tally = SessionTally()
         self.active: set[asyncio.Task[object]] = set()
         self.report: Callable[[ProgressMessage], None] | None = None
@@ -302,6 +309,7 @@ class _StepRunner(Generic[S]):
                 async with asyncio.TaskGroup() as work:
                     self._launch(work)
             finally:
+                self.builds.close()
                 for watcher in watchers:
                     watcher.cancel()
         if self.stopped_by is None and self._budget_was_max_requests():
@@ -475,7 +483,7 @@ class _StepRunner(Generic[S]):
                 # A closed loop runs one session at a time: N streams are N sessions at once.
                 await self._session(self.sessions, index, now_ns)
             else:
-                await self._send(self.source.request(index), None, now_ns)
+                await self._send(await self.builds.request(index), None, now_ns)
 
     async def _session(self, sessions: SessionSource, index: int, target_ns: int) -> None:
         await run_session(

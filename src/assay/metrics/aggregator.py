@@ -374,26 +374,33 @@ class StepAggregator:
                 if second_token is not None:
                     self._ttst.add(second_token - first_token)
 
-        worst_gap = 0.0
-        if len(times) > 1:
-            gaps: list[int] | None = None
-            shortest = 0
-            if one_per_chunk:
-                # Each chunk's time minus the one before, without a Python step per token.
-                gaps = list(map(operator.sub, itertools.islice(times, 1, None), times))
-                shortest = min(gaps)
-            if gaps is not None and shortest > 0:
-                # The common case, one token per chunk and one chunk per read: one sample per
-                # gap, added in one batch.
-                worst_gap = max(gaps)
-                self._itl.add_all(gaps, low=shortest, high=worst_gap)
-            else:
-                worst_gap, coalesced = add_spread_gaps(self._itl, times, counts)
-                self._itl_coalesced += coalesced
-
+        worst_gap = self._add_gaps(times, counts, one_per_chunk) if len(times) > 1 else 0.0
         slo = self.slo
         if slo is not None and _meets(slo, ttft, tpot, worst_gap, e2e):
             self._good += 1
+
+    def _add_gaps(
+        self, times: tuple[int, ...], counts: tuple[int, ...], one_per_chunk: bool
+    ) -> float:
+        """Add the ITL samples of a streamed answer of two chunks or more; return its worst gap."""
+        if one_per_chunk and times.count(times[0]) == len(times):
+            # Every chunk in one read (a fast server's short answer): no gap to sample and every
+            # token after the first coalesced, as `add_spread_gaps` counts them.
+            self._itl_coalesced += len(times) - 1
+            return 0.0
+        if one_per_chunk:
+            # Each chunk's time minus the one before, without a Python step per token.
+            gaps: list[int] = list(map(operator.sub, itertools.islice(times, 1, None), times))
+            shortest = min(gaps)
+            if shortest > 0:
+                # The common case, one token per chunk and one chunk per read: one sample per
+                # gap, added in one batch.
+                widest = max(gaps)
+                self._itl.add_all(gaps, low=shortest, high=widest)
+                return widest
+        worst_gap, coalesced = add_spread_gaps(self._itl, times, counts)
+        self._itl_coalesced += coalesced
+        return worst_gap
 
     def merge(self, other: StepAggregator) -> None:
         """Fold `other` (the same step aggregated elsewhere) into this aggregator."""

@@ -121,9 +121,10 @@ class MockService:
                 config.record_requests, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
             )
 
-    def application(self) -> web.Application:
-        """The aiohttp application serving every route of the mock."""
-        app = web.Application()
+    def application(self, client_max_size: int) -> web.Application:
+        """The aiohttp application serving every route of the mock, reading bodies up to
+        `client_max_size` bytes (HTTP 413 beyond)."""
+        app = web.Application(client_max_size=client_max_size)
         for api, path in _SERVED_PATHS.items():
             app.router.add_post(path, self._handler(api))
         app.router.add_get("/v1/models", self._models)

@@ -18,6 +18,10 @@ from assay.mock.metrics import ServedCounters
 
 # Seconds a stopping server waits for in-flight answers (stalls wake at once) before cancelling.
 _SHUTDOWN_TIMEOUT = 2.0
+# The largest request body the mock reads (aiohttp's default, 1 MiB, refused two 1024x768 PNGs
+# with HTTP 413). 64 MiB holds 100 such images as base64 `data:` URLs, or 12 of 4096x4096;
+# vLLM 0.32 takes the same bodies.
+MAX_REQUEST_BYTES = 64 * 2**20
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +59,7 @@ async def open_mock_server(
     """
     service = MockService(config or MockConfig(), counters)
     runner = web.AppRunner(
-        service.application(),
+        service.application(client_max_size=MAX_REQUEST_BYTES),
         access_log=None,
         handler_cancellation=True,
         shutdown_timeout=_SHUTDOWN_TIMEOUT,
@@ -112,6 +116,7 @@ async def serve_until_signal(
 
 
 __all__ = [
+    "MAX_REQUEST_BYTES",
     "READY_PREFIX",
     "STOP_SIGNALS",
     "MockServer",

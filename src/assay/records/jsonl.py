@@ -15,11 +15,14 @@ from typing import IO, Any, Final, Self, get_args
 import orjson
 from pydantic import BaseModel, ValidationError
 
+from assay.core.answer import TextAnswer, ToolCall
 from assay.core.diagnostics import Evidence, UnusableResponse
+from assay.core.request import RequestEcho
 from assay.core.response import (
     ExchangeIds,
     GenerationResponse,
     ResponseTiming,
+    SentBody,
     Usage,
     stored_answer,
     stored_fields,
@@ -113,8 +116,12 @@ def _stored_response(response: GenerationResponse) -> dict[str, Any]:
     that holds a model, or a tuple or list of models, is dumped whatever its type, so an answer
     kind that adds one (an endpoint's own result) is written without a change here.
     """
+    own = response.__dict__
+    answer = own["answer"]
+    if type(response) is GenerationResponse and type(answer) is TextAnswer:
+        return _stored_text_response(own, answer.__dict__)
     fields: dict[str, Any] = {}
-    for name, value in response.__dict__.items():
+    for name, value in own.items():
         if name == "answer":
             fields.update(stored_answer(value))  # the flat keys records have always had
         elif name not in _RESPONSE_ELSEWHERE:
@@ -132,6 +139,26 @@ def _stored_response(response: GenerationResponse) -> dict[str, Any]:
         elif isinstance(value, (tuple, list)) and value and isinstance(value[0], BaseModel):
             kind = _FLAT.get(name, BaseModel)
             fields[name] = [_plain(item, kind) for item in value]
+    return fields
+
+
+def _stored_text_response(own: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    """`_stored_response` of a `GenerationResponse` holding a `TextAnswer` (nearly every record):
+    its stored keys in their order (`_BEFORE_ANSWER`, the answer's, `_AFTER_ANSWER`), from the
+    models' `__dict__`, with no test per field."""
+    fields = {name: own[name] for name in _BEFORE_ANSWER}
+    fields["text"] = answer["text"]
+    fields["reasoning"] = answer["reasoning"]
+    calls = answer["tool_calls"]
+    fields["tool_calls"] = [_plain(call, ToolCall) for call in calls] if calls else calls
+    fields |= _NOT_TEXT
+    for name in _AFTER_ANSWER:
+        fields[name] = own[name]
+    echo = fields["echo"]
+    fields["echo"] = _plain(echo, RequestEcho)
+    sent = fields["sent"]
+    if sent is not None:
+        fields["sent"] = _plain(sent, SentBody)
     return fields
 
 
@@ -171,6 +198,22 @@ _FLAT: dict[str, type[BaseModel]] = {
     name: model
     for name, field in stored_fields().items()
     if name in _MODEL_FIELDS and (model := _flat_model(field.annotation)) is not None
+}
+
+
+# A `GenerationResponse`'s stored fields before and after its answer's flat keys, and what a
+# text answer stores under the keys of other kinds (`_stored_text_response`).
+_FIELDS_IN_ORDER: tuple[str, ...] = tuple(GenerationResponse.model_fields)
+_BEFORE_ANSWER: tuple[str, ...] = _FIELDS_IN_ORDER[: _FIELDS_IN_ORDER.index("answer")]
+_AFTER_ANSWER: tuple[str, ...] = tuple(
+    name
+    for name in _FIELDS_IN_ORDER[_FIELDS_IN_ORDER.index("answer") + 1 :]
+    if name not in _RESPONSE_ELSEWHERE
+)
+_NOT_TEXT: dict[str, Any] = {
+    key: value
+    for key, value in stored_answer(TextAnswer()).items()
+    if key not in TextAnswer.STORED_AS
 }
 
 

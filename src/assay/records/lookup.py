@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from assay.errors import DataError
+from assay.records.jsonl import bounded_lines
 
 # Characters orjson writes escaped: an id holding one is not found by its raw bytes.
 _ESCAPED = frozenset('"\\') | frozenset(chr(code) for code in range(0x20))
@@ -68,7 +69,9 @@ def find_lines(path: Path, wanted: str, skipped: list[int] | None = None) -> Ite
     # decoding every line that cannot match.
     needle = None if _ESCAPED.intersection(wanted) else wanted.encode("utf-8", "replace")
     with handle:
-        for number, raw in enumerate(handle, start=1):
+        # A line past the longest record assay writes is refused, naming it, once that much
+        # is read: it is neither held whole nor called "not JSON".
+        for number, raw in bounded_lines(path, handle):
             if needle is not None and needle not in raw:
                 continue
             try:

@@ -4,11 +4,18 @@ A shard is created exclusively and flushed by its sink at least every `FLUSH_EVE
 process killed mid-step leaves its records of all but the last second behind; `recover_shard`
 reads back what such a process left. A shard that cannot be written (a full disk) raises
 `OutputError` (`shard_error`), which stops the run.
+
+`concatenate_shards` merges them into records.jsonl so that a failure (a full disk) leaves no
+half file beside the whole shards, and `repeats_shards` tells a half file an earlier merge left
+(it holds the shards' first bytes, nothing else) from a records file of the user's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import os
+import shutil
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -17,11 +24,12 @@ from pydantic import ValidationError
 
 from assay.core import GenerationResponse
 from assay.errors import OutputError
-from assay.file_writes import open_append
+from assay.file_writes import open_append, open_new
 from assay.records.jsonl import record_from_line, record_line
 from assay.records.record import RequestRecord
 
 FLUSH_EVERY_NS: Final = 1_000_000_000
+_COPY_BYTES: Final = 1 << 20
 
 
 class Spool:
@@ -96,3 +104,46 @@ def recover_shard(path: Path, keep: Callable[[RequestRecord[GenerationResponse]]
     with path.open("r+b") as shard:
         shard.truncate(whole_bytes)
     return kept
+
+
+def concatenate_shards(target: Path, shards: Sequence[Path]) -> None:
+    """Copy `shards`, in order, into the new file `target`, on disk before this returns.
+
+    `target` is created exclusively; if the copy fails (a full disk, a file-size limit) the file
+    this call created is removed again before the `OSError` propagates, so the folder holds the
+    whole shards and no half records file that `assay report` would stumble on.
+    """
+    created = False
+    try:
+        with open_new(target) as out:
+            created = True
+            for shard in shards:
+                with shard.open("rb") as lines:
+                    shutil.copyfileobj(lines, out, _COPY_BYTES)
+            out.flush()
+            os.fsync(out.fileno())
+    except BaseException:
+        if created:  # only the file this merge created, never one that held the name
+            with contextlib.suppress(OSError):
+                target.unlink()
+        raise
+
+
+def repeats_shards(target: Path, shards: Sequence[Path]) -> bool:
+    """Whether the file `target` holds the first bytes of `shards` concatenated in order, and
+    nothing else: what a merge cut short left (or one whole that a failure after it kept).
+
+    Such a file holds no byte the shards do not, so it can be removed and merged again.
+    """
+    if not shards or not target.is_file() or target.is_symlink():
+        return False
+    with target.open("rb") as merged:
+        for shard in shards:
+            with shard.open("rb") as lines:
+                while chunk := lines.read(_COPY_BYTES):
+                    head = merged.read(len(chunk))
+                    if head != chunk[: len(head)]:
+                        return False
+                    if len(head) < len(chunk):
+                        return not merged.read(1)
+        return not merged.read(1)

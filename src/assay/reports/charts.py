@@ -26,7 +26,9 @@ from assay.reports.chart_base import (
     step_label,
 )
 from assay.reports.latency_charts import cdf_figure, latency_percentiles_figure
-from assay.reports.report import Report, StepReport
+from assay.reports.report import Report
+from assay.reports.shown import produces_tokens, shown_sections
+from assay.reports.sweep_axis import sweep_axis
 from assay.reports.time_charts import (
     concurrency_over_time_figure,
     errors_over_time_figure,
@@ -79,17 +81,11 @@ def errors_figure(report: Report) -> Figure:
     )
 
 
-def offered_rate(step: StepReport) -> float:
-    """The load a step offered: its requested rate, else the rate it dispatched at."""
-    if step.requested_rate is not None:
-        return step.requested_rate
-    return step.metrics.throughput.attempted_requests_per_s
-
-
 def sweep_throughput_figure(report: Report) -> Figure:
-    """Achieved throughput against the offered rate, one point per step."""
-    steps = sorted(report.steps, key=offered_rate)
-    x: list[JsonValue] = [offered_rate(step) for step in steps]
+    """Achieved throughput against what the steps varied (offered rate, or concurrency), one
+    point per step."""
+    axis = sweep_axis(report.steps)
+    steps, x = axis.steps, axis.x
     text: list[JsonValue] = [step_label(step) for step in steps]
     attempted = [step.metrics.throughput.attempted_requests_per_s for step in steps]
     usable = [step.metrics.throughput.usable_requests_per_s for step in steps]
@@ -101,29 +97,33 @@ def sweep_throughput_figure(report: Report) -> Figure:
         goodput = [None if s.metrics.goodput is None else s.metrics.goodput.requests_per_s
                    for s in steps]  # fmt: skip
         data.append(scatter("lines+markers", "goodput req/s", x, goodput, text=text))
+    caption = (
+        "A server that keeps up stays on the diagonal; usable below attempted means errors."
+        if axis.words == "offered rate"
+        else "Throughput as the requests in flight grow: where it flattens, the server is full."
+    )
     return Figure(
         "sweep-throughput",
-        "Throughput against offered rate",
+        f"Throughput against {axis.words}",
         data,
-        chart_layout("Throughput vs offered rate", "offered rate (req/s)", "req/s"),
-        "A server that keeps up stays on the diagonal; usable below attempted means errors.",
+        chart_layout(f"Throughput vs {axis.words}", axis.title, "req/s"),
+        caption,
     )
 
 
 def sweep_latency_figure(report: Report, metric: str, title: str) -> Figure:
-    """p50 and p99 of one latency metric against the offered rate, with its SLO line."""
-    steps = sorted(report.steps, key=offered_rate)
-    x: list[JsonValue] = [offered_rate(step) for step in steps]
+    """p50 and p99 of one latency metric against what the steps varied, with its SLO line."""
+    axis = sweep_axis(report.steps)
     data: list[dict[str, JsonValue]] = []
     for name in ("p50", "p99"):
         values: list[JsonValue] = []
-        for step in steps:
+        for step in axis.steps:
             distribution: Distribution | None = getattr(step.metrics.latency, metric)
             values.append(None if distribution is None else float(getattr(distribution, name)))
-        data.append(scatter("lines+markers", name, x, values))
-    layout = chart_layout(f"{title} vs offered rate", "offered rate (req/s)", "ms")
+        data.append(scatter("lines+markers", name, axis.x, values))
+    layout = chart_layout(f"{title} vs {axis.words}", axis.title, "ms")
     draw_slo(layout, slo_of(report).get(metric), axis="y")
-    return Figure(f"sweep-{metric}", f"{title} against offered rate", data, layout)
+    return Figure(f"sweep-{metric}", f"{title} against {axis.words}", data, layout)
 
 
 def server_figures(report: Report) -> list[Figure]:
@@ -253,7 +253,7 @@ def figures_of(
                 ],
             )
         )
-    if has_token_figures(report):
+    if has_token_figures(report) and produces_tokens(report):
         sections.append(("Token rates, per-user speed, prefill vs decode", token_figures(report)))
     turns = turns_figure(report)
     if turns is not None:
@@ -271,4 +271,4 @@ def figures_of(
                 ],
             )
         )
-    return sections
+    return shown_sections(sections)

@@ -36,6 +36,7 @@ from typing import Final
 from pydantic import JsonValue
 from pydantic_core import to_jsonable_python
 
+from assay.metrics.cost import StepCost
 from assay.metrics.sketch import Distribution
 from assay.metrics.step_metrics import StepMetrics
 from assay.reports.report import Report, StepReport
@@ -256,6 +257,18 @@ def compare_step(steps: Sequence[StepReport | None], *, judged: bool = True) -> 
             for other in steps[1:]
         )
         rows.append(Row(label, base.value, changes, unit))
+    for label, unit, better, figure in _COST_FIGURES:
+        # Cost and energy rows only where some run has them (a price, or GPU metrics).
+        if all(step is None or figure(step).value is None for step in steps):
+            continue
+        base = figure(baseline)
+        changes = tuple(
+            Change(None, None, "")
+            if other is None
+            else _change(base, figure(other), better if judged else Better.neither)
+            for other in steps[1:]
+        )
+        rows.append(Row(label, base.value, changes, unit))
     return rows
 
 
@@ -272,6 +285,10 @@ def format_value(value: float | None, unit: str) -> str:
             return format_ms(value)
         case "fraction":
             return f"{value * 100:.2f} %"
+        case "usd":
+            return f"${value:.4g}"
+        case "J":
+            return f"{value:.3g} J"
         case _:
             return f"{value:.2f}"
 
@@ -427,3 +444,28 @@ _FIGURES: Final[tuple[tuple[str, str, Better, Callable[[StepReport], _Figure]], 
     ("E2E p50", "ms", Better.lower, _percentile_figure("e2e_ms", "p50", 0.5)),
     ("E2E p99", "ms", Better.lower, _percentile_figure("e2e_ms", "p99", 0.99)),
 )
+
+
+def _cost_figure(read: Callable[[StepCost], float | None]) -> Callable[[StepReport], _Figure]:
+    # A cost or energy per unit is a fixed amount over a count of served requests: its noise is
+    # theirs (Poisson), the same relative error as the usable request rate's.
+    def figure(step: StepReport) -> _Figure:
+        cost = step.cost
+        value = None if cost is None else read(cost)
+        if value is None or not rate_is_meaningful(step):
+            return _Figure(None)
+        return _Figure(value, _Rate(step.metrics.outcomes.completed))
+
+    return figure
+
+
+_COST_FIGURES: Final[tuple[tuple[str, str, Better, Callable[[StepReport], _Figure]], ...]] = (
+    ("$ / M usable out tok", "usd", Better.lower,
+     _cost_figure(lambda c: c.usd_per_million_usable_output_tokens)),
+    ("$ / M usable total tok", "usd", Better.lower,
+     _cost_figure(lambda c: c.usd_per_million_usable_total_tokens)),
+    ("$ / 1k usable req", "usd", Better.lower,
+     _cost_figure(lambda c: c.usd_per_thousand_usable_requests)),
+    ("J / usable out tok", "J", Better.lower,
+     _cost_figure(lambda c: c.joules_per_usable_output_token)),
+)  # fmt: skip

@@ -10,7 +10,11 @@ from typing import Final, TypeAlias
 
 from assay.file_writes import write_new
 from assay.metrics.sketch import Distribution
+from assay.reports.client_bound import with_client_verdicts
+from assay.reports.cost import price_of, with_costs
+from assay.reports.definitions import with_definitions
 from assay.reports.report import Report, StepReport
+from assay.run_folder import RECORDS_FILE
 from assay.run_folder import REPORT_FILE as REPORT_FILE
 from assay.run_folder import SUMMARY_FILE as SUMMARY_FILE
 
@@ -130,6 +134,9 @@ def write_report(report: Report, out_dir: Path) -> tuple[Path, Path]:
     ['step', 'profile', 'requested_rate']
     """
     out_dir.mkdir(parents=True, exist_ok=True)
+    report = with_definitions(report, out_dir / RECORDS_FILE)  # peers' figures, when recorded
+    report = with_costs(report, price_of(report))  # cost and energy per unit, when known
+    report = with_client_verdicts(report)  # CLIENT-BOUND steps, said in report.json
     # Both are new files of the run: created exclusively, never over a file already there.
     json_path = out_dir / REPORT_FILE
     write_new(json_path, report.model_dump_json(indent=2) + "\n")

@@ -26,8 +26,12 @@ from assay.records.jsonl import bounded_lines
 from assay.reports.capacity_chart import capacity_sections
 from assay.reports.chart_base import Figure, step_label
 from assay.reports.charts import figures_of
+from assay.reports.client_bound import client_bound_html
+from assay.reports.cost import cost_html, price_of
+from assay.reports.definitions import definitions_html, with_definitions
 from assay.reports.loader import load_report
 from assay.reports.report import Report, StepReport
+from assay.reports.shown import header_cards, produces_tokens
 from assay.reports.token_charts import has_token_figures
 from assay.run_folder import HTML_FILE as HTML_FILE
 from assay.run_folder import RECORDS_FILE as RECORDS_FILE
@@ -159,6 +163,8 @@ def render_html(report: Report, samples: Mapping[str, Mapping[int, Sequence[floa
         _errors_table(report),
         _server_table(report),
         _sessions_table(report),
+        *filter(None, (client_bound_html(report), definitions_html(report))),
+        *filter(None, (cost_html(report, price_of(report)),)),
         *(_section(title, group) for title, group in sections),
         _steps_table(report),
         *_token_figures_table(report),
@@ -220,6 +226,8 @@ def write_html(run_dir: Path, report: Report | None = None, *, new: bool = False
         report = load_report(run_dir)
     records = run_dir / RECORDS_FILE
     samples = read_latency_samples(records) if records.is_file() else {}
+    if all(step.definitions is None for step in report.steps):
+        report = with_definitions(report, records)
     target = run_dir / HTML_FILE
     page = render_html(report, samples)
     if new:
@@ -299,6 +307,7 @@ def _header(report: Report) -> str:
     ]
     if len(report.steps) == 1:
         cards.append(("usable req/s", f"{usable:.2f}"))
+    cards = header_cards(report, cards)
     card_html = "".join(
         f'<div class="card"><span class="muted">{_e(name)}</span><b>{_e(value)}</b></div>'
         for name, value in cards
@@ -386,7 +395,7 @@ def _server_table(report: Report) -> str:
         f'<td class="num">{check.assay:,}</td>'
         f'<td class="num">{check.allowed_low:,.0f} to {check.allowed_high:,.0f}</td>'
         f'<td><span class="verdict {"valid" if check.agrees else "invalid"}">'
-        f"{'agrees' if check.agrees else 'disagrees'}</span></td>"
+        f"{check.verdict}</span></td>"
         f"<td>{_e(check.message)}</td></tr>"
         for check in section.checks
     )
@@ -535,7 +544,7 @@ def _json_text(value: JsonValue) -> str:
 def _token_figures_table(report: Report) -> list[str]:
     """Per step, the figures peers print beside output throughput (nothing for reports written
     before assay measured them)."""
-    if not has_token_figures(report):
+    if not has_token_figures(report) or not produces_tokens(report):
         return []
     head = (
         "<tr><th>step</th><th>input tok/s</th><th>output tok/s</th><th>total tok/s</th>"

@@ -3,6 +3,7 @@ file is missing or is not an assay report."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -31,7 +32,7 @@ def load_report(path: Path) -> Report:
     except OSError as error:
         raise DataError(f"cannot read {file}: {error.strerror or error}") from None
     try:
-        return Report.model_validate_json(raw)
+        report = Report.model_validate_json(raw)
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "the top level"
@@ -39,3 +40,16 @@ def load_report(path: Path) -> Report:
             f"{file} is not an assay report ({error.error_count()} problem(s); "
             f"first at {where}: {first['msg']})"
         ) from None
+    try:
+        # A count beyond 64 bits (-10^30) validates as an int and breaks every JSON writer.
+        json.loads(raw, parse_int=_int64)
+    except ValueError as error:
+        raise DataError(f"{file} is not an assay report ({error})") from None
+    return report
+
+
+def _int64(text: str) -> int:
+    value = int(text)
+    if not -(1 << 63) <= value < 1 << 63:
+        raise ValueError(f"the number {text[:24]} is beyond 64 bits")
+    return value

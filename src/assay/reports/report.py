@@ -24,6 +24,9 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from assay.core.diagnostics import AnyCode
+from assay.load.loop_probe import ClientLoad
+from assay.metrics.cost import StepCost
+from assay.metrics.definitions import PeerDefinitions
 from assay.metrics.step_metrics import ErrorSummary, Outcomes, StepMetrics
 from assay.metrics.timeline import TimelineSnapshot
 from assay.reports.capacity import CapacityReport, passing_steps
@@ -222,6 +225,16 @@ class StepReport(BaseModel):
     sessions: SessionSummary | None = None
     # The metrics of each turn index (1 = a session's first turn) when the step ran sessions.
     turns: dict[int, StepMetrics] | None = None
+    # The same answers' latency figures under other benchmarks' definitions, read from
+    # records.jsonl when report.json is written (`assay.reports.definitions`).
+    definitions: PeerDefinitions | None = Field(default=None, exclude_if=_is_none)
+    # What the step's work cost, per usable and per attempted unit (`assay.reports.cost`).
+    cost: StepCost | None = Field(default=None, exclude_if=_is_none)
+    # How busy each load process was while it measured (`assay.load.loop_probe`); empty in
+    # reports written before it was kept.
+    client_load: tuple[ClientLoad, ...] = Field(default=(), exclude_if=lambda loads: not loads)
+    # "CLIENT-BOUND: ..." when a load process read what arrived late (`reports.client_bound`).
+    client_bound: str | None = Field(default=None, exclude_if=_is_none)
 
     def judged_again(
         self,
@@ -268,6 +281,7 @@ class StepFields(TypedDict, total=False):
     ramp: RateRamp | None
     data_rows: int | None
     burstiness: float | None
+    client_load: tuple[ClientLoad, ...]
 
 
 class Totals(BaseModel):

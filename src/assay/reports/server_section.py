@@ -23,8 +23,13 @@ def server_metrics_lines(report: Report) -> list[str]:
     kind = section.kind.value if section.kind is not None else "unknown kind"
     lines = [f"Server metrics ({kind}, {section.url}, {section.scrapes} scrapes):"]
     for check in section.checks:
-        mark = "agrees" if check.agrees else "WARNING: disagrees"
-        lines.append(f"  {check.quantity}: {mark}: {check.message}")
+        match check.verdict:
+            case "agrees":
+                lines.append(f"  {check.quantity}: agrees: {check.message}")
+            case "disagrees":
+                lines.append(f"  {check.quantity}: WARNING: disagrees: {check.message}")
+            case "cannot compare":
+                lines.append(f"  {check.quantity}: cannot compare ({check.message})")
     if not section.checks:
         lines.append("  nothing to cross-check (the server exposes no request or token counter)")
     if section.likely_cause is not None:

@@ -17,6 +17,8 @@ from rich.text import Text
 from assay.metrics.sketch import Distribution
 from assay.metrics.step_metrics import Outcomes, StepMetrics, Throughput
 from assay.printable import printable
+from assay.reports.client_bound import step_client_bound
+from assay.reports.cost import cost_lines, cost_of, price_of
 from assay.reports.input_lines import input_lines
 from assay.reports.report import Report, StepReport
 from assay.reports.step_words import (
@@ -80,6 +82,8 @@ def _render_step(step: StepReport, report: Report, console: Console) -> None:
     console.print(_outcomes_line(m.outcomes, m.excluded, step))
     for warning in client_warnings(step):
         console.print(Text(warning, style="yellow"))
+    if (bound := step_client_bound(step)) is not None:
+        console.print(Text(bound, style="bold yellow"))
     cancelled = cancelled_phrase(step, report)
     if cancelled is not None:
         console.print(f"  ({cancelled})", highlight=False)
@@ -94,6 +98,8 @@ def _render_step(step: StepReport, report: Report, console: Console) -> None:
         )
     )
     for line in peer_figure_lines(step, embeddings=embeddings):
+        console.print(line, highlight=False)
+    for line in cost_lines(cost_of(step, report, price_of(report))):
         console.print(line, highlight=False)
     if m.goodput is not None:
         limits = ", ".join(
@@ -119,13 +125,7 @@ def _render_step(step: StepReport, report: Report, console: Console) -> None:
         console.print(Text(_no_output_words(report)) + prompts)
     else:
         console.print(Text(f"Output token counts from: {m.tokens.output_source_note}; ") + prompts)
-    console.print(
-        f"Concurrency (requests in flight): mean {m.concurrency.mean:.2f}, "
-        f"peak {m.concurrency.max} "
-        f"(at most {m.concurrency.max_upper_bound}, "
-        f"sampled every {_resolution(m.concurrency.resolution_ns)})",
-        highlight=False,
-    )
+    console.print(f"Concurrency (requests in flight): {_concurrency_words(m)}", highlight=False)
     for line in input_lines(m.inputs):
         console.print(line, highlight=False)
     if step.sessions is not None:
@@ -220,7 +220,9 @@ def _outcomes_line(outcomes: Outcomes, excluded: int, step: StepReport | None = 
     if step is not None and step.lost:
         line.append(f", {step.lost} lost", style="yellow")
     if excluded:
-        line.append(f", {excluded} outside the window (excluded)")
+        # Sent and answered, only outside the measured window (issue 38: "40 outside the
+        # window" next to "40 dispatched" read as 40 never sent).
+        line.append(f"; {excluded} more sent in warm-up or cool-down, not counted here")
     line.append(f"; error rate {outcomes.error_rate * 100:.2f} %")
     return line
 
@@ -393,6 +395,31 @@ def peer_figure_lines(step: StepReport, *, embeddings: bool) -> list[str]:
             f"{format_ms(decode.mean)} ms ({100 - share:.0f} %)"
         )
     return lines
+
+
+def _concurrency_words(m: StepMetrics) -> str:
+    """Mean and peak in flight; the peak is read in buckets of `resolution_ns`, so the true
+    peak lies between the two figures when they differ (issue 38: "(at most 64, sampled every
+    1 us)" read as a cap).
+
+    >>> from assay.metrics.step_metrics import Concurrency
+    >>> from assay.metrics import StepAggregator
+    >>> m = StepAggregator().snapshot().model_copy(update={"concurrency": Concurrency(
+    ...     mean=1.11, max=2, max_upper_bound=2, resolution_ns=1000)})
+    >>> _concurrency_words(m)
+    'mean 1.11, peak 2'
+    >>> m = m.model_copy(update={"concurrency": Concurrency(
+    ...     mean=40.5, max=60, max_upper_bound=64, resolution_ns=1_000_000)})
+    >>> _concurrency_words(m)
+    'mean 40.50, peak 60 to 64 (read in 1 ms buckets)'
+    """
+    c = m.concurrency
+    if c.max_upper_bound <= c.max:
+        return f"mean {c.mean:.2f}, peak {c.max}"
+    return (
+        f"mean {c.mean:.2f}, peak {c.max} to {c.max_upper_bound} "
+        f"(read in {_resolution(c.resolution_ns)} buckets)"
+    )
 
 
 def _resolution(ns: int) -> str:

@@ -4,23 +4,24 @@ assay scrapes the target's metrics before, during and after the load, reports th
 counts beside its own, and flags where they disagree (see `summary.cross_check`).
 """
 
+from assay.server_metrics.accounting import PLAIN as PLAIN_ACCOUNTING
+from assay.server_metrics.accounting import Accounting, accounting_notes, accounting_of
+from assay.server_metrics.checks import AssayCounts, CrossCheck, ServerCounts, cross_check
 from assay.server_metrics.families import Quantity, ServerKind, detect_kind, quantities_of
 from assay.server_metrics.observer import ServerMetricsObserver, TimedSample
 from assay.server_metrics.scrape import Scraped, parse_exposition, scrape
 from assay.server_metrics.summary import (
-    AssayCounts,
-    CrossCheck,
-    ServerCounts,
     ServerMetricsReport,
     ServerSeries,
     StepBounds,
     StepServerCounts,
     counter_delta,
-    cross_check,
     summarize,
 )
 
 __all__ = [
+    "PLAIN_ACCOUNTING",
+    "Accounting",
     "AssayCounts",
     "CrossCheck",
     "Quantity",
@@ -33,6 +34,8 @@ __all__ = [
     "StepBounds",
     "StepServerCounts",
     "TimedSample",
+    "accounting_notes",
+    "accounting_of",
     "counter_delta",
     "cross_check",
     "detect_kind",

@@ -24,6 +24,12 @@ if TYPE_CHECKING:
     # Imported where the observer's thread starts (see `scrape`).
     import aiohttp
 
+# The first scrape decides whether the run is cross-checked at all: a problem that may pass is
+# retried this many times in all, this long apart (issue 38: one unreadable first page turned
+# the cross-check off for the whole run).
+FIRST_SCRAPE_ATTEMPTS = 3
+FIRST_SCRAPE_PAUSE_S = 0.5
+
 # When the series outgrows this many samples, every second one between the first and the last
 # is dropped: a day-long run keeps a bounded series.
 MAX_SAMPLES = 2048
@@ -114,6 +120,19 @@ class ServerMetricsObserver:
             return future.result(self._timeout_s + 5.0)
         except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError):
             return Scraped({}, f"GET {self.url} did not answer in time")
+
+    def scrape_first(
+        self, attempts: int = FIRST_SCRAPE_ATTEMPTS, pause_s: float = FIRST_SCRAPE_PAUSE_S
+    ) -> Scraped:
+        """The scrape before the load, retried while its problem may pass (`Scraped.may_pass`):
+        the last result; blocks the caller."""
+        result = self.scrape_now()
+        for _ in range(attempts - 1):
+            if result.problem is None or not result.may_pass:
+                break
+            time.sleep(pause_s)
+            result = self.scrape_now()
+        return result
 
     def _run(self) -> None:
         asyncio.run(self._main())

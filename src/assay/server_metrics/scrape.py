@@ -24,6 +24,9 @@ class Scraped:
 
     samples: Mapping[str, float]
     problem: str | None = None
+    # The problem may pass on its own (an unreadable page, a 5xx, no answer in time): worth a
+    # retry before the cross-check is given up for the run.
+    may_pass: bool = False
 
 
 def parse_exposition(text: str) -> dict[str, float]:
@@ -66,9 +69,13 @@ async def scrape(
             allow_redirects=False,
         ) as response:
             if response.status != 200:
-                return Scraped({}, f"GET {shown} answered HTTP {response.status}")
+                return Scraped(
+                    {}, f"GET {shown} answered HTTP {response.status}", response.status >= 500
+                )
             body = await response.content.read(MAX_METRICS_BYTES + 1)
-    except (aiohttp.ClientError, TimeoutError, OSError) as error:
+    except TimeoutError as error:
+        return Scraped({}, f"GET {shown} failed: {type(error).__name__}", may_pass=True)
+    except (aiohttp.ClientError, OSError) as error:
         return Scraped({}, f"GET {shown} failed: {type(error).__name__}")
     except ValueError as error:  # aiohttp refuses a URL or headers it cannot send
         return Scraped({}, f"GET {shown} cannot be sent: {type(error).__name__}")
@@ -77,4 +84,4 @@ async def scrape(
     try:
         return Scraped(parse_exposition(body.decode("utf-8", errors="replace")))
     except ValueError as error:
-        return Scraped({}, f"GET {shown}: not Prometheus metrics ({error})")
+        return Scraped({}, f"GET {shown}: not Prometheus metrics ({error})", may_pass=True)

@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
+from assay.server_metrics.accounting import PLAIN, Accounting
+from assay.server_metrics.checks import AssayCounts, CrossCheck, ServerCounts, cross_check
 from assay.server_metrics.families import (
     COUNTERS,
     GAUGES,
@@ -21,24 +23,11 @@ from assay.server_metrics.families import (
     detect_kind,
     quantities_of,
 )
+from assay.server_metrics.gpu_energy import energy_joules, has_gpu_metrics
 from assay.server_metrics.observer import TimedSample
-
-# A token count may differ by this fraction before the check calls it a disagreement: servers
-# count the EOS token or a final empty chunk differently from the usage they report.
-TOKEN_TOLERANCE_FRACTION = 0.01
 
 # The line that names a hiding proxy as the likely cause (see `likely_cause`).
 PROXY_CAUSE = "a proxy between assay and the server may be turning failures into complete answers"
-
-
-class ServerCounts(BaseModel):
-    """Counter deltas over an interval; None where the server does not expose the quantity."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    requests_finished: float | None = None
-    prompt_tokens: float | None = None
-    generation_tokens: float | None = None
 
 
 class StepServerCounts(BaseModel):
@@ -49,6 +38,8 @@ class StepServerCounts(BaseModel):
     index: int
     counts: ServerCounts
     approximate_by_s: float
+    # The GPUs' energy over the step (J), when the scrapes carry DCGM samples (`gpu_energy`).
+    gpu_energy_joules: float | None = Field(default=None, exclude_if=lambda j: j is None)
 
 
 class ServerSeries(BaseModel):
@@ -62,20 +53,6 @@ class ServerSeries(BaseModel):
     kv_cache_usage: tuple[float | None, ...] = ()
     requests_finished_per_s: tuple[float | None, ...] = ()
     generation_tokens_per_s: tuple[float | None, ...] = ()
-
-
-class CrossCheck(BaseModel):
-    """One quantity as the server counted it against what assay counted, and the verdict."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    quantity: str
-    server: float
-    assay: int
-    allowed_low: float
-    allowed_high: float
-    agrees: bool
-    message: str
 
 
 class ServerMetricsReport(BaseModel):
@@ -97,31 +74,13 @@ class ServerMetricsReport(BaseModel):
     metrics_elsewhere: bool | None = None
     # What most likely explains the disagreements, when one shape points to a cause.
     likely_cause: str | None = None
+    # The GPUs' energy over the run (J), when the scrapes carry DCGM samples (`gpu_energy`).
+    gpu_energy_joules: float | None = Field(default=None, exclude_if=lambda j: j is None)
 
     @property
     def disagreements(self) -> tuple[CrossCheck, ...]:
         """The checks that failed."""
         return tuple(check for check in self.checks if not check.agrees)
-
-
-@dataclass(frozen=True, slots=True)
-class AssayCounts:
-    """What assay counted over the run, in the terms the server's counters use.
-
-    `answered`: requests that got an answer assay read to its end (completed, or errored at the
-    content stage); `unfinished`: requests whose end assay did not see (cancelled in flight, or
-    cut at the transport after sending), which the server may or may not have finished;
-    `output_tokens`: output tokens of every answer (completed and partial);
-    `max_output_tokens`: the most output tokens one request had;
-    `completed`: the answers among `answered` that assay found complete and usable (None: not
-    known, as in a report of an earlier version).
-    """
-
-    answered: int
-    unfinished: int
-    output_tokens: int
-    max_output_tokens: int
-    completed: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,64 +109,6 @@ def counter_delta(
             None if start is None or end is None or end < start else end - start
         )
     return ServerCounts.model_validate(values)
-
-
-def cross_check(run: ServerCounts, assay: AssayCounts) -> tuple[CrossCheck, ...]:
-    """Compare the server's run totals with assay's (see `AssayCounts` for the terms).
-
-    Requests: the server must have finished at least every answer assay read and at most those
-    plus the ones whose end assay did not see. Tokens: within 1 % plus the most a request can
-    carry for each unfinished request.
-
-    >>> checks = cross_check(ServerCounts(requests_finished=10, generation_tokens=160),
-    ...                      AssayCounts(answered=10, unfinished=0, output_tokens=160,
-    ...                                  max_output_tokens=16))
-    >>> [check.agrees for check in checks]
-    [True, True]
-    """
-    checks: list[CrossCheck] = []
-    if run.requests_finished is not None:
-        low, high = float(assay.answered), float(assay.answered + assay.unfinished)
-        server = run.requests_finished
-        agrees = low <= server <= high
-        if agrees:
-            message = f"server finished {server:g} requests; assay read {assay.answered} answers"
-        elif server < low:
-            message = (
-                f"server reports {server:g} finished requests but assay read {assay.answered} "
-                "answers: the server's counter misses requests, or counts only some outcomes"
-            )
-        else:
-            message = (
-                f"server reports {server:g} finished requests, more than the {assay.answered} "
-                f"answers assay read plus {assay.unfinished} it did not see end: other traffic "
-                "reached the server, or answers never arrived"
-            )
-        checks.append(
-            CrossCheck(
-                quantity="requests_finished", server=server, assay=assay.answered,
-                allowed_low=low, allowed_high=high, agrees=agrees, message=message,
-            )
-        )  # fmt: skip
-    if run.generation_tokens is not None:
-        slack = TOKEN_TOLERANCE_FRACTION * assay.output_tokens
-        slack += assay.unfinished * assay.max_output_tokens
-        low = assay.output_tokens - slack
-        high = assay.output_tokens + slack
-        server = run.generation_tokens
-        agrees = low <= server <= high
-        verdict = "agrees" if agrees else "DISAGREES"
-        message = (
-            f"server generated {server:g} tokens; assay counted {assay.output_tokens} "
-            f"({verdict}, allowed {max(low, 0):g} to {high:g})"
-        )
-        checks.append(
-            CrossCheck(
-                quantity="generation_tokens", server=server, assay=assay.output_tokens,
-                allowed_low=max(low, 0.0), allowed_high=high, agrees=agrees, message=message,
-            )
-        )  # fmt: skip
-    return tuple(checks)
 
 
 def likely_cause(
@@ -322,17 +223,32 @@ def summarize(
     assay: AssayCounts,
     problems: Sequence[str] = (),
     metrics_elsewhere: bool = False,
+    accounting: Accounting = PLAIN,
 ) -> ServerMetricsReport:
     """The report section from the scrapes of a run (`first`/`last` bracket the load).
 
-    `metrics_elsewhere`: the metrics URL has another origin than the load's target.
+    `metrics_elsewhere`: the metrics URL has another origin than the load's target;
+    `accounting`: what the run's requests were, for servers that count them their own way.
     """
     kind = detect_kind(last.samples)
+    gpu = has_gpu_metrics(samples)
+    run_energy = energy_joules(samples, first.time_ns, last.time_ns) if gpu else None
+
+    def step_energy(step: StepBounds) -> float | None:
+        return energy_joules(samples, step.start_ns, step.end_ns) if gpu else None
+
     if kind is None:
         return ServerMetricsReport(
             url=url, kind=None, interval_s=interval_s, scrapes=len(samples),
-            problems=(*problems, "no metric family assay knows (vLLM, SGLang, TGI, llama.cpp)"),
+            problems=(*problems, "no metric family assay knows (vLLM, SGLang, TGI, llama.cpp)")
+            if not gpu else tuple(problems),
             run=ServerCounts(), metrics_elsewhere=metrics_elsewhere,
+            steps=tuple(
+                StepServerCounts(index=step.index, counts=ServerCounts(),
+                                 approximate_by_s=interval_s, gpu_energy_joules=step_energy(step))
+                for step in steps
+            ) if gpu else (),
+            gpu_energy_joules=run_energy,
         )  # fmt: skip
     run = counter_delta(kind, first.samples, last.samples)
     step_counts = tuple(
@@ -344,11 +260,12 @@ def summarize(
                 _at_or_after(samples, step.end_ns).samples,
             ),
             approximate_by_s=interval_s,
+            gpu_energy_joules=step_energy(step),
         )
         for step in steps
     )
     origin = min((step.start_ns for step in steps), default=first.time_ns)
-    checks = cross_check(run, assay)
+    checks = cross_check(run, assay, kind, accounting)
     return ServerMetricsReport(
         url=url,
         kind=kind,
@@ -361,4 +278,5 @@ def summarize(
         checks=checks,
         metrics_elsewhere=metrics_elsewhere,
         likely_cause=likely_cause(checks, assay, metrics_elsewhere=metrics_elsewhere),
+        gpu_energy_joules=run_energy,
     )

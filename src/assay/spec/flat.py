@@ -37,7 +37,8 @@ _MEMBERS: Final[dict[str, type[BaseModel]]] = {
 _LISTED: Final[dict[str, tuple[str, ...]]] = {
     "target": ("target", "url"),
     **_keys("target", "endpoint", "model", "api_key_env", "headers", "secret_headers"),
-    **_keys("target", "request_id_header", "trace_context", "trace_sample", "insecure"),
+    **_keys("target", "request_id_header", "trace_context", "trace_sample", "trace_from_seed"),
+    **_keys("target", "insecure"),
     **_keys("target", "ca_bundle", "wait_ready", "probe", "context_window"),
     "profile": ("load", "kind"),
     "rate": ("load", "rate"),
@@ -58,6 +59,7 @@ _LISTED: Final[dict[str, tuple[str, ...]]] = {
     **_keys("constraints", "max_seconds", "max_requests", "max_errors", "stop_error_rate"),
     **_keys("constraints", "warmup_seconds", "cooldown_seconds"),
     **_keys("source", "data", "data_columns", "data_cycle", "multi_turn", "turns"),
+    "allowed_media_paths": ("source", "allowed_media_paths"),
     **_keys("source", "think_time_ms", "prompt_tokens", "output_tokens", "documents"),
     **_keys("source", "document_tokens", "shared_prefix_tokens", "images", "image_size"),
     **_keys("source", "image_format", "audio_seconds", "tokenizer"),
@@ -78,6 +80,7 @@ _LISTED: Final[dict[str, tuple[str, ...]]] = {
     "mock_load_fault": ("mock", "load_fault"),
     "server_metrics": ("server_metrics", "url"),
     "server_metrics_interval": ("server_metrics", "interval"),
+    "cost_per_hour": ("output", "cost_per_hour"),
 }
 
 # The load fields the table routes otherwise: the run's seed, and `concurrency`'s.
@@ -111,6 +114,7 @@ _FLAGS: Final = {
     "secret_headers": "--secret-header",
     "probe": "--no-probe",
     "data_columns": "--data-column",
+    "allowed_media_paths": "--allowed-media-path",
     "validators": "--validator",
     "default_validators": "--no-default-validators",
     "mock_faults": "--mock-fault",

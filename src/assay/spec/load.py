@@ -15,7 +15,7 @@ from typing import Annotated, Final, Literal, TypeAlias
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from assay.spec.capacity import Capacity
-from assay.spec.limits import MAX_RATE, MIN_RATE
+from assay.spec.limits import MAX_BURSTINESS, MAX_RATE, MIN_BURSTINESS, MIN_RATE
 
 ProfileKind: TypeAlias = Literal[
     "synchronous",
@@ -89,7 +89,9 @@ class Constant(BaseModel):
 
     kind: Literal["constant"] = "constant"
     rate: Rate
-    burstiness: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    burstiness: float | None = Field(
+        default=None, ge=MIN_BURSTINESS, le=MAX_BURSTINESS, allow_inf_nan=False
+    )
 
 
 class Poisson(BaseModel):
@@ -105,7 +107,9 @@ class Poisson(BaseModel):
     kind: Literal["poisson"] = "poisson"
     rate: Rate
     seed: int | None = None
-    burstiness: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    burstiness: float | None = Field(
+        default=None, ge=MIN_BURSTINESS, le=MAX_BURSTINESS, allow_inf_nan=False
+    )
 
 
 RampCurve: TypeAlias = Literal["linear", "exponential"]
@@ -210,7 +214,9 @@ class RampUp(BaseModel):
 
     kind: Literal["ramp_up"] = "ramp_up"
     ramp: RateRamp
-    burstiness: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    burstiness: float | None = Field(
+        default=None, ge=MIN_BURSTINESS, le=MAX_BURSTINESS, allow_inf_nan=False
+    )
     seed: int | None = None
 
 
@@ -220,7 +226,7 @@ class Replay(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["replay"] = "replay"
-    speed: float = Field(default=1.0, gt=0)
+    speed: float = Field(default=1.0, gt=0, allow_inf_nan=False)
 
 
 class Sweep(BaseModel):

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from pydantic import BaseModel, ConfigDict, JsonValue, field_serializer, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_serializer, model_validator
 
 from assay.spec.capacity import Capacity, slos_fit
 from assay.spec.constraints import Constraints
@@ -22,6 +22,8 @@ from assay.spec.echo import EchoedConstraints, _AsWritten, echoed_fields, settin
 from assay.spec.endpoint import Answer, Carries, Endpoint, EndpointTraits
 from assay.spec.flat import FLAT_KEYS, flag_of, flattened, sectioned
 from assay.spec.load import Profile, ProfileKind, Replay, Throughput, most_in_flight
+from assay.spec.price import Price
+from assay.spec.proxy import SeenProxy
 from assay.spec.sections import (
     IMAGE_FIELDS,
     Engine,
@@ -125,6 +127,7 @@ class RunConfig(BaseModel):
         processes: int,
         interrupted: bool,
         degraded: bool,
+        proxy: SeenProxy | None = None,
     ) -> RunEcho:
         """The echo of a run of this config, with what the run used in place of what the config
         left to a default: the concurrency the load kept in flight, the faults the embedded
@@ -153,6 +156,7 @@ class RunConfig(BaseModel):
                 "extra_body": echoed_fields(self.request.extra_body),
                 "interrupted": interrupted,
                 "degraded": degraded,
+                "proxy": proxy,
             }
         )
 
@@ -201,6 +205,7 @@ class RunEcho(_Settings):
     max_not_sent_rate: float = _setting("max_not_sent_rate")
     slo: dict[str, float] = _setting("slo")
     mock_faults: dict[str, float] = _setting("mock_faults")
+    cost_per_hour: Price | None = _setting("cost_per_hour")
     # What the run used beyond its settings.
     resolved_target: str | None = None
     resolved_model: str | None = None
@@ -209,6 +214,8 @@ class RunEcho(_Settings):
     interrupted: bool = False
     degraded: bool = False
     revalidated_at: str | None = None
+    # A proxy seen answering at the target (left out when none, as in earlier reports).
+    proxy: SeenProxy | None = Field(default=None, exclude_if=lambda proxy: proxy is None)
 
     @field_serializer("headers")
     def _mask_secret_headers(self, value: dict[str, str]) -> dict[str, str]:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Final, Literal
+from typing import Annotated, Final, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     JsonValue,
@@ -28,6 +29,7 @@ from assay.spec.limits import (
     MAX_TOKENS_PER_REQUEST,
     MAX_TURNS,
 )
+from assay.spec.price import Price, price_of_setting
 from assay.spec.source import PromptColumns
 from assay.spec.validation import DEFAULT_MAX_ERROR_RATE, DEFAULT_MAX_NOT_SENT_RATE, slo_problem
 
@@ -44,7 +46,7 @@ class Request(BaseModel):
 
     stream: bool = True
     ignore_eos: bool = False
-    temperature: float | None = Field(default=None, ge=0)
+    temperature: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     top_p: float | None = Field(default=None, gt=0, le=1)
     stop: tuple[str, ...] = ()
     seed: int | None = None
@@ -94,9 +96,11 @@ class Source(BaseModel):
     data_columns: dict[str, str] = {}
     # Reuse the rows of `data`, in file order, pass after pass, until the run's limits.
     data_cycle: bool = False
+    # Folders besides the data file's own that its rows' local images may be read from.
+    allowed_media_paths: tuple[Path, ...] = ()
     multi_turn: bool = False
     turns: int = Field(default=1, ge=1, le=MAX_TURNS)
-    think_time_ms: float = Field(default=0.0, ge=0)
+    think_time_ms: float = Field(default=0.0, ge=0, le=MAX_DURATION_S * 1000, allow_inf_nan=False)
     prompt_tokens: str = "256"
     output_tokens: str = "128"
     # Rerank and score: documents per request, and the token count of each (the query's is
@@ -140,6 +144,8 @@ class Source(BaseModel):
         return self
 
     def _data_problem(self) -> str | None:
+        if self.data is None and self.allowed_media_paths:
+            return "--allowed-media-path names folders the images of --data FILE may be read from"
         if self.data is None:
             return "--data-cycle reuses the rows of --data FILE" if self.data_cycle else None
         if self.trace is not None:
@@ -236,6 +242,8 @@ class Output(BaseModel):
     model_config = SECTION
 
     dir: Path | None = None
+    # The server's price (`--cost-per-hour`), which the report divides by the work served.
+    cost_per_hour: Annotated[Price | None, BeforeValidator(price_of_setting)] = None
 
 
 # What the embedded mock injects when the user names no faults: a few percent of the failures

@@ -23,7 +23,7 @@ from pydantic import (
 )
 
 from assay.spec.endpoint import Endpoint
-from assay.spec.limits import MAX_DURATION_S
+from assay.spec.limits import MAX_CONTEXT_WINDOW, MAX_DURATION_S
 
 MASK: Final = "**********"
 """What every secret is replaced by."""
@@ -193,10 +193,12 @@ class Target(BaseModel):
     secret_headers: tuple[str, ...] = ()
     # The header carrying each request's UUID; "none" sends no id.
     request_id_header: str = "X-Request-Id"
-    # A W3C traceparent on every request, its ids derived from the run's seed and the request
-    # id, the sampled flag set on a `trace_sample` fraction of them.
+    # A W3C traceparent on every request, its ids derived from a random key of the run, the
+    # run's seed and the request id, the sampled flag set on a `trace_sample` fraction of them.
     trace_context: bool = False
     trace_sample: float = Field(default=1.0, ge=0, le=1, allow_inf_nan=False)
+    # Trace ids from the seed alone (a rerun sends the same ones), not unique to the run.
+    trace_from_seed: bool = False
     insecure: bool = False
     ca_bundle: Path | None = None
     # Retry a target that is still starting (refused, 429/503, no model yet) this long.
@@ -205,7 +207,7 @@ class Target(BaseModel):
     probe: bool = True
     # The model's context window in tokens, over what the server names (`max_model_len`);
     # 0 checks no request against a window.
-    context_window: int | None = Field(default=None, ge=0)
+    context_window: int | None = Field(default=None, ge=0, le=MAX_CONTEXT_WINDOW)
     timeouts: Timeouts = Timeouts()
     max_response_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
     # A running usage on every streamed chunk (vLLM's `stream_options.continuous_usage_stats`).
@@ -231,6 +233,10 @@ class Target(BaseModel):
             raise ValueError(
                 "--trace-sample sets the sampled flag of the traceparent that --trace-context "
                 "sends; add --trace-context"
+            )
+        if self.trace_from_seed and not self.trace_context:
+            raise ValueError(
+                "--trace-from-seed sets how --trace-context derives its ids; add --trace-context"
             )
         return self
 

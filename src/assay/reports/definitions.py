@@ -1,0 +1,267 @@
+"""One run's TTFT, TPOT, ITL and E2E under five other benchmarks' definitions, beside assay's own.
+
+The figures come from records.jsonl (each completed streamed answer's chunk times and token
+counts) folded by `assay.metrics.definitions.PeerTally`, per step and inside the step's measured
+window, so they count the same answers as the step's own latency figures. report.json keeps
+them per step (`definitions`); the console prints the table on request (`assay report RUN
+--definitions`) and report.html shows it.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from assay.core.response import ResponseTiming
+from assay.errors import DataError
+from assay.metrics.definitions import Peer, PeerDefinitions, PeerFigures, PeerTally
+from assay.metrics.sketch import Distribution
+from assay.records.jsonl import bounded_lines
+from assay.reports.report import Report, StepReport
+
+
+@dataclass(frozen=True, slots=True)
+class PeerRule:
+    """How a peer defines the four figures, where it says so, and how it differs from assay."""
+
+    name: str
+    source: str
+    differs: str
+
+
+def rule_of(peer: Peer) -> PeerRule:
+    """The words the console and the page print for `peer` (docs/report.md has the detail)."""
+    match peer:
+        case Peer.vllm:
+            return PeerRule(
+                "vLLM bench serve",
+                "vllm/benchmarks/serve.py, vllm/benchmarks/lib/endpoint_request_func.py",
+                "E2E and TPOT end at the last chunk, not the end of the stream; ITL is one "
+                "sample per chunk, so a chunk of k tokens is one gap and chunks read together "
+                "are gaps of 0",
+            )
+        case Peer.sglang:
+            return PeerRule(
+                "SGLang bench_serving",
+                "python/sglang/bench_serving.py",
+                "TTFT waits for a chunk with content; TPOT and E2E as assay's; ITL one sample "
+                "per content chunk, as vLLM's",
+            )
+        case Peer.guidellm:
+            return PeerRule(
+                "GuideLLM",
+                "src/guidellm/schemas/request_stats.py, src/guidellm/benchmark/schemas/metrics.py",
+                "TPOT = (last token - send) / tokens, TTFT included; its ITL is assay's TPOT "
+                "ending at the last token; both weighted by each answer's tokens",
+            )
+        case Peer.aiperf:
+            return PeerRule(
+                "AIPerf",
+                "aiperf/metrics/types/{ttft,request_latency,inter_token_latency}_metric.py",
+                "no TPOT; its ITL is assay's TPOT ending at the last content chunk; E2E "
+                "(request latency) ends there too; it counts tokens by re-tokenizing the text",
+            )
+        case Peer.inference_perf:
+            return PeerRule(
+                "inference-perf",
+                "inference_perf/reportgen/base.py",
+                "every token of a chunk stamped at the chunk's arrival: ITL per token gap, 0 "
+                "inside a chunk; TPOT ends at the last token; no TTFT below 2 tokens",
+            )
+
+
+def read_definitions(records: Path, report: Report) -> dict[int, PeerDefinitions]:
+    """Per step index, the peers' figures of the step's completed streamed answers in `records`.
+
+    A record whose targeted start falls outside its step's measured window (warm-up, cool-down)
+    is left out, as the step's own figures leave it out. Raises `DataError` naming the line when
+    a line is not a JSON object.
+    """
+    windows = {step.index: _window(step) for step in report.steps}
+    tallies: dict[int, PeerTally] = {}
+    with records.open("rb") as lines:
+        for number, raw in bounded_lines(records, lines):
+            if not raw.strip():
+                continue
+            try:
+                line = orjson.loads(raw)
+            except orjson.JSONDecodeError as error:
+                raise DataError(f"{records}:{number}: not a JSON record ({error})") from None
+            if not isinstance(line, dict):
+                raise DataError(f"{records}:{number}: not a JSON object")
+            found = _streamed_answer(line)
+            if found is None:
+                continue
+            step, targeted, timing, output_tokens = found
+            if step not in windows:
+                continue
+            window = windows[step]
+            if window is not None and not (window[0] <= targeted < window[1]):
+                continue
+            tallies.setdefault(step, PeerTally()).add(timing, output_tokens)
+    snapshots = {step: tally.snapshot() for step, tally in tallies.items()}
+    return {step: peers for step, peers in snapshots.items() if peers is not None}
+
+
+def with_definitions(report: Report, records: Path) -> Report:
+    """`report` with each step's `definitions` read from `records` (unchanged without the file)."""
+    if not records.is_file():
+        return report
+    found = read_definitions(records, report)
+    if not found:
+        return report
+    steps = tuple(
+        step.model_copy(update={"definitions": found.get(step.index)}) for step in report.steps
+    )
+    return report.model_copy(update={"steps": steps})
+
+
+def _window(step: StepReport) -> tuple[int, int] | None:
+    metrics = step.metrics
+    if metrics.excluded and metrics.start_ns is not None and metrics.end_ns is not None:
+        return metrics.start_ns, metrics.end_ns
+    return None
+
+
+def _streamed_answer(
+    line: Mapping[str, object],
+) -> tuple[int, int, ResponseTiming, int] | None:
+    """(step, targeted start, timing, output tokens) of a completed streamed text answer."""
+    if line.get("status") != "completed":
+        return None
+    step, targeted = line.get("step", 0), line.get("targeted_start_ns")
+    timing, response = line.get("timing"), line.get("response")
+    if not (isinstance(step, int) and isinstance(targeted, int)):
+        return None
+    if not (isinstance(timing, dict) and isinstance(response, dict)):
+        return None
+    if response.get("streamed") is not True or response.get("embeddings") is not None:
+        return None
+    if response.get("scores") is not None:
+        return None
+    built = _timing(timing)
+    tokens = _output_tokens(line.get("usage"), response)
+    if built is None or tokens is None:
+        return None
+    return step, targeted, built, tokens
+
+
+def _timing(timing: Mapping[str, object]) -> ResponseTiming | None:
+    send, end = timing.get("send_ns"), timing.get("end_ns")
+    times, counts = timing.get("chunk_times_ns"), timing.get("chunk_tokens")
+    if not (isinstance(send, int) and isinstance(end, int)):
+        return None
+    if not (isinstance(times, list) and isinstance(counts, list)):
+        return None
+    if not all(isinstance(t, int) for t in times) or not all(isinstance(c, int) for c in counts):
+        return None
+    return ResponseTiming.model_construct(
+        send_ns=send, end_ns=end, chunk_times_ns=tuple(times), chunk_tokens=tuple(counts)
+    )
+
+
+def _output_tokens(usage: object, response: Mapping[str, object]) -> int | None:
+    """The server's output count, else assay's streamed count (as every figure counts)."""
+    reported = usage.get("completion_tokens") if isinstance(usage, dict) else None
+    if isinstance(reported, int) and not isinstance(reported, bool):
+        return reported
+    streamed = response.get("streamed_tokens")
+    if isinstance(streamed, int) and not isinstance(streamed, bool):
+        return streamed
+    return None
+
+
+FIGURES = (("ttft_ms", "TTFT"), ("tpot_ms", "TPOT"), ("itl_ms", "ITL"), ("e2e_ms", "E2E"))
+"""The figures of the table, in its order, with their headings."""
+
+
+def rows_of(step: StepReport) -> list[tuple[str, PeerFigures, str]] | None:
+    """The table of one step: assay's own figures first, then each peer's, with what differs;
+    None when the step has no peer figures."""
+    peers = step.definitions
+    if peers is None:
+        return None
+    latency = step.metrics.latency
+    own = PeerFigures(
+        ttft_ms=latency.ttft_ms,
+        tpot_ms=latency.tpot_ms,
+        itl_ms=latency.itl_ms,
+        e2e_ms=latency.e2e_ms,
+    )
+    rows = [("assay", own, "TTFT = first token - send; TPOT = (E2E - TTFT) / (tokens - 1)")]
+    rows.extend((rule_of(peer).name, peers.of(peer), rule_of(peer).differs) for peer in Peer)
+    return rows
+
+
+def _cell(distribution: Distribution | None) -> tuple[str, str]:
+    if distribution is None:
+        return "-", "-"
+    return _ms(distribution.mean), _ms(distribution.p99)
+
+
+def _ms(value: float) -> str:
+    return f"{value:.3g}" if value < 100 else f"{value:.0f}"
+
+
+def definitions_text(report: Report) -> list[str]:
+    """The console's table, a block per step with peer figures (mean and p99, ms)."""
+    out: list[str] = []
+    for step in report.steps:
+        rows = rows_of(step)
+        if rows is None:
+            continue
+        assert step.definitions is not None  # rows_of found them
+        out.append(
+            f"Definitions side by side, step {step.index} ({step.profile}, "
+            f"{step.definitions.answers} streamed answers; mean / p99, ms):"
+        )
+        head = f"  {'':<22}" + "".join(f"{title:>18}" for _, title in FIGURES)
+        out.append(head)
+        for name, figures, _ in rows:
+            cells = (_cell(getattr(figures, field)) for field, _ in FIGURES)
+            out.append(f"  {name:<22}" + "".join(f"{m + ' / ' + p:>18}" for m, p in cells))
+        out.append("  How each differs from assay's:")
+        out.extend(f"    {name}: {differs}" for name, _, differs in rows[1:])
+    return out
+
+
+def definitions_html(report: Report) -> str:
+    """report.html's section: the table per step, and the rules' sources; "" without figures."""
+    parts: list[str] = []
+    for step in report.steps:
+        rows = rows_of(step)
+        if rows is None:
+            continue
+        head = "".join(f"<th>{title} mean</th><th>{title} p99</th>" for _, title in FIGURES)
+        body = []
+        for name, figures, differs in rows:
+            cells = "".join(
+                f"<td>{m}</td><td>{p}</td>"
+                for m, p in (_cell(getattr(figures, field)) for field, _ in FIGURES)
+            )
+            body.append(
+                f"<tr><th>{html.escape(name)}</th>{cells}<td>{html.escape(differs)}</td></tr>"
+            )
+        parts.append(
+            f"<h3>Step {step.index} ({html.escape(step.profile)})</h3>"
+            f'<table class="definitions"><thead><tr><th>definition</th>{head}'
+            "<th>how it differs from assay's</th></tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>"
+        )
+    if not parts:
+        return ""
+    sources = "".join(
+        f"<li>{html.escape(rule_of(peer).name)}: <code>{html.escape(rule_of(peer).source)}</code>"
+        "</li>"
+        for peer in Peer
+    )
+    return (
+        '<section id="definitions"><h2>Definitions side by side</h2>'
+        "<p>The same completed streamed answers, their latency figures (ms) computed as each "
+        "benchmark defines them, read from its source:</p>"
+        f"{''.join(parts)}<ul>{sources}</ul></section>"
+    )
