@@ -45,9 +45,10 @@ from assay.engine import (
 from assay.engine.interrupt import SigintFlag, sigint_as_flag
 from assay.errors import OutputError
 from assay.load_launcher import LoadProcesses
-from assay.metrics import StepAggregator
+from assay.metrics import Goodput, StepAggregator
 from assay.records.shards import concatenate_shards
 from assay.reports import Report, StepReport, build_report, write_report
+from assay.reports.capacity_search import capacity_of
 from assay.reports.definitions import with_definitions
 from assay.reports.html import write_html
 from assay.reports.report import SessionSummary
@@ -75,6 +76,7 @@ def mock_config_of(config: RunConfig) -> MockConfig:
     # Imported here, not at module level: a run with --target never loads the mock server
     # (aiohttp.web and friends), which saves 60-80 ms of every run's start-up.
     from assay.mock import Fixed, LatencyModel, MockConfig, Normal
+    from assay.mock.capacity import ServerModel
 
     mock = config.mock
     return MockConfig(
@@ -86,6 +88,12 @@ def mock_config_of(config: RunConfig) -> MockConfig:
         fault_rates=mock.injected_faults(),
         seed=config.seed,
         record_requests=mock.record_requests,
+        server=ServerModel(
+            slots=mock.slots,
+            tokens_per_s=mock.tokens_per_s,
+            fault_past=mock.fault_past,
+            fault=mock.load_fault if mock.fault_past is not None else "empty",
+        ),
     )
 
 
@@ -203,7 +211,7 @@ def _run(
         model, source = _ready_source(config, backend, chain, interrupted, note)
         proxy = proxy_in_front(config.target, backend, note)
         plan = BenchmarkPlan(
-            profile=config.load,
+            profile=config.load_in_force(),
             constraints=config.constraints_in_force(),
             processes=(
                 started.processes if isinstance(started, RayActors) else load_processes(config)
@@ -245,6 +253,9 @@ def _run(
         ),
         steps=steps,
         server_metrics=server,
+        capacity=capacity_of(
+            plan.profile, result.steps, [_goodput(step.metrics.goodput) for step in steps]
+        ),
         started_at=started_at,
         finished_at=datetime.now(UTC),
         max_error_rate=config.validation.max_error_rate,
@@ -260,6 +271,10 @@ def _run(
             f"cannot write the report into {folder.path}: {error.strerror or error}"
         ) from None
     return RunOutcome(report, folder.path, was_interrupted, url)
+
+
+def _goodput(goodput: Goodput | None) -> float | None:
+    return None if goodput is None else goodput.requests_per_s
 
 
 def _start_engine(

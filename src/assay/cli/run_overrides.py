@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from assay.cli.capacity_flags import capacity_overrides
 from assay.cli.run_flags import CONFIG_FILE_FLAG, RUN_FLAGS
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ def run_overrides(flags: Mapping[str, object]) -> dict[str, object]:
         value = row.config_value(flags.get(row.name))
         if value is not None or row.key not in overrides:
             overrides[row.key] = value
+    overrides.update(capacity_overrides(flags))
     return overrides
 
 

@@ -12,6 +12,7 @@ import typer
 
 from assay.cli.exit_codes import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_VALID
 from assay.cli.run_overrides import read_run_config
+from assay.spec.capacity import Capacity
 from assay.spec.load import Sweep
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ def _progress_steps(config: RunConfig) -> int | None:
     match config.load:
         case Sweep(concurrencies=levels) if levels:
             return len(levels)
-        case Sweep():
+        case Sweep() | Capacity():
             return None
         case _:
             return 1
@@ -102,6 +103,11 @@ def print_outcome(outcome: RunOutcome, console: Console) -> None:
     from assay.reports.server_section import render_server_metrics
 
     render_summary(outcome.report, console)
+    if outcome.report.capacity is not None:
+        from assay.reports.capacity import capacity_lines
+
+        for line in capacity_lines(outcome.report.capacity):
+            console.print(line, highlight=False)
     caught = injected_faults_caught(outcome.report)
     if caught is not None:
         console.print(caught, highlight=False)
