@@ -85,3 +85,19 @@ def test_capacity_of_40_slots_is_bracketed_in_two_processes(tmp_path: Path) -> N
         assert step.scheduled == lines[step.index] + step.not_sent
     offered = [level.level for level in capacity.levels]
     assert len(offered) == len(set(offered))  # no load decided twice
+
+
+def test_a_config_files_slo_table_is_the_capacity_searchs_slos(tmp_path: Path) -> None:
+    from assay.cli.run_overrides import read_run_config
+    from assay.spec.capacity import Capacity
+
+    config_file = tmp_path / "bench.toml"
+    config_file.write_text('profile = "capacity"\nslo = { ttft_ms = 500, e2e_ms = 4000 }\n')
+    load = read_run_config({"config": config_file}).load
+    assert isinstance(load, Capacity)
+    assert [str(slo) for slo in load.slos] == ["ttft_ms=500@p99", "e2e_ms=4000@p99"]
+    # A flag's percentile SLO still wins over the file's table.
+    flags = {"config": config_file, "slo": ["tpot_ms=50@p90"]}
+    flagged = read_run_config(flags).load
+    assert isinstance(flagged, Capacity)
+    assert [str(slo) for slo in flagged.slos] == ["tpot_ms=50@p90"]

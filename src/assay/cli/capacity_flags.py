@@ -58,17 +58,18 @@ def parse_fraction(value: object, flag: str) -> float | None:
     return number / 100 if text.endswith("%") else number
 
 
-def capacity_overrides(flags: Mapping[str, object]) -> dict[str, object]:
-    """The capacity search's SLOs from `--slo` with `--profile capacity` (unless
-    `--capacity-slos` gave them); a percentile on another profile is refused.
+def capacity_overrides(flags: Mapping[str, object], profile: object) -> dict[str, object]:
+    """The capacity search's SLOs from `--slo` when the run's `profile` (a flag's or the config
+    file's) is capacity (unless `--capacity-slos` gave them); a percentile on another profile is
+    refused.
 
-    >>> capacity_overrides({"profile": "capacity", "slo": ["ttft_ms=500@p99"]})
+    >>> capacity_overrides({"slo": ["ttft_ms=500@p99"]}, "capacity")
     {'capacity_slos': ['ttft_ms=500@p99']}
     """
     texts = flags.get("slo")
     if not isinstance(texts, list) or not texts:
         return {}
-    if flags.get("profile") != "capacity":
+    if profile != "capacity":
         with_percentile = [text for text in texts if "@" in str(text)]
         if with_percentile:
             raise ConfigError(
