@@ -1,7 +1,7 @@
 """A hostile or absurd dataset or flag is refused before `assay run` starts any process (issue 37:
 "refused in under a second"): no embedded mock, no load process, so the refusal costs only the
 check. Observed, not timed: a `sitecustomize` on the run's PYTHONPATH logs every child process
-the run starts, and a refused run starts none."""
+the run starts (`child_watch`), and a refused run starts none."""
 
 from __future__ import annotations
 
@@ -11,37 +11,12 @@ from pathlib import Path
 
 import orjson
 import pytest
+from tests.cli.child_watch import children, watch
 from tests.cli.cli_harness import FAST, run_assay
 from tests.cli.test_cli_bad_input import assert_one_error_line
 from tests.cli.wire import bodies_by_id
 
 from assay.data.media import ImageSize, synthetic_image
-
-_SITECUSTOMIZE = """
-import subprocess
-
-_LOG = {log!r}
-_init = subprocess.Popen.__init__
-
-
-def _logged(self, args, *rest, **options):
-    with open(_LOG, "a") as log:
-        log.write(" ".join(map(str, args if isinstance(args, (list, tuple)) else [args])) + "\\n")
-    _init(self, args, *rest, **options)
-
-
-subprocess.Popen.__init__ = _logged
-"""
-
-
-def _watched(tmp_path: Path) -> tuple[Path, Path]:
-    """A folder for PYTHONPATH whose `sitecustomize` logs every child process started, and the
-    log it writes."""
-    hook = tmp_path / "hook"
-    hook.mkdir()
-    log = tmp_path / "children.log"
-    (hook / "sitecustomize.py").write_text(_SITECUSTOMIZE.format(log=str(log)))
-    return hook, log
 
 
 def _png() -> bytes:
@@ -77,7 +52,7 @@ def _dataset(tmp_path: Path, kind: str) -> tuple[Path, str]:
 
 @pytest.mark.parametrize("kind", ["parent", "absolute", "symlink_out", "device", "fifo"])
 def test_a_hostile_dataset_is_refused_before_any_process_starts(tmp_path: Path, kind: str) -> None:
-    hook, log = _watched(tmp_path)
+    hook, log = watch(tmp_path)
     data, words = _dataset(tmp_path, kind)
     wire = tmp_path / "wire.jsonl"
     result = run_assay(
@@ -87,7 +62,7 @@ def test_a_hostile_dataset_is_refused_before_any_process_starts(tmp_path: Path, 
     assert_one_error_line(result, "rows.jsonl, line 1", "images[0]", words)
     assert "embedded mock" not in result.stdout
     # No embedded mock, no load process: the run started no child at all.
-    assert not log.exists(), log.read_text()
+    assert children(log) == []
     assert not wire.exists()
     assert not (tmp_path / "run").exists()
 
@@ -106,19 +81,19 @@ def test_a_hostile_dataset_is_refused_before_any_process_starts(tmp_path: Path, 
 def test_an_absurd_request_size_is_refused_before_any_process_starts(
     tmp_path: Path, flags: tuple[str, ...], words: tuple[str, ...]
 ) -> None:
-    hook, log = _watched(tmp_path)
+    hook, log = watch(tmp_path)
     result = run_assay(
         "run", "--output-dir", tmp_path / "run", "--processes", "2", *flags,
         python_path=hook,
     )  # fmt: skip
     assert_one_error_line(result, "docs/security.md", *words)
-    assert not log.exists(), log.read_text()
+    assert children(log) == []
 
 
 def test_the_watch_sees_the_children_of_a_run_that_starts(tmp_path: Path) -> None:
     """The control: the same watch on a valid dataset logs the mock and the load process, and
     the run sends from the file it read ahead, with the model the mock serves."""
-    hook, log = _watched(tmp_path)
+    hook, log = watch(tmp_path)
     folder = tmp_path / "data"
     folder.mkdir()
     (folder / "x.png").write_bytes(_png())
@@ -131,8 +106,8 @@ def test_the_watch_sees_the_children_of_a_run_that_starts(tmp_path: Path) -> Non
         "--mock-record-requests", wire, python_path=hook,
     )  # fmt: skip
     assert result.exit_code in (0, 1), result.stdout + result.stderr
-    children = log.read_text()
-    assert "assay.mock.server_child" in children
-    assert "assay.engine.load_child" in children
+    started = " ".join(command for _, command in children(log))
+    assert "assay.mock.server_child" in started
+    assert "assay.engine.load_child" in started
     (body,) = bodies_by_id(wire).values()
     assert body["model"] == "assay-mock"
