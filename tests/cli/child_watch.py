@@ -21,6 +21,7 @@ _SITECUSTOMIZE = """
 import os
 import signal
 import subprocess
+import time
 
 _LOG = {log!r}
 _MOMENT = {moment!r}
@@ -33,7 +34,7 @@ def _interrupt(moment):
     if _MOMENT == moment and not _SENT and os.getpid() == os.getpgrp():
         _SENT.append(moment)
         with open(_LOG, "a") as log:
-            log.write("sigint " + moment + "\\n")
+            log.write(f"sigint {{moment}} {{time.monotonic()}}\\n")
         os.killpg(os.getpgrp(), signal.SIGINT)
 
 
@@ -77,6 +78,17 @@ def children(log: Path) -> list[tuple[int, str]]:
             pid, _, command = rest.partition(" ")
             found.append((int(pid), command))
     return found
+
+
+def sigint_sent_at(log: Path) -> float | None:
+    """When (`time.monotonic()`, the same clock in every process) the watch sent SIGINT, for
+    figures reported outside the tests."""
+    if not log.exists():
+        return None
+    for line in log.read_text().splitlines():
+        if line.startswith("sigint"):
+            return float(line.split()[2])
+    return None
 
 
 def interrupted_at(log: Path) -> list[str]:
