@@ -25,6 +25,7 @@ from assay.benchmark.preflight import check_before_start
 from assay.benchmark.proxy_check import proxy_in_front
 from assay.benchmark.server_observation import observe_server, server_metrics_report
 from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary
+from assay.benchmark.source_ahead import ReadAhead, SourceAhead, read_ahead, with_model
 from assay.config import RunConfig, check_machine_limits
 from assay.config.limits import load_processes
 from assay.data.context_fit import ContextWindow, check_fits_context
@@ -157,6 +158,7 @@ def run_from_config(
     on_progress: Callable[[ProgressSnapshot], None] | None = None,
     started: LoadProcesses | RayActors | None = None,
     folder: RunFolder | None = None,
+    ahead: ReadAhead | None = None,
 ) -> RunOutcome:
     """Run the benchmark `config` describes and write its files; see `RunOutcome`.
 
@@ -164,6 +166,7 @@ def run_from_config(
     CLI starts load processes before it imports this module, so the imports overlap);
     otherwise they start here, first: `config.engine` says which.
     `folder` is the run folder when the caller claimed it ahead (see `claim_run_folder`).
+    `ahead` is the data or trace file when the caller read it ahead (see `read_ahead`).
 
     Raises `AssayError` subclasses for bad input (data files, validators, an unreachable
     target) before any load is sent; the run folder is then removed again if still empty.
@@ -176,9 +179,13 @@ def run_from_config(
         check_machine_limits(config)
         mock_check = None if config.target.url is not None else lambda: mock_config_of(config)
         check_before_start(config, mock_check)
+        # A data or trace file is read and checked now, before a target starts or a request is
+        # sent: a bad row is refused in the time its read takes.
+        if ahead is None:
+            ahead = read_ahead(config)
         if folder is None:
             folder = claimed = claim_run_folder(config.output.dir, started_at)
-        return _run(config, folder, chain, started_at, note, on_progress, started)
+        return _run(config, folder, chain, started_at, note, on_progress, started, ahead.source)
     except BaseException:
         # A start that failed leaves no empty run folder; one with records keeps them.
         if folder is not None:
@@ -197,6 +204,7 @@ def _run(
     note: Callable[[str], None],
     on_progress: Callable[[ProgressSnapshot], None] | None,
     started: LoadProcesses | RayActors | None,
+    ahead: SourceAhead | None = None,
 ) -> RunOutcome:
     # From here on Ctrl-C is a flag, never a KeyboardInterrupt raised mid-start-up: the run
     # then ends cleanly with what it has (the scheduler handles it while the load runs).
@@ -208,7 +216,7 @@ def _run(
         if isinstance(started, RayActors):
             started.check_can_reach(url)
         backend = settings_for(config.target, url, seed=config.seed)
-        model, source = _ready_source(config, backend, chain, interrupted, note)
+        model, source = _ready_source(config, backend, chain, interrupted, note, ahead)
         proxy = proxy_in_front(config.target, backend, note)
         plan = BenchmarkPlan(
             profile=config.load_in_force(),
@@ -302,10 +310,12 @@ def _ready_source(
     chain: ChainSpec,
     interrupted: SigintFlag,
     note: Callable[[str], None],
+    ahead: SourceAhead | None = None,
 ) -> tuple[str, RequestSource]:
-    """The model once the target serves it, and the requests to send it, checked against its
-    context window and, on a real target, probed with the first one; KeyboardInterrupt on a
-    Ctrl-C while waiting (nothing was sent, nothing to report)."""
+    """The model once the target serves it, and the requests to send it (`ahead`, the data
+    file read before the start, given that model), checked against its context window and, on
+    a real target, probed with the first one; KeyboardInterrupt on a Ctrl-C while waiting
+    (nothing was sent, nothing to report)."""
     target = config.target
     ready = asyncio.run(
         wait_for_model(
@@ -326,7 +336,11 @@ def _ready_source(
             f"model: {ready.window_problem}: requests are not checked against a context window "
             "(--context-window N states it)"
         )
-    source = source_of(config.source, config.request, target.endpoint, ready.id, config.seed)
+    source: RequestSource = (
+        source_of(config.source, config.request, target.endpoint, ready.id, config.seed)
+        if ahead is None
+        else with_model(ahead, ready.id)
+    )
     for line in (*describe_source(source), *accounting_notes(config)):
         note(line)
     if window is not None:
