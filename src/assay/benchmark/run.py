@@ -131,8 +131,13 @@ def injected_faults_caught(report: Report) -> str | None:
 
 
 @contextmanager
-def open_target(config: RunConfig, note: Callable[[str], None]) -> Iterator[str]:
-    """The base URL to benchmark: `--target`, or an embedded mock started for the run."""
+def open_target(
+    config: RunConfig,
+    note: Callable[[str], None],
+    interrupted: Callable[[], bool] = lambda: False,
+) -> Iterator[str]:
+    """The base URL to benchmark: `--target`, or an embedded mock started for the run
+    (KeyboardInterrupt when `interrupted()` turns true while it starts)."""
     if config.target.url is not None:
         base, dropped = split_endpoint_path(config.target.url)
         if dropped is not None:
@@ -146,7 +151,7 @@ def open_target(config: RunConfig, note: Callable[[str], None]) -> Iterator[str]
 
     mock = mock_config_of(config)
     faults = ", ".join(f"{name}={rate:g}" for name, rate in mock.fault_rates.items()) or "none"
-    with start_mock_processes(mock, workers=config.mock.workers) as url:
+    with start_mock_processes(mock, workers=config.mock.workers, interrupted=interrupted) as url:
         note(f"target: embedded mock server at {url} (injected faults: {faults})")
         yield url
 
@@ -212,7 +217,7 @@ def _run(
         interrupted = stack.enter_context(sigint_as_flag())
         # The load processes start first: their imports overlap the target's start and check.
         started = _start_engine(config, stack, started, note)
-        url = stack.enter_context(open_target(config, note))
+        url = stack.enter_context(open_target(config, note, interrupted.is_set))
         if isinstance(started, RayActors):
             started.check_can_reach(url)
         backend = settings_for(config.target, url, seed=config.seed)
