@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pydantic import TypeAdapter, ValidationError
 from pydantic_core import SchemaError, SchemaSerializer, core_schema
 
 import assay.cli.commands
@@ -69,6 +70,10 @@ def test_other_errors_stay_crashes(tmp_path: Path) -> None:
     assert not interrupted(RuntimeError("KeyboardInterrupt"))
     schema_error = SchemaError("Error building `literal` serializer: TypeError")
     assert not interrupted(schema_error)
+    # Bad input that merely quotes the word is no interrupt.
+    with pytest.raises(ValidationError) as bad_input:
+        TypeAdapter(int).validate_python("KeyboardInterrupt: ")
+    assert not interrupted(bad_input.value)
 
     def body() -> int:
         raise schema_error

@@ -10,7 +10,7 @@ and its partial report written, marked crashed.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from assay.cli.exit_codes import EXIT_CRASH, EXIT_INTERRUPTED, EXIT_USAGE
 
@@ -76,12 +76,14 @@ def interrupted(error: BaseException) -> bool:
 
 
 def _wraps_an_interrupt(error: BaseException) -> bool:
-    """A pydantic error whose message reports the `KeyboardInterrupt` it swallowed."""
-    module = type(error).__module__
-    return module.split(".", 1)[0] in _WRAPPING_LIBRARIES and "KeyboardInterrupt" in str(error)
-
-
-_WRAPPING_LIBRARIES: Final = frozenset({"pydantic", "pydantic_core"})
+    """A pydantic-core `SchemaError` whose message reports the `KeyboardInterrupt` it
+    swallowed (`...serializer:\n  KeyboardInterrupt: `); a model's schema, not input."""
+    kind = type(error)
+    return (
+        kind.__module__.split(".", 1)[0] == "pydantic_core"
+        and kind.__name__ == "SchemaError"
+        and "KeyboardInterrupt:" in str(error)
+    )
 
 
 def exit_guarded(body: Callable[[], int], site: CrashSite | None = None) -> NoReturn:
