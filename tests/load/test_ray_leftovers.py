@@ -20,8 +20,11 @@ import orjson
 import pytest
 
 from assay.engine.ray_leftovers import (
+    RUN_MARK,
     end_stale_ray,
+    marked_ray,
     record_path,
+    run_mark,
     start_time,
     state_folder,
     write_record,
@@ -48,7 +51,7 @@ def wait_gone(pid: int) -> bool:
 
 
 class Spawn(Protocol):
-    def __call__(self, *, ray: bool = True) -> subprocess.Popen[bytes]: ...
+    def __call__(self, *, ray: bool = True, mark: str | None = None) -> subprocess.Popen[bytes]: ...
 
 
 @pytest.fixture
@@ -67,8 +70,11 @@ def spawn(fake_ray: Path) -> Iterator[Spawn]:
     """Starts `sleep 120`, as a Ray process unless `ray=False`; each is ended at teardown."""
     started: list[subprocess.Popen[bytes]] = []
 
-    def start(*, ray: bool = True) -> subprocess.Popen[bytes]:
-        process = subprocess.Popen([str(fake_ray) if ray else "sleep", "120"])
+    def start(*, ray: bool = True, mark: str | None = None) -> subprocess.Popen[bytes]:
+        environment = {k: v for k, v in os.environ.items() if k != RUN_MARK}
+        if mark is not None:
+            environment[RUN_MARK] = mark
+        process = subprocess.Popen([str(fake_ray) if ray else "sleep", "120"], env=environment)
         started.append(process)
         deadline = time.monotonic() + WAIT_S
         while start_time(process.pid) is None and time.monotonic() < deadline:
@@ -146,6 +152,52 @@ def test_processes_no_record_names_as_they_are_are_left_alone(tmp_path: Path, sp
     assert alive(not_ray.pid)
     assert alive(reused.pid)
     assert not record.exists()
+
+
+def test_a_run_killed_while_ray_was_starting_leaves_nothing_the_next_run_misses(
+    tmp_path: Path, spawn: Spawn
+) -> None:
+    """The record is written before Ray starts, naming no process yet; the agents Ray started
+    before the kill carry the run's mark in their environment and are ended by it. A Ray the
+    user runs (no mark), a Ray of another run (another mark), and a marked process that is not
+    Ray's are left alone."""
+    folder = state_folder(tmp_path / "state")
+    assert folder is not None
+    driver = dead_driver()
+    mark = run_mark(*driver)
+    agents = [spawn(mark=mark), spawn(mark=mark)]
+    users_ray = spawn()
+    another_run = spawn(mark=run_mark(driver[0], driver[1] + 1))
+    not_ray = spawn(ray=False, mark=mark)
+    assert marked_ray(mark).keys() == {agent.pid for agent in agents}
+    record = _record(folder, driver)
+    ended = end_stale_ray(folder)
+    assert ended.processes == 2
+    assert ended.drivers == (driver[0],)
+    assert all(wait_gone(agent.pid) for agent in agents)
+    assert alive(users_ray.pid)
+    assert alive(another_run.pid)
+    assert alive(not_ray.pid)
+    assert not record.exists()
+
+
+def test_marked_processes_of_a_run_still_going_are_left_alone(tmp_path: Path, spawn: Spawn) -> None:
+    folder = state_folder(tmp_path / "state")
+    assert folder is not None
+    running = _as_recorded(spawn(ray=False))
+    agent = spawn(mark=run_mark(*running))
+    record = _record(folder, running)
+    assert end_stale_ray(folder).processes == 0
+    assert alive(agent.pid)
+    assert record.exists()
+
+
+def test_a_marked_process_started_before_the_run_is_not_taken_for_its_own(spawn: Spawn) -> None:
+    agent = spawn(mark="1-1")
+    started = start_time(agent.pid)
+    assert started is not None
+    assert marked_ray("1-1", after=started) == {agent.pid: started}
+    assert marked_ray("1-1", after=started + 1) == {}
 
 
 def test_a_record_of_another_boot_ends_nothing(tmp_path: Path, spawn: Spawn) -> None:

@@ -70,3 +70,44 @@ def test_the_ray_processes_of_a_killed_driver_are_ended(tmp_path: Path) -> None:
         driver.stdout.close()
         if alive(agent):
             os.kill(agent, signal.SIGKILL)
+
+
+def test_a_ray_process_the_watchdog_never_saw_is_ended_by_the_run_mark(tmp_path: Path) -> None:
+    """A driver killed while Ray was starting: an agent started after the watchdog's last look
+    (here not even the driver's descendant) is found by the run's mark in its environment."""
+    from assay.engine.ray_leftovers import RUN_MARK, run_mark, start_time
+
+    ray_bin = tmp_path / "ray"
+    ray_bin.mkdir()
+    fake_agent = ray_bin / "python"
+    fake_agent.symlink_to(sys.executable)
+    driver = subprocess.Popen(
+        [sys.executable, "-c", DRIVER, str(fake_agent)], stdout=subprocess.PIPE, text=True
+    )
+    assert driver.stdout is not None
+    own_agent = int(driver.stdout.readline())
+    started = start_time(driver.pid)
+    assert started is not None
+    sleeper = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"
+    environment = {k: v for k, v in os.environ.items() if k != RUN_MARK}
+    marked = subprocess.Popen(
+        [str(fake_agent), "-c", sleeper],
+        env=environment | {RUN_MARK: run_mark(driver.pid, started)},
+    )
+    unmarked = subprocess.Popen([str(fake_agent), "-c", sleeper], env=environment)
+    try:
+        driver.send_signal(signal.SIGKILL)
+        driver.wait(timeout=WAIT_S)
+        deadline = time.monotonic() + WAIT_S
+        while marked.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert marked.poll() == -signal.SIGKILL, "the marked Ray process outlived its driver"
+        assert unmarked.poll() is None, "a Ray process without the run's mark was ended"
+    finally:
+        driver.stdout.close()
+        for process in (marked, unmarked):
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+        if alive(own_agent):
+            os.kill(own_agent, signal.SIGKILL)

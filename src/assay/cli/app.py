@@ -29,6 +29,12 @@ def main() -> None:
         code = run_app()
     except KeyboardInterrupt:
         code = _INTERRUPTED  # stopped before a command's own guard was in place
+    except Exception as error:
+        from assay.cli.guard import interrupted
+
+        if not interrupted(error):  # e.g. pydantic's SchemaError wrapping the interrupt
+            raise
+        code = _INTERRUPTED
     if code == _INTERRUPTED:
         sys.stderr.write("interrupted\n")
     sys.exit(code)

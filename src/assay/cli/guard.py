@@ -35,6 +35,8 @@ def guarded(body: Callable[[], int], site: CrashSite | None = None) -> int:
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED  # `assay.cli.app.main` says "interrupted" for every exit 130
     except Exception as error:
+        if interrupted(error):
+            return EXIT_INTERRUPTED
         from assay.cli.crash import CrashSite, crash_line, merge_after_crash, save_crash
 
         site = site or CrashSite()
@@ -45,6 +47,43 @@ def guarded(body: Callable[[], int], site: CrashSite | None = None) -> int:
             typer.echo(line, err=True)
         return EXIT_CRASH
     return code
+
+
+def interrupted(error: BaseException) -> bool:
+    """Whether `error` is a Ctrl-C or SIGTERM, however it was wrapped on its way out.
+
+    A `KeyboardInterrupt` raised inside a library's native code can come out as another
+    error: pydantic-core, building a model's serializer when a module is imported, turns it
+    into `SchemaError("Error building `literal` serializer: KeyboardInterrupt: ")`, with no
+    cause attached. Such an error, or one whose cause or context is a `KeyboardInterrupt`, is
+    a stop asked for, not a crash.
+
+    >>> interrupted(KeyboardInterrupt())
+    True
+    >>> interrupted(ValueError("KeyboardInterrupt"))
+    False
+    """
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        if _wraps_an_interrupt(current):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _wraps_an_interrupt(error: BaseException) -> bool:
+    """A pydantic-core `SchemaError` whose message reports the `KeyboardInterrupt` it
+    swallowed (`...serializer:\n  KeyboardInterrupt: `); a model's schema, not input."""
+    kind = type(error)
+    return (
+        kind.__module__.split(".", 1)[0] == "pydantic_core"
+        and kind.__name__ == "SchemaError"
+        and "KeyboardInterrupt:" in str(error)
+    )
 
 
 def exit_guarded(body: Callable[[], int], site: CrashSite | None = None) -> NoReturn:

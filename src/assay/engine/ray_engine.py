@@ -45,8 +45,10 @@ from assay.engine.interrupt import STOP_SIGNALS, SigintFlag, sigint_as_flag
 from assay.engine.ray_actor import DriverClock, LoadSliceActor, RecordLines
 from assay.engine.ray_leftovers import (
     PROC,
+    RUN_MARK,
     end_stale_ray,
     record_path,
+    run_mark,
     start_time,
     state_folder,
     write_record,
@@ -208,20 +210,22 @@ def _actors_on(ray: ModuleType, address: str | None, workers: int | None) -> Ite
     owns_ray = not ray.is_initialized()
     record: Path | None = None
     ended: str | None = None
+    own = owns_ray and address is None and PROC.is_dir()
     if owns_ray:
-        own = address is None and PROC.is_dir()
         folder = state_folder() if own else None
         if folder is not None:
             # A Ray an earlier run started and left (its run and watchdog both gone) ends here.
             ended = end_stale_ray(folder).line()
-        _init(ray, address, workers)
         if own:
             # A Ray of this run alone ends with the run, even one killed before it could shut
-            # Ray down (see `ray_watchdog`), and is recorded, should the watchdog die as well.
+            # Ray down (see `ray_watchdog`), and is recorded, should the watchdog die as well:
+            # both before Ray starts, so a kill during its start-up leaves nothing behind.
             record = _record_ray(folder)
             start_watchdog(os.getpid(), record)
     actors: list[ActorHandle] = []
     try:
+        if owns_ray:
+            _init_marked(ray, address, workers, marked=own)
         cpus = int(ray.cluster_resources().get("CPU", 0))
         count = workers or cpus
         if count < 1 or count > cpus:
@@ -265,6 +269,22 @@ def _record_ray(folder: Path | None, record: Path | None = None) -> Path | None:
     except OSError:
         return None
     return path
+
+
+def _init_marked(
+    ray: ModuleType, address: str | None, workers: int | None, *, marked: bool
+) -> None:
+    """Start (or join) Ray; a Ray of this run alone is started with the run's mark in its
+    environment, inherited by each of its processes (see `ray_leftovers`)."""
+    started = start_time(os.getpid()) if marked else None
+    if started is None:
+        _init(ray, address, workers)
+        return
+    os.environ[RUN_MARK] = run_mark(os.getpid(), started)
+    try:
+        _init(ray, address, workers)
+    finally:
+        os.environ.pop(RUN_MARK, None)
 
 
 def _init(ray: ModuleType, address: str | None, workers: int | None) -> None:

@@ -6,13 +6,18 @@ stay. So a run that starts its own Ray keeps a record of it: one small JSON file
 folder of the user's own (`$XDG_RUNTIME_DIR/assay`, else `assay-UID` in the temporary folder,
 mode 0700, used only when it is a real folder owned by the user and closed to others), naming
 the run's process and each Ray process descended from it, each by pid *and* start time, and the
-boot they belong to. The run writes it once Ray is up and again once the actors are placed; the
-watchdog adds the processes it notes; both remove it when the Ray it names has ended.
+boot they belong to. The run writes it *before* it starts Ray, and again once the actors are
+placed; the watchdog adds the processes it notes; both remove it when the Ray it names has ended.
+Ray is started with a mark in its environment (`ASSAY_RAY_RUN`, the run's pid and start time),
+which every process of that Ray inherits, so even a run killed while Ray was still starting (its
+agents not yet noted anywhere) leaves processes that can be told from any other Ray: a Ray the
+user runs never carries the mark of a run of assay.
 
 The next run that starts its own Ray reads the records first. A record whose run's process still
 lives (same pid, same start time) is left alone: that run is going on. Otherwise each process it
 names that still lives as the same process (same pid and start time, this boot, owned by this
-user, a Ray process by its command line) is sent SIGKILL, and the record is removed. A Ray the
+user, a Ray process by its command line) is sent SIGKILL, and so is each Ray process of this
+user carrying the record's mark; then the record is removed. A Ray the
 user started, or any process no record names as it was, is never touched.
 
 Linux only (pids and start times come from /proc); elsewhere nothing is recorded or ended.
@@ -37,6 +42,8 @@ PROC: Final = Path("/proc")
 _BOOT_ID: Final = PROC / "sys" / "kernel" / "random" / "boot_id"
 _PREFIX: Final = "ray-"
 _SUFFIX: Final = ".json"
+RUN_MARK: Final = "ASSAY_RAY_RUN"
+"""The environment variable that marks every process of a Ray a run started."""
 # A record names a few dozen processes; anything much larger is not one of ours.
 _MAX_RECORD_BYTES: Final = 1 << 20
 
@@ -135,7 +142,8 @@ def end_stale_ray(folder: Path) -> Ended:
             continue  # that run is still going
         ended = 0
         if boot == this_boot:
-            for pid, start in processes:
+            named = dict(processes) | marked_ray(run_mark(driver, started), after=started)
+            for pid, start in named.items():
                 if _same_ray_process(pid, start):
                     with contextlib.suppress(OSError):
                         os.kill(pid, signal.SIGKILL)
@@ -146,6 +154,44 @@ def end_stale_ray(folder: Path) -> Ended:
             killed += ended
             drivers.append(driver)
     return Ended(killed, tuple(drivers))
+
+
+def run_mark(driver: int, started: int) -> str:
+    """The value of `RUN_MARK` for the Ray of the run `driver` started at `started`.
+
+    >>> run_mark(4242, 1234567)
+    '4242-1234567'
+    """
+    return f"{driver}-{started}"
+
+
+def marked_ray(mark: str, *, after: int = 0) -> dict[int, int]:
+    """This user's Ray processes whose environment carries `RUN_MARK` set to `mark`, started
+    no earlier than `after` (pid -> start time); read from /proc, empty where it cannot be."""
+    wanted = f"{RUN_MARK}={mark}".encode()
+    found: dict[int, int] = {}
+    try:
+        entries = list(PROC.iterdir())
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.name.isdigit():
+            continue
+        pid = int(entry.name)
+        if pid <= 1 or pid == os.getpid():
+            continue
+        try:
+            if entry.stat().st_uid != os.getuid():
+                continue
+            environment = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if wanted not in environment.split(b"\0") or not is_ray(pid):
+            continue
+        started = start_time(pid)
+        if started is not None and started >= after:
+            found[pid] = started
+    return found
 
 
 def _read_record(path: Path) -> tuple[str | None, int, int, list[tuple[int, int]]] | None:
@@ -233,9 +279,12 @@ __all__ = [
     "Ended",
     "boot_id",
     "end_stale_ray",
+    "RUN_MARK",
     "is_ray",
+    "marked_ray",
     "proc_stat",
     "record_path",
+    "run_mark",
     "start_time",
     "state_folder",
     "write_record",

@@ -5,7 +5,8 @@ after a SIGKILL of the driver, Ray's `DashboardAgent` and `RuntimeEnvAgent` outl
 (reparented, and deaf to SIGTERM). So a driver that starts its own Ray also starts this small
 process, in a session of its own: every half second it notes the Ray processes descended from
 the driver (adding those it finds to the run's record, see `ray_leftovers`), and once the
-driver is gone it sends SIGKILL to each of them still alive (the same process: its start time
+driver is gone it sends SIGKILL to each of them still alive, and to each Ray process carrying
+the run's mark (started since its last look) (the same process: its start time
 is checked, so a reused pid is never hit), removes the record, then exits.
 
 Linux only (it reads /proc); elsewhere no watchdog is started.
@@ -22,7 +23,15 @@ import time
 from pathlib import Path
 from typing import Final
 
-from assay.engine.ray_leftovers import PROC, is_ray, proc_stat, start_time, write_record
+from assay.engine.ray_leftovers import (
+    PROC,
+    is_ray,
+    marked_ray,
+    proc_stat,
+    run_mark,
+    start_time,
+    write_record,
+)
 
 _POLL_S: Final = 0.5
 
@@ -67,6 +76,8 @@ def watch(driver: int, started: int, record: Path | None = None) -> int:
                 write_record(record, driver, started, seen | found, new=False)
         seen |= found
         time.sleep(_POLL_S)
+    # With those started after its last look (a run killed while Ray was starting), by mark.
+    seen |= marked_ray(run_mark(driver, started), after=started)
     killed = 0
     for pid, start in seen.items():
         if start_time(pid) == start:
