@@ -30,7 +30,10 @@ def main() -> None:
     except KeyboardInterrupt:
         code = _INTERRUPTED  # stopped before a command's own guard was in place
     if code == _INTERRUPTED:
-        sys.stderr.write("interrupted\n")
+        from assay.cli.console import interruption_said
+
+        if not interruption_said():  # a run says it once, with what it kept
+            sys.stderr.write("interrupted\n")
     sys.exit(code)
 
 

@@ -23,7 +23,7 @@ from assay.errors import DataError
 from assay.file_writes import replace_with, write_new
 from assay.handlers.wire import int_field
 from assay.records.jsonl import bounded_lines
-from assay.reports.chart_base import Figure, step_label
+from assay.reports.chart_base import Figure, clear_of_modebar, step_label
 from assay.reports.charts import figures_of
 from assay.reports.client_bound import client_bound_html
 from assay.reports.cost import cost_html, price_of
@@ -170,7 +170,9 @@ def render_html(report: Report, samples: Mapping[str, Mapping[int, Sequence[floa
         _config_tables(report),
         "</main>",
     ]
-    specs = script_json([{"id": f.id, "data": f.data, "layout": f.layout} for f in figures])
+    specs = script_json(
+        [{"id": f.id, "data": f.data, "layout": clear_of_modebar(f.layout)} for f in figures]
+    )
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -547,7 +549,7 @@ def _token_figures_table(report: Report) -> list[str]:
         return []
     head = (
         "<tr><th>step</th><th>input tok/s</th><th>output tok/s</th><th>total tok/s</th>"
-        "<th>peak output tok/s (at s)</th><th>peak concurrent requests</th>"
+        "<th>peak output tok/s (1 s bucket, at)</th><th>peak concurrent requests</th>"
         "<th>TTST p50 / p99 ms</th><th>per-user tok/s p50 / min</th>"
         "<th>prefill / decode mean ms</th></tr>"
     )
@@ -571,7 +573,7 @@ def _token_figures_row(step: StepReport) -> str:
     peak = (
         "n/a"
         if t.peak_output_tokens_per_s is None
-        else f"{t.peak_output_tokens_per_s:,} ({t.peak_output_at_s:g})"
+        else f"{t.peak_output_tokens_per_s:,} at {t.peak_output_at_s:g} s"
     )
     cells = [
         _fmt(t.usable_input_tokens_per_s, 1),
