@@ -28,9 +28,11 @@ from assay.reports.charts import figures_of
 from assay.reports.client_bound import client_bound_html
 from assay.reports.cost import cost_html, price_of
 from assay.reports.definitions import definitions_html, with_definitions
+from assay.reports.input_table import inputs_html
 from assay.reports.loader import load_report
 from assay.reports.report import Report, StepReport
-from assay.reports.shown import header_cards, produces_tokens
+from assay.reports.shown import config_shown, header_cards, produces_tokens
+from assay.reports.step_words import peak_output_text
 from assay.reports.token_charts import has_token_figures
 from assay.run_folder import HTML_FILE as HTML_FILE
 from assay.run_folder import RECORDS_FILE as RECORDS_FILE
@@ -162,6 +164,7 @@ def render_html(report: Report, samples: Mapping[str, Mapping[int, Sequence[floa
         _errors_table(report),
         _server_table(report),
         _sessions_table(report),
+        inputs_html(report),
         *filter(None, (client_bound_html(report), definitions_html(report))),
         *filter(None, (cost_html(report, price_of(report)),)),
         *(_section(title, group) for title, group in sections),
@@ -522,7 +525,7 @@ def _config_tables(report: Report) -> str:
     in_force = set(constraints) if isinstance(constraints, dict) else set()
     config_rows = "".join(
         f"<tr><th>{_e(key)}</th><td><code>{_e(_json_text(value))}</code></td></tr>"
-        for key, value in sorted(written.items())
+        for key, value in sorted(config_shown(written).items())
         if key not in in_force
     )
     environment_rows = "".join(
@@ -570,11 +573,7 @@ def _token_figures_row(step: StepReport) -> str:
     t, latency = m.throughput, m.latency
     ttst, per_user = latency.ttst_ms, t.per_user_output_tokens_per_s
     ttft, decode = latency.ttft_ms, latency.decode_ms
-    peak = (
-        "n/a"
-        if t.peak_output_tokens_per_s is None
-        else f"{t.peak_output_tokens_per_s:,} at {t.peak_output_at_s:g} s"
-    )
+    peak = peak_output_text(t.peak_output_tokens_per_s, t.peak_output_at_s)
     cells = [
         _fmt(t.usable_input_tokens_per_s, 1),
         _fmt(t.usable_output_tokens_per_s, 1),
