@@ -5,6 +5,7 @@ goodput chart, and a concurrency sweep's configuration names the levels it swept
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,13 @@ def test_an_image_runs_report_shows_its_inputs(image_run: Path) -> None:
     assert "KiB" in inputs  # the request body's size
     for count in ("0 images: ", "1 image: ", "2 images: "):
         assert count in inputs, inputs
+
+
+def test_the_peak_output_rate_says_where_it_was_in_words(image_run: Path) -> None:
+    page = (image_run / HTML_FILE).read_text(encoding="utf-8")
+    assert "(at s)" not in page
+    assert "<th>peak output tok/s (1 s bucket, at)</th>" in page
+    assert re.search(r'<td class="num">[\d,]+ at \d+(\.\d+)? s</td>', page), page
 
 
 def test_a_text_runs_report_has_no_inputs_section(tmp_path: Path) -> None:

@@ -49,6 +49,8 @@ def input_lines(inputs: Inputs | None) -> list[str]:
 
 def kib(size: float) -> str:
     """A size in bytes as KiB, or MiB from one MiB up."""
+    if size < 1024:
+        return f"{size:.0f} B"
     if size >= 1024 * 1024:
         return f"{size / (1024 * 1024):.1f} MiB"
     return f"{size / 1024:.0f} KiB"
