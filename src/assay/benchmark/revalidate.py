@@ -119,7 +119,7 @@ def revalidate(
     }
     # A fresh folder each time (revalidated-2, ...): an earlier revalidation is never overwritten.
     out_dir = fresh_folder(run_dir / REVALIDATED_DIR)
-    newly_errored = newly_completed = recoded = 0
+    newly_errored = newly_completed = 0
     recodings: Counter[tuple[str, str]] = Counter()
     with RecordWriter(out_dir / RECORDS_FILE) as writer:
         for record in read_records(run_dir / RECORDS_FILE):
@@ -127,11 +127,6 @@ def revalidate(
             was, now = record.outcome, judged.outcome
             newly_errored += was.status == "completed" and now.status == "errored"
             newly_completed += was.status == "errored" and now.status == "completed"
-            recoded += (
-                isinstance(was, Errored)
-                and isinstance(now, Errored)
-                and was.diagnostic.code != now.diagnostic.code
-            )
             if (
                 isinstance(was, Errored)
                 and isinstance(now, Errored)
@@ -182,7 +177,14 @@ def revalidate(
     )
     write_report(report, out_dir)
     write_html(out_dir, report, new=True)
-    return RevalidationOutcome(report, out_dir, newly_errored, newly_completed, recoded, recodings)
+    return RevalidationOutcome(
+        report,
+        out_dir,
+        newly_errored,
+        newly_completed,
+        recoded=sum(recodings.values()),
+        recodings=recodings,
+    )
 
 
 def _turn_snapshots(turns: dict[int, StepAggregator] | None) -> dict[int, StepMetrics] | None:
