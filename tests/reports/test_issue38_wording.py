@@ -40,7 +40,7 @@ def test_a_multi_turn_stop_counts_sessions_and_the_requests_they_sent() -> None:
     )
     phrase = stop_phrase(step, _report(step, constraints={"max_requests": 8}))
     assert phrase == (
-        "stopped after 8 sessions (24 requests sent) (--max-requests counts sessions with "
+        "stopped after 8 sessions, 24 requests sent (--max-requests counts sessions with "
         "--multi-turn)"
     )
     plain = step.model_copy(update={"sessions": None})

@@ -71,7 +71,7 @@ def stop_phrase(step: StepReport, report: Report) -> str:
             if step.sessions is not None and limit is not None:
                 # With --multi-turn the budget counts sessions; each sends several requests.
                 sent = step.sessions.turns_sent
-                count = f"{limit:g} sessions ({sent} request{'s' if sent != 1 else ''} sent)"
+                count = f"{limit:g} sessions, {sent} request{'s' if sent != 1 else ''} sent"
                 return f"stopped after {count} (--max-requests counts sessions with --multi-turn)"
             return f"stopped after {count} (--max-requests)"
         case StopReason.max_errors:
