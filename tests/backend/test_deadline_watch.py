@@ -15,8 +15,9 @@ async def test_first_byte_keeps_the_timer_armed_at_start() -> None:
         watch.start(scope)
         armed = watch._handle
         assert armed is not None
-        # No idle deadline can come before start + idle: the timer is there already.
-        assert armed.when() <= loop.time() + 30.0
+        # No idle deadline can come before start + idle: the timer is there already. (uvloop
+        # keeps a timer's time in whole milliseconds: a rounding's worth of slack.)
+        assert armed.when() <= loop.time() + 30.0 + 1e-3
         watch.saw_bytes(loop.time())
         assert watch._handle is armed
         watch.stop()
@@ -34,3 +35,36 @@ async def test_timer_that_fires_before_any_deadline_rearms_for_the_next() -> Non
         assert handle is not None
         assert handle.when() > loop.time() + 50.0  # now the first-token deadline
         watch.stop()
+
+
+async def test_timer_is_armed_at_the_earliest_of_the_three_deadlines() -> None:
+    loop = asyncio.get_running_loop()
+    cases = (
+        (Timeouts(first_token_s=5.0, idle_s=30.0, total_s=600.0), 5.0),
+        (Timeouts(first_token_s=60.0, idle_s=30.0, total_s=20.0), 20.0),
+        (Timeouts(first_token_s=60.0, idle_s=30.0, total_s=600.0), 30.0),
+    )
+    for timeouts, first_s in cases:
+        before = loop.time()
+        watch = DeadlineWatch(timeouts, loop)
+        async with asyncio.timeout(None) as scope:
+            watch.start(scope)
+            armed = watch._handle
+            assert armed is not None
+            assert before + first_s <= armed.when() <= loop.time() + first_s
+            watch.stop()
+            await asyncio.sleep(0)
+
+
+async def test_a_token_seen_before_the_start_drops_the_first_token_deadline() -> None:
+    loop = asyncio.get_running_loop()
+    watch = DeadlineWatch(Timeouts(first_token_s=5.0, idle_s=30.0, total_s=600.0), loop)
+    watch.token_seen = True
+    before = loop.time()
+    async with asyncio.timeout(None) as scope:
+        watch.start(scope)
+        armed = watch._handle
+        assert armed is not None
+        assert armed.when() >= before + 30.0  # the idle bound, not the first token's 5 s
+        watch.stop()
+        await asyncio.sleep(0)

@@ -11,6 +11,14 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.cli.child_watch import (
+    Moment,
+    assert_all_ended,
+    children,
+    interrupted_at,
+    stop,
+    watch,
+)
 from tests.cli.cli_harness import ASSAY, assay_env, assert_every_request_accounted
 
 STARTUP_LIMIT_S = 30.0
@@ -89,3 +97,57 @@ def test_sigint_mid_run_exits_130_with_every_dispatched_request_recorded(
     # Ctrl-C cuts requests off; it must not turn them into server errors.
     assert outcomes.errored == 0, report.totals.errors_by_code
     assert not (tmp_path / "shards").exists()
+
+
+# The moment the watch sends SIGINT at; during the load the test sends it itself.
+_WATCHED: dict[str, Moment] = {
+    "mock_start": "mock_start",
+    "load": "never",
+    "report_write": "report_write",
+}
+
+
+@pytest.mark.parametrize("moment", sorted(_WATCHED))
+def test_sigint_at_any_moment_of_a_run_ends_it_with_130_and_no_child_left(
+    tmp_path: Path, moment: str
+) -> None:
+    """Ctrl-C while the embedded mock starts, while the load runs, or while report.json is
+    written: the run ends (bounded waits, no timing assert), exit code 130, every process it
+    started ended with it. The watch (`child_watch`) sends the SIGINT at the exact moment."""
+    hook, log = watch(tmp_path, _WATCHED[moment])
+    command = [
+        str(ASSAY), "run", "--output-dir", str(tmp_path / "run"),
+        "--mock-ttft-ms", "0", "--mock-itl-ms", "20", "--output-tokens", "16",
+        "--prompt-tokens", "32", "--profile", "concurrent", "--concurrency", "8",
+        "--processes", "2", "--max-seconds", "3" if moment == "report_write" else "30",
+        "--mock-fault", "http_500=0",
+    ]  # fmt: skip
+    env = {
+        **assay_env(),
+        "PYTHONPATH": os.pathsep.join(filter(None, (str(hook), os.environ.get("PYTHONPATH")))),
+    }
+    process = subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        if moment == "load":
+            read_until(process, b"step 1/1", STARTUP_LIMIT_S)
+            os.killpg(process.pid, signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=EXIT_LIMIT_S)
+    finally:
+        if process.poll() is None:
+            stop(process.pid)
+            process.communicate()
+    output = (stdout + stderr).decode()
+    assert process.returncode == 130, output
+    assert "Traceback" not in output
+    if moment != "load":
+        assert interrupted_at(log) == [moment], log.read_text()
+    started = children(log)
+    assert any("assay.mock.server_child" in line for _, line in started), started
+    assert_all_ended(pid for pid, _ in started)

@@ -17,7 +17,7 @@ from assay.spec.load import ProfileKind
 def profile_flags(kind: ProfileKind) -> tuple[str, ...] | None:
     """The flags of a short run of profile `kind` (a new kind is a type error until it has
     them); None for a profile whose run has its own test: ramp_up (test_cli_arrivals.py),
-    replay (a trace: test_cli_replay.py) and sweep (below)."""
+    replay (a trace: test_cli_replay.py), sweep (below) and capacity (test_cli_capacity.py)."""
     match kind:
         case "synchronous":
             return ()
@@ -27,7 +27,7 @@ def profile_flags(kind: ProfileKind) -> tuple[str, ...] | None:
             return ("--concurrency", "16")
         case "constant" | "poisson":
             return ("--rate", "100")
-        case "ramp_up" | "replay" | "sweep":
+        case "ramp_up" | "replay" | "sweep" | "capacity":
             return None
 
 

@@ -12,6 +12,9 @@ from tests.conformance.servers import GGUF, MODEL_NAME, RunningServer, require_i
 STARTUP_S = 120.0
 EOS_ID = 2
 """The tiny model's end-of-sequence token (SentencePiece's default `eos_id`)."""
+LEAD_BYTE_ID = 3 + 0xE2
+"""The byte token <0xE2> (byte tokens follow unknown, BOS and EOS): the first byte of a
+three-byte UTF-8 character, so an answer ending in it ends inside a character."""
 
 
 @contextlib.contextmanager

@@ -72,6 +72,8 @@ def _config(kind: ProfileKind) -> RunConfig:
             return flat(profile=kind, concurrency=4)
         case "replay":
             return flat(profile=kind, trace="trace.jsonl")
+        case "capacity":
+            return flat(load={"kind": kind, "slos": ["ttft_ms=500@p99"]})
         case "ramp_up":
             return flat(
                 profile=kind,

@@ -186,7 +186,8 @@ def test_a_lost_replay_slice_owed_what_a_constant_slice_with_its_times_owed() ->
 
 
 def _step_loads(kind: ProfileKind) -> tuple[StepLoad, ...]:
-    """Step loads of profile `kind` (none for a sweep, whose steps are the others'): a new
+    """Step loads of profile `kind` (none for a sweep or a capacity search, whose steps are the
+    others'): a new
     kind is a type error until it has its examples here."""
     match kind:
         case "synchronous":
@@ -209,7 +210,7 @@ def _step_loads(kind: ProfileKind) -> tuple[StepLoad, ...]:
             )
         case "replay":
             return (Replay(),)
-        case "sweep":
+        case "sweep" | "capacity":
             return ()
 
 

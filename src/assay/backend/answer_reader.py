@@ -128,8 +128,10 @@ class AnswerReader:
         if self.stop is not None:
             return True
         if self._decoder is not None:
+            # Inflated at most one byte past what may be kept: a bomb stops at the size check.
+            room = (ERROR_BODY_LIMIT if self.mode is Mode.error else self._limit) - self._size
             try:
-                chunk = self._decoder.decompress(chunk)
+                chunk = self._decoder.decompress(chunk, max(room, 0) + 1)
             except zlib.error as error:
                 self.stop = Stop.undecodable
                 self.problem = f"the body cannot be decoded: {error}"
@@ -161,10 +163,12 @@ class AnswerReader:
         assert feed is not None
         terminal_ns = self.exchange.terminal_ns
         if terminal_ns is not None:
-            # After the terminal marker: what follows is counted, never part of the answer.
+            # After the terminal marker: what follows is counted, never part of the answer, and
+            # no more of it is read past the limit (the answer ended; the connection is cut).
             for frame in self._frames(parser.feed(chunk)):
                 feed(frame, terminal_ns)
-            return False
+            size = self._size = self._size + len(chunk)
+            return size > self._limit
         for frame in self._frames(parser.feed(chunk)):
             feed(frame, received_ns)
         size = self._size = self._size + len(chunk)
@@ -223,11 +227,11 @@ class _DeflateAnyHeader:
     def __init__(self) -> None:
         self._inner: zlib._Decompress | None = None
 
-    def decompress(self, data: bytes) -> bytes:
+    def decompress(self, data: bytes, max_length: int = 0) -> bytes:
         if self._inner is None:
             raw = bool(data) and (data[0] & 0x0F) != 8
             self._inner = zlib.decompressobj(-zlib.MAX_WBITS if raw else zlib.MAX_WBITS)
-        return self._inner.decompress(data)
+        return self._inner.decompress(data, max_length)
 
 
 def _is_event_stream(content_type: str | None) -> bool:

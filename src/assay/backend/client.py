@@ -237,7 +237,10 @@ class Backend:
             if reader.mode is Mode.stream and reader.stop is None:
                 await _drain_after_terminal(connection, reader)
         except WireFault as fault:
-            return Failure(self._wire_fault(fault, exchange))
+            if reader.mode is not Mode.error:
+                return Failure(self._wire_fault(fault, exchange))
+            # The status is the diagnostic; a cut or unreadable error body only shortens the
+            # excerpt.
         finally:
             pool.release(connection)
         return self._compiled(request, handler, reader, connection.complete)

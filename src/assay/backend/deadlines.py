@@ -56,13 +56,21 @@ class DeadlineWatch:
     def start(self, scope: asyncio.Timeout) -> None:
         """Watch on behalf of `scope` (an entered `asyncio.timeout(None)`)."""
         self._scope = scope
-        when, _ = self._next_deadline()
+        loop = self._loop
+        if self.token_seen or self.accumulator is not None or self.last_byte_at is not None:
+            when, _ = self._next_deadline()
+        else:
+            # Nothing seen yet (every request, as the client starts it): the first-token
+            # deadline stands and no idle deadline has started, as `_next_deadline` would find.
+            when = self._total_at
+            if self._first_token_at < when:
+                when = self._first_token_at
         # No idle deadline can pass before start + idle (the first byte comes after the start),
         # so a timer armed no later than that never needs bringing forward when the first byte
         # arrives: one timer per request instead of two. If it fires first, `_check` re-arms
         # it for the deadline that is really next.
-        when = min(when, self._loop.time() + self._idle_s)
-        self._handle = self._loop.call_at(when, self._check)
+        idle_at = loop.time() + self._idle_s
+        self._handle = loop.call_at(idle_at if idle_at < when else when, self._check)
 
     def saw_bytes(self, at: float) -> None:
         """Body bytes arrived at loop time `at`; the first arrival starts the idle deadline.

@@ -9,7 +9,6 @@ from typing import Final
 
 from pydantic import ValidationError
 
-from assay.backend.settings import settings_for
 from assay.config import RunConfig, describe_validation_error
 from assay.data.dataset_files import is_hf_spec
 from assay.data.source_config import source_config_of
@@ -33,14 +32,27 @@ def check_before_start(config: RunConfig, mock_check: Callable[[], object] | Non
     `mock_check` builds the embedded mock's config (when the run starts one), so a bad
     `--mock-fault` is refused with the rest.
     """
+    # Imported here: the checks of the source need no HTTP client (see `check_source`).
+    from assay.backend.settings import settings_for
+
+    check_source(config)
+    target = config.target
+    url = target.url or _PLACEHOLDER_URL
+    _checked("", lambda: settings_for(target, url, seed=config.seed))
+    if mock_check is not None:
+        _checked("embedded mock: ", mock_check)
+
+
+def check_source(config: RunConfig) -> None:
+    """The part of `check_before_start` about what is sent: every whole number, the data or
+    trace file's presence, the bounds on synthetic requests (images, documents, sizes) and the
+    tokenizer. It imports no HTTP client, so `assay run` makes it before any process starts."""
     _check_integers(config)
     source, target = config.source, config.target
     if source.data is not None and not is_hf_spec(source.data) and not source.data.exists():
         raise DataError(f"{source.data}: no such prompt file")
     if source.trace is not None and not source.trace.is_file():
         raise DataError(f"{source.trace}: no such trace file")
-    url = target.url or _PLACEHOLDER_URL
-    _checked("", lambda: settings_for(target, url, seed=config.seed))
     _checked(
         "",
         lambda: source_config_of(
@@ -50,8 +62,6 @@ def check_before_start(config: RunConfig, mock_check: Callable[[], object] | Non
     spec = source.tokenizer
     if spec is not None and spec.strip().lower() != BUILTIN and not Path(spec).exists():
         raise DataError(f"--tokenizer {spec}: no such file or folder")
-    if mock_check is not None:
-        _checked("embedded mock: ", mock_check)
 
 
 def _check_integers(config: RunConfig) -> None:
@@ -93,4 +103,4 @@ def _checked(prefix: str, build: Callable[[], object]) -> None:
         raise ConfigError(prefix + describe_validation_error(error)) from None
 
 
-__all__ = ["MAX_RAY_WORKERS", "check_before_start"]
+__all__ = ["MAX_RAY_WORKERS", "check_before_start", "check_source"]

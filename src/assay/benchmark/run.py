@@ -25,6 +25,7 @@ from assay.benchmark.preflight import check_before_start
 from assay.benchmark.proxy_check import proxy_in_front
 from assay.benchmark.server_observation import observe_server, server_metrics_report
 from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary
+from assay.benchmark.source_ahead import ReadAhead, SourceAhead, read_ahead, with_model
 from assay.config import RunConfig, check_machine_limits
 from assay.config.limits import load_processes
 from assay.data.context_fit import ContextWindow, check_fits_context
@@ -45,9 +46,11 @@ from assay.engine import (
 from assay.engine.interrupt import SigintFlag, sigint_as_flag
 from assay.errors import OutputError
 from assay.load_launcher import LoadProcesses
-from assay.metrics import StepAggregator
+from assay.metrics import Goodput, StepAggregator
 from assay.records.shards import concatenate_shards
 from assay.reports import Report, StepReport, build_report, write_report
+from assay.reports.capacity_search import capacity_of
+from assay.reports.definitions import with_definitions
 from assay.reports.html import write_html
 from assay.reports.report import SessionSummary
 from assay.run_folder import RECORDS_FILE as RECORDS_FILE
@@ -74,6 +77,7 @@ def mock_config_of(config: RunConfig) -> MockConfig:
     # Imported here, not at module level: a run with --target never loads the mock server
     # (aiohttp.web and friends), which saves 60-80 ms of every run's start-up.
     from assay.mock import Fixed, LatencyModel, MockConfig, Normal
+    from assay.mock.capacity import ServerModel
 
     mock = config.mock
     return MockConfig(
@@ -85,6 +89,12 @@ def mock_config_of(config: RunConfig) -> MockConfig:
         fault_rates=mock.injected_faults(),
         seed=config.seed,
         record_requests=mock.record_requests,
+        server=ServerModel(
+            slots=mock.slots,
+            tokens_per_s=mock.tokens_per_s,
+            fault_past=mock.fault_past,
+            fault=mock.load_fault if mock.fault_past is not None else "empty",
+        ),
     )
 
 
@@ -121,8 +131,13 @@ def injected_faults_caught(report: Report) -> str | None:
 
 
 @contextmanager
-def open_target(config: RunConfig, note: Callable[[str], None]) -> Iterator[str]:
-    """The base URL to benchmark: `--target`, or an embedded mock started for the run."""
+def open_target(
+    config: RunConfig,
+    note: Callable[[str], None],
+    interrupted: Callable[[], bool] = lambda: False,
+) -> Iterator[str]:
+    """The base URL to benchmark: `--target`, or an embedded mock started for the run
+    (KeyboardInterrupt when `interrupted()` turns true while it starts)."""
     if config.target.url is not None:
         base, dropped = split_endpoint_path(config.target.url)
         if dropped is not None:
@@ -136,7 +151,7 @@ def open_target(config: RunConfig, note: Callable[[str], None]) -> Iterator[str]
 
     mock = mock_config_of(config)
     faults = ", ".join(f"{name}={rate:g}" for name, rate in mock.fault_rates.items()) or "none"
-    with start_mock_processes(mock, workers=config.mock.workers) as url:
+    with start_mock_processes(mock, workers=config.mock.workers, interrupted=interrupted) as url:
         note(f"target: embedded mock server at {url} (injected faults: {faults})")
         yield url
 
@@ -148,6 +163,7 @@ def run_from_config(
     on_progress: Callable[[ProgressSnapshot], None] | None = None,
     started: LoadProcesses | RayActors | None = None,
     folder: RunFolder | None = None,
+    ahead: ReadAhead | None = None,
 ) -> RunOutcome:
     """Run the benchmark `config` describes and write its files; see `RunOutcome`.
 
@@ -155,6 +171,7 @@ def run_from_config(
     CLI starts load processes before it imports this module, so the imports overlap);
     otherwise they start here, first: `config.engine` says which.
     `folder` is the run folder when the caller claimed it ahead (see `claim_run_folder`).
+    `ahead` is the data or trace file when the caller read it ahead (see `read_ahead`).
 
     Raises `AssayError` subclasses for bad input (data files, validators, an unreachable
     target) before any load is sent; the run folder is then removed again if still empty.
@@ -167,9 +184,13 @@ def run_from_config(
         check_machine_limits(config)
         mock_check = None if config.target.url is not None else lambda: mock_config_of(config)
         check_before_start(config, mock_check)
+        # A data or trace file is read and checked now, before a target starts or a request is
+        # sent: a bad row is refused in the time its read takes.
+        if ahead is None:
+            ahead = read_ahead(config)
         if folder is None:
             folder = claimed = claim_run_folder(config.output.dir, started_at)
-        return _run(config, folder, chain, started_at, note, on_progress, started)
+        return _run(config, folder, chain, started_at, note, on_progress, started, ahead.source)
     except BaseException:
         # A start that failed leaves no empty run folder; one with records keeps them.
         if folder is not None:
@@ -188,6 +209,7 @@ def _run(
     note: Callable[[str], None],
     on_progress: Callable[[ProgressSnapshot], None] | None,
     started: LoadProcesses | RayActors | None,
+    ahead: SourceAhead | None = None,
 ) -> RunOutcome:
     # From here on Ctrl-C is a flag, never a KeyboardInterrupt raised mid-start-up: the run
     # then ends cleanly with what it has (the scheduler handles it while the load runs).
@@ -195,14 +217,14 @@ def _run(
         interrupted = stack.enter_context(sigint_as_flag())
         # The load processes start first: their imports overlap the target's start and check.
         started = _start_engine(config, stack, started, note)
-        url = stack.enter_context(open_target(config, note))
+        url = stack.enter_context(open_target(config, note, interrupted.is_set))
         if isinstance(started, RayActors):
             started.check_can_reach(url)
         backend = settings_for(config.target, url, seed=config.seed)
-        model, source = _ready_source(config, backend, chain, interrupted, note)
+        model, source = _ready_source(config, backend, chain, interrupted, note, ahead)
         proxy = proxy_in_front(config.target, backend, note)
         plan = BenchmarkPlan(
-            profile=config.load,
+            profile=config.load_in_force(),
             constraints=config.constraints_in_force(),
             processes=(
                 started.processes if isinstance(started, RayActors) else load_processes(config)
@@ -244,12 +266,17 @@ def _run(
         ),
         steps=steps,
         server_metrics=server,
+        capacity=capacity_of(
+            plan.profile, result.steps, [_goodput(step.metrics.goodput) for step in steps]
+        ),
         started_at=started_at,
         finished_at=datetime.now(UTC),
         max_error_rate=config.validation.max_error_rate,
         max_not_sent_rate=config.validation.max_not_sent_rate,
     )
     try:
+        # The peers' figures read from records.jsonl once, for report.json and the page.
+        report = with_definitions(report, folder.path / RECORDS_FILE)
         write_report(report, folder.path)
         write_html(folder.path, report, new=True)
     except OSError as error:
@@ -257,6 +284,10 @@ def _run(
             f"cannot write the report into {folder.path}: {error.strerror or error}"
         ) from None
     return RunOutcome(report, folder.path, was_interrupted, url)
+
+
+def _goodput(goodput: Goodput | None) -> float | None:
+    return None if goodput is None else goodput.requests_per_s
 
 
 def _start_engine(
@@ -284,10 +315,12 @@ def _ready_source(
     chain: ChainSpec,
     interrupted: SigintFlag,
     note: Callable[[str], None],
+    ahead: SourceAhead | None = None,
 ) -> tuple[str, RequestSource]:
-    """The model once the target serves it, and the requests to send it, checked against its
-    context window and, on a real target, probed with the first one; KeyboardInterrupt on a
-    Ctrl-C while waiting (nothing was sent, nothing to report)."""
+    """The model once the target serves it, and the requests to send it (`ahead`, the data
+    file read before the start, given that model), checked against its context window and, on
+    a real target, probed with the first one; KeyboardInterrupt on a Ctrl-C while waiting
+    (nothing was sent, nothing to report)."""
     target = config.target
     ready = asyncio.run(
         wait_for_model(
@@ -308,7 +341,11 @@ def _ready_source(
             f"model: {ready.window_problem}: requests are not checked against a context window "
             "(--context-window N states it)"
         )
-    source = source_of(config.source, config.request, target.endpoint, ready.id, config.seed)
+    source: RequestSource = (
+        source_of(config.source, config.request, target.endpoint, ready.id, config.seed)
+        if ahead is None
+        else with_model(ahead, ready.id)
+    )
     for line in (*describe_source(source), *accounting_notes(config)):
         note(line)
     if window is not None:

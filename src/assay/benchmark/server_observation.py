@@ -106,9 +106,10 @@ def observe_server(
 
 def assay_counts(steps: Sequence[StepReport]) -> AssayCounts:
     """What assay counted, in the terms of a server's counters (see `AssayCounts`)."""
-    answered = unfinished = tokens = most = completed = documents = uncounted = 0
+    answered = unfinished = tokens = most = completed = documents = uncounted = outside = 0
     for step in steps:
         metrics = step.metrics
+        outside += metrics.excluded
         documents += metrics.throughput.usable_documents
         uncounted += metrics.tokens.output_sources.get(TokenSource.none, 0)
         answered += metrics.outcomes.completed
@@ -139,6 +140,7 @@ def assay_counts(steps: Sequence[StepReport]) -> AssayCounts:
         completed=completed,
         documents=documents,
         uncounted=uncounted,
+        outside=outside,
     )
 
 

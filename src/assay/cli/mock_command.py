@@ -5,7 +5,7 @@ table of faults it can inject."""
 # typer reads every flag's annotation at each start, and would otherwise evaluate the strings.
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from typer._click.core import Context as _ClickContext
@@ -14,6 +14,9 @@ from typer.core import TyperCommand
 
 from assay.cli.exit_codes import EXIT_VALID
 from assay.cli.guard import exit_guarded
+
+if TYPE_CHECKING:
+    from assay.mock.capacity import ServerModel
 
 
 class MockCommand(TyperCommand):
@@ -62,6 +65,25 @@ def mock(
             help="List the model with this context window (max_model_len, as vLLM does).",
         ),
     ] = None,
+    slots: Annotated[
+        int | None,
+        typer.Option(help="Answer at most this many requests at once; queue the rest (FIFO)."),
+    ] = None,
+    tokens_per_s: Annotated[
+        float | None,
+        typer.Option(help="Let out at most this many output tokens per second, all answers."),
+    ] = None,
+    fault_past: Annotated[
+        int | None,
+        typer.Option(
+            metavar="REQUESTS",
+            help="Answer badly (--load-fault) a request that finds more than this many in the "
+            "server.",
+        ),
+    ] = None,
+    load_fault: Annotated[
+        str, typer.Option(metavar="empty|cut", help="How answers past --fault-past go bad.")
+    ] = "empty",
 ) -> None:
     """Serve an OpenAI-compatible mock LLM with fault injection (per request with the header
     `X-Assay-Fault: NAME; after=N`, or per run with --fault NAME=RATE).
@@ -75,6 +97,7 @@ def mock(
             fault_after=fault_after, seed=seed, model_name=model_name,
             metrics_scale=metrics_scale,
             record_requests=record_requests, max_model_len=max_model_len,
+            server=server_model(slots, tokens_per_s, fault_past, load_fault),
         )  # fmt: skip
         return EXIT_VALID
 
@@ -96,6 +119,7 @@ def serve_mock(
     metrics_scale: float = 1.0,
     record_requests: Path | None = None,
     max_model_len: int | None = None,
+    server: dict[str, object] | None = None,
 ) -> None:
     """Build the mock's config from the flags and serve until interrupted."""
     from pydantic import ValidationError
@@ -103,6 +127,7 @@ def serve_mock(
     from assay.config import describe_validation_error
     from assay.errors import ConfigError
     from assay.mock import Fixed, LatencyModel, MockConfig, serve
+    from assay.mock.capacity import ServerModel
 
     try:
         config = MockConfig(
@@ -118,6 +143,7 @@ def serve_mock(
             metrics_scale=metrics_scale,
             record_requests=record_requests,
             max_model_len=max_model_len,
+            server=ServerModel.model_validate(server or {}),
         )
     except ValidationError as error:
         raise ConfigError(describe_validation_error(error)) from None
@@ -127,6 +153,8 @@ def serve_mock(
         typer.echo(f"assay mock serving {model_name!r} at {url} (Ctrl-C stops)")
         for line in startup_lines(faults, ttft_ms, itl_ms, output_tokens):
             typer.echo(line)
+        if config.server.bounded:
+            typer.echo(capacity_line(config.server))
 
     serve(config, host=host, port=port, workers=workers, on_ready=ready)
 
@@ -147,6 +175,62 @@ def startup_lines(
         "by max_tokens); the embedded mock of `assay run` uses TTFT 40 ms, ITL 8 ms, about 400 "
         "tokens capped by max_tokens (128 by default), and injects 2 % demo faults",
     ]
+
+
+def server_model(
+    slots: int | None, tokens_per_s: float | None, fault_past: int | None, load_fault: str
+) -> dict[str, object]:
+    """The finite server the flags ask for, as `MockConfig.server` takes it (validated there).
+
+    >>> server_model(40, None, None, "empty")
+    {'slots': 40}
+    """
+    given: dict[str, object] = {
+        key: value
+        for key, value in (
+            ("slots", slots),
+            ("tokens_per_s", tokens_per_s),
+            ("fault_past", fault_past),
+        )
+        if value is not None
+    }
+    from assay.errors import ConfigError
+
+    for flag, value in (
+        ("--slots", slots),
+        ("--tokens-per-s", tokens_per_s),
+        ("--fault-past", fault_past),
+    ):
+        if value is not None and not value > 0:
+            raise ConfigError(f"{flag} {value:g}: give a number above 0")
+    if load_fault not in ("empty", "cut"):
+        raise ConfigError(f"--load-fault {load_fault!r}: empty or cut")
+    if fault_past is not None:
+        given["fault"] = load_fault
+    elif load_fault != "empty":
+        raise ConfigError("--load-fault needs --fault-past (the load past which it strikes)")
+    return given
+
+
+def capacity_line(server: "ServerModel") -> str:
+    """The finite server said at start-up.
+
+    >>> from assay.mock.capacity import ServerModel
+    >>> capacity_line(ServerModel(slots=40, fault_past=20))
+    'capacity: 40 slots (queue beyond), no token budget, empty answers past 20 in the server'
+    """
+    slots = f"{server.slots} slots (queue beyond)" if server.slots else "unlimited slots"
+    budget = (
+        f"{server.tokens_per_s:g} output tokens/s"
+        if server.tokens_per_s is not None
+        else "no token budget"
+    )
+    faults = (
+        f"{server.fault} answers past {server.fault_past} in the server"
+        if server.fault_past is not None
+        else "no load faults"
+    )
+    return f"capacity: {slots}, {budget}, {faults}"
 
 
 def check_listen_address(host: str, port: int, workers: int) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, cast, get_args
 
+from assay.cli.capacity_flags import parse_fraction, parse_slo_limits
 from assay.cli.options import (
     parse_headers,
     parse_json_objects,
@@ -200,6 +201,24 @@ RUN_FLAGS: Final[tuple[Flag, ...]] = (
     Flag("trace", Path, LOAD, "A timestamped JSONL trace for --profile replay (Mooncake or prompt "
          "rows)."),
     Flag("replay_speed", float, LOAD, "Replay N times as fast as the trace [1]."),
+    Flag("capacity_slos", list[str], LOAD, "A capacity search's SLOs [those of --slo].",
+         metavar="FIGURE=MS@pXX", parse=parse_texts),
+    Flag("capacity_axis", str, LOAD, "What a capacity search varies [rate].",
+         metavar="rate|concurrency"),
+    Flag("capacity_arrivals", str, LOAD, "A rate search's arrivals [constant].",
+         metavar="constant|poisson"),
+    Flag("capacity_start", float, LOAD, "A capacity search's first load [enough requests to "
+         "pass its strictest SLO in one step; 1 stream]."),
+    Flag("capacity_growth", float, LOAD, "Multiply the load by this until a step fails [2]."),
+    Flag("capacity_precision", str, LOAD, "Stop when first fail - last pass is within this of "
+         "the last pass [5%].", metavar="5%", parse=parse_fraction),
+    Flag("capacity_confidence", float, LOAD, "The confidence of each step's verdict [0.95]."),
+    Flag("capacity_max_lengthening", int, LOAD, "Times an undecided step is run again at its "
+         "load [4]."),
+    Flag("capacity_step_s", float, LOAD, "Seconds of each capacity step (its first tenth a "
+         "warm-up) [10]; --max-seconds is the whole search's budget.", metavar="SECONDS"),
+    Flag("capacity_budget_s", float, LOAD, "The whole search's budget [--max-seconds].",
+         metavar="SECONDS"),
     Flag("trace_block_tokens", int, LOAD, "Tokens per Mooncake hash block [512, as Mooncake]."),
     Flag("processes", int, LOAD, "Load-generating processes [CPU count; 1 for --max-requests up "
          "to 256]."),
@@ -274,8 +293,9 @@ RUN_FLAGS: Final[tuple[Flag, ...]] = (
          "stream that carried a finish_reason passes without it (by default it is "
          "truncated_stream)."),
     Flag("slo", list[str], VALID,
-         ClosedSet(_slo_keys, "Goodput SLO, e.g. ttft_ms=500 ({}).", ", ".join),
-         metavar="KEY=MS", parse=parse_pairs),
+         ClosedSet(_slo_keys, "Goodput SLO, e.g. ttft_ms=500 ({}); with --profile capacity "
+                   "FIGURE=MS@pXX, the percentile that must meet it [p99].", ", ".join),
+         metavar="KEY=MS[@pXX]", parse=parse_slo_limits),
     Flag("max_error_rate", float, VALID, "A run above this error rate is INVALID (exit 1) [0.05]."),
     Flag("max_not_sent_rate", float, VALID, "A run whose client left more than this share of its "
          "scheduled requests unsent (it fell behind) is INVALID [0.05]."),
@@ -305,6 +325,12 @@ RUN_FLAGS: Final[tuple[Flag, ...]] = (
          metavar="USD|GPUSxUSD"),
     Flag("mock_record_requests", Path, MOCK, "Append every request the mock receives to this "
          "JSONL file."),
+    Flag("mock_slots", int, MOCK, "Mock answers at most N at once, queueing the rest."),
+    Flag("mock_tokens_per_s", float, MOCK, "Mock lets out at most this many tokens/s in all."),
+    Flag("mock_fault_past", int, MOCK, "Mock answers badly past this many requests in it.",
+         metavar="REQUESTS"),
+    Flag("mock_load_fault", str, MOCK, "How the mock answers past --mock-fault-past [empty].",
+         metavar="empty|cut"),
 )
 # fmt: on
 """The options of `assay run`, in the order its help lists them."""

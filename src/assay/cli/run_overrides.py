@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from assay.cli.capacity_flags import capacity_overrides
 from assay.cli.run_flags import CONFIG_FILE_FLAG, RUN_FLAGS
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ def run_overrides(flags: Mapping[str, object]) -> dict[str, object]:
         value = row.config_value(flags.get(row.name))
         if value is not None or row.key not in overrides:
             overrides[row.key] = value
+    overrides.update(capacity_overrides(flags, flags.get("profile")))
     return overrides
 
 
@@ -42,10 +44,33 @@ def read_run_config(flags: Mapping[str, object]) -> RunConfig:
     """The run's settings: the config file's keys (`--config`), with the flags given over them."""
     from assay.config import build_config, load_config_file
 
-    overrides = run_overrides(flags)  # a bad flag is refused before the file is read
     path = flags.get(CONFIG_FILE_FLAG.name)
-    file_keys = load_config_file(path) if isinstance(path, Path) else {}
-    return build_config(file_keys, overrides)
+    if not isinstance(path, Path):
+        return build_config({}, run_overrides(flags))
+    # The profile may be the file's: `--slo ...@p99` then feeds its capacity search too.
+    file_keys = load_config_file(path)
+    profile = flags.get("profile") or file_keys.get("profile")
+    overrides = run_overrides({**flags, "profile": profile})
+    overrides["profile"] = flags.get("profile")  # the file's stays the file's
+    return build_config(file_keys, overrides | _file_capacity_slos(file_keys, overrides))
+
+
+def _file_capacity_slos(
+    file_keys: Mapping[str, object], overrides: Mapping[str, object]
+) -> dict[str, object]:
+    """A config file's `slo` table as the capacity search's SLOs (at their default percentile),
+    as `--slo` is with `--profile capacity`, when neither the file nor a flag names them.
+
+    >>> _file_capacity_slos({"profile": "capacity", "slo": {"ttft_ms": 500}}, {})
+    {'capacity_slos': ['ttft_ms=500']}
+    """
+    keys = {str(key).replace("-", "_"): value for key, value in file_keys.items()}
+    profile = overrides.get("profile") or keys.get("profile")
+    named = overrides.get("capacity_slos") or keys.get("capacity_slos")
+    slo = keys.get("slo")
+    if profile != "capacity" or named or not isinstance(slo, dict) or not slo:
+        return {}
+    return {"capacity_slos": [f"{name}={limit}" for name, limit in slo.items()]}
 
 
 __all__ = ["NOT_CONFIG", "read_run_config", "run_overrides"]

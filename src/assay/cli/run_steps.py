@@ -12,12 +12,14 @@ import typer
 
 from assay.cli.exit_codes import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_VALID
 from assay.cli.run_overrides import read_run_config
+from assay.spec.capacity import Capacity
 from assay.spec.load import Sweep
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from assay.benchmark.run import RunOutcome
+    from assay.benchmark.source_ahead import ReadAhead
     from assay.cli.crash import CrashSite
     from assay.config import RunConfig
     from assay.load_launcher import LoadProcesses
@@ -25,11 +27,13 @@ if TYPE_CHECKING:
 
 
 def run_from_flags(flags: Mapping[str, object], site: CrashSite) -> int:
-    """Read the settings, check them against this machine, claim the run folder, then run."""
+    """Read the settings, check them against this machine and what they would send (the data
+    file read and checked), claim the run folder, then run."""
     from assay.run_folder import claim_run_folder
 
     config = read_run_config(flags)
     warn_about_machine_limits(config)
+    ahead = check_what_is_sent(config)
     # Before any process starts the run folder is claimed (a folder that cannot be written,
     # or holds a run, is refused).
     claimed_at = datetime.now(UTC)
@@ -38,7 +42,7 @@ def run_from_flags(flags: Mapping[str, object], site: CrashSite) -> int:
         # From the claim on, a Ctrl-C or SIGTERM anywhere leaves no empty folder behind, and a
         # crash leaves the records merged with a partial report (`merge_after_crash`).
         site.folder, site.config, site.started_at = folder.path, config, claimed_at
-        return start_and_report(config, folder)
+        return start_and_report(config, folder, ahead)
     finally:
         folder.remove_if_empty()
 
@@ -51,21 +55,35 @@ def warn_about_machine_limits(config: RunConfig) -> None:
         typer.echo(f"warning: {warning}", err=True)
 
 
-def start_and_report(config: RunConfig, folder: RunFolder) -> int:
+def check_what_is_sent(config: RunConfig) -> ReadAhead:
+    """Refuse a bound a request would break (images, documents, sizes) and a bad data or trace
+    file, before any process or target starts: the refusal takes the time of the check alone.
+    The file read here is the one the run sends from (it is not read again)."""
+    from assay.benchmark.preflight import check_source
+    from assay.benchmark.source_ahead import read_ahead
+
+    check_source(config)
+    return read_ahead(config)
+
+
+def start_and_report(config: RunConfig, folder: RunFolder, ahead: ReadAhead | None = None) -> int:
     """Start the load processes (Ray actors are started by the run), run and report."""
     from assay.config.limits import load_processes
     from assay.load_launcher import start_load_processes
 
     if config.engine.kind == "ray":
-        return run_and_report(config, None, folder)
+        return run_and_report(config, None, folder, ahead)
     # The load processes import the run path (`run_and_report` imports it) while this process
     # does the same.
     with start_load_processes(load_processes(config)) as started:
-        return run_and_report(config, started, folder)
+        return run_and_report(config, started, folder, ahead)
 
 
 def run_and_report(
-    config: RunConfig, started: LoadProcesses | None = None, folder: RunFolder | None = None
+    config: RunConfig,
+    started: LoadProcesses | None = None,
+    folder: RunFolder | None = None,
+    ahead: ReadAhead | None = None,
 ) -> int:
     """Run with its progress shown, print the summary and where the files are; the exit code
     for the outcome."""
@@ -77,7 +95,12 @@ def run_and_report(
     limit = config.constraints_in_force().max_seconds
     with ProgressDisplay(console, steps=_progress_steps(config), max_seconds=limit) as shown:
         outcome = run_from_config(
-            config, note=shown.note, on_progress=shown.update, started=started, folder=folder
+            config,
+            note=shown.note,
+            on_progress=shown.update,
+            started=started,
+            folder=folder,
+            ahead=ahead,
         )
     print_outcome(outcome, console)
     return exit_code(outcome)
@@ -89,7 +112,7 @@ def _progress_steps(config: RunConfig) -> int | None:
     match config.load:
         case Sweep(concurrencies=levels) if levels:
             return len(levels)
-        case Sweep():
+        case Sweep() | Capacity():
             return None
         case _:
             return 1
@@ -102,6 +125,11 @@ def print_outcome(outcome: RunOutcome, console: Console) -> None:
     from assay.reports.server_section import render_server_metrics
 
     render_summary(outcome.report, console)
+    if outcome.report.capacity is not None:
+        from assay.reports.capacity import capacity_lines
+
+        for line in capacity_lines(outcome.report.capacity):
+            console.print(line, highlight=False)
     caught = injected_faults_caught(outcome.report)
     if caught is not None:
         console.print(caught, highlight=False)
@@ -122,4 +150,11 @@ def exit_code(outcome: RunOutcome) -> int:
     return EXIT_VALID if outcome.report.validity.valid else EXIT_INVALID
 
 
-__all__ = ["exit_code", "print_outcome", "run_and_report", "run_from_flags", "start_and_report"]
+__all__ = [
+    "check_what_is_sent",
+    "exit_code",
+    "print_outcome",
+    "run_and_report",
+    "run_from_flags",
+    "start_and_report",
+]

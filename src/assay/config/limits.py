@@ -10,6 +10,7 @@ from typing import Final
 
 from assay.errors import ConfigError
 from assay.load.machine import usable_cpus
+from assay.spec.capacity import Capacity
 from assay.spec.load import Sweep, most_in_flight, rate_ramp, requested_rate
 from assay.spec.run import RunConfig
 
@@ -49,9 +50,9 @@ def load_processes(config: RunConfig) -> int:
 
 def _small_run(config: RunConfig) -> bool:
     most, load = config.constraints.max_requests, config.load
-    ramp = None if isinstance(load, Sweep) else rate_ramp(load)
+    ramp = None if isinstance(load, Sweep | Capacity) else rate_ramp(load)
     rates = (
-        *(() if isinstance(load, Sweep) else (requested_rate(load),)),
+        *(() if isinstance(load, Sweep | Capacity) else (requested_rate(load),)),
         *(() if ramp is None else (ramp.start_rate, ramp.end_rate)),
     )
     return (

@@ -43,7 +43,7 @@ _MAX_SEAM_ROUNDS: Final = 16
 class _Runtime:
     """What a source builds on first use: never pickled, never part of equality."""
 
-    __slots__ = ("prefix", "text_fields", "tokenizer")
+    __slots__ = ("chat", "prefix", "text_fields", "tokenizer")
 
     def __init__(self) -> None:
         self.tokenizer: Tokenizer | None = None
@@ -51,6 +51,8 @@ class _Runtime:
         # The fields every plain-text request shares (`_plain_text_fields`); `{}` once decided
         # that this source's requests are not plain text, `None` before deciding.
         self.text_fields: dict[str, object] | None = None
+        # Whether those requests carry their text as a chat message (else as a prompt).
+        self.chat = False
 
     def __eq__(self, other: object) -> bool:
         # Two sources with the same config are equal whether or not either has built its cache.
@@ -172,8 +174,9 @@ class SyntheticSource(RequestSettings):
         shared = runtime.text_fields
         if shared is None:
             shared = runtime.text_fields = self._plain_text_fields()
+            runtime.chat = self.endpoint.traits.carries is Carries.messages
         if shared:
-            return self._plain_text_request(index, rng, shared)
+            return self._plain_text_request(index, rng, shared, runtime)
         return self._built_request(index, rng)
 
     def _plain_text_fields(self) -> dict[str, object]:
@@ -191,16 +194,25 @@ class SyntheticSource(RequestSettings):
         return dict(self._request(0, prompt_tokens=None).__dict__)
 
     def _plain_text_request(
-        self, index: int, rng: random.Random, shared: dict[str, object]
+        self, index: int, rng: random.Random, shared: dict[str, object], runtime: _Runtime
     ) -> GenerationRequest:
         """What `_built_request` builds for a plain text prompt, from the fields every request
         shares: the same draws from `rng` in the same order, without deciding per request."""
-        prompt_count = sample_token_count(self.prompt_tokens, rng)
-        output_count: int | None = sample_token_count(self.output_tokens, rng)
-        text = self._prompt(prompt_count, rng)
+        # A fixed count draws nothing from `rng` (`sample_token_count`): read it directly.
+        spec = self.prompt_tokens
+        prompt_count = spec.value if type(spec) is FixedCount else sample_token_count(spec, rng)
+        spec = self.output_tokens
+        output_count: int | None = (
+            spec.value if type(spec) is FixedCount else sample_token_count(spec, rng)
+        )
+        tokenizer = runtime.tokenizer
+        if tokenizer is not None and runtime.prefix == "":
+            text = tokenizer.sample_text(prompt_count, rng)  # what `_prompt` does without a prefix
+        else:
+            text = self._prompt(prompt_count, rng)
         fields = shared.copy()  # keeps the field order; the keys set below are already there
         fields["request_id"] = request_id(index)
-        if self.endpoint.traits.carries is Carries.messages:
+        if runtime.chat:
             fields["messages"] = ({"role": "user", "content": text},)
         else:
             fields["prompt"] = text

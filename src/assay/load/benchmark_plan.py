@@ -12,15 +12,19 @@ from pydantic import BaseModel, ConfigDict, Field, SkipValidation
 from assay.backend import BackendSettings
 from assay.core import GenerationResponse
 from assay.data.source import RequestSource
+from assay.load.capacity import Probe, search_state
 from assay.load.loop_probe import ClientLoad
 from assay.load.progress import OutcomeTotals
 from assay.load.schedule import NS_PER_S
 from assay.load.sessions import SessionCounts
+from assay.load.slo_tally import SloMisses
 from assay.load.step_runner import ProcessStepResult, not_sent
+from assay.spec.capacity import Capacity, SloTarget
 from assay.spec.constraints import Constraints, StopReason
 from assay.spec.load import (
     Concurrent,
     Constant,
+    Poisson,
     Profile,
     StepLoad,
     Sweep,
@@ -75,6 +79,8 @@ def _concurrency_limit(profile: Profile) -> int | None:
             return max(levels)
         case Sweep(max_concurrency=limit):
             return limit
+        case Capacity():
+            return None  # its levels are found as it runs
         case _:  # a single-step load
             return requested_concurrency(profile)
 
@@ -138,6 +144,9 @@ class StepResult(Generic[S]):
 
     # How the step's sessions went when it ran sessions (turns not sent among them).
     sessions: SessionCounts | None = None
+    # Attempted requests and each percentile SLO's misses, when the step counted them (a
+    # capacity search's step), requests never sent not included.
+    slo_misses: SloMisses | None = None
     # How busy each finished process was while it measured, in process order.
     client: tuple[ClientLoad, ...] = ()
 
@@ -209,8 +218,19 @@ def merge_step(
         scheduled=sum(owed) if owed else None,
         lost_processes=tuple(sorted(lost, key=lambda loss: loss.process)),
         sessions=_merged_sessions(ordered),
+        slo_misses=_merged_misses(ordered),
         client=tuple(part.client for part in ordered if part.client is not None),
     )
+
+
+def _merged_misses(parts: list[ProcessStepResult[S]]) -> SloMisses | None:
+    counts = [part.slo_misses for part in parts if part.slo_misses is not None]
+    if not counts:
+        return None
+    total = counts[0]
+    for count in counts[1:]:
+        total = total + count
+    return total
 
 
 def _merged_sessions(parts: list[ProcessStepResult[S]]) -> SessionCounts | None:
@@ -248,8 +268,40 @@ def next_load(profile: Profile, done: list[StepResult[S]]) -> StepLoad | None:
             if position >= count or max(low, high) <= 0:
                 return None
             return Constant(rate=sweep_rates(low, high, count)[position])
+        case Capacity():
+            level = search_state(profile, [probe_of(profile, step) for step in done]).next_level
+            return None if level is None else load_at(profile, level)
         case _:  # a single-step load
             return None if done else profile
+
+
+def search_slos(profile: Profile) -> tuple[SloTarget, ...]:
+    """The percentile SLOs whose misses each step of `profile` counts: a capacity search's."""
+    return profile.slos if isinstance(profile, Capacity) else ()
+
+
+def load_at(profile: Capacity, level: float) -> StepLoad:
+    """The step load of a capacity search at `level` (a rate, or a count of streams).
+
+    >>> from assay.spec.capacity import SloTarget
+    >>> load_at(Capacity(slos=(SloTarget.parse("e2e_ms=900"),), axis="concurrency"), 8.0)
+    Concurrent(kind='concurrent', streams=8)
+    """
+    match profile.axis:
+        case "concurrency":
+            return Concurrent(streams=max(1, round(level)))
+        case "rate" if profile.arrivals == "poisson":
+            return Poisson(rate=level)
+        case "rate":
+            return Constant(rate=level)
+
+
+def probe_of(profile: Capacity, step: StepResult[S]) -> Probe:
+    """A capacity step as the search reads it: the requests it never sent are attempted and
+    missed every SLO."""
+    level = step.rate if step.rate is not None else float(step.concurrency or 0)
+    misses = step.slo_misses or SloMisses(0, (0,) * len(profile.slos))
+    return Probe(level, misses.with_not_sent(step.not_sent), step.duration_s)
 
 
 __all__ = [
@@ -258,5 +310,8 @@ __all__ = [
     "LostProcess",
     "StepResult",
     "merge_step",
+    "load_at",
     "next_load",
+    "probe_of",
+    "search_slos",
 ]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from assay.core import Clock, GenerationResponse
-from assay.load.benchmark_plan import BenchmarkPlan
+from assay.load.benchmark_plan import BenchmarkPlan, search_slos
 from assay.load.progress import ProgressMessage
 from assay.load.step_runner import ProcessStepResult, Resolve, StepWork, run_step
 from assay.records.sink import SinkFactory
@@ -34,7 +34,10 @@ def step_work(
     >>> (work.process, work.processes, work.seed, work.start_ns)
     (1, 2, 7, 10)
     """
-    return StepWork(step, load, plan.constraints, plan.seed, process, plan.processes, start_ns)
+    slos = search_slos(plan.profile)
+    return StepWork(
+        step, load, plan.constraints, plan.seed, process, plan.processes, start_ns, slos
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,8 +34,10 @@ from assay.load.schedule import (
     throughput_share,
 )
 from assay.load.sessions import SessionCounts, SessionTally, run_session
+from assay.load.slo_tally import SloMisses, SloTally
 from assay.records import Cancelled, Completed, Errored, RequestRecord
 from assay.records.sink import RecordSink, SinkFactory, StepContext
+from assay.spec.capacity import SloTarget
 from assay.spec.constraints import Constraints, StopReason
 from assay.spec.load import (
     Concurrent,
@@ -87,6 +89,8 @@ class StepWork:
     process: int
     processes: int
     start_ns: int
+    # The percentile SLOs whose misses the step counts (a capacity search's), none otherwise.
+    slos: tuple[SloTarget, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +121,8 @@ class ProcessStepResult(Generic[S]):
 
     # Set when the source runs sessions: how they went, and the turns never sent.
     sessions: SessionCounts | None = None
+    # Set when the step counts percentile SLO misses (`StepWork.slos`).
+    slo_misses: SloMisses | None = None
     # How busy this process was while it measured (its event loop's lag, its CPU).
     client: ClientLoad | None = None
 
@@ -169,6 +175,7 @@ async def run_step(
         summary=sink.close(),
         scheduled=runner.scheduled(),
         sessions=None if runner.sessions is None else runner.session_tally.counts(),
+        slo_misses=None if runner.slo_tally is None else runner.slo_tally.counts(),
         client=probe.snapshot(),
     )
 
@@ -254,6 +261,8 @@ class _StepRunner(Generic[S]):
         self.sink = sink
         self.clock = clock
         self.tally = StepTally(work.step, work.process)
+        window = work.constraints.measured_window(work.start_ns)
+        self.slo_tally = SloTally(work.slos, window) if work.slos else None
         # max_errors is sound per process (local errors <= global ones); the error rate is only
         # exact over every process, so with several the parent evaluates it.
         self.watch = ErrorWatch(work.constraints, rate=work.processes == 1)
@@ -522,6 +531,8 @@ class _StepRunner(Generic[S]):
                     self._report_soon()
             case Cancelled():
                 tally.cancelled += 1
+        if self.slo_tally is not None:
+            self.slo_tally.add(record)
         self.sink.add(record)
         if reason is not None:
             self.stop(reason)

@@ -38,9 +38,17 @@ def add_arrivals(
         second = (timing.end_ns - origin) // NS_PER_S
         buckets[second] = buckets.get(second, 0) + output_tokens
         return
+    first_second = (times[0] - origin) // NS_PER_S
+    last_second = (times[-1] - origin) // NS_PER_S
+    if first_second == last_second:
+        # Every chunk in one second (most answers): the loop below would put all
+        # `output_tokens` there, whichever way the chunks carried them.
+        if output_tokens > 0:
+            buckets[first_second] = buckets.get(first_second, 0) + output_tokens
+        return
     counted = 0  # output tokens put in buckets so far
     begin = 0  # the first chunk not yet counted
-    for second in range((times[0] - origin) // NS_PER_S, (times[-1] - origin) // NS_PER_S + 1):
+    for second in range(first_second, last_second + 1):
         end = bisect_left(times, origin + (second + 1) * NS_PER_S, begin)
         if end == begin:
             continue

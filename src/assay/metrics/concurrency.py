@@ -60,7 +60,7 @@ class ConcurrencyTracker:
         cell = end_ns >> shift
         ends[cell] = ends.get(cell, 0) + 1
         if len(starts) > self._max_cells or len(ends) > self._max_cells:
-            self._coarsen(self._shift + 1)
+            self._coarsen(shift + 1)
 
     def merge(self, other: ConcurrencyTracker) -> None:
         """Fold `other`'s intervals into this tracker, at the coarser of the two resolutions."""
@@ -94,10 +94,16 @@ class ConcurrencyTracker:
 
     def _coarsen(self, shift: int) -> None:
         by = shift - self._shift
-        for name in ("_starts", "_ends"):
-            coarse: dict[int, int] = {}
-            for cell, n in getattr(self, name).items():
-                key = cell >> by
-                coarse[key] = coarse.get(key, 0) + n
-            setattr(self, name, coarse)
+        self._starts = _folded(self._starts, by)
+        self._ends = _folded(self._ends, by)
         self._shift = shift
+
+
+def _folded(cells: dict[int, int], by: int) -> dict[int, int]:
+    """`cells` at `2**by` times the width: neighbouring cells' counts added together."""
+    coarse: dict[int, int] = {}
+    get = coarse.get
+    for cell, n in cells.items():
+        key = cell >> by
+        coarse[key] = get(key, 0) + n
+    return coarse

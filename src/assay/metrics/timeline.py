@@ -113,29 +113,42 @@ class Timeline:
 
     def add(self, record: RequestRecord[GenerationResponse]) -> None:
         """Count one finished record (any outcome) into its buckets."""
-        sent = self._offset(record.dispatched_ns)
-        finished = max(sent, self._offset(record.finished_ns))
-        self._grow_to(self._index(finished))
+        # Runs once per request: offsets, the growth check and the busy time are worked out
+        # inline, and a request inside one bucket (the common case) adds its busy time at once.
+        origin = self._origin_ns
+        sent = record.dispatched_ns - origin
+        if sent < 0:
+            sent = 0
+        finished = record.finished_ns - origin
+        if finished < sent:
+            finished = sent
         width = self._width_ns
-        self._dispatched[sent // width] += 1
+        if finished // width >= len(self._dispatched):
+            self._grow_to(finished // width)
+            width = self._width_ns
+        start_bucket = sent // width
         end_bucket = finished // width
+        self._dispatched[start_bucket] += 1
         match record.outcome:
             case Completed(response=response):
                 self._completed[end_bucket] += 1
                 self._output_tokens[end_bucket] += response.output_tokens
-                first = response.timing.first_token_ns
+                timing = response.timing
+                first = timing.first_token_ns
                 if first is not None:
-                    ttft = first - response.timing.send_ns
-                    bucket = sent // width
-                    self._ttft_sum_ns[bucket] += ttft
-                    self._ttft_count[bucket] += 1
-                    if ttft > self._ttft_max_ns[bucket]:
-                        self._ttft_max_ns[bucket] = ttft
+                    ttft = first - timing.send_ns
+                    self._ttft_sum_ns[start_bucket] += ttft
+                    self._ttft_count[start_bucket] += 1
+                    if ttft > self._ttft_max_ns[start_bucket]:
+                        self._ttft_max_ns[start_bucket] = ttft
             case Errored(diagnostic=diagnostic):
                 self._errored_series(str(diagnostic.code))[end_bucket] += 1
             case Cancelled():
                 self._cancelled[end_bucket] += 1
-        self._add_busy(sent, finished)
+        if start_bucket == end_bucket:
+            self._busy_ns[start_bucket] += finished - sent
+        else:
+            self._add_busy(sent, finished)
 
     def merge(self, other: Timeline) -> None:
         """Add `other` (same origin; any width of the same doubling series) into this one."""
@@ -185,12 +198,6 @@ class Timeline:
             ttft_ms_max=tuple(maxima),
             concurrency_mean=tuple(busy / width for busy in self._busy_ns),
         )
-
-    def _offset(self, time_ns: int) -> int:
-        return max(0, time_ns - self._origin_ns)
-
-    def _index(self, offset_ns: int) -> int:
-        return offset_ns // self._width_ns
 
     def _grow_to(self, index: int) -> None:
         """Make bucket `index` (at the current width) exist, coarsening past the bound."""

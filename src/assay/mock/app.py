@@ -32,6 +32,7 @@ from assay.mock.asks import (
     read_generation,
     read_ranking,
 )
+from assay.mock.capacity import ServerLoad, wait_for_tokens
 from assay.mock.choices import BAD_TOOL_ARGUMENTS, choices_body, choices_stream
 from assay.mock.config import MockConfig
 from assay.mock.embeddings import embeddings_body
@@ -113,6 +114,7 @@ class MockService:
         self._closing = asyncio.Event()
         self._tool_pieces = self._tokenizer.pieces(BAD_TOOL_ARGUMENTS)
         self._recording: int | None = None
+        self._load = ServerLoad(config.server) if config.server.bounded else None
         if config.record_requests is not None:
             # O_APPEND: each line is one write, whole, even with several workers on one file.
             self._recording = os.open(
@@ -211,6 +213,22 @@ class MockService:
             fault = self._choose_fault(request, api, stream)
         except (BadRequest, ConfigError) as error:
             return _error_response(400, str(error), "BadRequestError")
+        if self._load is None:
+            return await self._answer_with(request, api, ask, stream, fault, response_id)
+        async with self._load.admitted() as faulty:
+            if faulty and fault is None:
+                fault = FaultSpec(self.config.server.fault_name, self.config.fault_after_tokens)
+            return await self._answer_with(request, api, ask, stream, fault, response_id)
+
+    async def _answer_with(
+        self,
+        request: web.Request,
+        api: Api,
+        ask: GenerationAsk | EmbeddingAsk | RankingAsk,
+        stream: bool,
+        fault: FaultSpec | None,
+        response_id: str,
+    ) -> web.StreamResponse:
         self.stats.requests += 1
         if fault is not None:
             self.stats.faults[fault.name] += 1
@@ -415,7 +433,7 @@ class MockService:
 
     async def _play_stream(self, request: web.Request, script: StreamScript) -> web.StreamResponse:
         frames = script.tokens
-        if self._sampler.instant and script.ending is Ending.end:
+        if self._sampler.instant and script.ending is Ending.end and self._load is None:
             body = b"".join([*script.head, *frames, *script.tail])
             return web.Response(body=body, content_type=SSE_CONTENT_TYPE)
         response = web.StreamResponse(headers={"Cache-Control": "no-cache"})
@@ -423,12 +441,14 @@ class MockService:
         await response.prepare(request)
         gaps = self._sampler.inter_token_latencies(len(frames) - 1)
         await _sleep(self._sampler.time_to_first_token())
-        if not gaps:
+        if not gaps and self._load is None:
             await response.write(b"".join([*script.head, *frames]))
         else:
+            await wait_for_tokens(self._load)
             await response.write(b"".join([*script.head, *frames[:1]]))
-            for gap, frame in zip(gaps, frames[1:], strict=True):
+            for gap, frame in zip(gaps or [0.0] * (len(frames) - 1), frames[1:], strict=True):
                 await _sleep(gap)
+                await wait_for_tokens(self._load)
                 await response.write(frame)
         if script.ending is Ending.drop:
             return await _drop(request, response)
@@ -445,6 +465,7 @@ class MockService:
         if not self._sampler.instant:
             gaps = self._sampler.inter_token_latencies(tokens - 1)
             await _sleep(self._sampler.time_to_first_token() + sum(gaps))
+        await wait_for_tokens(self._load, tokens)
         if script.ending is Ending.end:
             return web.Response(
                 body=script.body,

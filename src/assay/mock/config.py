@@ -12,6 +12,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from assay.mock.capacity import ServerModel
 from assay.mock.faults import FAULTS
 
 
@@ -147,6 +148,8 @@ class MockConfig(BaseModel):
     # The context window /v1/models lists as `max_model_len`, as vLLM and SGLang do; none when
     # unset (the mock itself refuses no request for its length).
     max_model_len: int | None = Field(default=None, gt=0)
+    # A finite server (slots, a token budget, faults past a load): see `assay.mock.capacity`.
+    server: ServerModel = ServerModel()
 
     @model_validator(mode="after")
     def _fault_rates_are_known_probabilities(self) -> Self:

@@ -64,21 +64,31 @@ def serve(
 
 @contextmanager
 def start_mock_processes(
-    config: MockConfig, workers: int = 1, host: str = "127.0.0.1", port: int = 0
+    config: MockConfig,
+    workers: int = 1,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    interrupted: Callable[[], bool] = lambda: False,
 ) -> Iterator[str]:
     """Run the mock in `workers` child processes; yields its URL once every worker listens.
 
     The children are stopped (SIGTERM, then SIGKILL if they linger) when the block exits.
+    KeyboardInterrupt when `interrupted()` turns true while they start (a Ctrl-C turned into a
+    flag by the caller), so stopping does not wait for them to listen.
     """
     if workers < 1:
         raise ConfigError(f"workers must be >= 1, got {workers}")
-    with _spawn(config, workers, host, port) as (url, _):
+    with _spawn(config, workers, host, port, interrupted) as (url, _):
         yield url
 
 
 @contextmanager
 def _spawn(
-    config: MockConfig, workers: int, host: str, port: int
+    config: MockConfig,
+    workers: int,
+    host: str,
+    port: int,
+    interrupted: Callable[[], bool] = lambda: False,
 ) -> Iterator[tuple[str, list[subprocess.Popen[str]]]]:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with closing(socket.socket(family, socket.SOCK_STREAM)) as reservation:
@@ -108,7 +118,7 @@ def _spawn(
                         start_new_session=True,
                     )
                 )
-            urls = {_wait_ready(process) for process in processes}
+            urls = {_wait_ready(process, interrupted) for process in processes}
             yield urls.pop(), processes
         finally:
             _stop(processes)
@@ -122,14 +132,17 @@ def _child_environment() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": root if not path else f"{root}{os.pathsep}{path}"}
 
 
-def _wait_ready(process: subprocess.Popen[str]) -> str:
+def _wait_ready(process: subprocess.Popen[str], interrupted: Callable[[], bool]) -> str:
     assert process.stdout is not None  # the pipe was asked for in _spawn
     deadline = time.monotonic() + READY_TIMEOUT_S
     while True:
+        if interrupted():
+            raise KeyboardInterrupt
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise ServerNotReady(f"mock worker did not start within {READY_TIMEOUT_S:.0f}s")
-        readable, _, _ = select.select([process.stdout], [], [], min(remaining, 0.5))
+        # A short wait: an interrupt is seen within 0.1 s.
+        readable, _, _ = select.select([process.stdout], [], [], min(remaining, 0.1))
         if readable:
             line = process.stdout.readline()
             if line.startswith(READY_PREFIX):

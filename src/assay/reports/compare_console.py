@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from assay.reports.capacity_compare import capacity_lines
 from assay.reports.compare import (
     AlignedStep,
     Change,
@@ -44,6 +45,8 @@ def render_comparison(reports: Sequence[Report], labels: Sequence[str], console:
     )
     for note in unmatched:
         console.print(f"note: {note}", highlight=False)
+    for line in capacity_lines(reports):
+        console.print(line, highlight=False)
     console.print()
     for group in groups:
         # The title on its own line: a table's title wraps to the table's width.

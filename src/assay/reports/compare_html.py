@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import JsonValue
 
 from assay.file_writes import replace_with
+from assay.reports.capacity_compare import capacity_lines
 from assay.reports.chart_base import clear_of_modebar, step_label
 from assay.reports.compare import (
     AlignedStep,
@@ -75,6 +76,7 @@ table{{border-collapse:collapse;font-size:13px}}td,th{{border:1px solid #d0d7de;
 <h1>assay compare</h1><p>The first run is the baseline. Steps are aligned by offered load;
 steps of different loads are shown side by side, both loads named, and not judged.</p>
 {f"<ul>{notes}</ul>" if notes else ""}
+{"".join(f"<p>{html.escape(line)}</p>" for line in capacity_lines(reports))}
 <p>{html.escape(NOISE_NOTE)}</p>
 <div class="grid">{divs}</div>
 <h2>All figures</h2><table><tr><th>step</th><th>figure</th>{head}</tr>{"".join(table_rows)}

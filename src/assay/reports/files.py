@@ -134,7 +134,8 @@ def write_report(report: Report, out_dir: Path) -> tuple[Path, Path]:
     ['step', 'profile', 'requested_rate']
     """
     out_dir.mkdir(parents=True, exist_ok=True)
-    report = with_definitions(report, out_dir / RECORDS_FILE)  # peers' figures, when recorded
+    if all(step.definitions is None for step in report.steps):  # not read yet by the caller
+        report = with_definitions(report, out_dir / RECORDS_FILE)  # peers' figures, when recorded
     report = with_costs(report, price_of(report))  # cost and energy per unit, when known
     report = with_client_verdicts(report)  # CLIENT-BOUND steps, said in report.json
     # Both are new files of the run: created exclusively, never over a file already there.

@@ -23,6 +23,7 @@ from assay.errors import DataError
 from assay.file_writes import replace_with, write_new
 from assay.handlers.wire import int_field
 from assay.records.jsonl import bounded_lines
+from assay.reports.capacity_chart import capacity_sections
 from assay.reports.chart_base import Figure, clear_of_modebar, step_label
 from assay.reports.charts import figures_of
 from assay.reports.client_bound import client_bound_html
@@ -156,7 +157,7 @@ def render_html(report: Report, samples: Mapping[str, Mapping[int, Sequence[floa
         metric: {labels[step]: values for step, values in per_step.items() if step in labels}
         for metric, per_step in samples.items()
     }
-    sections = figures_of(report, by_label)
+    sections = [*capacity_sections(report), *figures_of(report, by_label)]
     figures = [figure for _, group in sections for figure in group]
     body = [
         _header(report),

@@ -29,6 +29,7 @@ from assay.metrics.cost import StepCost
 from assay.metrics.definitions import PeerDefinitions
 from assay.metrics.step_metrics import ErrorSummary, Outcomes, StepMetrics
 from assay.metrics.timeline import TimelineSnapshot
+from assay.reports.capacity import CapacityReport, passing_steps
 from assay.reports.validity import Validity, assess_validity
 from assay.server_metrics import ServerMetricsReport
 from assay.spec import load as loads
@@ -209,7 +210,16 @@ class StepReport(BaseModel):
                 return RampUp.model_construct(ramp=self.ramp, burstiness=shape)
             case "replay":
                 return Replay()
-            case "concurrent" | "throughput" | "constant" | "poisson" | "ramp_up" | "sweep" | None:
+            case (
+                "concurrent"
+                | "throughput"
+                | "constant"
+                | "poisson"
+                | "ramp_up"
+                | "sweep"
+                | "capacity"
+                | None
+            ):
                 return None
 
     sessions: SessionSummary | None = None
@@ -380,6 +390,8 @@ class Report(BaseModel):
     server_metrics: ServerMetricsReport | None = None
     # Written only when set, so a report from before it existed is written back as it was.
     incomplete: Incomplete | None = Field(default=None, exclude_if=_is_none)
+    # What a capacity search found (`--profile capacity`).
+    capacity: CapacityReport | None = Field(default=None, exclude_if=_is_none)
 
 
 def build_report(
@@ -393,6 +405,7 @@ def build_report(
     environment: Environment | None = None,
     server_metrics: ServerMetricsReport | None = None,
     incomplete: Incomplete | None = None,
+    capacity: CapacityReport | None = None,
 ) -> Report:
     """Assemble a report: totals over the steps and the verdict of `assess_validity` on them;
     a run that did not finish (`incomplete`) is invalid with its reason first.
@@ -408,11 +421,14 @@ def build_report(
     """
     steps = tuple(steps)
     totals = Totals.of(steps)
+    # A capacity search overloads on purpose: its validity is its passing steps'.
+    passing = passing_steps(capacity) if capacity is not None else frozenset()
+    judged = Totals.of([step for step in steps if step.index in passing]) if passing else totals
     validity = assess_validity(
-        totals.outcomes,
+        judged.outcomes,
         max_error_rate,
-        scheduled=totals.scheduled,
-        not_sent=totals.not_sent,
+        scheduled=judged.scheduled,
+        not_sent=judged.not_sent,
         max_not_sent_rate=max_not_sent_rate,
         lost_processes=tuple(
             f"step {step.index + 1}: {reason}" for step in steps for reason in step.lost_processes
@@ -434,4 +450,5 @@ def build_report(
         validity=validity,
         server_metrics=server_metrics,
         incomplete=incomplete,
+        capacity=capacity,
     )

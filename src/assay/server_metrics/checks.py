@@ -75,7 +75,9 @@ class AssayCounts:
     `completed`: the answers among `answered` that assay found complete and usable (None: not
     known, as in a report of an earlier version);
     `documents`: the documents the completed rerank and score answers scored;
-    `uncounted`: completed answers that carried no output token count at all.
+    `uncounted`: completed answers that carried no output token count at all;
+    `outside`: requests sent outside the measured window (warm-up, cool-down), which the server
+    served but assay's figures leave out, so they widen the allowed range as unfinished ones do.
     """
 
     answered: int
@@ -85,6 +87,12 @@ class AssayCounts:
     completed: int | None = None
     documents: int = 0
     uncounted: int = 0
+    outside: int = 0
+
+    @property
+    def unseen(self) -> int:
+        """Requests the server may have served that assay's figures do not hold."""
+        return self.unfinished + self.outside
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,19 +134,21 @@ def cross_check(
 def _requests_check(
     server: float, assay: AssayCounts, kind: ServerKind | None, accounting: Accounting
 ) -> CrossCheck:
-    low, high = float(assay.answered), float(assay.answered + assay.unfinished)
+    low, high = float(assay.answered), float(assay.answered + assay.unseen)
     way: _Way | str | None = None
     if kind is ServerKind.vllm and accounting.scores_documents:
         way = _per_document(server, assay, accounting)
     elif kind is ServerKind.vllm and accounting.may_detect_language:
         way = _Way(
             2.0 * assay.answered,
-            2.0 * (assay.answered + assay.unfinished),
+            2.0 * (assay.answered + assay.unseen),
             "vLLM runs a language-detection request before each transcription sent without a "
             f"language: {server:g} = {assay.answered} answers x 2",
         )
     if low <= server <= high:
         message = f"server finished {server:g} requests; assay read {assay.answered} answers"
+        if assay.outside:
+            message += f" (and sent {assay.outside} outside the measured window)"
         return _check("requests_finished", server, assay.answered, low, high, message)
     if isinstance(way, _Way) and way.low <= server <= way.high:
         return _check("requests_finished", server, assay.answered, way.low, way.high, way.explains)
@@ -153,7 +163,9 @@ def _requests_check(
     else:
         message = (
             f"server reports {server:g} finished requests, more than the {assay.answered} "
-            f"answers assay read plus {assay.unfinished} it did not see end: other traffic "
+            f"answers assay read plus {assay.unfinished} it did not see end"
+            + (f" and {assay.outside} outside the measured window" if assay.outside else "")
+            + ": other traffic "
             "reached the server, or answers never arrived"
         )
     if isinstance(way, _Way):
@@ -173,16 +185,16 @@ def _per_document(server: float, assay: AssayCounts, accounting: Accounting) -> 
     each = accounting.documents_per_request
     if each is not None:
         low = float(assay.documents + unusable * each)
-        high = low + assay.unfinished * each
+        high = low + assay.unseen * each
         return _Way(low, high, f"{rule}: {server:g} = {assay.answered} answers x {each} documents")
-    if unusable == 0 and assay.unfinished == 0:
+    if unusable == 0 and assay.unseen == 0:
         documents = float(assay.documents)
         return _Way(
             documents,
             documents,
             f"{rule}: {server:g} = the {assay.documents} documents of {assay.answered} answers",
         )
-    unknown = unusable + assay.unfinished
+    unknown = unusable + assay.unseen
     return (
         f"{rule}, and {unknown} request{'s' * (unknown != 1)} of the data file not answered "
         "usably do not say how many documents they had"
@@ -199,7 +211,7 @@ def _tokens_check(
             why += ": a non-streamed transcription's usage is the audio's duration, not tokens"
         message = f"{why}; server generated {server:g} tokens"
         return _check("generation_tokens", server, counted, 0.0, 0.0, message, False)
-    slack = TOKEN_TOLERANCE_FRACTION * counted + assay.unfinished * assay.max_output_tokens
+    slack = TOKEN_TOLERANCE_FRACTION * counted + assay.unseen * assay.max_output_tokens
     low, high = max(counted - slack, 0.0), counted + slack
     if low <= server <= high:
         message = (
@@ -208,7 +220,7 @@ def _tokens_check(
         )
         return _check("generation_tokens", server, counted, low, high, message)
     if kind is ServerKind.vllm and accounting.may_detect_language:
-        extra_low, extra_high = assay.answered, assay.answered + assay.unfinished
+        extra_low, extra_high = assay.answered, assay.answered + assay.unseen
         if low + extra_low <= server <= high + extra_high:
             message = (
                 "vLLM generates one language-detection token before each transcription sent "

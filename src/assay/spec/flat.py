@@ -76,6 +76,8 @@ _LISTED: Final[dict[str, tuple[str, ...]]] = {
     "output_dir": ("output", "dir"),
     **{f"mock_{name}": ("mock", name) for name in ("workers", "ttft_ms", "itl_ms", "faults")},
     "mock_record_requests": ("mock", "record_requests"),
+    **{f"mock_{name}": ("mock", name) for name in ("slots", "tokens_per_s", "fault_past")},
+    "mock_load_fault": ("mock", "load_fault"),
     "server_metrics": ("server_metrics", "url"),
     "server_metrics_interval": ("server_metrics", "interval"),
     "cost_per_hour": ("output", "cost_per_hour"),
@@ -142,6 +144,8 @@ def _needs(kind: ProfileKind) -> str | None:
             return "--concurrency N"
         case "ramp_up":
             return f"--ramp-up {'|'.join(typing.get_args(RampCurve))}"
+        case "capacity":
+            return "an SLO (--slo FIGURE=MS[@pXX], e.g. ttft_ms=500@p99)"
         case "synchronous" | "throughput" | "sweep" | "replay":
             return None
 

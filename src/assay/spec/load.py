@@ -14,10 +14,19 @@ from typing import Annotated, Final, Literal, TypeAlias
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from assay.spec.capacity import Capacity
 from assay.spec.limits import MAX_BURSTINESS, MAX_RATE, MIN_BURSTINESS, MIN_RATE
 
 ProfileKind: TypeAlias = Literal[
-    "synchronous", "concurrent", "throughput", "constant", "poisson", "ramp_up", "sweep", "replay"
+    "synchronous",
+    "concurrent",
+    "throughput",
+    "constant",
+    "poisson",
+    "ramp_up",
+    "sweep",
+    "replay",
+    "capacity",
 ]
 """The `kind` of every profile below (one missing is a type error in `_kind_of`)."""
 
@@ -277,13 +286,13 @@ StepLoad: TypeAlias = Synchronous | Concurrent | Throughput | Constant | Poisson
 """The load of one step."""
 
 Profile: TypeAlias = Annotated[
-    Synchronous | Concurrent | Throughput | Constant | Poisson | RampUp | Replay | Sweep,
+    Synchronous | Concurrent | Throughput | Constant | Poisson | RampUp | Replay | Sweep | Capacity,
     Field(discriminator="kind"),
 ]
 """Any profile, as it appears in config and JSON."""
 
 
-def _kind_of(profile: Sweep | StepLoad) -> ProfileKind:
+def _kind_of(profile: Sweep | Capacity | StepLoad) -> ProfileKind:
     # Never called: mypy refuses it when a member's `kind` is missing from `ProfileKind`.
     return profile.kind
 
@@ -383,7 +392,7 @@ def requested_concurrency(load: StepLoad) -> int | None:
             return None
 
 
-def most_in_flight(profile: Sweep | StepLoad) -> int | None:
+def most_in_flight(profile: Sweep | Capacity | StepLoad) -> int | None:
     """The most requests a closed-loop profile keeps in flight (a sweep: its largest level),
     None for one request at a time and for the open loops.
 
@@ -395,8 +404,8 @@ def most_in_flight(profile: Sweep | StepLoad) -> int | None:
             return max(levels) if levels else limit
         case Concurrent(streams=limit) | Throughput(max_concurrency=limit):
             return limit
-        case Synchronous() | Constant() | Poisson() | RampUp() | Replay():
-            return None
+        case Synchronous() | Constant() | Poisson() | RampUp() | Replay() | Capacity():
+            return None  # a capacity search's levels are found as it runs
 
 
 __all__ = [

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_serializer, model_validator
 
+from assay.spec.capacity import Capacity, slos_fit
 from assay.spec.constraints import Constraints
 from assay.spec.echo import EchoedConstraints, _AsWritten, echoed_fields, settings_model
 from assay.spec.endpoint import Answer, Carries, Endpoint, EndpointTraits
@@ -106,9 +107,16 @@ class RunConfig(BaseModel):
         >>> RunConfig().constraints_in_force().max_seconds
         10.0
         """
+        if isinstance(self.load, Capacity):
+            return self.load.step_constraints(self.constraints)
         if self.bounded or self.source.data is not None:
             return self.constraints
         return self.constraints.model_copy(update={"max_seconds": DEFAULT_MAX_SECONDS})
+
+    def load_in_force(self) -> Profile:
+        """The profile as the run offers it: a capacity search's budget is `--max-seconds`."""
+        load = self.load
+        return load.in_force(self.constraints) if isinstance(load, Capacity) else load
 
     def echo(
         self,
@@ -354,6 +362,16 @@ def _audio_upload_is_synthetic(config: RunConfig) -> str | None:
     return None
 
 
+def _capacity_can_decide(config: RunConfig) -> str | None:
+    """A capacity search's SLOs bound figures the run produces, and its budget fits a step."""
+    load, traits = config.load, config.target.endpoint.traits
+    if not isinstance(load, Capacity):
+        return None
+    streamed = traits.streams and config.request.stream
+    fit = slos_fit(load.slos, generates_text=traits.generates, streamed=streamed)
+    return fit or load.problem(config.constraints)
+
+
 # The rules between sections, in the order they are checked.
 _RULES: Final[tuple[Callable[[RunConfig], str | None], ...]] = (
     _request_fits_the_endpoint,
@@ -363,6 +381,7 @@ _RULES: Final[tuple[Callable[[RunConfig], str | None], ...]] = (
     _replay_has_its_trace,
     _sessions_fit_the_endpoint,
     _limits_bound_what_needs_them,
+    _capacity_can_decide,
 )
 
 

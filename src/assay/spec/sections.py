@@ -263,6 +263,11 @@ class Mock(BaseModel):
     itl_ms: float = Field(default=8.0, ge=0, allow_inf_nan=False, le=MAX_DURATION_S * 1000)
     faults: dict[str, float] = {}
     record_requests: Path | None = None
+    # A finite server (see `assay mock --slots`): none of it by default.
+    slots: int | None = Field(default=None, gt=0)
+    tokens_per_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    fault_past: int | None = Field(default=None, gt=0)
+    load_fault: Literal["empty", "cut"] = "empty"
 
     def injected_faults(self) -> dict[str, float]:
         """The fault rates the mock injects: the chosen ones, else the demo faults.

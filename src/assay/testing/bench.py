@@ -12,6 +12,7 @@ from assay.lazy_exports import lazy_exports as _lazy_exports
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from assay.backend import BackendSettings as BackendSettings
+    from assay.backend import Timeouts as Timeouts
     from assay.backend import client as client
     from assay.backend import open_backend as open_backend
     from assay.backend.deadlines import DeadlineWatch as DeadlineWatch
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from assay.core.timer_fd import TimerFdWaiter as TimerFdWaiter
     from assay.data import FixedCount as FixedCount
     from assay.data import SyntheticSource as SyntheticSource
+    from assay.data.source import index_rng as index_rng
     from assay.data.tokenizer import BuiltinTokenizer as BuiltinTokenizer
     from assay.handlers import SseParser as SseParser
     from assay.handlers import StreamAccumulator as StreamAccumulator
@@ -35,8 +37,11 @@ if TYPE_CHECKING:
     from assay.handlers.base import EndpointHandler as EndpointHandler
     from assay.load.step_runner import StepWork as StepWork
     from assay.load.step_runner import run_step as run_step
+    from assay.metrics import ConcurrencyTracker as ConcurrencyTracker
     from assay.metrics import Slo as Slo
     from assay.metrics import StepAggregator as StepAggregator
+    from assay.metrics import Timeline as Timeline
+    from assay.metrics.arrivals import add_arrivals as add_arrivals
     from assay.mock import MockConfig as MockConfig
     from assay.mock import start_mock_processes as start_mock_processes
     from assay.records import RecordWriter as RecordWriter
@@ -50,7 +55,7 @@ if TYPE_CHECKING:
 
 # Each name and the module it is imported from on first use.
 _HOMES = {
-    **dict.fromkeys(("BackendSettings", "client", "open_backend"), "assay.backend"),
+    **dict.fromkeys(("BackendSettings", "client", "open_backend", "Timeouts"), "assay.backend"),
     "DeadlineWatch": "assay.backend.deadlines",
     "Exchange": "assay.backend.exchange",
     "ShardSinkFactory": "assay.benchmark.shard_sink",
@@ -61,6 +66,7 @@ _HOMES = {
     **dict.fromkeys(("TextAnswer", "Vectors"), "assay.core"),
     "TimerFdWaiter": "assay.core.timer_fd",
     **dict.fromkeys(("FixedCount", "SyntheticSource"), "assay.data"),
+    "index_rng": "assay.data.source",
     "BuiltinTokenizer": "assay.data.tokenizer",
     **dict.fromkeys(
         ("handler_for", "SseParser", "StreamAccumulator", "Transfer"), "assay.handlers"
@@ -68,6 +74,8 @@ _HOMES = {
     "EndpointHandler": "assay.handlers.base",
     **dict.fromkeys(("run_step", "StepWork"), "assay.load.step_runner"),
     **dict.fromkeys(("Slo", "StepAggregator"), "assay.metrics"),
+    **dict.fromkeys(("ConcurrencyTracker", "Timeline"), "assay.metrics"),
+    "add_arrivals": "assay.metrics.arrivals",
     **dict.fromkeys(("MockConfig", "start_mock_processes"), "assay.mock"),
     **dict.fromkeys(("record_line", "RecordWriter", "RequestRecord"), "assay.records"),
     **dict.fromkeys(("counting_sink", "StepContext"), "assay.records.sink"),

@@ -10,8 +10,8 @@ from assay.validators.chain import screened
 from assay.validators.reject import reject
 
 # How far past `max_tokens` a count may go before it is impossible: servers stop a token or two
-# late (llama.cpp's server counts the stop token; 17 or 18 for 16 asked is common). Beyond this,
-# the count is not a late stop but a figure that cannot be true.
+# late (llama-cpp-python generates on while an answer ends inside a UTF-8 character: 17 or 18 for
+# 16 asked is common; docs/servers.md). Beyond this, the answer is longer than the request allowed.
 OVERSHOOT_TOKENS = 2
 OVERSHOOT_FRACTION = 0.1
 

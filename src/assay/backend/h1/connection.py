@@ -18,6 +18,9 @@ import httptools
 
 # What the connection itself reads of a head, besides the headers its reader asks for.
 FRAMING_HEADERS = frozenset((b"transfer-encoding", b"content-length"))
+# How many bytes may arrive in a row without a byte of body: a head, a trailer, or chunk framing
+# that never ends is unreadable past this, before it piles up in the parser.
+BARE_LIMIT = 256 * 1024
 
 
 class FaultKind(enum.Enum):
@@ -58,6 +61,7 @@ class H1Connection(asyncio.Protocol):
     """
 
     __slots__ = (
+        "_bare",
         "_body",
         "_chunked",
         "_headers",
@@ -70,6 +74,7 @@ class H1Connection(asyncio.Protocol):
         "_wanted",
         "closed",
         "complete",
+        "extra",
         "head_seen",
         "keep_alive",
         "transport",
@@ -90,12 +95,16 @@ class H1Connection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.closed = False
         self.complete = False
+        # Bytes of another message came after the answer (never asked for: the connection is
+        # spent, and nothing of them reaches the reader).
+        self.extra = False
         self.head_seen = False
         self.keep_alive = False
+        self._bare = 0
 
     @property
     def reusable(self) -> bool:
-        return self.complete and self.keep_alive and not self.closed
+        return self.complete and self.keep_alive and not self.closed and not self.extra
 
     # asyncio.Protocol
 
@@ -133,9 +142,12 @@ class H1Connection(asyncio.Protocol):
             self.keep_alive = False
             self.close()
             return
+        reader = self._reader
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserError as error:
+            # What was read before the fault is still the answer's (an error body's excerpt).
+            self._deliver(reader)
             kind = FaultKind.unreadable_body if self.head_seen else FaultKind.unreadable_head
             self._fail(kind, _parser_words(error))
             self.close()
@@ -144,16 +156,42 @@ class H1Connection(asyncio.Protocol):
             self._fail(FaultKind.unreadable_head, "the server switched protocols")
             self.close()
             return
-        body = self._body
-        if body:
-            chunk = body[0] if len(body) == 1 else b"".join(body)
-            body.clear()
-            if self._reader.on_body(chunk, self._now_ns()):
-                self._wake()
+        if self._deliver(reader):
+            self._bare = 0
+        elif not self.complete:
+            self._bare += len(data)
+            if self._bare > BARE_LIMIT:
+                self._too_long()
+                return
         if self.complete:
             self._end()
 
+    def _deliver(self, reader: ResponseReader) -> bool:
+        """The body bytes of this read to `reader`; False when the read held none."""
+        body = self._body
+        if not body:
+            return False
+        chunk = body[0] if len(body) == 1 else b"".join(body)
+        body.clear()
+        if reader.on_body(chunk, self._now_ns()):
+            self._wake()
+        return True
+
+    def _too_long(self) -> None:
+        if self.head_seen:
+            self._fail(
+                FaultKind.unreadable_body,
+                f"more than {BARE_LIMIT // 1024} KiB of trailer or chunk framing without body",
+            )
+        else:
+            self._fail(FaultKind.unreadable_head, f"its head goes on past {BARE_LIMIT // 1024} KiB")
+        self.close()
+
     # llhttp's callbacks
+
+    def on_message_begin(self) -> None:
+        if self.complete:
+            self.extra = True
 
     def on_status(self, status: bytes) -> None:
         self._reason = status.decode("latin-1")
@@ -168,6 +206,8 @@ class H1Connection(asyncio.Protocol):
         headers[field] = f"{headers[field]}, {text}" if field in headers else text
 
     def on_headers_complete(self) -> None:
+        if self.extra:
+            return
         status = self._parser.get_status_code()
         if 100 <= status < 200:
             # An interim answer (100 Continue, 103 Early Hints): the real one follows.
@@ -184,7 +224,8 @@ class H1Connection(asyncio.Protocol):
             self._wake()
 
     def on_body(self, body: bytes) -> None:
-        self._body.append(body)
+        if not self.extra:
+            self._body.append(body)
 
     def on_message_complete(self) -> None:
         if self.head_seen:
@@ -196,13 +237,17 @@ class H1Connection(asyncio.Protocol):
         """Send `data` (a whole prepared request) and read the answer into `reader`."""
         transport = self.transport
         assert transport is not None  # the pool hands out open connections only
-        assert not self.closed
         self._reader = reader
         self._headers = {}
         self._reason = ""
+        self._bare = 0
         self.complete = self.head_seen = False
         waiter = self._waiter = asyncio.get_running_loop().create_future()
-        transport.write(data)
+        if self.closed:
+            # The server closed it after the pool handed it out, before anything was written.
+            self._fail(FaultKind.closed_before_response, "the server closed the connection")
+        else:
+            transport.write(data)
         return waiter
 
     def until_complete(self) -> asyncio.Future[None]:
