@@ -81,6 +81,9 @@ def test_sigint_mid_run_exits_130_with_every_dispatched_request_recorded(
     returncode, stdout, stderr = interrupt_mid_step(command)
     assert returncode == 130, stdout + stderr
     assert "interrupted" in stdout
+    # Issue 38.17: the run's own line says it; no second, bare "interrupted" follows on stderr.
+    assert stdout.count("interrupted: the partial report") == 1
+    assert "interrupted" not in stderr.split(), stderr
     # Issue 10.7: a partial run gets no verdict, never "VALID RUN".
     assert "INTERRUPTED: partial results" in stdout
     assert "VALID RUN" not in stdout

@@ -124,3 +124,24 @@ def test_revalidating_a_session_run_keeps_its_sessions_and_judges_its_turns_agai
         by_turn[line["turn"]] += line["status"] == "errored"
     assert errored == by_turn
     assert sum(errored.values()) > sum(m.outcomes.errored for m in ran.turns.values())
+
+
+def test_revalidation_names_the_codes_of_answers_errored_under_another_one(
+    lenient_run: Path,
+) -> None:
+    strict = run_assay("revalidate", lenient_run, "--strict", "--max-error-rate", "1")
+    strict_dir = written_to(strict)
+    strict_codes = {line.get("code") for line in read_record_lines(strict_dir)}
+    strict_codes.discard(None)
+    (code,) = strict_codes  # the strict chain's one code for a missing finish_reason
+    errored = sum(line["status"] == "errored" for line in read_record_lines(strict_dir))
+    # Judged again by the default chain and a validator that raises: every answer the strict
+    # chain errored is now errored as validator_error, and the line says from which code.
+    again = run_assay(
+        "revalidate", strict_dir, "--validator", "tests.cli.judge_checks:explodes",
+        "--max-error-rate", "1", python_path=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    said = " ".join(again.stdout.split())
+    assert f"{errored} errored under another code ({errored} {code} -> validator_error)" in said, (
+        said
+    )

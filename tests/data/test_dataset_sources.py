@@ -64,7 +64,7 @@ def test_sharegpt_first_user_turn_is_the_prompt_and_the_recorded_answer_its_targ
     assert first.max_output_tokens == TOKENIZER.count(answer)
     assert source.request(1).max_output_tokens == 128  # no recorded answer: the default
     assert source.notes == (
-        "data: 1 conversations without a user turn were not used",
+        "data: 1 conversation without a user turn was not used",
         "data: columns not used: id",
     )
     assert [turn.text for turn in source.rows[0].turns] == ["What is a mutex?", "And a semaphore?"]
@@ -164,7 +164,7 @@ def test_without_the_datasets_extra_the_error_says_how_to_install(
 def test_multi_turn_and_trace_sources_still_report_their_rows_notes(tmp_path: Path) -> None:
     sessions = FileSessions.of(_load(_sharegpt(tmp_path)))
     assert list(describe_source(sessions)) == [
-        "data: 1 conversations without a user turn were not used",
+        "data: 1 conversation without a user turn was not used",
         "data: columns not used: id",
     ]
     trace = tmp_path / "trace.jsonl"

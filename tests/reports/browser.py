@@ -90,6 +90,8 @@ class ChartState:
     legend: Box | None = None
     x_title: Box | None = None
     right_axis: tuple[Box, ...] = ()
+    title: Box | None = None
+    modebar: Box | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +122,8 @@ _CHART_STATE_JS: Final = """
     svg: rect(svg),
     legend: rect(div.querySelector('g.legend')),
     x_title: rect(div.querySelector('.g-xtitle text')),
+    title: rect(div.querySelector('.g-gtitle text')),
+    modebar: rect(div.querySelector('.modebar')),
     right_axis: Array.from(
       div.querySelectorAll('.yaxislayer-above .y2tick text, .g-y2title text')
     ).map(rect).filter(r => r !== null),
@@ -177,6 +181,8 @@ def render(page_path: Path, screenshot: Path, timeout_ms: float = 30_000) -> Ren
             legend=_box(s["legend"]),
             x_title=_box(s["x_title"]),
             right_axis=tuple(Box(*corners) for corners in s["right_axis"]),
+            title=_box(s["title"]),
+            modebar=_box(s["modebar"]),
         )
         for s in states
     )

@@ -9,7 +9,8 @@ and assay's own internal errors are kept as they were.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -39,6 +40,8 @@ class RevalidationOutcome:
     newly_errored: int
     newly_completed: int
     recoded: int = 0
+    # The errored answers now under another code, by (code before, code now).
+    recodings: Counter[tuple[str, str]] = field(default_factory=Counter)
 
 
 def rejudge(
@@ -116,18 +119,20 @@ def revalidate(
     }
     # A fresh folder each time (revalidated-2, ...): an earlier revalidation is never overwritten.
     out_dir = fresh_folder(run_dir / REVALIDATED_DIR)
-    newly_errored = newly_completed = recoded = 0
+    newly_errored = newly_completed = 0
+    recodings: Counter[tuple[str, str]] = Counter()
     with RecordWriter(out_dir / RECORDS_FILE) as writer:
         for record in read_records(run_dir / RECORDS_FILE):
             judged = rejudge(record, validate)
             was, now = record.outcome, judged.outcome
             newly_errored += was.status == "completed" and now.status == "errored"
             newly_completed += was.status == "errored" and now.status == "completed"
-            recoded += (
+            if (
                 isinstance(was, Errored)
                 and isinstance(now, Errored)
                 and was.diagnostic.code != now.diagnostic.code
-            )
+            ):
+                recodings[(str(was.diagnostic.code), str(now.diagnostic.code))] += 1
             writer.write(judged)
             aggregator = aggregators.get(judged.step)
             if aggregator is None:
@@ -172,7 +177,14 @@ def revalidate(
     )
     write_report(report, out_dir)
     write_html(out_dir, report, new=True)
-    return RevalidationOutcome(report, out_dir, newly_errored, newly_completed, recoded)
+    return RevalidationOutcome(
+        report,
+        out_dir,
+        newly_errored,
+        newly_completed,
+        recoded=sum(recodings.values()),
+        recodings=recodings,
+    )
 
 
 def _turn_snapshots(turns: dict[int, StepAggregator] | None) -> dict[int, StepMetrics] | None:

@@ -17,7 +17,8 @@ _INTERRUPTED = 130
 
 def main() -> None:
     """The `assay` command; every way it is stopped (Ctrl-C, SIGTERM, before or during a
-    command) ends with one "interrupted" line on stderr and exit code 130."""
+    command) ends with one "interrupted" line and exit code 130: the run's own, saying what
+    it kept, once a run is under way, else a bare one on stderr."""
     import signal
 
     signal.signal(signal.SIGTERM, signal.default_int_handler)
@@ -36,7 +37,10 @@ def main() -> None:
             raise
         code = _INTERRUPTED
     if code == _INTERRUPTED:
-        sys.stderr.write("interrupted\n")
+        from assay.cli.console import interruption_said
+
+        if not interruption_said():  # a run says it once, with what it kept
+            sys.stderr.write("interrupted\n")
     sys.exit(code)
 
 

@@ -28,3 +28,20 @@ def output_console() -> Console:
     if not os.environ.get("COLUMNS", "").strip().isdigit() and not sys.stdout.isatty():
         width = WIDE_COLUMNS
     return terminal_console(highlight=False, width=width)
+
+
+class _Said:
+    """Whether the command already told the user it was interrupted (one line, not two)."""
+
+    interrupted = False
+
+
+def say_interrupted(console: Console, text: str) -> None:
+    """Print the command's own interruption line; `assay.cli.app` then adds none of its own."""
+    console.print(text)
+    _Said.interrupted = True
+
+
+def interruption_said() -> bool:
+    """Whether `say_interrupted` was called in this process."""
+    return _Said.interrupted

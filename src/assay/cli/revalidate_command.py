@@ -3,6 +3,7 @@
 # Annotations are evaluated here, once, at import (no `from __future__ import annotations`):
 # typer reads every flag's annotation at each start, and would otherwise evaluate the strings.
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -86,7 +87,22 @@ def revalidate_run(
         )
     console.print(
         f"revalidated: {result.newly_errored} completed -> errored, "
-        f"{result.newly_completed} errored -> completed, {result.recoded} errored under "
-        f"another code; files: {result.output_dir}/"
+        f"{result.newly_completed} errored -> completed, "
+        f"{recoded_phrase(result.recoded, result.recodings)}; files: {result.output_dir}/"
     )
     return EXIT_VALID if result.report.validity.valid else EXIT_INVALID
+
+
+def recoded_phrase(count: int, recodings: Mapping[tuple[str, str], int]) -> str:
+    """How many errored answers are now errored under another code, naming the codes.
+
+    >>> recoded_phrase(0, {})
+    '0 errored under another code'
+    >>> recoded_phrase(3, {("http_error", "inband_error"): 2, ("empty_content", "bad_json"): 1})
+    '3 errored under another code (2 http_error -> inband_error, 1 empty_content -> bad_json)'
+    """
+    if not recodings:
+        return f"{count} errored under another code"
+    moves = sorted(recodings.items(), key=lambda item: (-item[1], item[0]))
+    named = ", ".join(f"{n} {was} -> {now}" for (was, now), n in moves)
+    return f"{count} errored under another code ({named})"

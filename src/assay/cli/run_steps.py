@@ -138,7 +138,9 @@ def print_outcome(outcome: RunOutcome, console: Console) -> None:
         f"files: {outcome.output_dir}/ (report.json, report.html, records.jsonl, summary.csv)"
     )
     if outcome.interrupted:
-        console.print("interrupted: the partial report and records were written")
+        from assay.cli.console import say_interrupted
+
+        say_interrupted(console, "interrupted: the partial report and records were written")
 
 
 def exit_code(outcome: RunOutcome) -> int:

@@ -189,7 +189,9 @@ class RowCheck:
         """What the run's notes say about the rows checked so far."""
         notes: list[str] = []
         if self.skipped:
-            notes.append(f"data: {self.skipped} conversations without a user turn were not used")
+            some = "conversations" if self.skipped != 1 else "conversation"
+            were = "were" if self.skipped != 1 else "was"
+            notes.append(f"data: {self.skipped} {some} without a user turn {were} not used")
         if self.unused:
             notes.append(f"data: columns not used: {', '.join(self.unused)}")
         return tuple(notes)

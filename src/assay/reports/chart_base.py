@@ -136,3 +136,39 @@ def slo_of(report: Report) -> dict[str, float]:
     """The run's latency SLOs in ms by metric name, from its config (empty when none): each
     `--slo` key is the name of the latency metric it bounds."""
     return {key: value for key, value in report.run_config.slo.items() if key in SLO_KEYS}
+
+
+# Plotly draws its toolbar (the modebar) in the top right corner of every chart, about 30 px
+# tall, over whatever is there when the pointer is on the chart. A title is put below it.
+MODEBAR_CLEARANCE_PX = 32
+
+
+def clear_of_modebar(layout: JsonValue) -> JsonValue:
+    """`layout` with its title moved down below the toolbar's strip and the top margin grown
+    to match, so the toolbar never sits on the title however long it is.
+
+    >>> moved = clear_of_modebar({"title": {"text": "TTFT"}, "margin": {"t": 48, "r": 16}})
+    >>> moved["title"]["pad"], moved["title"]["yanchor"], moved["margin"]
+    ({'t': 32}, 'top', {'t': 80, 'r': 16})
+    >>> clear_of_modebar({"height": 300})
+    {'height': 300}
+    """
+    if not isinstance(layout, dict):
+        return layout
+    moved = dict(layout)
+    title = layout.get("title")
+    if not isinstance(title, dict):
+        return moved
+    margin = layout.get("margin")
+    margin = dict(margin) if isinstance(margin, dict) else {}
+    top = margin.get("t")
+    margin["t"] = (top if isinstance(top, int) else 80) + MODEBAR_CLEARANCE_PX
+    moved["margin"] = margin
+    moved["title"] = {
+        **title,
+        "yref": "container",
+        "y": 1,
+        "yanchor": "top",
+        "pad": {"t": MODEBAR_CLEARANCE_PX},
+    }
+    return moved

@@ -10,7 +10,7 @@ from pydantic import JsonValue
 
 from assay.file_writes import replace_with
 from assay.reports.capacity_compare import capacity_lines
-from assay.reports.chart_base import step_label
+from assay.reports.chart_base import clear_of_modebar, step_label
 from assay.reports.compare import (
     AlignedStep,
     Row,
@@ -52,7 +52,7 @@ def write_compare_html(path: Path, reports: Sequence[Report], labels: Sequence[s
     for step, rows in steps_rows:
         for row in rows:
             unit = _UNITS.get(row.unit, row.unit)
-            cells = [f"<td>{html.escape(step)}</td><td>{html.escape(row.label)} ({unit})</td>",
+            cells = [f"<td>{html.escape(step)}</td><td>{html.escape(titled(row.label, unit))}</td>",
                      f"<td>{html.escape(format_value(row.baseline, row.unit))}</td>"]  # fmt: skip
             for change in row.changes:
                 amount = format_change(row, change)
@@ -107,13 +107,15 @@ def _figures(
                 scale = 100.0 if row.unit == "fraction" else 1.0
                 values.append(None if value is None else value * scale)
             data.append({"type": "bar", "name": label, "x": steps, "y": values})
+        if all(value is None for trace in data for value in _values(trace)):
+            continue  # a figure no run has (goodput without an SLO): no empty frame
         unit = _UNITS.get(row.unit, row.unit)
         figures.append(
             {
                 "id": f"figure-{number}",
                 "data": data,
                 "layout": {
-                    "title": {"text": f"{row.label} ({unit})" if unit else row.label},
+                    "title": {"text": titled(row.label, unit)},
                     "barmode": "group",
                     "height": 360,
                     "margin": {"t": 44, "r": 12, "b": 40, "l": 56},
@@ -127,4 +129,20 @@ def _figures(
                 },
             }
         )
-    return figures
+    return [{**spec, "layout": clear_of_modebar(spec["layout"])} for spec in figures]
+
+
+def _values(trace: JsonValue) -> list[JsonValue]:
+    values = trace.get("y") if isinstance(trace, dict) else None
+    return values if isinstance(values, list) else []
+
+
+def titled(label: str, unit: str) -> str:
+    """A figure's name with its unit, unless the name already ends with it.
+
+    >>> titled("TTFT p50", "ms"), titled("goodput req/s", "/s"), titled("documents", "")
+    ('TTFT p50 (ms)', 'goodput req/s', 'documents')
+    """
+    if not unit or label.endswith(unit):
+        return label
+    return f"{label} ({unit})"

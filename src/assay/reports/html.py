@@ -24,14 +24,16 @@ from assay.file_writes import replace_with, write_new
 from assay.handlers.wire import int_field
 from assay.records.jsonl import bounded_lines
 from assay.reports.capacity_chart import capacity_sections
-from assay.reports.chart_base import Figure, step_label
+from assay.reports.chart_base import Figure, clear_of_modebar, step_label
 from assay.reports.charts import figures_of
 from assay.reports.client_bound import client_bound_html
 from assay.reports.cost import cost_html, price_of
 from assay.reports.definitions import definitions_html, with_definitions
+from assay.reports.input_table import inputs_html
 from assay.reports.loader import load_report
 from assay.reports.report import Report, StepReport
-from assay.reports.shown import header_cards, produces_tokens
+from assay.reports.shown import config_shown, header_cards, produces_tokens
+from assay.reports.step_words import peak_output_text
 from assay.reports.token_charts import has_token_figures
 from assay.run_folder import HTML_FILE as HTML_FILE
 from assay.run_folder import RECORDS_FILE as RECORDS_FILE
@@ -163,7 +165,7 @@ def render_html(report: Report, samples: Mapping[str, Mapping[int, Sequence[floa
         _errors_table(report),
         _server_table(report),
         _sessions_table(report),
-        *filter(None, (client_bound_html(report), definitions_html(report))),
+        *filter(None, (inputs_html(report), client_bound_html(report), definitions_html(report))),
         *filter(None, (cost_html(report, price_of(report)),)),
         *(_section(title, group) for title, group in sections),
         _steps_table(report),
@@ -171,7 +173,9 @@ def render_html(report: Report, samples: Mapping[str, Mapping[int, Sequence[floa
         _config_tables(report),
         "</main>",
     ]
-    specs = script_json([{"id": f.id, "data": f.data, "layout": f.layout} for f in figures])
+    specs = script_json(
+        [{"id": f.id, "data": f.data, "layout": clear_of_modebar(f.layout)} for f in figures]
+    )
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -521,7 +525,7 @@ def _config_tables(report: Report) -> str:
     in_force = set(constraints) if isinstance(constraints, dict) else set()
     config_rows = "".join(
         f"<tr><th>{_e(key)}</th><td><code>{_e(_json_text(value))}</code></td></tr>"
-        for key, value in sorted(written.items())
+        for key, value in sorted(config_shown(written).items())
         if key not in in_force
     )
     environment_rows = "".join(
@@ -548,7 +552,7 @@ def _token_figures_table(report: Report) -> list[str]:
         return []
     head = (
         "<tr><th>step</th><th>input tok/s</th><th>output tok/s</th><th>total tok/s</th>"
-        "<th>peak output tok/s (at s)</th><th>peak concurrent requests</th>"
+        "<th>peak output tok/s (1 s bucket, at)</th><th>peak concurrent requests</th>"
         "<th>TTST p50 / p99 ms</th><th>per-user tok/s p50 / min</th>"
         "<th>prefill / decode mean ms</th></tr>"
     )
@@ -569,11 +573,7 @@ def _token_figures_row(step: StepReport) -> str:
     t, latency = m.throughput, m.latency
     ttst, per_user = latency.ttst_ms, t.per_user_output_tokens_per_s
     ttft, decode = latency.ttft_ms, latency.decode_ms
-    peak = (
-        "n/a"
-        if t.peak_output_tokens_per_s is None
-        else f"{t.peak_output_tokens_per_s:,} ({t.peak_output_at_s:g})"
-    )
+    peak = peak_output_text(t.peak_output_tokens_per_s, t.peak_output_at_s)
     cells = [
         _fmt(t.usable_input_tokens_per_s, 1),
         _fmt(t.usable_output_tokens_per_s, 1),

@@ -34,7 +34,7 @@ def input_lines(inputs: Inputs | None) -> list[str]:
     line = f"Inputs: {' and '.join(media) or 'media'} per request"
     body = inputs.body_bytes_per_request
     if body is not None:
-        line += f"; request body {_kib(body.mean)} (mean)"
+        line += f"; request body {kib(body.mean)} (mean)"
         if inputs.upload_ms_at_1_gbit >= _UPLOAD_WORTH_SAYING_MS:
             line += f", {inputs.upload_ms_at_1_gbit:.1f} ms to upload at 1 Gbit/s"
     lines = [line]
@@ -47,10 +47,13 @@ def input_lines(inputs: Inputs | None) -> list[str]:
     return lines
 
 
-def _kib(size: float) -> str:
+def kib(size: float) -> str:
+    """A size in bytes as KiB, or MiB from one MiB up."""
+    if size < 1024:
+        return f"{size:.0f} B"
     if size >= 1024 * 1024:
         return f"{size / (1024 * 1024):.1f} MiB"
     return f"{size / 1024:.0f} KiB"
 
 
-__all__ = ["input_lines"]
+__all__ = ["input_lines", "kib"]

@@ -6,7 +6,9 @@ empty frame."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+
+from pydantic import JsonValue
 
 from assay.reports.chart_base import Figure
 from assay.reports.report import Report
@@ -95,3 +97,21 @@ def header_cards(report: Report, cards: list[tuple[str, str]]) -> list[tuple[str
 
 
 __all__ = ["has_points", "header_cards", "produces_tokens", "scores_documents", "shown_sections"]
+
+
+def config_shown(written: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
+    """The run's settings as the configuration table shows them: a concurrency sweep's
+    `concurrency` is the levels it swept ("1,4,16"), not only the largest of them (issue 38
+    item 13: `concurrency 16` read as one level of 16).
+
+    >>> config_shown({"concurrency": 16, "sweep_concurrency": [1, 4, 16]})["concurrency"]
+    '1,4,16 (swept; at most 16 in flight)'
+    >>> config_shown({"concurrency": 8, "sweep_concurrency": []})["concurrency"]
+    8
+    """
+    shown = dict(written)
+    levels = written.get("sweep_concurrency")
+    if isinstance(levels, list) and levels:
+        swept = ",".join(str(level) for level in levels)
+        shown["concurrency"] = f"{swept} (swept; at most {written.get('concurrency')} in flight)"
+    return shown

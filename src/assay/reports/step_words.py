@@ -68,6 +68,11 @@ def stop_phrase(step: StepReport, report: Report) -> str:
         case StopReason.max_requests:
             limit = constraint(report, lambda c: c.max_requests)
             count = f"{limit:g} requests" if limit is not None else "its request budget"
+            if step.sessions is not None and limit is not None:
+                # With --multi-turn the budget counts sessions; each sends several requests.
+                sent = step.sessions.turns_sent
+                count = f"{limit:g} sessions, {sent} request{'s' if sent != 1 else ''} sent"
+                return f"stopped after {count} (--max-requests counts sessions with --multi-turn)"
             return f"stopped after {count} (--max-requests)"
         case StopReason.max_errors:
             limit = constraint(report, lambda c: c.max_errors)
@@ -199,7 +204,7 @@ def _load_words(step: StepReport) -> tuple[str, str, str]:
         case RampUp(ramp=ramp):
             return (
                 f"ramp_up, {ramp.curve} from {rate_text(ramp.start_rate)} to "
-                f"{rate_text(ramp.end_rate)} req/s over {ramp.duration_s:g} s",
+                f"{rate_text(ramp.end_rate)} req/s over {seconds_text(ramp.duration_s)} s",
                 f"{ramp.start_rate:.3g}->{ramp.end_rate:.3g}/s",
                 f" {ramp.start_rate:g}->{ramp.end_rate:g}/s",
             )
@@ -213,6 +218,36 @@ def _load_words(step: StepReport) -> tuple[str, str, str]:
             return step.profile, step.profile, "" if flight is None else f" x{flight}"
 
 
+def bursty_rate_note(step: StepReport) -> str | None:
+    """Why a bursty open loop dispatched below its asked rate: gamma gaps of shape F make the
+    count of arrivals in T seconds at rate r vary by about 1 / sqrt(F r T) of itself, so a
+    short or very bursty run lands off its rate by chance. None for any other step.
+
+    >>> from assay.metrics import StepAggregator
+    >>> from assay.spec.load import Constant
+    >>> metrics = StepAggregator().snapshot()
+    >>> metrics = metrics.model_copy(update={"throughput": metrics.throughput.model_copy(
+    ...     update={"attempted_requests_per_s": 7.5, "duration_s": 10.0})})
+    >>> note = bursty_rate_note(StepReport.of(0, Constant(rate=10, burstiness=0.1), metrics))
+    >>> note.endswith("sends in bursts, so over 10 s the rate varies by about ±32 %")
+    True
+    >>> print(bursty_rate_note(StepReport.of(0, Constant(rate=10), metrics)))
+    None
+    """
+    shape, asked = step.burstiness, step.requested_rate
+    t = step.metrics.throughput
+    if shape is None or asked is None or t.duration_s <= 0 or shape <= 0:
+        return None
+    if t.attempted_requests_per_s >= asked * 0.99:
+        return None
+    spread = 1 / (shape * asked * t.duration_s) ** 0.5
+    return (
+        f"below the asked {rate_text(asked)} req/s by chance: --burstiness {shape:g} sends in "
+        f"bursts, so over {seconds_text(t.duration_s)} s the rate varies by about "
+        f"±{spread * 100:.0f} %"
+    )
+
+
 def rate_text(rate: float) -> str:
     """A rate in req/s as a title shows it: four significant figures (a sweep's measured rates
     have many more), every whole digit kept.
@@ -221,6 +256,27 @@ def rate_text(rate: float) -> str:
     ('1.326', '200', '0.5', '12346')
     """
     return f"{rate:.4g}" if rate < 1000 else f"{rate:.0f}"
+
+
+def seconds_text(value: float) -> str:
+    """A duration in seconds as a sentence shows it: three significant figures, every whole
+    second kept (a duration derived from a time limit has many more).
+
+    >>> seconds_text(5.54518), seconds_text(60.0), seconds_text(0.25), seconds_text(1234.56)
+    ('5.55', '60', '0.25', '1235')
+    """
+    return f"{value:.3g}" if value < 100 else f"{value:.0f}"
+
+
+def peak_output_text(peak: int | None, at_s: float | None) -> str:
+    """The fullest one-second bucket of output tokens and where it starts in the step.
+
+    >>> peak_output_text(7185, 4.0), peak_output_text(None, None), peak_output_text(12, None)
+    ('7,185 at 4 s', 'n/a', '12')
+    """
+    if peak is None:
+        return "n/a"
+    return f"{peak:,}" if at_s is None else f"{peak:,} at {seconds_text(at_s)} s"
 
 
 def format_ms(value: float) -> str:

@@ -22,6 +22,7 @@ from assay.reports.cost import cost_lines, cost_of, price_of
 from assay.reports.input_lines import input_lines
 from assay.reports.report import Report, StepReport
 from assay.reports.step_words import (
+    bursty_rate_note,
     cancelled_phrase,
     describe_load,
     format_ms,
@@ -197,6 +198,8 @@ def _ran_lines(step: StepReport, report: Report) -> tuple[str, str]:
             f"dispatched {t.attempted_requests_per_s:.2f} req/s, "
             f"served (usable) {t.usable_requests_per_s:.2f} req/s"
         )
+        bursty = bursty_rate_note(step)
+        rates += "" if bursty is None else f" ({bursty})"
     else:
         rates = (
             f"{outcomes.dispatched} dispatched, {outcomes.completed} completed "
