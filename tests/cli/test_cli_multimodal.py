@@ -25,6 +25,7 @@ from tests.cli.test_cli_bad_input import assert_one_error_line
 from tests.cli.wire import bodies_by_id, received
 
 from assay.data.media import ImageFormat, ImageSize, data_url, synthetic_image
+from assay.spec.limits import MAX_AUDIO_SECONDS
 
 ONE_PROCESS = ("--processes", "1", "--profile", "concurrent", "--concurrency", "2")
 NO_FAULTS = (
@@ -127,6 +128,27 @@ def test_audio_seconds_add_an_input_audio_wav_part(tmp_path: Path) -> None:
         assert line["usage"]["prompt_tokens"] == 32 + 38  # ceil(1.5 s * 25)
         assert line["response"]["sent"]["audio_seconds"] == 1.5
     assert "1.5 s of audio per request" in result.stdout
+
+
+def test_the_longest_audio_allowed_runs_and_is_built_once(tmp_path: Path) -> None:
+    """`--audio-seconds` at its bound (MAX_AUDIO_SECONDS, 600 s): a chat body with 25.6 MB of
+    base64 WAV fits the mock's 64 MiB, both requests are served, and they carry the same WAV
+    (built once from the seed, not once per request)."""
+    wire = tmp_path / "wire.jsonl"
+    run = tmp_path / "run"
+    result = run_fast(
+        run, *ONE_PROCESS, *NO_FAULTS, "--max-requests", "2",
+        "--audio-seconds", str(MAX_AUDIO_SECONDS), "--mock-record-requests", wire,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stdout + result.stderr
+    sent = [user_parts(body)[1]["input_audio"]["data"] for body in bodies_by_id(wire).values()]
+    assert len(sent) == 2
+    assert sent[0] == sent[1]
+    with wave.open(io.BytesIO(base64.b64decode(sent[0]))) as wav:
+        assert wav.getnframes() / wav.getframerate() == MAX_AUDIO_SECONDS
+    for line in read_record_lines(run):
+        assert line["status"] == "completed"
+        assert line["response"]["sent"]["audio_seconds"] == MAX_AUDIO_SECONDS
 
 
 @pytest.mark.parametrize("stream", [True, False])

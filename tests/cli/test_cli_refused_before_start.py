@@ -71,6 +71,11 @@ def test_a_hostile_dataset_is_refused_before_any_process_starts(tmp_path: Path, 
     ("flags", "words"),
     [
         (("--images", "1000000"), ("1,000,000 images",)),
+        (
+            ("--endpoint", "transcriptions", "--audio-seconds", "3600"),
+            ("3600 s of audio", "600 s", "19,200,000 bytes"),
+        ),
+        (("--audio-seconds", "1e308"), ("1e+308 s of audio", "600 s")),
         (("--endpoint", "rerank", "--documents", "100000"), ("100,000 documents",)),
         (
             ("--endpoint", "rerank", "--documents", "8", "--document-tokens", "2097152"),

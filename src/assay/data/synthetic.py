@@ -10,6 +10,7 @@ from pydantic import Field, JsonValue, PrivateAttr, model_validator
 from assay.core import GenerationRequest
 from assay.core.trusted import trusted
 from assay.data.media import (
+    AUDIO_SAMPLE_RATE,
     ImageFormat,
     ImageSize,
     synthetic_image_url,
@@ -30,6 +31,7 @@ from assay.data.tokenizer_spec import load_tokenizer
 from assay.errors import DataError
 from assay.spec.endpoint import Carries
 from assay.spec.limits import (
+    MAX_AUDIO_SECONDS,
     MAX_IMAGE_PIXELS_PER_REQUEST,
     MAX_IMAGES_PER_REQUEST,
     MAX_TOKENS_PER_REQUEST,
@@ -43,7 +45,7 @@ _MAX_SEAM_ROUNDS: Final = 16
 class _Runtime:
     """What a source builds on first use: never pickled, never part of equality."""
 
-    __slots__ = ("chat", "prefix", "text_fields", "tokenizer")
+    __slots__ = ("audio", "chat", "prefix", "text_fields", "tokenizer")
 
     def __init__(self) -> None:
         self.tokenizer: Tokenizer | None = None
@@ -53,6 +55,8 @@ class _Runtime:
         self.text_fields: dict[str, object] | None = None
         # Whether those requests carry their text as a chat message (else as a prompt).
         self.chat = False
+        # The synthetic WAV every request carries, built once (`_audio`).
+        self.audio: bytes | None = None
 
     def __eq__(self, other: object) -> bool:
         # Two sources with the same config are equal whether or not either has built its cache.
@@ -95,7 +99,7 @@ class SyntheticSource(RequestSettings):
     images: TokenCount = FixedCount(value=0)
     image_size: ImageSize = ImageSize(width=512, height=512)
     image_format: ImageFormat = "png"
-    audio_seconds: float = Field(default=0.0, ge=0, le=3600, allow_inf_nan=False)
+    audio_seconds: float = Field(default=0.0, ge=0, allow_inf_nan=False)  # see _media_problem
 
     _runtime: _Runtime = PrivateAttr(default_factory=_Runtime)
 
@@ -126,7 +130,15 @@ class SyntheticSource(RequestSettings):
         return self
 
     def _media_problem(self) -> str | None:
-        """Images per request and their pixels together, against the bounds of spec.limits."""
+        """Images per request and their pixels together, and the audio's length, against the
+        bounds of spec.limits."""
+        if self.audio_seconds > MAX_AUDIO_SECONDS:
+            wav_bytes = round(MAX_AUDIO_SECONDS * AUDIO_SAMPLE_RATE) * 2
+            return (
+                f"audio_seconds: {self.audio_seconds:g} s of audio in one request, above the "
+                f"{MAX_AUDIO_SECONDS:g} s one request may carry ({wav_bytes:,} bytes of "
+                f"{AUDIO_SAMPLE_RATE:,} Hz 16-bit WAV; see docs/security.md)"
+            )
         most = largest_count(self.images)
         if most > MAX_IMAGES_PER_REQUEST:
             return (
@@ -253,7 +265,7 @@ class SyntheticSource(RequestSettings):
                     synthetic_image_url(self.image_size, self.image_format, rng)
                     for _ in range(count)
                 )
-                audio = synthetic_wav(self.audio_seconds, rng) if self.audio_seconds else None
+                audio = self._audio() if self.audio_seconds else None
                 return self._request(
                     index,
                     messages=({"role": "user", "content": user_content(text, images, audio)},),
@@ -267,7 +279,7 @@ class SyntheticSource(RequestSettings):
                     index,
                     max_output_tokens=output_count,
                     prompt_tokens=None,
-                    audio_file=synthetic_wav(self.audio_seconds, rng),
+                    audio_file=self._audio(),
                 )
             case Carries.prompt:
                 prompt_count, output_count, text = self._sampled_prompt(rng)
@@ -287,6 +299,15 @@ class SyntheticSource(RequestSettings):
                     documents=documents,
                     prompt_tokens=query_count + sum(counts),
                 )
+
+    def _audio(self) -> bytes:
+        """The synthetic WAV of `audio_seconds`, built once from the seed and shared by every
+        request (one copy in memory however many requests are built or in flight)."""
+        private = self.__pydantic_private__
+        runtime: _Runtime = self._runtime if private is None else private["_runtime"]
+        if runtime.audio is None:
+            runtime.audio = synthetic_wav(self.audio_seconds, shared_rng(self.seed, "audio"))
+        return runtime.audio
 
     def build_tokenizer(self) -> Tokenizer:
         """The tokenizer prompts are counted with, loaded once per process on first use."""

@@ -33,6 +33,10 @@ MAX_IMAGE_FILE_BYTES: Final = 1 << 25
 """The size of one local image file a data row names (32 MiB), checked before it is read."""
 MAX_MEDIA_BYTES_PER_REQUEST: Final = 1 << 26
 """The image bytes of one data row together (64 MiB), as sent (before base64)."""
+MAX_AUDIO_SECONDS: Final = 600.0
+"""Seconds of synthetic audio one request carries (`--audio-seconds`): ten minutes of 16 kHz
+16-bit mono WAV is 19.2 MB (25.6 MB as base64 in a chat part), so a body stays well under the
+64 MiB a server commonly reads; 3600 s was 115 MB built per request and ran out of memory."""
 
 MAX_EXTRA_BODY_BYTES: Final = 1 << 24
 """The JSON of `--extra-body` (16 MiB): it is sent with every request, so each request in
@@ -55,6 +59,7 @@ MAX_BURSTINESS: Final = 1000.0
 """The evenest gamma shape: gaps within a few per cent of the mean, as even as constant."""
 
 __all__ = [
+    "MAX_AUDIO_SECONDS",
     "ECHOED_FIELD_BYTES",
     "MAX_BURSTINESS",
     "MAX_CONTEXT_WINDOW",

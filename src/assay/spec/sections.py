@@ -113,7 +113,7 @@ class Source(BaseModel):
     images: str = "0"
     image_size: str = "512x512"
     image_format: Literal["png", "jpeg"] = "png"
-    audio_seconds: float = Field(default=0.0, ge=0, le=3600, allow_inf_nan=False)
+    audio_seconds: float = Field(default=0.0, ge=0, allow_inf_nan=False)  # at most: limits
     tokenizer: str | None = None
     trace: Path | None = None
     trace_block_tokens: int = Field(default=512, gt=0, le=MAX_TOKENS_PER_REQUEST)
