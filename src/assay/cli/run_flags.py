@@ -266,7 +266,7 @@ RUN_FLAGS: Final[tuple[Flag, ...]] = (
     Flag("image_format", str, DATA,
          ClosedSet(_image_formats, "Synthetic image encoding: {} [png].", either)),
     Flag("audio_seconds", float, DATA, "Seconds of synthetic WAV audio: an input_audio part of "
-         "each chat request, or the file a transcription uploads [0]."),
+         "each chat request, or the file a transcription uploads; at most 600 [0]."),
     Flag("tokenizer", str, DATA, "A local tokenizer.json (file or directory); default: built-in."),
     Flag("stream", bool, DATA, "Stream the answers [stream].", flag="--stream/--no-stream"),
     Flag("ignore_eos", bool, DATA, "Ask for exactly the output tokens (vLLM, SGLang)."),
