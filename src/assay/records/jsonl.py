@@ -331,6 +331,22 @@ def bounded_lines(path: Path, handle: IO[bytes]) -> Iterator[tuple[int, bytes]]:
         yield number, raw
 
 
+def record_objects(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a records.jsonl file as written (blank lines skipped), for readers
+    that need a few keys of each line; a line that is not a JSON object is a `DataError`."""
+    with path.open("rb") as handle:
+        for number, raw in bounded_lines(path, handle):
+            if not raw.strip():
+                continue
+            try:
+                line = orjson.loads(raw)
+            except orjson.JSONDecodeError as error:
+                raise DataError(f"{path}:{number}: not a JSON record ({error})") from None
+            if not isinstance(line, dict):
+                raise DataError(f"{path}:{number}: not a JSON object")
+            yield line
+
+
 def read_records(path: Path) -> Iterator[RequestRecord[GenerationResponse]]:
     """The records of a records.jsonl file, rebuilt from the lines `RecordWriter` wrote."""
     try:

@@ -14,13 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import orjson
-
 from assay.core.response import ResponseTiming
-from assay.errors import DataError
 from assay.metrics.definitions import Peer, PeerDefinitions, PeerFigures, PeerTally
 from assay.metrics.sketch import Distribution
-from assay.records.jsonl import bounded_lines
+from assay.records.jsonl import record_objects
 from assay.reports.report import Report, StepReport
 
 
@@ -83,26 +80,17 @@ def read_definitions(records: Path, report: Report) -> dict[int, PeerDefinitions
     """
     windows = {step.index: _window(step) for step in report.steps}
     tallies: dict[int, PeerTally] = {}
-    with records.open("rb") as lines:
-        for number, raw in bounded_lines(records, lines):
-            if not raw.strip():
-                continue
-            try:
-                line = orjson.loads(raw)
-            except orjson.JSONDecodeError as error:
-                raise DataError(f"{records}:{number}: not a JSON record ({error})") from None
-            if not isinstance(line, dict):
-                raise DataError(f"{records}:{number}: not a JSON object")
-            found = _streamed_answer(line)
-            if found is None:
-                continue
-            step, targeted, timing, output_tokens = found
-            if step not in windows:
-                continue
-            window = windows[step]
-            if window is not None and not (window[0] <= targeted < window[1]):
-                continue
-            tallies.setdefault(step, PeerTally()).add(timing, output_tokens)
+    for line in record_objects(records):
+        found = _streamed_answer(line)
+        if found is None:
+            continue
+        step, targeted, timing, output_tokens = found
+        if step not in windows:
+            continue
+        window = windows[step]
+        if window is not None and not (window[0] <= targeted < window[1]):
+            continue
+        tallies.setdefault(step, PeerTally()).add(timing, output_tokens)
     snapshots = {step: tally.snapshot() for step, tally in tallies.items()}
     return {step: peers for step, peers in snapshots.items() if peers is not None}
 

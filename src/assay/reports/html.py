@@ -19,10 +19,9 @@ from typing import Final
 import orjson
 from pydantic import JsonValue
 
-from assay.errors import DataError
 from assay.file_writes import replace_with, write_new
 from assay.handlers.wire import int_field
-from assay.records.jsonl import bounded_lines
+from assay.records.jsonl import record_objects
 from assay.reports.capacity_chart import capacity_sections
 from assay.reports.chart_base import Figure, clear_of_modebar, step_label
 from assay.reports.charts import figures_of
@@ -108,37 +107,28 @@ def read_latency_samples(records: Path, seed: int = 0) -> dict[str, dict[int, li
         if slot < MAX_SAMPLES_PER_STEP:
             bucket[slot] = value
 
-    with records.open("rb") as lines:
-        for number, raw in bounded_lines(records, lines):
-            if not raw.strip():
-                continue
-            try:
-                line = orjson.loads(raw)
-            except orjson.JSONDecodeError as error:
-                raise DataError(f"{records}:{number}: not a JSON record ({error})") from None
-            if not isinstance(line, dict):
-                raise DataError(f"{records}:{number}: not a JSON object")
-            if line.get("status") != "completed":
-                continue
-            step = line.get("step", 0)
-            timing = line.get("timing")
-            if not isinstance(step, int) or not isinstance(timing, dict):
-                continue
-            send, first, end = (
-                timing.get("send_ns"),
-                timing.get("first_token_ns"),
-                timing.get("end_ns"),
-            )
-            if not isinstance(send, int) or not isinstance(end, int):
-                continue
-            e2e = (end - send) / 1e6
-            keep("e2e_ms", step, e2e)
-            if isinstance(first, int):
-                ttft = (first - send) / 1e6
-                keep("ttft_ms", step, ttft)
-                tokens = _output_tokens(line)
-                if tokens is not None and tokens > 1:
-                    keep("tpot_ms", step, (e2e - ttft) / (tokens - 1))
+    for line in record_objects(records):
+        if line.get("status") != "completed":
+            continue
+        step = line.get("step", 0)
+        timing = line.get("timing")
+        if not isinstance(step, int) or not isinstance(timing, dict):
+            continue
+        send, first, end = (
+            timing.get("send_ns"),
+            timing.get("first_token_ns"),
+            timing.get("end_ns"),
+        )
+        if not isinstance(send, int) or not isinstance(end, int):
+            continue
+        e2e = (end - send) / 1e6
+        keep("e2e_ms", step, e2e)
+        if isinstance(first, int):
+            ttft = (first - send) / 1e6
+            keep("ttft_ms", step, ttft)
+            tokens = _output_tokens(line)
+            if tokens is not None and tokens > 1:
+                keep("tpot_ms", step, (e2e - ttft) / (tokens - 1))
     return samples
 
 
