@@ -21,6 +21,16 @@ _CONTEXT: dict[str, tuple[str, ...]] = {
     "ramp_up_end_rate": ("--ramp-up", "linear", "--ramp-up-start-rate", "5"),
     "replay_speed": ("--profile", "replay", "--trace", "{trace}"),
     "think_time_ms": ("--turns", "2"),
+    **dict.fromkeys(
+        (
+            "capacity_start",
+            "capacity_growth",
+            "capacity_confidence",
+            "capacity_step_s",
+            "capacity_budget_s",
+        ),
+        ("--profile", "capacity", "--slo", "ttft_ms=500"),
+    ),
 }
 FLOAT_FLAGS = [row for row in RUN_FLAGS if row.kind is float and row.key is not None]
 

@@ -244,8 +244,10 @@ def _actors_on(ray: ModuleType, address: str | None, workers: int | None) -> Ite
         )
     finally:
         # Each closes its HTTP session (a step still running is stopped first), then goes.
+        # (Without actors, none: `ray.get` on a Ray that never started would start one.)
         with contextlib.suppress(Exception):
-            ray.get([actor.close.remote() for actor in actors], timeout=_CLOSE_TIMEOUT_S)
+            if actors:
+                ray.get([actor.close.remote() for actor in actors], timeout=_CLOSE_TIMEOUT_S)
         for actor in actors:
             with contextlib.suppress(Exception):
                 ray.kill(actor, no_restart=True)
