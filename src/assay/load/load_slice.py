@@ -29,7 +29,7 @@ def step_work(
     """What slice `process` of `plan` runs in step `step`, which starts at `start_ns`.
 
     >>> from assay.spec.load import Constant
-    >>> plan = BenchmarkPlan.model_construct(processes=2, seed=7)
+    >>> plan = BenchmarkPlan.model_construct(processes=2, seed=7, profile=Constant(rate=5))
     >>> work = step_work(plan, 1, 0, Constant(rate=5), start_ns=10)
     >>> (work.process, work.processes, work.seed, work.start_ns)
     (1, 2, 7, 10)
