@@ -353,3 +353,21 @@ def wall_seconds(command: Sequence[str], timeout_s: float) -> float:
     if completed.returncode != 0:
         raise RuntimeError(f"{command} exited {completed.returncode}: {completed.stderr[-500:]!r}")
     return elapsed
+
+
+def run_figures(run: AssayRun) -> dict[str, Any]:
+    """What a peer table keeps of one assay run: its usable rate, outcomes, processes and CPU."""
+    metrics = run.step["metrics"]
+    return {
+        "requests_per_s": round(metrics["throughput"]["usable_requests_per_s"], 1),
+        "completed": metrics["outcomes"]["completed"],
+        "errored": metrics["outcomes"]["errored"],
+        "processes": run.processes,
+        "cpu_s": round(run.cpu_s, 3),
+    }
+
+
+def marginal_us(long: dict[str, Any], short: dict[str, Any]) -> float | None:
+    """CPU µs per request of the requests a long run completed beyond a short one's."""
+    extra = long["completed"] - short["completed"]
+    return round((long["cpu_s"] - short["cpu_s"]) / extra * 1e6, 1) if extra > 0 else None

@@ -33,7 +33,9 @@ from perf.harness import (
     PROMPT_TOKENS,
     MockProcess,
     children_cpu_seconds,
+    marginal_us,
     run_assay,
+    run_figures,
     running_mock,
 )
 
@@ -113,19 +115,7 @@ def _assay(mock: MockProcess, seconds: float) -> dict[str, Any]:
         "--max-seconds", f"{seconds:g}",
     ]  # fmt: skip
     run = run_assay(arguments, timeout_s=seconds + 120)
-    metrics = run.step["metrics"]
-    return {
-        "requests_per_s": round(metrics["throughput"]["usable_requests_per_s"], 1),
-        "completed": metrics["outcomes"]["completed"],
-        "errored": metrics["outcomes"]["errored"],
-        "processes": run.processes,
-        "cpu_s": round(run.cpu_s, 3),
-    }
-
-
-def _marginal_us(long: dict[str, Any], short: dict[str, Any]) -> float | None:
-    extra = long["completed"] - short["completed"]
-    return round((long["cpu_s"] - short["cpu_s"]) / extra * 1e6, 1) if extra > 0 else None
+    return run_figures(run)
 
 
 def measure(
@@ -144,11 +134,11 @@ def measure(
         prompts = max(1000, int(probe["requests_per_s"] * seconds))
         for _ in range(cycles):
             long = _assay(mock, seconds)
-            long["marginal_cpu_us_per_request"] = _marginal_us(long, _assay(mock, seconds / 5))
+            long["marginal_cpu_us_per_request"] = marginal_us(long, _assay(mock, seconds / 5))
             assay_runs.append(long)
             peer = run_vllm(vllm_python, mock.url, prompts)
             short = run_vllm(vllm_python, mock.url, max(prompts // SHORT_FRACTION, 200))
-            peer["marginal_cpu_us_per_request"] = _marginal_us(peer, short)
+            peer["marginal_cpu_us_per_request"] = marginal_us(peer, short)
             vllm_runs.append(peer)
     pairs = zip(assay_runs, vllm_runs, strict=True)
     ratios = [mine["requests_per_s"] / peer["requests_per_s"] for mine, peer in pairs]

@@ -40,7 +40,9 @@ from perf.harness import (
     PROMPT_TOKENS,
     MockProcess,
     children_cpu_seconds,
+    marginal_us,
     run_assay,
+    run_figures,
     running_mock,
 )
 from perf.perf_doc import DOC_PATH, RUST_PEER_PATH, rust_peer_table, write_doc
@@ -124,30 +126,18 @@ def run_rust(binary: Path, url: str, prompts: int) -> dict[str, Any]:
 
 def _assay(mock: MockProcess, seconds: float, processes: int | None) -> dict[str, Any]:
     run = run_assay(ceiling_arguments(mock.url, seconds, processes), timeout_s=seconds + 120)
-    metrics = run.step["metrics"]
-    return {
-        "requests_per_s": round(metrics["throughput"]["usable_requests_per_s"], 1),
-        "completed": metrics["outcomes"]["completed"],
-        "errored": metrics["outcomes"]["errored"],
-        "processes": run.processes,
-        "cpu_s": round(run.cpu_s, 3),
-    }
-
-
-def _marginal_us(long: dict[str, Any], short: dict[str, Any]) -> float | None:
-    extra = long["completed"] - short["completed"]
-    return round((long["cpu_s"] - short["cpu_s"]) / extra * 1e6, 1) if extra > 0 else None
+    return run_figures(run)
 
 
 def _assay_pair(mock: MockProcess, seconds: float, processes: int | None) -> dict[str, Any]:
     long = _assay(mock, seconds, processes)
-    long["cpu_us_per_request"] = _marginal_us(long, _assay(mock, SHORT_SECONDS, processes))
+    long["cpu_us_per_request"] = marginal_us(long, _assay(mock, SHORT_SECONDS, processes))
     return long
 
 
 def _rust_pair(binary: Path, mock: MockProcess, prompts: int) -> dict[str, Any]:
     long = run_rust(binary, mock.url, prompts)
-    long["cpu_us_per_request"] = _marginal_us(
+    long["cpu_us_per_request"] = marginal_us(
         long, run_rust(binary, mock.url, max(prompts // 10, 200))
     )
     return long
