@@ -37,8 +37,8 @@ _RESPONSE_ELSEWHERE = {"timing", "usage", "ids"}
 def record_line(record: RequestRecord[GenerationResponse]) -> dict[str, Any]:
     """The JSON object written for one record.
 
-    Keys: id, step, `turn` (a multi-turn session's turn, only there), status, the three schedule
-    times; for errored records code, stage, message, `judged_by` (transport, handler, validator
+    Keys: id, step, `turn` (a multi-turn session's turn, only there), `model` (the model named,
+    only when the run sends several), status, the three schedule times; for errored records code, stage, message, `judged_by` (transport, handler, validator
     or internal), `validator` (its name, for a validator's verdict) and the HTTP status, excerpt
     and traceback of the evidence; `ids` (the request id sent, the one echoed, the answer's own
     id and the traceparent: `ExchangeIds`) when any was sent or received; `timing`, `usage` and
@@ -54,6 +54,8 @@ def record_line(record: RequestRecord[GenerationResponse]) -> dict[str, Any]:
     line: dict[str, Any] = {"id": record.request_id, "step": record.step}
     if record.turn is not None:
         line["turn"] = record.turn
+    if record.model is not None:
+        line["model"] = record.model
     line["status"] = record.outcome.status
     line["targeted_start_ns"] = record.targeted_start_ns
     line["dispatched_ns"] = record.dispatched_ns
@@ -415,6 +417,7 @@ def record_from_line(line: dict[str, Any]) -> RequestRecord[GenerationResponse]:
         request_id=line["id"],
         step=line["step"],
         turn=line.get("turn"),
+        model=line.get("model"),
         targeted_start_ns=line["targeted_start_ns"],
         dispatched_ns=line["dispatched_ns"],
         finished_ns=line["finished_ns"],

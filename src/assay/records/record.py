@@ -113,6 +113,9 @@ class RequestRecord(BaseModel, Generic[ResponseT]):
     step: int = 0
     # The request's turn in a multi-turn session, from 1; None outside sessions.
     turn: int | None = Field(default=None, ge=1)
+    # The model (or adapter) the request named, when the run sends several (a traffic mix or a
+    # data file's model column); None when the run sends one, which its report names.
+    model: str | None = None
     targeted_start_ns: int
     dispatched_ns: int
     finished_ns: int

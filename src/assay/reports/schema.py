@@ -56,6 +56,9 @@ class _Line(BaseModel):
     turn: int | None = Field(
         default=None, ge=1, description="the turn of a multi-turn session (from 1); only there"
     )
+    model: str | None = Field(
+        default=None, description="the model the request named; only when the run sends several"
+    )
     targeted_start_ns: int = Field(description="when the schedule wanted it sent (monotonic ns)")
     dispatched_ns: int = Field(description="when it was sent (monotonic ns)")
     finished_ns: int = Field(description="when its outcome was known (monotonic ns)")

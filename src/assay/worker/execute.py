@@ -98,6 +98,7 @@ def _record(
             "request_id": request_id,
             "step": step,
             "turn": turn,
+            "model": None,
             "targeted_start_ns": targeted_start_ns,
             "dispatched_ns": dispatched_ns,
             "finished_ns": clock.now_ns(),
