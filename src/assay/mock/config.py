@@ -121,6 +121,51 @@ class LatencyModel(BaseModel):
     output_tokens: Distribution = Fixed(value=16)
 
 
+class ServedModel(BaseModel):
+    """One more model the mock serves beside `MockConfig.model_name`, with its own latency model
+    (a traffic mix across models or adapters then shows figures that differ by model)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1)
+    latency: LatencyModel
+
+
+def spread_models(names: tuple[str, ...], latency: LatencyModel) -> tuple[ServedModel, ...]:
+    """`names` served each with a latency of its own: the n-th (from 0) takes `latency`'s time to
+    first token times 1 + n/2 and its inter-token latency times 1 + n/4, so a mix's per-model
+    figures differ in a known order. Every bound of a distribution is scaled alike.
+
+    >>> base = LatencyModel(time_to_first_token=Fixed(value=0.04),
+    ...                     inter_token_latency=Fixed(value=0.008))
+    >>> [(m.name, m.latency.time_to_first_token) for m in spread_models(("a", "b"), base)]
+    [('a', Fixed(kind='fixed', value=0.04)), ('b', Fixed(kind='fixed', value=0.06))]
+    """
+    return tuple(
+        ServedModel(
+            name=name,
+            latency=latency.model_copy(
+                update={
+                    "time_to_first_token": _scaled(latency.time_to_first_token, 1 + n / 2),
+                    "inter_token_latency": _scaled(latency.inter_token_latency, 1 + n / 4),
+                }
+            ),
+        )
+        for n, name in enumerate(names)
+    )
+
+
+def _scaled(distribution: Distribution, factor: float) -> Distribution:
+    match distribution:
+        case Fixed(value=value):
+            return Fixed(value=value * factor)
+        case Normal(mean=mean, stdev=stdev, min=low, max=high):
+            top = None if high is None else high * factor
+            return Normal(mean=mean * factor, stdev=stdev * factor, min=low * factor, max=top)
+        case Uniform(low=low, high=high):
+            return Uniform(low=low * factor, high=high * factor)
+
+
 class MockConfig(BaseModel):
     """Everything the mock server needs to know; frozen so it crosses process boundaries as data.
 
@@ -139,6 +184,9 @@ class MockConfig(BaseModel):
     seed: int = 0
     embedding_dimension: int = Field(default=384, ge=1)
     model_name: str = "assay-mock"
+    # More models served beside `model_name`, each with its own latency; /v1/models lists them
+    # all, and a request naming one is answered with that model's latency.
+    models: tuple[ServedModel, ...] = ()
     # /metrics reports its counters times this (1 = truthfully); tests of a client's
     # cross-check make the mock misreport with it.
     metrics_scale: float = Field(default=1.0, ge=0)
@@ -168,8 +216,10 @@ __all__ = [
     "Fixed",
     "LatencyModel",
     "MockConfig",
+    "ServedModel",
     "Normal",
     "Uniform",
     "is_zero",
     "sample",
+    "spread_models",
 ]
