@@ -6,8 +6,9 @@ A synthetic request with images encodes each image as it is built (a 512x512 PNG
 behind it. An open-loop schedule says which requests come next, so they can be built beforehand
 on threads of their own (Pillow and zlib release the GIL while they encode). A text request
 builds in microseconds, less than handing it to a thread would cost, so a step builds on the
-loop until `SLOW_BUILDS` requests have each taken longer than `SLOW_BUILD_NS` (or one took
-longer than `STALL_BUILD_NS`), and ahead from then on, at most `AHEAD` requests beyond the one
+loop until `SLOW_BUILDS` requests have each taken longer than `SLOW_BUILD_NS`, no more than
+`SLOW_SPACING` quick builds apart (or one took longer than `STALL_BUILD_NS`), and ahead from then
+on, at most `AHEAD` requests beyond the one
 being sent. One build runs at a time, on a machine's cores beside the loop and the server; each
 time `GROW_AFTER` requests in a row have had to wait for their builds, one more may run at once,
 up to one per usable CPU (a 512x512 PNG at 100 req/s in one process needs two). The build
@@ -34,6 +35,12 @@ SLOW_BUILD_NS: Final = 500_000
 """A request that takes longer than this to build (0.5 ms) counts as slow."""
 SLOW_BUILDS: Final = 3
 """Slow builds after which a step builds its requests ahead."""
+SLOW_SPACING: Final = 64
+"""Quick builds in a row after which the slow ones before them are forgotten. A text request
+that builds in microseconds is now and then timed slow by a pause that was not its own (the
+process descheduled on a busy machine): three of those over a run moved every later build onto a
+thread (a handoff of tens of microseconds per request, 9,000 requests/s runs measured). Requests
+that really build slowly (images) come closer together than this."""
 STALL_BUILD_NS: Final = 20_000_000
 """A build this long (20 ms: large images) moves the builds off the loop at once: the loop held
 that long already delays every timer, Ctrl-C and `--max-seconds`."""
@@ -107,6 +114,27 @@ def _build_threads(most: int) -> Executor:
     return BuildThreads(most)
 
 
+class _SlowBuilds:
+    """Tells from each build's time whether building has proven slow (see `SLOW_SPACING`)."""
+
+    __slots__ = ("_quick", "_slow")
+
+    def __init__(self) -> None:
+        self._slow = 0
+        self._quick = 0  # quick builds since the last slow one
+
+    def proven(self, took_ns: int) -> bool:
+        """Count a build of `took_ns`; whether the builds should leave the loop now."""
+        if took_ns <= SLOW_BUILD_NS:
+            self._quick += 1
+            if self._quick >= SLOW_SPACING:
+                self._slow = self._quick = 0
+            return False
+        self._slow += 1
+        self._quick = 0
+        return self._slow >= SLOW_BUILDS or took_ns > STALL_BUILD_NS
+
+
 class Lookahead(Iterator[tuple[int, int]]):
     """An open-loop schedule (`(index, offset_ns)` entries) whose next entries can be looked at
     without using them up.
@@ -164,7 +192,7 @@ class RequestBuilds:
         self._clock = clock
         self._new_executor = executor
         self._most = most_at_once or usable_cpus()
-        self._slow = 0
+        self._slow = _SlowBuilds()
         self._executor: Executor | None = None
 
     @property
@@ -179,11 +207,8 @@ class RequestBuilds:
             return await loop.run_in_executor(self._executor, self._source.request, index)
         started_ns = self._clock.now_ns()
         request = self._source.request(index)
-        took_ns = self._clock.now_ns() - started_ns
-        if took_ns > SLOW_BUILD_NS:
-            self._slow += 1
-            if self._slow >= SLOW_BUILDS or took_ns > STALL_BUILD_NS:
-                self._executor = self._new_executor(self._most)
+        if self._slow.proven(self._clock.now_ns() - started_ns):
+            self._executor = self._new_executor(self._most)
         return request
 
     def close(self) -> None:
@@ -214,7 +239,7 @@ class RequestsAhead:
         self._clock = clock
         self._new_executor = executor
         self._most = most_at_once or usable_cpus()
-        self._slow = 0
+        self._slow = _SlowBuilds()
         self._building: dict[int, asyncio.Future[GenerationRequest]] = {}
         self._executor: Executor | None = None
         self._running = 0  # builds submitted and not done
@@ -250,12 +275,9 @@ class RequestsAhead:
             return request
         started_ns = self._clock.now_ns()
         request = self._source.request(index)
-        took_ns = self._clock.now_ns() - started_ns
-        if took_ns > SLOW_BUILD_NS:
-            self._slow += 1
-            if self._slow >= SLOW_BUILDS or took_ns > STALL_BUILD_NS:
-                self._executor = self._new_executor(self._most)
-                self._build_ahead()
+        if self._slow.proven(self._clock.now_ns() - started_ns):
+            self._executor = self._new_executor(self._most)
+            self._build_ahead()
         return request
 
     def _waited(self) -> None:
@@ -309,6 +331,7 @@ __all__ = [
     "GROW_AFTER",
     "SLOW_BUILDS",
     "SLOW_BUILD_NS",
+    "SLOW_SPACING",
     "STALL_BUILD_NS",
     "BuildThreads",
     "Lookahead",
