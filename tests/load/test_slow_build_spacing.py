@@ -5,10 +5,16 @@ On a fake clock with the builds run inline, as in test_requests_ahead."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import pytest
+
+from assay.core import GenerationRequest
 from assay.load.ahead import (
     SLOW_BUILD_NS,
     SLOW_BUILDS,
     SLOW_SPACING,
+    STALL_BUILD_NS,
     RequestBuilds,
     RequestsAhead,
 )
@@ -59,3 +65,68 @@ async def test_an_open_loop_keeps_building_on_the_loop_through_scattered_slow_bu
     assert ids == [f"req-{index:08d}" for index in range(count)]
     assert not ahead.ahead
     assert executor.submitted == []
+
+
+class CpuTimedSource(TimedSource):
+    """A `TimedSource` whose builds also spend `cpu_cost_ns(i)` of the building thread's CPU."""
+
+    def __init__(self, wall_ns: Callable[[int], int], cpu_ns: Callable[[int], int]) -> None:
+        super().__init__(FakeClock(), wall_ns)
+        self.cpu = FakeClock()
+        self._cpu_cost = cpu_ns
+
+    def request(self, index: int) -> GenerationRequest:
+        self.cpu.advance(self._cpu_cost(index))
+        return super().request(index)
+
+
+def _paused_every(gap: int) -> CpuTimedSource:
+    """Every build is quick in CPU; each `gap`-th one is timed slow by a pause not its own."""
+    return CpuTimedSource(
+        lambda i: 2 * SLOW_BUILD_NS if i % gap == 0 else SLOW_BUILD_NS // 10,
+        lambda _: SLOW_BUILD_NS // 10,
+    )
+
+
+async def test_builds_timed_slow_by_pauses_not_their_own_stay_on_the_loop() -> None:
+    source = _paused_every(3)  # slow on the clock far closer together than SLOW_SPACING
+    executor = InlineExecutor()
+    builds = RequestBuilds(
+        source, source.clock, lambda _: executor, most_at_once=2, cpu_ns=source.cpu.now_ns
+    )
+    for index in range(200):
+        await builds.request(index)
+    builds.close()
+    assert not builds.off_the_loop
+    assert executor.submitted == []
+
+
+async def test_an_open_loop_ignores_pauses_not_its_builds_own() -> None:
+    source = _paused_every(2)
+    schedule = _schedule(100)
+    executor = InlineExecutor()
+    ahead = RequestsAhead(
+        source, schedule, source.clock, lambda _: executor, most_at_once=2, cpu_ns=source.cpu.now_ns
+    )
+    for index, _ in schedule:
+        await ahead.request(index)
+    ahead.close()
+    assert not ahead.ahead
+
+
+@pytest.mark.parametrize(
+    ("cost_ns", "on_the_loop"), [(2 * SLOW_BUILD_NS, SLOW_BUILDS), (STALL_BUILD_NS + 1, 1)]
+)
+async def test_builds_slow_in_their_own_cpu_move_off_the_loop(
+    cost_ns: int, on_the_loop: int
+) -> None:
+    source = CpuTimedSource(lambda _: cost_ns, lambda _: cost_ns)
+    executor = InlineExecutor()
+    builds = RequestBuilds(
+        source, source.clock, lambda _: executor, most_at_once=2, cpu_ns=source.cpu.now_ns
+    )
+    for index in range(10):
+        await builds.request(index)
+    builds.close()
+    assert builds.off_the_loop
+    assert [args[0] for args in executor.submitted] == list(range(on_the_loop, 10))

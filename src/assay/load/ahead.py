@@ -36,11 +36,8 @@ SLOW_BUILD_NS: Final = 500_000
 SLOW_BUILDS: Final = 3
 """Slow builds after which a step builds its requests ahead."""
 SLOW_SPACING: Final = 64
-"""Quick builds in a row after which the slow ones before them are forgotten. A text request
-that builds in microseconds is now and then timed slow by a pause that was not its own (the
-process descheduled on a busy machine): three of those over a run moved every later build onto a
-thread (a handoff of tens of microseconds per request, 9,000 requests/s runs measured). Requests
-that really build slowly (images) come closer together than this."""
+"""Quick builds in a row after which the slow ones before them are forgotten (see
+`_SlowBuilds`). Requests that really build slowly (images) come closer together than this."""
 STALL_BUILD_NS: Final = 20_000_000
 """A build this long (20 ms: large images) moves the builds off the loop at once: the loop held
 that long already delays every timer, Ctrl-C and `--max-seconds`."""
@@ -115,23 +112,45 @@ def _build_threads(most: int) -> Executor:
 
 
 class _SlowBuilds:
-    """Tells from each build's time whether building has proven slow (see `SLOW_SPACING`)."""
+    """Tells from each build's time whether building has proven slow.
 
-    __slots__ = ("_quick", "_slow")
+    A build is timed on the step's clock. A text request that builds in microseconds is now and
+    then timed slow by a pause that was not its own (the process descheduled on a busy machine,
+    a profiler's sample): on a loaded 2-core machine three of those came within seconds, and
+    every later build then paid a thread's handoff (tens of microseconds a request). So once a
+    build was timed slow, and until `SLOW_SPACING` quick builds in a row forget it, each build is
+    also timed in the CPU its own thread spent (`cpu_ns`, when given), and counts as slow only
+    when both say so. Images encode in the building thread, so their builds stay slow.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("_cpu_ns", "_quick", "_slow", "watching")
+
+    def __init__(self, cpu_ns: Callable[[], int] | None) -> None:
+        self._cpu_ns = cpu_ns
         self._slow = 0
         self._quick = 0  # quick builds since the last slow one
+        # Whether builds are timed in CPU too (after a slow one).
+        self.watching = False
 
-    def proven(self, took_ns: int) -> bool:
-        """Count a build of `took_ns`; whether the builds should leave the loop now."""
+    def cpu_now(self) -> int:
+        """The thread's CPU time now (only called while `watching`)."""
+        assert self._cpu_ns is not None  # watching only with a CPU clock
+        return self._cpu_ns()
+
+    def proven(self, took_ns: int, cpu_started_ns: int | None = None) -> bool:
+        """Count a build of `took_ns` (with its thread's CPU time at its start while
+        `watching`); whether the builds should leave the loop now."""
+        if cpu_started_ns is not None:
+            took_ns = min(took_ns, self.cpu_now() - cpu_started_ns)
         if took_ns <= SLOW_BUILD_NS:
             self._quick += 1
             if self._quick >= SLOW_SPACING:
                 self._slow = self._quick = 0
+                self.watching = False
             return False
         self._slow += 1
         self._quick = 0
+        self.watching = self._cpu_ns is not None
         return self._slow >= SLOW_BUILDS or took_ns > STALL_BUILD_NS
 
 
@@ -178,7 +197,8 @@ class RequestBuilds:
     """The requests of a closed loop's streams, built on the loop until that proves slow
     (`SLOW_BUILDS` builds above `SLOW_BUILD_NS`), then each on a build thread while its stream
     waits: a stream stopped meanwhile (Ctrl-C, `--max-seconds`) stops waiting at once, and the
-    loop is never held by an image that takes a second to encode.
+    loop is never held by an image that takes a second to encode. `cpu_ns` (the thread's CPU
+    clock, `time.thread_time_ns` in a run) confirms builds timed slow (`_SlowBuilds`).
     """
 
     def __init__(
@@ -187,12 +207,13 @@ class RequestBuilds:
         clock: Clock,
         executor: Callable[[int], Executor] = _build_threads,
         most_at_once: int | None = None,
+        cpu_ns: Callable[[], int] | None = None,
     ) -> None:
         self._source = source
         self._clock = clock
         self._new_executor = executor
         self._most = most_at_once or usable_cpus()
-        self._slow = _SlowBuilds()
+        self._slow = _SlowBuilds(cpu_ns)
         self._executor: Executor | None = None
 
     @property
@@ -205,9 +226,11 @@ class RequestBuilds:
         if self._executor is not None:
             loop = asyncio.get_running_loop()
             return await loop.run_in_executor(self._executor, self._source.request, index)
+        slow = self._slow
+        cpu_started_ns = slow.cpu_now() if slow.watching else None
         started_ns = self._clock.now_ns()
         request = self._source.request(index)
-        if self._slow.proven(self._clock.now_ns() - started_ns):
+        if slow.proven(self._clock.now_ns() - started_ns, cpu_started_ns):
             self._executor = self._new_executor(self._most)
         return request
 
@@ -223,7 +246,7 @@ class RequestsAhead:
 
     A request's build fails as it would have on the loop: its error is raised where the request
     is taken. Requests built ahead but never sent (the step stopped first) are dropped by
-    `close`, which every step calls when its loop ends.
+    `close`, which every step calls when its loop ends. `cpu_ns` as for `RequestBuilds`.
     """
 
     def __init__(
@@ -233,13 +256,14 @@ class RequestsAhead:
         clock: Clock,
         executor: Callable[[int], Executor] = _build_threads,
         most_at_once: int | None = None,
+        cpu_ns: Callable[[], int] | None = None,
     ) -> None:
         self._source = source
         self._schedule = schedule
         self._clock = clock
         self._new_executor = executor
         self._most = most_at_once or usable_cpus()
-        self._slow = _SlowBuilds()
+        self._slow = _SlowBuilds(cpu_ns)
         self._building: dict[int, asyncio.Future[GenerationRequest]] = {}
         self._executor: Executor | None = None
         self._running = 0  # builds submitted and not done
@@ -273,9 +297,11 @@ class RequestsAhead:
             request = await building
             self._build_ahead()
             return request
+        slow = self._slow
+        cpu_started_ns = slow.cpu_now() if slow.watching else None
         started_ns = self._clock.now_ns()
         request = self._source.request(index)
-        if self._slow.proven(self._clock.now_ns() - started_ns):
+        if slow.proven(self._clock.now_ns() - started_ns, cpu_started_ns):
             self._executor = self._new_executor(self._most)
             self._build_ahead()
         return request

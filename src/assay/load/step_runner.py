@@ -9,6 +9,7 @@ every dispatched request ends as exactly one completed, errored or cancelled rec
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -277,7 +278,7 @@ class _StepRunner(Generic[S]):
         self.handed_out = 0
         self.sessions = source if isinstance(source, SessionSource) else None
         # A closed loop's requests: off the loop once their builds prove slow (images).
-        self.builds = RequestBuilds(source, clock)
+        self.builds = RequestBuilds(source, clock, cpu_ns=time.thread_time_ns)
         self.session_tally = SessionTally()
         self.active: set[asyncio.Task[object]] = set()
         self.report: Callable[[ProgressMessage], None] | None = None
@@ -398,7 +399,7 @@ class _StepRunner(Generic[S]):
         )
 
     async def _open_loop(self, group: asyncio.TaskGroup, schedule: Lookahead) -> None:
-        ahead = RequestsAhead(self.source, schedule, self.clock)
+        ahead = RequestsAhead(self.source, schedule, self.clock, cpu_ns=time.thread_time_ns)
         # The loop's timer wakes up to a millisecond late (uvloop); send times are kept finer.
         waiter = open_pacing_waiter(self.clock)
         try:
