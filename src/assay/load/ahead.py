@@ -120,7 +120,8 @@ class _SlowBuilds:
     every later build then paid a thread's handoff (tens of microseconds a request). So once a
     build was timed slow, and until `SLOW_SPACING` quick builds in a row forget it, each build is
     also timed in the CPU its own thread spent (`cpu_ns`, when given), and counts as slow only
-    when both say so. Images encode in the building thread, so their builds stay slow.
+    when both say so; a stall timed on the clock alone moves the builds at the next build slow
+    in both. Images encode in the building thread, so their builds stay slow.
     """
 
     __slots__ = ("_cpu_ns", "_quick", "_slow", "watching")
@@ -148,9 +149,14 @@ class _SlowBuilds:
                 self._slow = self._quick = 0
                 self.watching = False
             return False
-        self._slow += 1
         self._quick = 0
-        self.watching = self._cpu_ns is not None
+        if self._cpu_ns is not None and cpu_started_ns is None:
+            # Timed slow on the clock alone: counted, and the next builds are timed in CPU too.
+            # A stall so timed moves the builds on the next slow one, not at once.
+            self.watching = True
+            self._slow = SLOW_BUILDS - 1 if took_ns > STALL_BUILD_NS else self._slow + 1
+            return self._slow >= SLOW_BUILDS
+        self._slow += 1
         return self._slow >= SLOW_BUILDS or took_ns > STALL_BUILD_NS
 
 
