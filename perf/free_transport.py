@@ -13,8 +13,8 @@ What is left is a lower bound for assay with any HTTP/1.1 transport, however fas
 above 1.5 times the bare loop's says the ceiling's targets cannot be met by the transport alone.
 Part of it comes after the load: the report's readers of records.jsonl (the peers' definitions,
 the page's latency samples) read every record back. `after_load_cpu_us_per_request` is their
-share of the marginal figure (process CPU inside `with_definitions` and `write_html`), so what
-the load itself costs per request is the difference.
+cost per record, timed in process CPU over the long run's own records.jsonl, so what the load
+itself costs per request is about the difference.
 
     python -m perf.free_transport [--seconds 10]
 """
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import atexit
 import json
 import os
 import sys
@@ -48,7 +47,6 @@ from perf.harness import OUTPUT_TOKENS, MockProcess, run_assay, running_mock
 from perf.resolve_vs_bare import chat_request
 
 _ANSWER_ENV = "ASSAY_PERF_FREE_ANSWER"
-_AFTER_ENV = "ASSAY_PERF_AFTER_LOAD_FILE"
 
 
 def captured_answer(url: str) -> bytes:
@@ -105,34 +103,9 @@ def install(answer: bytes) -> None:
     client.Backend = FreeBackend  # type: ignore[misc]
 
 
-def time_after_load(path: Path) -> None:
-    """Time, in process CPU, what the run does after its load that grows with its records (the
-    peers' definitions and the page, each reading records.jsonl); written to `path` at exit."""
-    from assay.benchmark import run
-
-    spent = [0]
-
-    def timed(name: str) -> None:
-        original = getattr(run, name)
-
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            started = time.process_time_ns()
-            try:
-                return original(*args, **kwargs)
-            finally:
-                spent[0] += time.process_time_ns() - started
-
-        setattr(run, name, wrapper)
-
-    timed("with_definitions")
-    timed("write_html")
-    atexit.register(lambda: path.write_text(str(spent[0] / 1e9)))
-
-
 def _launch() -> None:
     """The child's entry: install the free exchange, then the command line as `assay` runs it."""
     install(bytes.fromhex(os.environ[_ANSWER_ENV]))
-    time_after_load(Path(os.environ[_AFTER_ENV]))
     from assay.testing.bench import main
 
     sys.argv = ["assay", *sys.argv[1:]]
@@ -144,21 +117,21 @@ def _assay_free(mock: MockProcess, seconds: float, answer: bytes) -> dict[str, A
     env = {_ANSWER_ENV: answer.hex()}
     figures: dict[str, Any] = {}
     for name, length in (("long", seconds), ("short", SHORT_SECONDS)):
-        with tempfile.TemporaryDirectory(prefix="assay-perf-after-") as folder:
-            after_file = Path(folder) / "after_load_s"
+        with tempfile.TemporaryDirectory(prefix="assay-perf-free-") as folder:
             run = run_assay(
                 ceiling_arguments(mock.url, length, processes=1),
                 timeout_s=length + 120,
-                env={**env, _AFTER_ENV: str(after_file)},
+                env=env,
                 launcher=launcher,
+                keep_dir=Path(folder),
             )
-            after_s = float(after_file.read_text()) if after_file.is_file() else None
+            if name == "long":
+                figures["after_load_cpu_us_per_request"] = after_load_us(Path(folder) / "run")
         outcomes = run.step["metrics"]["outcomes"]
         figures[name] = {
             "completed": outcomes["completed"],
             "errored": outcomes["errored"],
             "cpu_s": round(run.cpu_s, 3),
-            "after_load_cpu_s": None if after_s is None else round(after_s, 3),
             "requests_per_s": round(run.step["metrics"]["throughput"]["usable_requests_per_s"], 1),
         }
     extra = figures["long"]["completed"] - figures["short"]["completed"]
@@ -166,11 +139,23 @@ def _assay_free(mock: MockProcess, seconds: float, answer: bytes) -> dict[str, A
     figures["marginal_client_cpu_us_per_request"] = (
         round(extra_cpu / extra * 1e6, 1) if extra > 0 else None
     )
-    after = [figures[name]["after_load_cpu_s"] for name in ("long", "short")]
-    figures["after_load_cpu_us_per_request"] = (
-        round((after[0] - after[1]) / extra * 1e6, 1) if extra > 0 and None not in after else None
-    )
     return figures
+
+
+def after_load_us(run_dir: Path) -> float | None:
+    """Process CPU per record of what a run does after its load that grows with its records:
+    reading records.jsonl back for the peers' definitions and for the page's latency samples."""
+    from assay.testing.bench import load_report, read_definitions, read_latency_samples
+
+    records = run_dir / "records.jsonl"
+    count = sum(1 for _ in records.open("rb"))
+    if count == 0:
+        return None
+    report = load_report(run_dir)
+    started = time.process_time_ns()
+    read_definitions(records, report)
+    read_latency_samples(records)
+    return round((time.process_time_ns() - started) / count / 1000, 1)
 
 
 def main(argv: list[str] | None = None) -> int:
