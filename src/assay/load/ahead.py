@@ -7,9 +7,10 @@ behind it. An open-loop schedule says which requests come next, so they can be b
 on threads of their own (Pillow and zlib release the GIL while they encode). A text request
 builds in microseconds, less than handing it to a thread would cost, so a step builds on the
 loop until `SLOW_BUILDS` requests have each taken longer than `SLOW_BUILD_NS`, no more than
-`SLOW_SPACING` quick builds apart (or one took longer than `STALL_BUILD_NS`), and ahead from then
-on, at most `AHEAD` requests beyond the one
-being sent. One build runs at a time, on a machine's cores beside the loop and the server; each
+`SLOW_SPACING` quick builds apart (or one took longer than `STALL_BUILD_NS`), timed in the
+building thread's CPU as well as on the clock (`_SlowBuilds`: a pause that was not the build's
+own does not count), and ahead from then on, at most `AHEAD` requests beyond the one being
+sent. One build runs at a time, on a machine's cores beside the loop and the server; each
 time `GROW_AFTER` requests in a row have had to wait for their builds, one more may run at once,
 up to one per usable CPU (a 512x512 PNG at 100 req/s in one process needs two). The build
 threads are daemons (`BuildThreads`): a stopped run never waits for an image still encoding.
