@@ -12,6 +12,7 @@ import os
 import time
 import uuid
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from typing import Any, assert_never
 
 import orjson
@@ -98,15 +99,35 @@ class MockStats:
         }
 
 
-class MockService:
-    """The state of one mock server process: config, samplers, counters, the closing signal."""
+Sleep = Callable[[float], Awaitable[None]]
+"""How the mock waits out a latency (`asyncio.sleep`; a test passes one that records it)."""
 
-    def __init__(self, config: MockConfig, counters: ServedCounters | None = None) -> None:
+
+class MockService:
+    """The state of one mock server process: config, samplers, counters, the closing signal.
+
+    Each model of `config.models` has a sampler of its own (its latency model, its own seeded
+    draws); a request naming any other model is answered with `config.latency`. `sleep` waits
+    out every latency the answers play.
+    """
+
+    def __init__(
+        self,
+        config: MockConfig,
+        counters: ServedCounters | None = None,
+        *,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
         self.config = config
         self.stats = MockStats()
         self.counters = counters if counters is not None else ServedCounters()
         self._tokenizer = BuiltinTokenizer()
         self._sampler = LatencySampler(config.latency, config.seed)
+        self._samplers = {
+            model.name: LatencySampler(model.latency, config.seed + 1 + n)
+            for n, model in enumerate(config.models)
+        }
+        self._sleep = sleep
         self._request_counter = itertools.count()
         self._ids = itertools.count(1)
         self._id_prefix = f"{os.getpid():x}"
@@ -134,6 +155,12 @@ class MockService:
         app.on_shutdown.append(self._on_shutdown)
         app.on_response_prepare.append(_echo_request_id)
         return app
+
+    def sampler_for(self, model: str) -> LatencySampler:
+        """The latency sampler that answers a request naming `model`: the served model's own,
+        or the mock's latency for `model_name` and for a model it does not list (the mock is
+        lenient: it answers any name)."""
+        return self._samplers.get(model, self._sampler)
 
     def _handler(self, api: Api) -> Any:
         async def handle(request: web.Request) -> web.StreamResponse:
@@ -178,17 +205,21 @@ class MockService:
         return web.Response(text=text, content_type="text/plain", charset="utf-8")
 
     async def _models(self, request: web.Request) -> web.Response:
-        model = {
-            "id": self.config.model_name,
-            "object": "model",
-            "created": self._started,
-            "owned_by": "assay",
-            "root": self.config.model_name,
-            "parent": None,
-        }
-        if self.config.max_model_len is not None:
-            model["max_model_len"] = self.config.max_model_len
-        return _json({"object": "list", "data": [model]})
+        names = dict.fromkeys([self.config.model_name, *(m.name for m in self.config.models)])
+        listed = []
+        for name in names:
+            model: dict[str, Any] = {
+                "id": name,
+                "object": "model",
+                "created": self._started,
+                "owned_by": "assay",
+                "root": name,
+                "parent": None,
+            }
+            if self.config.max_model_len is not None:
+                model["max_model_len"] = self.config.max_model_len
+            listed.append(model)
+        return _json({"object": "list", "data": listed})
 
     async def _serve(self, request: web.Request, api: Api) -> web.StreamResponse:
         if api is Api.transcriptions:
@@ -236,20 +267,21 @@ class MockService:
             if early is not None:
                 return early
         finishes = fault is None or fault.name in FINISHED_FAULTS
+        sampler = self.sampler_for(ask.model)
         counters = self.counters
         counters.add(Served.running)
         try:
             if not isinstance(ask, GenerationAsk):  # one body, no output tokens
                 script = self._one_body(api, ask, fault, response_id)
-                served = await self._play_body(request, script, 0)
+                served = await self._play_body(request, script, 0, sampler)
                 if finishes:
                     counters.finished("stop", ask.prompt_tokens, 0)
                 return served
-            answer = self._answer(ask, fault, response_id)
+            answer = self._answer(ask, fault, response_id, sampler)
             if stream and fault is not None and fault.name in CUT_FAULTS:
                 # Counted before playing: a stalled stream ends when the client gives up.
                 counters.cut(ask.prompt_tokens, min(fault.after, len(answer.pieces)))
-            served = await self._play_answer(request, api, ask, answer, fault, stream)
+            served = await self._play_answer(request, api, ask, answer, fault, stream, sampler)
         except ConnectionResetError:
             # The client left mid-answer (a run that stopped): for aiohttp a premature
             # disconnection, which it ignores, not a handler error it logs with a traceback.
@@ -305,12 +337,13 @@ class MockService:
             if early is not None:
                 return early
         tokens = ask.transcript_tokens
+        sampler = self.sampler_for(ask.model)
         limited = ask.max_tokens is not None and tokens >= ask.max_tokens
         answer = Answer(
             response_id=response_id,
             created=int(time.time()),
             model=ask.model,
-            pieces=output_pieces(tokens, self._sampler.rng, self._tokenizer),
+            pieces=output_pieces(tokens, sampler.rng, self._tokenizer),
             finish_reason="length" if limited else "stop",
             prompt_tokens=ask.prompt_tokens,
             include_usage=ask.include_usage,
@@ -320,10 +353,10 @@ class MockService:
         try:
             if ask.stream:
                 script = choices_stream(Api.transcriptions, answer, fault, self._tool_pieces)
-                served = await self._play_stream(request, script)
+                served = await self._play_stream(request, script, sampler)
             else:
                 body = transcription_body(answer, ask.audio_seconds, fault)
-                served = await self._play_body(request, body, len(answer.pieces))
+                served = await self._play_body(request, body, len(answer.pieces), sampler)
         except ConnectionResetError:
             raise asyncio.CancelledError from None
         finally:
@@ -355,25 +388,26 @@ class MockService:
         answer: Answer,
         fault: FaultSpec | None,
         stream: bool,
+        sampler: LatencySampler,
     ) -> web.StreamResponse:
         tool_pieces = self._tool_pieces
         n = len(answer.pieces)
         match api:
             case Api.chat | Api.completions if stream:
                 return await self._play_stream(
-                    request, choices_stream(api, answer, fault, tool_pieces)
+                    request, choices_stream(api, answer, fault, tool_pieces), sampler
                 )
             case Api.chat | Api.completions:
                 return await self._play_body(
-                    request, choices_body(api, answer, fault, tool_pieces), n
+                    request, choices_body(api, answer, fault, tool_pieces), n, sampler
                 )
             case Api.responses if stream:
                 return await self._play_stream(
-                    request, responses_stream(answer, ask.max_tokens, fault)
+                    request, responses_stream(answer, ask.max_tokens, fault), sampler
                 )
             case Api.responses:
                 return await self._play_body(
-                    request, responses_body(answer, ask.max_tokens, fault), n
+                    request, responses_body(answer, ask.max_tokens, fault), n, sampler
                 )
             case Api.embeddings | Api.rerank | Api.score | Api.transcriptions:
                 raise AssertionError(f"{api} answers are played by their own route")
@@ -400,16 +434,22 @@ class MockService:
             return None
         return FaultSpec(name=name, after=after)
 
-    def _answer(self, ask: GenerationAsk, fault: FaultSpec | None, response_id: str) -> Answer:
+    def _answer(
+        self,
+        ask: GenerationAsk,
+        fault: FaultSpec | None,
+        response_id: str,
+        sampler: LatencySampler,
+    ) -> Answer:
         name = fault.name if fault is not None else None
         length = plan_length(
-            self._sampler.output_tokens(), ask.max_tokens, ask.ignore_eos, ask.min_tokens
+            sampler.output_tokens(), ask.max_tokens, ask.ignore_eos, ask.min_tokens
         )
         tokens, finish_reason = length.tokens, length.finish_reason
         if name == "short_output":
             tokens, finish_reason = tokens // 2, "stop"
         json_mode = ask.json_mode and name != "invalid_json_output"
-        pieces = output_pieces(tokens, self._sampler.rng, self._tokenizer, json_mode)
+        pieces = output_pieces(tokens, sampler.rng, self._tokenizer, json_mode)
         tool_pieces = None
         if ask.tool_arguments is not None:
             # The model calls the tool: its arguments are the output, the limit still applies.
@@ -431,23 +471,25 @@ class MockService:
             tool_pieces=tool_pieces,
         )
 
-    async def _play_stream(self, request: web.Request, script: StreamScript) -> web.StreamResponse:
+    async def _play_stream(
+        self, request: web.Request, script: StreamScript, sampler: LatencySampler
+    ) -> web.StreamResponse:
         frames = script.tokens
-        if self._sampler.instant and script.ending is Ending.end and self._load is None:
+        if sampler.instant and script.ending is Ending.end and self._load is None:
             body = b"".join([*script.head, *frames, *script.tail])
             return web.Response(body=body, content_type=SSE_CONTENT_TYPE)
         response = web.StreamResponse(headers={"Cache-Control": "no-cache"})
         response.content_type = SSE_CONTENT_TYPE
         await response.prepare(request)
-        gaps = self._sampler.inter_token_latencies(len(frames) - 1)
-        await _sleep(self._sampler.time_to_first_token())
+        gaps = sampler.inter_token_latencies(len(frames) - 1)
+        await self._wait(sampler.time_to_first_token())
         if not gaps and self._load is None:
             await response.write(b"".join([*script.head, *frames]))
         else:
             await wait_for_tokens(self._load)
             await response.write(b"".join([*script.head, *frames[:1]]))
             for gap, frame in zip(gaps or [0.0] * (len(frames) - 1), frames[1:], strict=True):
-                await _sleep(gap)
+                await self._wait(gap)
                 await wait_for_tokens(self._load)
                 await response.write(frame)
         if script.ending is Ending.drop:
@@ -460,11 +502,11 @@ class MockService:
         return response
 
     async def _play_body(
-        self, request: web.Request, script: BodyScript, tokens: int
+        self, request: web.Request, script: BodyScript, tokens: int, sampler: LatencySampler
     ) -> web.StreamResponse:
-        if not self._sampler.instant:
-            gaps = self._sampler.inter_token_latencies(tokens - 1)
-            await _sleep(self._sampler.time_to_first_token() + sum(gaps))
+        if not sampler.instant:
+            gaps = sampler.inter_token_latencies(tokens - 1)
+            await self._wait(sampler.time_to_first_token() + sum(gaps))
         await wait_for_tokens(self._load, tokens)
         if script.ending is Ending.end:
             return web.Response(
@@ -486,6 +528,10 @@ class MockService:
         await response.write(script.body[half:])
         await response.write_eof()
         return response
+
+    async def _wait(self, seconds: float) -> None:
+        if seconds > 0:
+            await self._sleep(seconds)
 
     async def _stall(self, seconds: float) -> None:
         """Send nothing for `seconds`, or until the server closes."""
@@ -560,11 +606,6 @@ async def _drop(request: web.Request, response: web.StreamResponse) -> web.Strea
     return response
 
 
-async def _sleep(seconds: float) -> None:
-    if seconds > 0:
-        await asyncio.sleep(seconds)
-
-
 def _json(payload: Any, status: int = 200) -> web.Response:
     return web.Response(body=orjson.dumps(payload), status=status, content_type=JSON_CONTENT_TYPE)
 
@@ -573,4 +614,4 @@ def _error_response(status: int, message: str, kind: str) -> web.Response:
     return _json({"error": error_object(message, kind, status)}, status=status)
 
 
-__all__ = ["MockService", "MockStats"]
+__all__ = ["MockService", "MockStats", "Sleep"]
