@@ -12,16 +12,9 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from assay.server_metrics import (
-    AssayCounts,
-    GpuScrapes,
-    StepBounds,
-    TimedSample,
-    dcgm_only,
-    summarize,
-    summarize_gpus,
-)
-from assay.server_metrics.gpu_energy import DCGM_ENERGY_MJ, DCGM_POWER_W
+from assay.server_metrics import AssayCounts, StepBounds, TimedSample, summarize
+from assay.server_metrics.gpu_energy import DCGM_ENERGY_MJ, DCGM_POWER_W, GpuScrapes, dcgm_only
+from assay.server_metrics.summary import summarize_gpus
 from tests.backend.backend_loopback import unused_port_url
 from tests.cli.cli_harness import assay_mock, read_report, run_assay, run_fast
 from tests.cli.test_cli_bad_input import assert_one_error_line

@@ -18,16 +18,13 @@ from assay.backend import BackendSettings
 from assay.backend.client import _ssl_setting
 from assay.errors import ConfigError
 from assay.server_metrics import (
-    GpuScrapes,
     ServerMetricsObserver,
     ServerMetricsReport,
     StepBounds,
     TimedSample,
-    dcgm_only,
-    has_gpu_metrics,
-    summarize_gpus,
 )
-from assay.server_metrics.gpu_energy import NO_DCGM
+from assay.server_metrics.gpu_energy import NO_DCGM, GpuScrapes, dcgm_only, has_gpu_metrics
+from assay.server_metrics.summary import summarize_gpus
 from assay.spec.sections import ServerMetrics
 from assay.spec.target import mask_url
 

@@ -8,7 +8,6 @@ from assay.server_metrics.accounting import PLAIN as PLAIN_ACCOUNTING
 from assay.server_metrics.accounting import Accounting, accounting_notes, accounting_of
 from assay.server_metrics.checks import AssayCounts, CrossCheck, ServerCounts, cross_check
 from assay.server_metrics.families import Quantity, ServerKind, detect_kind, quantities_of
-from assay.server_metrics.gpu_energy import GpuScrapes, dcgm_only, has_gpu_metrics
 from assay.server_metrics.observer import ServerMetricsObserver, TimedSample
 from assay.server_metrics.scrape import Scraped, parse_exposition, scrape
 from assay.server_metrics.summary import (
@@ -18,13 +17,11 @@ from assay.server_metrics.summary import (
     StepServerCounts,
     counter_delta,
     summarize,
-    summarize_gpus,
 )
 
 __all__ = [
     "PLAIN_ACCOUNTING",
     "Accounting",
-    "GpuScrapes",
     "AssayCounts",
     "CrossCheck",
     "Quantity",
@@ -41,12 +38,9 @@ __all__ = [
     "accounting_of",
     "counter_delta",
     "cross_check",
-    "dcgm_only",
     "detect_kind",
-    "has_gpu_metrics",
     "parse_exposition",
     "quantities_of",
     "scrape",
     "summarize",
-    "summarize_gpus",
 ]
