@@ -5,15 +5,18 @@ any other name is answered as before (issue 39, traffic mixes)."""
 from __future__ import annotations
 
 import asyncio
+import urllib.request
 from typing import Any
 
 import aiohttp
+import orjson
 import pytest
 from pydantic import ValidationError
 
-from assay.mock import Fixed, LatencyModel, MockConfig, open_mock_server
+from assay.mock import Fixed, LatencyModel, MockConfig, open_mock_server, start_mock_processes
 from assay.mock.app import MockService
 from assay.mock.config import ServedModel, spread_models
+from assay.server_metrics import parse_exposition
 
 BASE = LatencyModel(
     time_to_first_token=Fixed(value=0.04),
@@ -136,3 +139,47 @@ async def test_a_served_model_answers_with_its_own_output_length() -> None:
 def test_a_model_served_twice_is_refused() -> None:
     with pytest.raises(ValidationError, match="named more than once"):
         MockConfig(models=spread_models(("a", "a"), BASE))
+
+
+def _per_model(text: str, name: str) -> dict[str, float]:
+    """Sample name -> value of the series labelled `model_name=name` (label sets summed)."""
+    label = f'model_name="{name}"'
+    return parse_exposition("\n".join(line for line in text.splitlines() if label in line))
+
+
+async def test_metrics_count_each_served_model_apart_and_add_up_to_the_total() -> None:
+    async with open_mock_server(MIXED) as server, aiohttp.ClientSession() as session:
+        for model, times in (("a", 2), ("b", 3), ("assay-mock", 1), ("unlisted", 1)):
+            for _ in range(times):
+                assert (await _chat(session, server.url, model, stream=False))[0] == 200
+        async with session.get(server.url + "/metrics") as answer:
+            text = await answer.text()
+    finished = {
+        name: _per_model(text, name)["vllm:request_success_total"]
+        for name in ("assay-mock", "a", "b")
+    }
+    # A model the mock does not list is counted under the mock's own model_name, as before.
+    assert finished == {"assay-mock": 2, "a": 2, "b": 3}
+    assert _per_model(text, "b")["vllm:generation_tokens_total"] == 3 * 4
+    total = parse_exposition(text)
+    assert total["vllm:request_success_total"] == 7
+    assert total["vllm:generation_tokens_total"] == 7 * 4
+
+
+def test_metrics_of_several_workers_count_each_model_across_them() -> None:
+    with start_mock_processes(MIXED, workers=2) as url:
+        for n in range(10):
+            body = {"model": "b" if n % 2 else "a", "prompt": "hello", "max_tokens": 3}
+            request = urllib.request.Request(
+                url + "/v1/completions",
+                data=orjson.dumps(body),
+                headers={"Content-Type": "application/json"},
+            )
+            with urllib.request.urlopen(request, timeout=10) as response:
+                response.read()
+        for _ in range(4):  # each scrape may reach either worker: every one sees the totals
+            with urllib.request.urlopen(url + "/metrics", timeout=10) as response:
+                text = response.read().decode()
+            assert _per_model(text, "a")["vllm:request_success_total"] == 5
+            assert _per_model(text, "b")["vllm:generation_tokens_total"] == 15
+            assert _per_model(text, "assay-mock")["vllm:request_success_total"] == 0

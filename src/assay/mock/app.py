@@ -54,6 +54,7 @@ from assay.mock.metrics import (
     Served,
     ServedCounters,
 )
+from assay.mock.model_list import model_list
 from assay.mock.ranking import ranking_body
 from assay.mock.responses import responses_body, responses_stream
 from assay.mock.script import (
@@ -121,7 +122,17 @@ class MockService:
     ) -> None:
         self.config = config
         self.stats = MockStats()
-        self.counters = counters if counters is not None else ServedCounters()
+        self._served_names = config.served_names
+        # Each model's counters by its index; a name the mock does not list counts as its own.
+        self._counter_index = {name: n for n, name in enumerate(self._served_names)}
+        self.counters = (
+            counters if counters is not None else ServedCounters(models=len(self._served_names))
+        )
+        if self.counters.models != len(self._served_names):
+            raise ValueError(
+                f"counters for {self.counters.models} models; the mock serves "
+                f"{len(self._served_names)}"
+            )
         self._tokenizer = BuiltinTokenizer()
         self._sampler = LatencySampler(config.latency, config.seed)
         self._samplers = {
@@ -202,25 +213,11 @@ class MockService:
         return _json(self.stats.snapshot())
 
     async def _metrics(self, request: web.Request) -> web.Response:
-        text = self.counters.render(self.config.model_name, self.config.metrics_scale)
+        text = self.counters.render(self._served_names, self.config.metrics_scale)
         return web.Response(text=text, content_type="text/plain", charset="utf-8")
 
     async def _models(self, request: web.Request) -> web.Response:
-        names = dict.fromkeys([self.config.model_name, *(m.name for m in self.config.models)])
-        listed = []
-        for name in names:
-            model: dict[str, Any] = {
-                "id": name,
-                "object": "model",
-                "created": self._started,
-                "owned_by": "assay",
-                "root": name,
-                "parent": None,
-            }
-            if self.config.max_model_len is not None:
-                model["max_model_len"] = self.config.max_model_len
-            listed.append(model)
-        return _json({"object": "list", "data": listed})
+        return _json(model_list(self._served_names, self._started, self.config.max_model_len))
 
     async def _serve(self, request: web.Request, api: Api) -> web.StreamResponse:
         if api is Api.transcriptions:
@@ -269,29 +266,30 @@ class MockService:
                 return early
         finishes = fault is None or fault.name in FINISHED_FAULTS
         sampler = self.sampler_for(ask.model)
+        model = self._counter_index.get(ask.model, 0)
         counters = self.counters
-        counters.add(Served.running)
+        counters.add(Served.running, 1, model)
         try:
             if not isinstance(ask, GenerationAsk):  # one body, no output tokens
                 script = self._one_body(api, ask, fault, response_id)
                 served = await self._play_body(request, script, 0, sampler)
                 if finishes:
-                    counters.finished("stop", ask.prompt_tokens, 0)
+                    counters.finished("stop", ask.prompt_tokens, 0, model)
                 return served
             answer = self._answer(ask, fault, response_id, sampler)
             if stream and fault is not None and fault.name in CUT_FAULTS:
                 # Counted before playing: a stalled stream ends when the client gives up.
-                counters.cut(ask.prompt_tokens, min(fault.after, len(answer.pieces)))
+                counters.cut(ask.prompt_tokens, min(fault.after, len(answer.pieces)), model)
             served = await self._play_answer(request, api, ask, answer, fault, stream, sampler)
         except ConnectionResetError:
             # The client left mid-answer (a run that stopped): for aiohttp a premature
             # disconnection, which it ignores, not a handler error it logs with a traceback.
             raise asyncio.CancelledError from None
         finally:
-            counters.add(Served.running, -1)
+            counters.add(Served.running, -1, model)
         if finishes:
             tokens = self._generated_tokens(api, answer, fault)
-            counters.finished(answer.finish_reason, ask.prompt_tokens, tokens)
+            counters.finished(answer.finish_reason, ask.prompt_tokens, tokens, model)
         return served
 
     def _one_body(
@@ -339,6 +337,7 @@ class MockService:
                 return early
         tokens = ask.transcript_tokens
         sampler = self.sampler_for(ask.model)
+        model = self._counter_index.get(ask.model, 0)
         limited = ask.max_tokens is not None and tokens >= ask.max_tokens
         answer = Answer(
             response_id=response_id,
@@ -350,7 +349,7 @@ class MockService:
             include_usage=ask.include_usage,
         )
         counters = self.counters
-        counters.add(Served.running)
+        counters.add(Served.running, 1, model)
         try:
             if ask.stream:
                 script = choices_stream(Api.transcriptions, answer, fault, self._tool_pieces)
@@ -361,11 +360,11 @@ class MockService:
         except ConnectionResetError:
             raise asyncio.CancelledError from None
         finally:
-            counters.add(Served.running, -1)
+            counters.add(Served.running, -1, model)
         if fault is None or fault.name in FINISHED_FAULTS:
             empty = fault is not None and fault.name in EMPTY_FAULTS
             counters.finished(
-                answer.finish_reason, ask.prompt_tokens, 0 if empty else len(answer.pieces)
+                answer.finish_reason, ask.prompt_tokens, 0 if empty else len(answer.pieces), model
             )
         return served
 

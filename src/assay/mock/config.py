@@ -200,6 +200,15 @@ class MockConfig(BaseModel):
     # A finite server (slots, a token budget, faults past a load): see `assay.mock.capacity`.
     server: ServerModel = ServerModel()
 
+    @property
+    def served_names(self) -> tuple[str, ...]:
+        """Every model the mock serves, its own `model_name` first, each once.
+
+        >>> MockConfig(models=spread_models(("a",), LatencyModel())).served_names
+        ('assay-mock', 'a')
+        """
+        return tuple(dict.fromkeys([self.model_name, *(model.name for model in self.models)]))
+
     @model_validator(mode="after")
     def _served_models_are_distinct(self) -> Self:
         names = [model.name for model in self.models]
