@@ -165,6 +165,7 @@ def test_a_run_reads_the_gpus_energy_from_the_exporter_beside_the_servers_metric
     usable = step.metrics.throughput.usable_output_tokens
     assert step.cost.joules_per_usable_output_token == pytest.approx(energy / usable)
     assert "per usable output token" in result.stdout
+    assert f"GPU energy from {exporter.url}" in result.stdout
     assert report.run_config["gpu_metrics"] == exporter.url
 
 
@@ -180,6 +181,8 @@ def test_the_config_file_key_scrapes_the_exporter_without_the_servers_metrics(
     )
     result = run_assay("run", "--config", config)
     assert result.exit_code == 0, result.stderr
+    assert f"GPU metrics ({exporter.url}, " in result.stdout
+    assert "nothing to cross-check" not in result.stdout
     report = read_report(tmp_path / "run")
     server = report.server_metrics
     assert server is not None
@@ -206,6 +209,7 @@ def test_an_exporter_that_stops_answering_mid_run_is_a_problem_not_a_crash(
     server = read_report(tmp_path).server_metrics
     assert server is not None
     assert any(p.startswith(f"GET {dying.url} failed") for p in server.problems), server.problems
+    assert f"note: GET {dying.url} failed" in result.stdout
     # Its last scrape came before the load ended: the run's energy is unknown, not too small.
     assert server.gpu_energy_joules is None
     assert all(check.agrees for check in server.checks)  # the server's own metrics go on
