@@ -10,6 +10,7 @@ and assay's own internal errors are kept as they were.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -149,16 +150,8 @@ def revalidate(
             timeline = timelines.get(judged.step)
             if timeline is not None:
                 timeline.add(judged)
-            if judged.turn is not None:
-                by_turn = turns.setdefault(judged.step, {})
-                if judged.turn not in by_turn:
-                    by_turn[judged.turn] = fresh(judged.step)
-                by_turn[judged.turn].add(judged)
-            if judged.model is not None:
-                by_model = models.setdefault(judged.step, {})
-                if judged.model not in by_model:
-                    by_model[judged.model] = fresh(judged.step)
-                by_model[judged.model].add(judged)
+            _add_grouped(turns, judged.turn, judged, fresh)
+            _add_grouped(models, judged.model, judged, fresh)
     steps = [
         # What never became a record (scheduled, not sent, lost, how the sessions went) is not
         # the validators' to change; the figures, the turns' and models' included, are judged
@@ -199,6 +192,22 @@ def revalidate(
 
 
 _Key = TypeVar("_Key", int, str)
+
+
+def _add_grouped(
+    groups: dict[int, dict[_Key, StepAggregator]],
+    key: _Key | None,
+    record: RequestRecord[GenerationResponse],
+    fresh: Callable[[int], StepAggregator],
+) -> None:
+    """Add `record` to its step's aggregator of `key` (a turn, a model), made by `fresh` for
+    the step at the key's first record; nothing when the record has no such key."""
+    if key is None:
+        return
+    by_key = groups.setdefault(record.step, {})
+    if key not in by_key:
+        by_key[key] = fresh(record.step)
+    by_key[key].add(record)
 
 
 def _snapshots(groups: dict[_Key, StepAggregator] | None) -> dict[_Key, StepMetrics] | None:
