@@ -47,12 +47,13 @@ def _rate(step: StepReport, value: float | None) -> str:
 def _row(name: str, seen: StepReport) -> str:
     m = seen.metrics
     codes = ", ".join(f"{code} {summary.count:,}" for code, summary in m.errors_by_code.items())
-    cells = [
+    counts = [
         f"{m.outcomes.dispatched:,}",
         f"{m.outcomes.completed:,}",
         f"{m.outcomes.errored:,}",
         f"{m.error_rate * 100:.2f} %",
-        codes or "-",
+    ]
+    figures = [
         _pair(m.latency.ttft_ms),
         _pair(m.latency.tpot_ms),
         _pair(m.latency.e2e_ms),
@@ -62,7 +63,9 @@ def _row(name: str, seen: StepReport) -> str:
     ]
     return (
         f'<tr data-model="{_e(name)}"><td>{_e(name)}</td>'
-        + "".join(f'<td class="num">{_e(cell)}</td>' for cell in cells)
+        + "".join(f'<td class="num">{_e(cell)}</td>' for cell in counts)
+        + f"<td>{_e(codes or '-')}</td>"
+        + "".join(f'<td class="num">{_e(cell)}</td>' for cell in figures)
         + "</tr>"
     )
 
