@@ -234,6 +234,19 @@ def test_the_console_prints_a_row_per_model_with_its_errors() -> None:
     assert "slow: errors by code: http_status 10" in text
 
 
+def test_a_run_of_several_steps_shows_each_models_totals_in_the_console_and_the_page() -> None:
+    report = _report(_step(_mix(100)), _step(_mix(60), 1))
+    console = Console(record=True, width=100, file=io.StringIO())
+    render_summary(report, console)
+    text = console.export_text()
+    assert "slow over the run: 80 dispatched, 64 completed, 16 errored (20.00 %)" in text
+    assert "step 2, slow: errors by code: http_status 6" in text
+    page = render_html(report, {})
+    assert page.count('<table class="models">') == 2  # one per step
+    assert '<table class="models-totals">' in page
+    assert 'id="models-ttft"' in page
+
+
 def test_summary_csv_has_a_row_per_model_after_its_step() -> None:
     report = _report(_step(_mix(100)), _step(_mix(40), 1))
     rows = list(csv.DictReader(io.StringIO(summary_csv(report))))
@@ -265,6 +278,7 @@ def test_compare_judges_each_model_against_its_own_samples() -> None:
 
 
 def test_assay_compare_prints_each_model_of_two_mixed_runs(tmp_path: Path) -> None:
+    """The console and the --html page compare each model of the two runs' mixes."""
     from assay.reports import write_report
 
     for name, slow_ms in (("one", 50.0), ("two", 90.0)):
@@ -272,8 +286,10 @@ def test_assay_compare_prints_each_model_of_two_mixed_runs(tmp_path: Path) -> No
             _completed(i, slow_ms if i % 2 else 5, "slow" if i % 2 else "fast") for i in range(400)
         ]
         write_report(_report(_step(records)), tmp_path / name)
-    result = run_assay("compare", tmp_path / "one", tmp_path / "two")
+    page = tmp_path / "compare.html"
+    result = run_assay("compare", tmp_path / "one", tmp_path / "two", "--html", page)
     assert result.exit_code == 0, result.stderr
+    assert "· model slow</td><td>TTFT p50 (ms)" in page.read_text()
     assert "model fast" in result.stdout
     after = result.stdout.split("model slow")[1]
     ttft_row = next(line for line in after.splitlines() if line.strip().startswith("TTFT p50"))
