@@ -8,10 +8,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
+import pytest
 from playwright.sync_api import sync_playwright
 from rich.console import Console
 
@@ -34,6 +36,7 @@ from assay.reports import Report, StepReport, build_report, collect_environment,
 from assay.reports.compare import align_steps, compare_step, model_groups
 from assay.reports.files import SUMMARY_COLUMNS, summary_csv
 from assay.reports.html import render_html
+from assay.run_folder import shard_name
 from assay.spec.run import RunEcho
 from tests.cli.cli_harness import read_record_lines, read_report, run_assay, run_fast
 from tests.load.test_coordinator import two_process_plan
@@ -323,11 +326,11 @@ def test_processes_merge_their_models_into_the_step(tmp_path: Path) -> None:
     }
 
 
-def test_a_real_run_stamped_per_model_is_shown_per_model_in_chromium(tmp_path: Path) -> None:
-    """A run against the embedded mock, its records stamped with a model each as a mixed run
-    writes them, judged again by `assay revalidate`: report.json, summary.csv and report.html
-    show each model, and the browser draws the section and its charts."""
-    run = tmp_path / "run"
+@pytest.fixture(scope="module")
+def stamped_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run against the embedded mock whose records are each stamped with a model of the mix,
+    as a mixed run writes them (its report.json as the run wrote it)."""
+    run = tmp_path_factory.mktemp("mixed") / "run"
     ran = run_fast(run, "--max-requests", "60", "--concurrency", "4", "--processes", "2")
     assert ran.exit_code == 0, ran.stderr
     stamped = b"".join(
@@ -335,6 +338,26 @@ def test_a_real_run_stamped_per_model_is_shown_per_model_in_chromium(tmp_path: P
         for line in read_record_lines(run)
     )
     (run / "records.jsonl").write_bytes(stamped)
+    return run
+
+
+def test_a_killed_runs_shards_are_reported_per_model(tmp_path: Path, stamped_run: Path) -> None:
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    (shards / shard_name(0, 0)).write_bytes((stamped_run / "records.jsonl").read_bytes())
+    result = run_assay("report", tmp_path)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    step = read_report(tmp_path).steps[0]
+    assert step.models is not None
+    written = Counter(model_of(line["id"]) for line in read_record_lines(tmp_path))
+    assert {name: m.outcomes.dispatched for name, m in step.models.items()} == dict(written)
+
+
+def test_a_real_run_stamped_per_model_is_shown_per_model_in_chromium(stamped_run: Path) -> None:
+    """A run against the embedded mock, its records stamped with a model each as a mixed run
+    writes them, judged again by `assay revalidate`: report.json, summary.csv and report.html
+    show each model, and the browser draws the section and its charts."""
+    run = stamped_run
     judged = run_assay("revalidate", run, "--max-error-rate", "1")
     assert judged.exit_code == 0, judged.stderr
     out = run / "revalidated"

@@ -48,10 +48,15 @@ def merged_models(summaries: Iterable[ShardSummary]) -> dict[str, StepMetrics] |
                 models[name].merge(part)
             else:
                 models[name] = part
+    return model_snapshots(models)
+
+
+def model_snapshots(models: dict[str, StepAggregator]) -> dict[str, StepMetrics] | None:
+    """Each model's figures by name, in name order; None for none."""
     return {name: models[name].snapshot() for name in sorted(models)} if models else None
 
 
-def _add_to_group(
+def add_to_group(
     groups: dict[_Key, StepAggregator],
     key: _Key,
     record: RequestRecord[GenerationResponse],
@@ -118,12 +123,12 @@ class ShardSink:
         if turn is not None:
             if self._turns is None:
                 self._turns = {}
-            _add_to_group(self._turns, turn, record, self._fresh)
+            add_to_group(self._turns, turn, record, self._fresh)
         model = record.model  # set only when the run sends several models
         if model is not None:
             if self._models is None:
                 self._models = {}
-            _add_to_group(self._models, model, record, self._fresh)
+            add_to_group(self._models, model, record, self._fresh)
 
     def _fresh(self) -> StepAggregator:
         return StepAggregator(slo=self._slo, window=self._window, origin_ns=self._context.start_ns)
@@ -211,9 +216,9 @@ class ShardSinkFactory:
             aggregator.add(record)
             timeline.add(record)
             if record.turn is not None:
-                _add_to_group(turns, record.turn, record, fresh)
+                add_to_group(turns, record.turn, record, fresh)
             if record.model is not None:
-                _add_to_group(models, record.model, record, fresh)
+                add_to_group(models, record.model, record, fresh)
 
         kept = recover_shard(path, keep)
         return ShardSummary(
