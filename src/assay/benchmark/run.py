@@ -25,7 +25,7 @@ from assay.benchmark.gpu_observation import observe_gpus
 from assay.benchmark.preflight import check_before_start
 from assay.benchmark.proxy_check import proxy_in_front
 from assay.benchmark.server_observation import observe_server, server_metrics_report
-from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary
+from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary, merged_models
 from assay.benchmark.source_ahead import ReadAhead, SourceAhead, read_ahead, with_model
 from assay.config import RunConfig, check_machine_limits
 from assay.config.limits import load_processes
@@ -471,6 +471,7 @@ def step_report(
         lost_processes=tuple(process.reason for process in step.lost_processes),
         sessions=None if sessions is None else SessionSummary.model_validate(asdict(sessions)),
         turns={turn: turns[turn].snapshot() for turn in sorted(turns)} if turns else None,
+        models=merged_models(summaries),
         data_rows=data_rows if step.stopped_by is StopReason.data_exhausted else None,
         client_load=step.client,
     )
