@@ -11,7 +11,7 @@ import pytest
 from assay.metrics import StepAggregator
 from assay.reports.report import StepReport
 from assay.reports.step_words import describe_load, offered, step_label
-from assay.spec.load import ProfileKind
+from assay.spec.load import ProfileKind, load_words
 from tests.load.profile_examples import STEP_KINDS, example_step_load
 
 # The words of each kind's example step (sentence, table cell, chart label), as they were
@@ -34,7 +34,7 @@ def test_a_step_reads_back_as_the_load_it_ran_and_says_its_words(kind: ProfileKi
     stored = StepReport.model_validate_json(step.model_dump_json())
     assert stored.load == load
     words = (describe_load(stored), offered(stored), step_label(stored))
-    assert words[1:] == (load.words().cell, f"1 {kind}{load.words().label}")
+    assert words[1:] == (load_words(load).cell, f"1 {kind}{load_words(load).label}")
     assert words == _WORDS.get(kind, words)
 
 
