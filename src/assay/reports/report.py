@@ -34,18 +34,8 @@ from assay.reports.validity import Validity, assess_validity
 from assay.server_metrics import ServerMetricsReport
 from assay.spec import load as loads
 from assay.spec.constraints import StopReason
-from assay.spec.load import (
-    Concurrent,
-    Constant,
-    Poisson,
-    ProfileKind,
-    RampUp,
-    RateRamp,
-    Replay,
-    StepLoad,
-    Synchronous,
-    Throughput,
-)
+from assay.spec.load import ProfileKind, RateRamp, StepLoad
+from assay.spec.parameter import StepFigure
 from assay.spec.run import RunEcho
 from assay.spec.validation import DEFAULT_MAX_NOT_SENT_RATE
 from assay.version import __version__
@@ -186,41 +176,23 @@ class StepReport(BaseModel):
     @property
     def load(self) -> StepLoad | None:
         """The load the step offered, as far as the report records it (not a replay's speed
-        nor a poisson's seed); None when it does not record the figure that names it, or for
-        a profile from another version. Read as stored, never refused.
+        nor a poisson's seed): each parameter read from the step figure its field declares
+        (`assay.spec.load.stored_load`). None when it does not record the figure that names
+        it, or for a profile from another version. Read as stored, never refused.
 
         >>> from assay.metrics import StepAggregator
+        >>> from assay.spec.load import Constant
         >>> step = StepReport.of(0, Constant(rate=5, burstiness=0.5), StepAggregator().snapshot())
         >>> step.load, step.requested_rate
         (Constant(kind='constant', rate=5.0, burstiness=0.5), 5.0)
         """
-        rate, streams, shape = self.requested_rate, self.requested_concurrency, self.burstiness
-        match self.profile_kind:
-            case "synchronous":
-                return Synchronous()
-            case "concurrent" if streams is not None:
-                return Concurrent.model_construct(streams=streams)
-            case "throughput" if streams is not None:
-                return Throughput.model_construct(max_concurrency=streams)
-            case "constant" if rate is not None:
-                return Constant.model_construct(rate=rate, burstiness=shape)
-            case "poisson" if rate is not None:
-                return Poisson.model_construct(rate=rate, burstiness=shape)
-            case "ramp_up" if self.ramp is not None:
-                return RampUp.model_construct(ramp=self.ramp, burstiness=shape)
-            case "replay":
-                return Replay()
-            case (
-                "concurrent"
-                | "throughput"
-                | "constant"
-                | "poisson"
-                | "ramp_up"
-                | "sweep"
-                | "capacity"
-                | None
-            ):
-                return None
+        figures: dict[StepFigure, object] = {
+            "requested_rate": self.requested_rate,
+            "requested_concurrency": self.requested_concurrency,
+            "ramp": self.ramp,
+            "burstiness": self.burstiness,
+        }
+        return loads.stored_load(self.profile, figures)
 
     sessions: SessionSummary | None = None
     # The metrics of each turn index (1 = a session's first turn) when the step ran sessions.
