@@ -59,6 +59,8 @@ class FileSource:
     cycle: bool = False
     # Whether any row has images: then every request's image count is recorded, 0 included.
     carries_images: bool = False
+    # Whether any row names its model (the `model` column): its records then carry models.
+    names_models: bool = False
 
     @classmethod
     def load(cls, config: FileSourceConfig) -> FileSource:
@@ -94,11 +96,16 @@ class FileSource:
             rows=rows,
             notes=check.notes(),
             carries_images=any(row.images for row in rows),
+            names_models=any(row.model is not None for row in rows),
         )
 
     def size(self) -> int | None:
         """The number of rows; None when cycled (the rows come round again without end)."""
         return None if self.cycle else len(self.rows)
+
+    def several_models(self) -> bool:
+        """Whether its requests may name different models: a mix, or rows naming theirs."""
+        return self.names_models or self.config.mix is not None
 
     def cycled(self) -> FileSource:
         """The same rows, reused in file order pass after pass (`--data-cycle`)."""
@@ -144,7 +151,7 @@ class FileSource:
         return GenerationRequest(
             request_id=request_id(index),
             endpoint=config.endpoint,
-            model=config.model,
+            model=self._model(row.model, index),
             prompt=prompt,
             messages=messages,
             documents=row.documents,
@@ -155,6 +162,13 @@ class FileSource:
             extra_body=config.extra_body if extra is None else extra,
             images=len(row.images) if self.carries_images else None,
         )
+
+    def _model(self, named: str | None, index: int) -> str:
+        """The row's own model wins; then the mix's pick; then the run's one model."""
+        if named is not None:
+            return named
+        config = self.config
+        return config.model if config.mix is None else config.mix.pick(config.seed, index)
 
 
 def local_media(path: Path, file_format: FileFormat, allowed: tuple[Path, ...]) -> LocalMedia:

@@ -351,7 +351,8 @@ class SyntheticSource(RequestSettings):
         fields: dict[str, object] = {
             "request_id": request_id(index),
             "endpoint": self.endpoint,
-            "model": self.model,
+            # One attribute test for a single-model run; a mix picks from (seed, index).
+            "model": self.model if self.mix is None else self.mix.pick(self.seed, index),
             "prompt": prompt,
             "messages": messages,
             "documents": documents,
