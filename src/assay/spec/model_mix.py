@@ -105,9 +105,9 @@ class ModelMix(BaseModel):
     >>> mix = ModelMix.of("a=2,b=1", "round-robin")
     >>> [mix.pick(0, i) for i in range(6)]
     ['a', 'a', 'b', 'a', 'a', 'b']
-    >>> mix = ModelMix.of("a=0.7,b=0.2,c=0.1")
+    >>> mix = ModelMix.of("a=6,b=3,c=1")
     >>> mix.pick(5, 123) == mix.pick(5, 123), mix.shares()
-    (True, {'a': 0.7, 'b': 0.2, 'c': 0.1})
+    (True, {'a': 0.6, 'b': 0.3, 'c': 0.1})
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
