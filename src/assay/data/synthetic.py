@@ -224,6 +224,9 @@ class SyntheticSource(RequestSettings):
             text = self._prompt(prompt_count, rng)
         fields = shared.copy()  # keeps the field order; the keys set below are already there
         fields["request_id"] = request_id(index)
+        mix = self.mix
+        if mix is not None:
+            fields["model"] = mix.pick(self.seed, index)
         if runtime.chat:
             fields["messages"] = ({"role": "user", "content": text},)
         else:
