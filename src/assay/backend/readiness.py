@@ -173,6 +173,8 @@ async def _attempt(backend: Backend, model: str | None, mix: tuple[str, ...] = (
         # Not retried: a server that answers its listing has loaded what it serves (vLLM lists
         # its `--lora-modules` adapters as soon as it answers).
         raise ServerNotReady(problem)
+    if mix:
+        return narrowest(model or mix[0], [served for served in models if served.id in mix])
     if model is not None:
         # The window of the model as listed; a model the server does not list has none known.
         listed = next((served for served in models if served.id == model), None)
@@ -180,6 +182,20 @@ async def _attempt(backend: Backend, model: str | None, mix: tuple[str, ...] = (
     if not models:
         raise _NotYet(f"{backend.settings.display_url} returned no models")
     return models[0]
+
+
+def narrowest(model: str, mixed: list[ServedModel]) -> ServedModel:
+    """`model` (a mix's first) with the smallest context window its mix's models name: a
+    request of the mix may go to any of them.
+
+    >>> narrowest("a", [ServedModel("a", 8192), ServedModel("b", 4096), ServedModel("c")])
+    ServedModel(id='a', context_window=4096, window_problem=None)
+    """
+    windows = [served.context_window for served in mixed if served.context_window is not None]
+    problems = [served.window_problem for served in mixed if served.window_problem is not None]
+    return ServedModel(
+        model, min(windows, default=None), None if windows else next(iter(problems), None)
+    )
 
 
 async def until_interrupted(work: Awaitable[_T], interrupted: Callable[[], bool]) -> _T:
