@@ -24,6 +24,7 @@ from assay.data.token_count import FixedCount
 from assay.data.trace import TraceConfig, load_trace
 from assay.errors import DataError
 from assay.spec.model_mix import ModelMix, parse_models, round_robin_pattern
+from assay.spec.run import RunEcho
 from assay.spec.target import Target
 
 MIX = ModelMix.of("a=0.7,b=0.2,c=0.1")
@@ -228,3 +229,20 @@ def test_the_run_config_builds_a_mixed_source() -> None:
     mix = config.target.mix()
     source = source_of(config.source, config.request, config.target.endpoint, "a", 5, mix)
     assert [source.request(i).model for i in range(60)] == [MIX.pick(5, i) for i in range(60)]
+
+
+def test_the_echo_keeps_the_mix_and_an_older_report_loads_without_it() -> None:
+    config = RunConfig.model_validate({"model": "a=3,b=1", "model_mix": "round-robin"})
+    echo = config.echo(
+        resolved_target=None,
+        resolved_model=config.target.model,
+        validator_chain="default chat chain",
+        processes=1,
+        interrupted=False,
+        degraded=False,
+    )
+    written = json.loads(echo.model_dump_json())
+    assert (written["model"], written["model_mix"]) == ("a=3,b=1", "round-robin")
+    older = RunEcho.model_validate_json('{"model": "m", "seed": 1}')
+    assert older["model"] == "m"
+    assert json.loads(older.model_dump_json()) == {"model": "m", "seed": 1}
