@@ -141,6 +141,11 @@ class FileSource:
                 pass  # the row was checked to hold a prompt (and documents) for these
             case Carries.audio:
                 raise DataError(NO_AUDIO)
+        # The row's own model wins; then the mix's pick; then the run's one model.
+        model = row.model
+        if model is None:
+            mix = config.mix
+            model = config.model if mix is None else mix.pick(config.seed, index)
         extra = {**config.extra_body, **row.extra_body} if row.extra_body else None
         ignore_eos = config.ignore_eos
         fields = config.extra_body if extra is None else extra
@@ -151,7 +156,7 @@ class FileSource:
         return GenerationRequest(
             request_id=request_id(index),
             endpoint=config.endpoint,
-            model=self._model(row.model, index),
+            model=model,
             prompt=prompt,
             messages=messages,
             documents=row.documents,
@@ -162,13 +167,6 @@ class FileSource:
             extra_body=config.extra_body if extra is None else extra,
             images=len(row.images) if self.carries_images else None,
         )
-
-    def _model(self, named: str | None, index: int) -> str:
-        """The row's own model wins; then the mix's pick; then the run's one model."""
-        if named is not None:
-            return named
-        config = self.config
-        return config.model if config.mix is None else config.mix.pick(config.seed, index)
 
 
 def local_media(path: Path, file_format: FileFormat, allowed: tuple[Path, ...]) -> LocalMedia:
