@@ -20,20 +20,12 @@ from tests.cli.cli_harness import (
 from assay.data.source import request_id
 from assay.spec.model_mix import ModelMix
 
-# The embedded mock serves every model of the mix once the mock honours `MockConfig.models`
-# (its /v1/models lists them): until then the run is refused as it should be.
-_NEEDS_MOCK_MODELS = pytest.mark.xfail(
-    reason="needs the embedded mock to list MockConfig.models at /v1/models (branch mix-mock)",
-    strict=True,
-)
-
 
 def _expected_models(lines: list[dict[str, object]], mix: ModelMix, seed: int) -> list[str]:
     index_of = {request_id(index): index for index in range(10_000)}
     return [mix.pick(seed, index_of[str(line["id"])]) for line in lines]
 
 
-@_NEEDS_MOCK_MODELS
 def test_a_weighted_mix_stamps_every_record_with_its_seeded_model(tmp_path: Path) -> None:
     run_dir = tmp_path / "mix"
     result = run_fast(
@@ -59,7 +51,6 @@ def test_a_weighted_mix_stamps_every_record_with_its_seeded_model(tmp_path: Path
     assert (echo["model"], echo["model_mix"]) == ("a=0.7,b=0.2,c=0.1", "random")
 
 
-@_NEEDS_MOCK_MODELS
 def test_a_round_robin_mix_from_a_config_file_cycles_its_pattern(tmp_path: Path) -> None:
     run_dir = tmp_path / "rr"
     config = tmp_path / "assay.toml"

@@ -22,10 +22,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             yield address
 
 
-@pytest.mark.xfail(
-    reason="needs the embedded mock to list MockConfig.models at /v1/models (branch mix-mock)",
-    strict=True,
-)
 def test_a_mix_on_ray_names_the_models_local_processes_name(tmp_path: Path, cluster: str) -> None:
     engines = {
         "ray": ("--engine", "ray", "--ray-address", cluster, "--ray-workers", "2"),

@@ -168,13 +168,8 @@ async def _attempt(backend: Backend, model: str | None, mix: tuple[str, ...] = (
         if model is not None:
             return ServedModel(model)
         raise
-    problem = unserved(mix, models, backend.settings.display_url) if mix else None
-    if problem is not None:
-        # Not retried: a server that answers its listing has loaded what it serves (vLLM lists
-        # its `--lora-modules` adapters as soon as it answers).
-        raise ServerNotReady(problem)
     if mix:
-        return narrowest(model or mix[0], [served for served in models if served.id in mix])
+        return _mix_served(models, model or mix[0], mix, backend.settings.display_url)
     if model is not None:
         # The window of the model as listed; a model the server does not list has none known.
         listed = next((served for served in models if served.id == model), None)
@@ -182,6 +177,19 @@ async def _attempt(backend: Backend, model: str | None, mix: tuple[str, ...] = (
     if not models:
         raise _NotYet(f"{backend.settings.display_url} returned no models")
     return models[0]
+
+
+def _mix_served(
+    models: list[ServedModel], model: str, mix: tuple[str, ...], where: str
+) -> ServedModel:
+    """`model`, the first of a mix whose models must all be listed (`ServerNotReady` naming
+    what the server serves when one is not), with the narrowest window they name."""
+    problem = unserved(mix, models, where)
+    if problem is not None:
+        # Not retried: a server that answers its listing has loaded what it serves (vLLM lists
+        # its `--lora-modules` adapters as soon as it answers).
+        raise ServerNotReady(problem)
+    return narrowest(model, [served for served in models if served.id in mix])
 
 
 def narrowest(model: str, mixed: list[ServedModel]) -> ServedModel:

@@ -21,10 +21,11 @@ from assay.backend.readiness import wait_for_model
 from assay.backend.served_models import ServedModel
 from assay.backend.settings import BackendSettings, settings_for
 from assay.benchmark.chain_spec import ChainSpec, slo_of
+from assay.benchmark.gpu_observation import observe_gpus
 from assay.benchmark.preflight import check_before_start
 from assay.benchmark.proxy_check import proxy_in_front
 from assay.benchmark.server_observation import observe_server, server_metrics_report
-from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary
+from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary, merged_models
 from assay.benchmark.source_ahead import ReadAhead, SourceAhead, read_ahead, with_model
 from assay.config import RunConfig, check_machine_limits
 from assay.config.limits import load_processes
@@ -250,6 +251,8 @@ def _run(
             slo=slo_of(config.validation),
             windowed=bool(plan.constraints.warmup_seconds or plan.constraints.cooldown_seconds),
         )
+        # The DCGM exporter's first scrape comes before the server's, its last after (bracketing).
+        gpus = stack.enter_context(observe_gpus(config.server_metrics, backend, note))
         observer = stack.enter_context(observe_server(config.server_metrics, backend, note))
         first = observer.samples[-1] if observer is not None and observer.samples else None
         result: BenchmarkResult[ShardSummary] = BenchmarkResult(steps=[], interrupted=True)
@@ -261,9 +264,7 @@ def _run(
             step_report(step, recovered.get(step.index, []), data_rows=source.size())
             for step in result.steps
         ]
-        server = None if observer is None or first is None else (
-            server_metrics_report(observer, first, steps, accounting_of(config))
-        )  # fmt: skip
+        server = server_metrics_report(observer, first, steps, accounting_of(config), gpus)
     _write_records(folder, result, recovered)
     report = build_report(
         run_config=config.echo(
@@ -495,6 +496,7 @@ def step_report(
         lost_processes=tuple(process.reason for process in step.lost_processes),
         sessions=None if sessions is None else SessionSummary.model_validate(asdict(sessions)),
         turns={turn: turns[turn].snapshot() for turn in sorted(turns)} if turns else None,
+        models=merged_models(summaries),
         data_rows=data_rows if step.stopped_by is StopReason.data_exhausted else None,
         client_load=step.client,
     )

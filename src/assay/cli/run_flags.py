@@ -325,6 +325,8 @@ RUN_FLAGS: Final[tuple[Flag, ...]] = (
     Flag("server_metrics", bool, OUT, "Do not scrape server metrics.",
          flag="--no-server-metrics", given="off"),
     Flag("server_metrics_interval", float, OUT, "Seconds between metric scrapes [1]."),
+    Flag("gpu_metrics", str, OUT, "A DCGM exporter's metrics, scraped beside the server's: the "
+         "GPUs' energy per usable output token.", metavar="URL"),
     Flag("cost_per_hour", str, OUT, "The server's price per hour, USD or GPUSxUSD (8x2.5: eight "
          "GPUs at $2.50): the report's cost per usable token and request.",
          metavar="USD|GPUSxUSD"),

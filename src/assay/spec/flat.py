@@ -81,6 +81,7 @@ _LISTED: Final[dict[str, tuple[str, ...]]] = {
     "mock_load_fault": ("mock", "load_fault"),
     "server_metrics": ("server_metrics", "url"),
     "server_metrics_interval": ("server_metrics", "interval"),
+    "gpu_metrics": ("server_metrics", "gpu_url"),
     "cost_per_hour": ("output", "cost_per_hour"),
 }
 
