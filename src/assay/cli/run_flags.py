@@ -158,7 +158,12 @@ def _slo_keys() -> tuple[str, ...]:
 RUN_FLAGS: Final[tuple[Flag, ...]] = (
     Flag("target", str, TARGET, "Server base URL; without it an embedded mock server is started."),
     Flag("endpoint", str, TARGET, ClosedSet(_endpoints, "{} [chat]")),
-    Flag("model", str, TARGET, "Model name; default: the first one /v1/models lists."),
+    Flag("model", str, TARGET, "Model name; default: the first one /v1/models lists. Several "
+         "make a traffic mix: a=0.7,b=0.3 (weights, normalised) or a,b (alike); every one must "
+         "be served.", metavar="NAME|A=W,B=W,..."),
+    Flag("model_mix", str, TARGET, "How a mix picks each request's model: random draws it from "
+         "the weights, seeded by --seed; round-robin cycles the models in order, each as many "
+         "times as its weight (a=2,b=1: a,a,b,...) [random].", metavar="random|round-robin"),
     Flag("api_key_env", str, TARGET, "Environment variable holding the API key; one named here "
          "must be set [OPENAI_API_KEY, when set]."),
     Flag("headers", list[str], TARGET, "Extra request header 'Name: value' (repeatable).",

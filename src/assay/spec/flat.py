@@ -38,7 +38,8 @@ _MEMBERS: Final[dict[str, type[BaseModel]]] = {
 
 _LISTED: Final[dict[str, tuple[str, ...]]] = {
     "target": ("target", "url"),
-    **_keys("target", "endpoint", "model", "api_key_env", "headers", "secret_headers"),
+    **_keys("target", "endpoint", "model", "model_mix", "api_key_env", "headers"),
+    **_keys("target", "secret_headers"),
     **_keys("target", "request_id_header", "trace_context", "trace_sample", "trace_from_seed"),
     **_keys("target", "insecure"),
     **_keys("target", "ca_bundle", "wait_ready", "probe", "context_window"),
