@@ -97,6 +97,7 @@ def mock_config_of(config: RunConfig) -> MockConfig:
         fault_rates=mock.injected_faults(),
         seed=config.seed,
         record_requests=mock.record_requests,
+        gpu_watts=mock.gpu_watts,
         server=ServerModel(
             slots=mock.slots,
             tokens_per_s=mock.tokens_per_s,

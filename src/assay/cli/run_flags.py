@@ -338,6 +338,9 @@ RUN_FLAGS: Final[tuple[Flag, ...]] = (
          metavar="REQUESTS"),
     Flag("mock_load_fault", str, MOCK, "How the mock answers past --mock-fault-past [empty].",
          metavar="empty|cut"),
+    Flag("mock_gpu_watts", float, MOCK, "The mock's /metrics shows a simulated GPU drawing this "
+         "many watts (DCGM power and energy), so a run reports joules per usable token.",
+         metavar="WATTS"),
 )
 # fmt: on
 """The options of `assay run`, in the order its help lists them."""

@@ -53,6 +53,7 @@ from assay.mock.metrics import (
     FINISHED_FAULTS,
     Served,
     ServedCounters,
+    gpu_lines,
 )
 from assay.mock.model_list import model_list
 from assay.mock.ranking import ranking_body
@@ -214,6 +215,8 @@ class MockService:
 
     async def _metrics(self, request: web.Request) -> web.Response:
         text = self.counters.render(self._served_names, self.config.metrics_scale)
+        if self.config.gpu_watts is not None:
+            text += "\n".join(gpu_lines(self.config.gpu_watts)) + "\n"
         return web.Response(text=text, content_type="text/plain", charset="utf-8")
 
     async def _models(self, request: web.Request) -> web.Response:

@@ -197,6 +197,9 @@ class MockConfig(BaseModel):
     # The context window /v1/models lists as `max_model_len`, as vLLM and SGLang do; none when
     # unset (the mock itself refuses no request for its length).
     max_model_len: int | None = Field(default=None, gt=0)
+    # A simulated GPU beside the server: /metrics then carries the NVIDIA DCGM exporter's power
+    # gauge and energy counter of one GPU drawing this many watts at all times (`gpu_lines`).
+    gpu_watts: float | None = Field(default=None, gt=0, le=100_000, allow_inf_nan=False)
     # A finite server (slots, a token budget, faults past a load): see `assay.mock.capacity`.
     server: ServerModel = ServerModel()
 

@@ -12,6 +12,10 @@ Several worker processes share one port, so a scrape reaches any one of them: ea
 its counters in its own slot of a small shared file, and `/metrics` sums every slot.
 `scale` makes the mock misreport (tests of the client's cross-check use it).
 
+A mock told of a GPU (`MockConfig.gpu_watts`) also shows what NVIDIA's DCGM exporter shows of
+one GPU: its power and its energy since boot, of a GPU drawing that power at all times, so a run
+against the mock can show joules per usable token (`gpu_lines`).
+
 A mock serving several models (`MockConfig.served_names`) counts each apart, as vLLM labels its
 series with `model_name`: one series per model, which a scraper summing label sets adds up to
 the totals a single model's series gives. A request naming a model the mock does not list is
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import time
 from collections.abc import Sequence
 from enum import IntEnum
 from pathlib import Path
@@ -179,3 +184,28 @@ class ServedCounters:
         self._values.release()
         if self._map is not None:
             self._map.close()
+
+
+def gpu_lines(watts: float, seconds_since_boot: float | None = None) -> list[str]:
+    """The DCGM exporter's lines for one GPU drawing `watts` since the machine booted: its power
+    gauge, and its energy counter in millijoules. The counter is read off the machine's monotonic
+    clock, which every worker process shares, so scrapes reaching any worker never go back.
+
+    >>> print(*gpu_lines(300.0, 2.0), sep="\n")  # doctest: +NORMALIZE_WHITESPACE
+    # HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).
+    # TYPE DCGM_FI_DEV_POWER_USAGE gauge
+    DCGM_FI_DEV_POWER_USAGE{gpu="0",modelName="assay-mock simulated GPU"} 300.0
+    # HELP DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION Total energy consumption since boot (in mJ).
+    # TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter
+    DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="0",modelName="assay-mock simulated GPU"} 600000
+    """
+    seconds = time.monotonic() if seconds_since_boot is None else seconds_since_boot
+    labels = 'gpu="0",modelName="assay-mock simulated GPU"'
+    return [
+        "# HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).",
+        "# TYPE DCGM_FI_DEV_POWER_USAGE gauge",
+        f"DCGM_FI_DEV_POWER_USAGE{{{labels}}} {watts!r}",
+        "# HELP DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION Total energy consumption since boot (in mJ).",
+        "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter",
+        f"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{{{labels}}} {round(watts * seconds * 1000)}",
+    ]

@@ -81,6 +81,7 @@ _LISTED: Final[dict[str, tuple[str, ...]]] = {
     "mock_record_requests": ("mock", "record_requests"),
     **{f"mock_{name}": ("mock", name) for name in ("slots", "tokens_per_s", "fault_past")},
     "mock_load_fault": ("mock", "load_fault"),
+    "mock_gpu_watts": ("mock", "gpu_watts"),
     "server_metrics": ("server_metrics", "url"),
     "server_metrics_interval": ("server_metrics", "interval"),
     "gpu_metrics": ("server_metrics", "gpu_url"),

@@ -268,6 +268,8 @@ class Mock(BaseModel):
     tokens_per_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     fault_past: int | None = Field(default=None, gt=0)
     load_fault: Literal["empty", "cut"] = "empty"
+    # A simulated GPU drawing this many watts, in the mock's /metrics (`--mock-gpu-watts`).
+    gpu_watts: float | None = Field(default=None, gt=0, le=100_000, allow_inf_nan=False)
 
     def injected_faults(self) -> dict[str, float]:
         """The fault rates the mock injects: the chosen ones, else the demo faults.
