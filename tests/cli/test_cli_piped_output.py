@@ -74,3 +74,25 @@ def test_a_sweep_table_on_a_narrow_console_cuts_nothing(tmp_path: Path) -> None:
     result = run_piped("revalidate", _sweep_copy(tmp_path), columns="60")
     assert result.returncode in (0, 1), result.stderr
     assert "…" not in result.stdout
+
+
+def test_a_reader_that_leaves_early_is_not_a_crash(tmp_path: Path) -> None:
+    """`assay report RUN | head -1`: once the reader has closed the pipe, assay ends as a shell
+    command ended by SIGPIPE does (141), with no crash line and no crash file."""
+    run_dir = _sweep_copy(tmp_path)
+    env = {**os.environ, "NO_COLOR": "1", "TMPDIR": str(tmp_path)}
+    reader, writer = os.pipe()
+    os.close(reader)  # the reader has left before the first line: every write finds it gone
+    with subprocess.Popen(
+        [str(ASSAY), "report", str(run_dir), "--definitions"],
+        stdout=writer,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    ) as assay:
+        os.close(writer)
+        stderr = assay.communicate(timeout=120)[1].decode()
+    assert assay.returncode == 141, stderr
+    assert "crash" not in stderr
+    assert "internal error" not in stderr
+    assert not list(tmp_path.glob("assay-crash-*"))

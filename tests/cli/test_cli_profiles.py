@@ -9,26 +9,34 @@ from pathlib import Path
 
 import pytest
 from tests.cli.cli_harness import assert_every_request_accounted, run_fast
+from tests.load.profile_examples import example_flat_keys
 
 from assay.reports import Report
+from assay.spec.flat import flag_of
 from assay.spec.load import ProfileKind
+
+# The profiles whose run has a test of its own, and where.
+OWN_TEST: dict[str, str] = {
+    "ramp_up": "test_cli_arrivals.py",
+    "replay": "test_cli_replay.py (it needs a trace)",
+    "sweep": "below",
+    "capacity": "test_cli_capacity.py",
+}
 
 
 def profile_flags(kind: ProfileKind) -> tuple[str, ...] | None:
-    """The flags of a short run of profile `kind` (a new kind is a type error until it has
-    them); None for a profile whose run has its own test: ramp_up (test_cli_arrivals.py),
-    replay (a trace: test_cli_replay.py), sweep (below) and capacity (test_cli_capacity.py)."""
-    match kind:
-        case "synchronous":
-            return ()
-        case "concurrent":
-            return ("--concurrency", "4")
-        case "throughput":
-            return ("--concurrency", "16")
-        case "constant" | "poisson":
-            return ("--rate", "100")
-        case "ramp_up" | "replay" | "sweep" | "capacity":
-            return None
+    """The flags of a short run of profile `kind`: its required parameters at the examples
+    their fields declare (`tests.load.profile_examples`); None for a profile in `OWN_TEST`."""
+    if kind in OWN_TEST:
+        return None
+    keys = example_flat_keys(kind)
+    del keys["profile"]
+    return tuple(
+        part
+        for key, value in keys.items()
+        for item in (value if isinstance(value, list) else [value])
+        for part in (flag_of(key), str(item))
+    )
 
 
 PROFILE_FLAGS: dict[str, tuple[str, ...]] = {
@@ -36,6 +44,10 @@ PROFILE_FLAGS: dict[str, tuple[str, ...]] = {
     for kind in typing.get_args(ProfileKind)
     if (flags := profile_flags(kind)) is not None
 }
+
+
+def test_the_profiles_with_a_test_of_their_own_are_profiles() -> None:
+    assert set(OWN_TEST) < set(typing.get_args(ProfileKind))
 
 
 @pytest.fixture(scope="module")

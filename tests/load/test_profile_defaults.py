@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import typing
 
+import pytest
+from pydantic import ValidationError
+
 from assay.config import ProfileKind, RunConfig
 from assay.spec.load import (
     CONCURRENCY_KINDS,
@@ -18,6 +21,7 @@ from assay.spec.load import (
     Throughput,
     most_in_flight,
 )
+from tests.load.profile_examples import example_flat_keys, example_profile, required_examples
 
 
 def flat(**keys: object) -> RunConfig:
@@ -61,24 +65,43 @@ def _fields(kind: ProfileKind) -> set[str]:
     return set(type(profile_of(_config(kind))).model_fields)
 
 
+# What a profile's config needs beside its own parameters: a trace to replay, the length of a
+# ramp given by flags. A profile that needs only its parameters needs no row.
+_BESIDE: dict[str, dict[str, object]] = {
+    "replay": {"trace": "trace.jsonl"},
+    "ramp_up": {"max_seconds": 1.0},
+}
+
+
 def _config(kind: ProfileKind) -> RunConfig:
-    """A config of profile `kind` with its required parameters (a new kind is a type error)."""
-    match kind:
-        case "synchronous" | "throughput" | "sweep":
-            return flat(profile=kind)
-        case "constant" | "poisson":
-            return flat(profile=kind, rate=2.0)
-        case "concurrent":
-            return flat(profile=kind, concurrency=4)
-        case "replay":
-            return flat(profile=kind, trace="trace.jsonl")
-        case "capacity":
-            return flat(load={"kind": kind, "slos": ["ttft_ms=500@p99"]})
-        case "ramp_up":
-            return flat(
-                profile=kind,
-                ramp_up="linear",
-                ramp_up_start_rate=1.0,
-                ramp_up_end_rate=4.0,
-                max_seconds=5.0,
-            )
+    """A config of profile `kind` given by flat keys, with its required parameters at the
+    examples their fields declare (`tests.load.profile_examples`)."""
+    return flat(**example_flat_keys(kind), **_BESIDE.get(kind, {}))
+
+
+def test_each_profile_given_by_flat_keys_is_its_example() -> None:
+    for kind in typing.get_args(ProfileKind):
+        assert profile_of(_config(kind)) == example_profile(kind), kind
+
+
+# The words of each refusal of a profile given without its required parameter, as they were
+# written by hand before they were read from the fields.
+_NEEDS = {
+    "constant": "a rate (--rate R requests/s)",
+    "poisson": "a rate (--rate R requests/s)",
+    "concurrent": "--concurrency N",
+    "ramp_up": "--ramp-up linear|exponential",
+    "capacity": "an SLO (--slo FIGURE=MS[@pXX], e.g. ttft_ms=500@p99)",
+}
+
+
+def test_a_profile_without_its_required_parameters_is_refused_in_words_naming_them() -> None:
+    for kind in typing.get_args(ProfileKind):
+        beside = {key: value for key, value in _BESIDE.get(kind, {}).items() if key == "trace"}
+        if not required_examples(kind):
+            assert profile_of(flat(profile=kind, **beside)).kind == kind
+            continue
+        with pytest.raises(ValidationError, match=f"profile {kind} needs ") as refused:
+            flat(profile=kind, **beside)
+        if kind in _NEEDS:
+            assert f"profile {kind} needs {_NEEDS[kind]}" in str(refused.value)

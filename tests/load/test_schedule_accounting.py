@@ -29,11 +29,10 @@ from assay.spec.load import (
     RateRamp,
     Replay,
     StepLoad,
-    Synchronous,
-    Throughput,
     pacing,
 )
 from assay.testing import FakeClock
+from tests.load.profile_examples import STEP_KINDS, example_step_load
 from tests.load.test_step_runner import (
     MS,
     FakeServer,
@@ -186,32 +185,15 @@ def test_a_lost_replay_slice_owed_what_a_constant_slice_with_its_times_owed() ->
 
 
 def _step_loads(kind: ProfileKind) -> tuple[StepLoad, ...]:
-    """Step loads of profile `kind` (none for a sweep or a capacity search, whose steps are the
-    others'): a new
-    kind is a type error until it has its examples here."""
-    match kind:
-        case "synchronous":
-            return (Synchronous(),)
-        case "concurrent":
-            return (Concurrent(streams=2),)
-        case "throughput":
-            return (Throughput(max_concurrency=2),)
-        case "constant":
-            return Constant(rate=10), Constant(rate=10, burstiness=0.5)
-        case "poisson":
-            return Poisson(rate=10), Poisson(rate=10, burstiness=0.5)
-        case "ramp_up":
-            return (
-                RampUp(ramp=RateRamp(curve="linear", start_rate=1, end_rate=20, duration_s=1)),
-                RampUp(
-                    ramp=RateRamp(curve="exponential", start_rate=1, end_rate=20, duration_s=1),
-                    burstiness=0.5,
-                ),
-            )
-        case "replay":
-            return (Replay(),)
-        case "sweep" | "capacity":
-            return ()
+    """Step loads of profile `kind`, built from the examples its fields declare
+    (`tests.load.profile_examples`), and again with bursty gaps when it takes a burstiness;
+    none for a sweep or a capacity search, whose steps are the others'."""
+    if kind not in STEP_KINDS:
+        return ()
+    load = example_step_load(kind)
+    if "burstiness" not in type(load).model_fields:
+        return (load,)
+    return load, example_step_load(kind, burstiness=0.5)
 
 
 async def test_every_open_loop_profile_reports_what_it_owed_and_no_closed_loop_does() -> None:

@@ -14,7 +14,7 @@ from typing import Final, TypeVar
 
 from assay.backend.client import Backend, open_backend
 from assay.backend.model_list import ModelsStatus, ModelsUnreachable, NotAModelList
-from assay.backend.served_models import ServedModel
+from assay.backend.served_models import ServedModel, unserved
 from assay.backend.settings import BackendSettings
 from assay.core.clock import Clock, MonotonicClock
 from assay.errors import ServerNotReady
@@ -97,10 +97,15 @@ async def wait_for_model(
     interrupted: Callable[[], bool] = lambda: False,
     retry_interval_s: float = RETRY_INTERVAL_S,
     note: Callable[[str], None] = lambda _: None,
+    mix: tuple[str, ...] = (),
 ) -> ServedModel | None:
     """The model to benchmark, with its context window when `/v1/models` names it (read from
     the same answer, no request more), retrying a server that is not ready yet for up to
     `wait_s` seconds.
+
+    A traffic mix's models (`mix`, `model` its first) must all be listed; one that is not is
+    refused (`ServerNotReady`) with what the server serves. A server without the listing route
+    cannot be checked and is taken at its word.
 
     Returns None as soon as `interrupted()` is true (Ctrl-C), also in the middle of a request.
     Retried: nothing listening, no answer in time, 429/500/502/503/504, an empty model list.
@@ -115,7 +120,7 @@ async def wait_for_model(
         async with open_backend(settings, clock) as backend:
             for attempt in range(1, _MAX_ATTEMPTS + 1):
                 try:
-                    return await until_interrupted(_attempt(backend, model), interrupted)
+                    return await until_interrupted(_attempt(backend, model, mix), interrupted)
                 except _NotYet as not_yet:
                     now_ns = clock.now_ns()
                     if now_ns >= deadline_ns or attempt == _MAX_ATTEMPTS:
@@ -140,7 +145,7 @@ def _gave_up(reason: str, wait_s: float, attempts: int) -> str:
     return f"{reason} (still not ready after {wait_s:g} s of --wait-ready, {attempts} attempts)"
 
 
-async def _attempt(backend: Backend, model: str | None) -> ServedModel:
+async def _attempt(backend: Backend, model: str | None, mix: tuple[str, ...] = ()) -> ServedModel:
     try:
         models = await backend.served_models()
     except ModelsStatus as error:
@@ -163,6 +168,8 @@ async def _attempt(backend: Backend, model: str | None) -> ServedModel:
         if model is not None:
             return ServedModel(model)
         raise
+    if mix:
+        return _mix_served(models, model or mix[0], mix, backend.settings.display_url)
     if model is not None:
         # The window of the model as listed; a model the server does not list has none known.
         listed = next((served for served in models if served.id == model), None)
@@ -170,6 +177,33 @@ async def _attempt(backend: Backend, model: str | None) -> ServedModel:
     if not models:
         raise _NotYet(f"{backend.settings.display_url} returned no models")
     return models[0]
+
+
+def _mix_served(
+    models: list[ServedModel], model: str, mix: tuple[str, ...], where: str
+) -> ServedModel:
+    """`model`, the first of a mix whose models must all be listed (`ServerNotReady` naming
+    what the server serves when one is not), with the narrowest window they name."""
+    problem = unserved(mix, models, where)
+    if problem is not None:
+        # Not retried: a server that answers its listing has loaded what it serves (vLLM lists
+        # its `--lora-modules` adapters as soon as it answers).
+        raise ServerNotReady(problem)
+    return narrowest(model, [served for served in models if served.id in mix])
+
+
+def narrowest(model: str, mixed: list[ServedModel]) -> ServedModel:
+    """`model` (a mix's first) with the smallest context window its mix's models name: a
+    request of the mix may go to any of them.
+
+    >>> narrowest("a", [ServedModel("a", 8192), ServedModel("b", 4096), ServedModel("c")])
+    ServedModel(id='a', context_window=4096, window_problem=None)
+    """
+    windows = [served.context_window for served in mixed if served.context_window is not None]
+    problems = [served.window_problem for served in mixed if served.window_problem is not None]
+    return ServedModel(
+        model, min(windows, default=None), None if windows else next(iter(problems), None)
+    )
 
 
 async def until_interrupted(work: Awaitable[_T], interrupted: Callable[[], bool]) -> _T:

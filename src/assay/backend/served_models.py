@@ -23,6 +23,8 @@ from assay.spec.limits import MAX_CONTEXT_WINDOW
 
 # The key vLLM's and SGLang's model cards carry the window under.
 WINDOW_KEY: Final = "max_model_len"
+# How many model names one message lists.
+_SHOWN_AT_MOST: Final = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +65,27 @@ def served_models(listed: list[JsonValue]) -> list[ServedModel]:
     return models
 
 
+def unserved(names: tuple[str, ...], listed: list[ServedModel], where: str) -> str | None:
+    """What is wrong when a traffic mix names models `/v1/models` at `where` does not list
+    (LoRA adapters are listed there the same as models), or None when it lists them all.
+
+    >>> unserved(("a", "b", "c"), [ServedModel("a"), ServedModel("x")], "http://h:1")
+    "models of --model not served at http://h:1: 'b', 'c'; it serves: 'a', 'x'"
+    >>> unserved(("a",), [ServedModel("a")], "http://h:1") is None
+    True
+    """
+    served = {model.id for model in listed}
+    missing = [name for name in names if name not in served]
+    if not missing:
+        return None
+    offered = ", ".join(repr(model.id) for model in listed[:_SHOWN_AT_MOST]) or "none"
+    if len(listed) > _SHOWN_AT_MOST:
+        offered += f" and {len(listed) - _SHOWN_AT_MOST} more"
+    some = "models" if len(missing) > 1 else "model"
+    names_text = ", ".join(repr(name) for name in missing[:_SHOWN_AT_MOST])
+    return printable(f"{some} of --model not served at {where}: {names_text}; it serves: {offered}")
+
+
 def _window_problem(window: JsonValue) -> str:
     """Why a named `max_model_len` is not a window."""
     if type(window) is not int:
@@ -73,4 +96,4 @@ def _window_problem(window: JsonValue) -> str:
     return f"/v1/models names {WINDOW_KEY} {window}, not a window of at least one token"
 
 
-__all__ = ["WINDOW_KEY", "ServedModel", "served_models"]
+__all__ = ["WINDOW_KEY", "ServedModel", "served_models", "unserved"]

@@ -10,9 +10,11 @@ and assay's own internal errors are kept as they were.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 from returns.result import Failure, Result, Success
 
@@ -109,9 +111,16 @@ def revalidate(
         step.index: StepAggregator(slo=slo, window=_window(step), origin_ns=_origin(step))
         for step in old.steps
     }
-    # Session turns judged again by turn index, for the steps that ran sessions (as the run's
-    # own sinks aggregate them).
+    # Session turns judged again by turn index, for the steps that ran sessions, and records
+    # by the model they named, for a run that sent several (as the run's own sinks aggregate
+    # them).
     turns: dict[int, dict[int, StepAggregator]] = {}
+    models: dict[int, dict[str, StepAggregator]] = {}
+
+    def fresh(step: int) -> StepAggregator:
+        ran = steps_by_index[step]
+        return StepAggregator(slo=slo, window=_window(ran), origin_ns=_origin(ran))
+
     timelines = {
         step.index: Timeline(origin_ns=step.timeline.origin_ns)
         for step in old.steps
@@ -141,22 +150,17 @@ def revalidate(
             timeline = timelines.get(judged.step)
             if timeline is not None:
                 timeline.add(judged)
-            if judged.turn is not None:
-                by_turn = turns.setdefault(judged.step, {})
-                turn = by_turn.get(judged.turn)
-                if turn is None:
-                    turn = by_turn[judged.turn] = StepAggregator(
-                        slo=slo, window=_window(steps_by_index[judged.step]),
-                        origin_ns=_origin(steps_by_index[judged.step]),
-                    )  # fmt: skip
-                turn.add(judged)
+            _add_grouped(turns, judged.turn, judged, fresh)
+            _add_grouped(models, judged.model, judged, fresh)
     steps = [
         # What never became a record (scheduled, not sent, lost, how the sessions went) is not
-        # the validators' to change; the figures, the turns' included, are judged again.
+        # the validators' to change; the figures, the turns' and models' included, are judged
+        # again.
         step.judged_again(
             aggregators[step.index].snapshot(),
             timeline=timelines[step.index].snapshot() if step.index in timelines else None,
-            turns=_turn_snapshots(turns.get(step.index)),
+            turns=_snapshots(turns.get(step.index)),
+            models=_snapshots(models.get(step.index)),
         )
         for step in old.steps
     ]
@@ -187,8 +191,27 @@ def revalidate(
     )
 
 
-def _turn_snapshots(turns: dict[int, StepAggregator] | None) -> dict[int, StepMetrics] | None:
-    return {turn: turns[turn].snapshot() for turn in sorted(turns)} if turns else None
+_Key = TypeVar("_Key", int, str)
+
+
+def _add_grouped(
+    groups: dict[int, dict[_Key, StepAggregator]],
+    key: _Key | None,
+    record: RequestRecord[GenerationResponse],
+    fresh: Callable[[int], StepAggregator],
+) -> None:
+    """Add `record` to its step's aggregator of `key` (a turn, a model), made by `fresh` for
+    the step at the key's first record; nothing when the record has no such key."""
+    if key is None:
+        return
+    by_key = groups.setdefault(record.step, {})
+    if key not in by_key:
+        by_key[key] = fresh(record.step)
+    by_key[key].add(record)
+
+
+def _snapshots(groups: dict[_Key, StepAggregator] | None) -> dict[_Key, StepMetrics] | None:
+    return {key: groups[key].snapshot() for key in sorted(groups)} if groups else None
 
 
 def _window(step: StepReport) -> TimeWindow | None:

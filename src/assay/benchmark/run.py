@@ -21,10 +21,11 @@ from assay.backend.readiness import wait_for_model
 from assay.backend.served_models import ServedModel
 from assay.backend.settings import BackendSettings, settings_for
 from assay.benchmark.chain_spec import ChainSpec, slo_of
+from assay.benchmark.gpu_observation import observe_gpus
 from assay.benchmark.preflight import check_before_start
 from assay.benchmark.proxy_check import proxy_in_front
 from assay.benchmark.server_observation import observe_server, server_metrics_report
-from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary
+from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary, merged_models
 from assay.benchmark.source_ahead import ReadAhead, SourceAhead, read_ahead, with_model
 from assay.config import RunConfig, check_machine_limits
 from assay.config.limits import load_processes
@@ -57,6 +58,7 @@ from assay.run_folder import RECORDS_FILE as RECORDS_FILE
 from assay.run_folder import RunFolder, claim_run_folder
 from assay.server_metrics import accounting_notes, accounting_of
 from assay.spec.constraints import StopReason
+from assay.spec.model_mix import ModelMix
 
 if TYPE_CHECKING:
     from assay.mock import MockConfig
@@ -73,22 +75,29 @@ class RunOutcome:
 
 
 def mock_config_of(config: RunConfig) -> MockConfig:
-    """The embedded mock: a model that mostly talks until max_tokens, with the given latencies."""
+    """The embedded mock: a model that mostly talks until max_tokens, with the given latencies,
+    serving every model of a traffic mix."""
     # Imported here, not at module level: a run with --target never loads the mock server
     # (aiohttp.web and friends), which saves 60-80 ms of every run's start-up.
     from assay.mock import Fixed, LatencyModel, MockConfig, Normal
     from assay.mock.capacity import ServerModel
+    from assay.mock.config import spread_models
 
     mock = config.mock
-    return MockConfig(
-        latency=LatencyModel(
-            time_to_first_token=Fixed(value=mock.ttft_ms / 1000),
-            inter_token_latency=Fixed(value=mock.itl_ms / 1000),
-            output_tokens=Normal(mean=400, stdev=150, min=1, max=2048),
-        ),
+    latency = LatencyModel(
+        time_to_first_token=Fixed(value=mock.ttft_ms / 1000),
+        inter_token_latency=Fixed(value=mock.itl_ms / 1000),
+        output_tokens=Normal(mean=400, stdev=150, min=1, max=2048),
+    )
+    # A traffic mix is served whole: the first model is the mock's own, the others beside it,
+    # each slower than the one before (`spread_models`), so per-model figures differ.
+    mix = config.target.mix()
+    served = MockConfig(
+        latency=latency,
         fault_rates=mock.injected_faults(),
         seed=config.seed,
         record_requests=mock.record_requests,
+        gpu_watts=mock.gpu_watts,
         server=ServerModel(
             slots=mock.slots,
             tokens_per_s=mock.tokens_per_s,
@@ -96,6 +105,10 @@ def mock_config_of(config: RunConfig) -> MockConfig:
             fault=mock.load_fault if mock.fault_past is not None else "empty",
         ),
     )
+    if mix is None:
+        return served
+    models = spread_models(mix.names, latency)
+    return served.model_copy(update={"model_name": mix.names[0], "models": models[1:]})
 
 
 def injected_faults_caught(report: Report) -> str | None:
@@ -239,6 +252,8 @@ def _run(
             slo=slo_of(config.validation),
             windowed=bool(plan.constraints.warmup_seconds or plan.constraints.cooldown_seconds),
         )
+        # The DCGM exporter's first scrape comes before the server's, its last after (bracketing).
+        gpus = stack.enter_context(observe_gpus(config.server_metrics, backend, note))
         observer = stack.enter_context(observe_server(config.server_metrics, backend, note))
         first = observer.samples[-1] if observer is not None and observer.samples else None
         result: BenchmarkResult[ShardSummary] = BenchmarkResult(steps=[], interrupted=True)
@@ -250,9 +265,7 @@ def _run(
             step_report(step, recovered.get(step.index, []), data_rows=source.size())
             for step in result.steps
         ]
-        server = None if observer is None or first is None else (
-            server_metrics_report(observer, first, steps, accounting_of(config))
-        )  # fmt: skip
+        server = server_metrics_report(observer, first, steps, accounting_of(config), gpus)
     _write_records(folder, result, recovered)
     report = build_report(
         run_config=config.echo(
@@ -322,27 +335,30 @@ def _ready_source(
     a real target, probed with the first one; KeyboardInterrupt on a Ctrl-C while waiting
     (nothing was sent, nothing to report)."""
     target = config.target
+    mix = target.mix()
     ready = asyncio.run(
         wait_for_model(
             backend,
-            target.model,
+            target.model if mix is None else mix.names[0],
             wait_s=target.wait_ready,
             interrupted=interrupted.is_set,
             note=note,
+            mix=() if mix is None else mix.names,
         )
     )
     if ready is None:
         raise KeyboardInterrupt
     window = context_window_of(config, ready)
     said = "" if window is None else f"; context window {window.tokens:,} ({window.origin})"
-    note(f"model: {ready.id}{said}; validators: {chain.describe()}")
+    named = ready.id if mix is None else _mix_text(mix)
+    note(f"model: {named}{said}; validators: {chain.describe()}")
     if ready.window_problem is not None and window is None:
         note(
             f"model: {ready.window_problem}: requests are not checked against a context window "
             "(--context-window N states it)"
         )
     source: RequestSource = (
-        source_of(config.source, config.request, target.endpoint, ready.id, config.seed)
+        source_of(config.source, config.request, target.endpoint, ready.id, config.seed, mix)
         if ahead is None
         else with_model(ahead, ready.id)
     )
@@ -360,7 +376,18 @@ def _ready_source(
         and not asyncio.run(probe_endpoint(backend, first_request, interrupted=interrupted.is_set))
     ):
         raise KeyboardInterrupt
-    return ready.id, source
+    return ready.id if mix is None else target.model or ready.id, source
+
+
+def _mix_text(mix: ModelMix) -> str:
+    """How the run's notes name a traffic mix: each model with its share, and the order.
+
+    >>> _mix_text(ModelMix.of("a=3,b=1"))
+    'mix of a 75 %, b 25 % (random, seeded by --seed)'
+    """
+    shares = ", ".join(f"{name} {share * 100:.3g} %" for name, share in mix.shares().items())
+    how = "random, seeded by --seed" if mix.order == "random" else "round-robin"
+    return f"mix of {shares} ({how})"
 
 
 def _write_records(
@@ -470,6 +497,7 @@ def step_report(
         lost_processes=tuple(process.reason for process in step.lost_processes),
         sessions=None if sessions is None else SessionSummary.model_validate(asdict(sessions)),
         turns={turn: turns[turn].snapshot() for turn in sorted(turns)} if turns else None,
+        models=merged_models(summaries),
         data_rows=data_rows if step.stopped_by is StopReason.data_exhausted else None,
         client_load=step.client,
     )

@@ -10,6 +10,7 @@ from assay.backend import BackendSettings
 
 # The scrapes verify TLS as the requests do: the system's CAs and the --ca-bundle, or not at all.
 from assay.backend.client import _ssl_setting
+from assay.benchmark.gpu_observation import gpu_metrics_report, gpu_scrapes
 from assay.core.diagnostics import DiagnosticCode, Stage, stage_of
 from assay.core.response import TokenSource
 from assay.errors import ConfigError
@@ -145,25 +146,21 @@ def assay_counts(steps: Sequence[StepReport]) -> AssayCounts:
 
 
 def server_metrics_report(
-    observer: ServerMetricsObserver,
-    first: TimedSample,
+    observer: ServerMetricsObserver | None,
+    first: TimedSample | None,
     steps: Sequence[StepReport],
     accounting: Accounting = PLAIN_ACCOUNTING,
+    gpus: ServerMetricsObserver | None = None,
 ) -> ServerMetricsReport | None:
-    """The report section, from the observer's scrapes after a final one; None without data."""
+    """The report section, from the observers' scrapes after a final one (the server's, then
+    the DCGM exporter's of `--gpu-metrics`); None without data."""
+    bounds = _step_bounds(steps)
+    if observer is None or first is None:
+        return None if gpus is None else gpu_metrics_report(gpus, bounds)
     observer.scrape_now()
     samples = observer.samples
     if not samples:
         return None
-    bounds = [
-        StepBounds(
-            index=step.index,
-            start_ns=step.timeline.origin_ns if step.timeline is not None else start,
-            end_ns=end,
-        )
-        for step in steps
-        if (start := step.metrics.start_ns) is not None and (end := step.metrics.end_ns) is not None
-    ]
     return summarize(
         url=observer.url,
         interval_s=observer.interval_s,
@@ -175,4 +172,17 @@ def server_metrics_report(
         problems=observer.problems,
         metrics_elsewhere=observer.metrics_elsewhere,
         accounting=accounting,
+        gpus=None if gpus is None else gpu_scrapes(gpus),
     )
+
+
+def _step_bounds(steps: Sequence[StepReport]) -> list[StepBounds]:
+    return [
+        StepBounds(
+            index=step.index,
+            start_ns=step.timeline.origin_ns if step.timeline is not None else start,
+            end_ns=end,
+        )
+        for step in steps
+        if (start := step.metrics.start_ns) is not None and (end := step.metrics.end_ns) is not None
+    ]

@@ -4,14 +4,14 @@ and process."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 from assay.core import GenerationResponse
 from assay.file_writes import open_new
-from assay.metrics import Slo, StepAggregator, Timeline, TimeWindow
+from assay.metrics import Slo, StepAggregator, StepMetrics, Timeline, TimeWindow
 from assay.records import RequestRecord
 from assay.records.jsonl import RecordWriter
 from assay.records.shards import FLUSH_EVERY_NS, Spool, append_to_shard, recover_shard, shard_error
@@ -31,6 +31,42 @@ class ShardSummary:
     timeline: Timeline
     # Session turns aggregated by turn index (1 = first), when the step ran sessions.
     turns: dict[int, StepAggregator] | None = None
+    # Records aggregated by the model their request named, when the run sent several models.
+    models: dict[str, StepAggregator] | None = None
+
+
+_Key = TypeVar("_Key", bound=Hashable)
+
+
+def merged_models(summaries: Iterable[ShardSummary]) -> dict[str, StepMetrics] | None:
+    """Each model's figures over every process of a step, by model name; None when no record
+    named a model (a run that sent one)."""
+    models: dict[str, StepAggregator] = {}
+    for summary in summaries:
+        for name, part in (summary.models or {}).items():
+            if name in models:
+                models[name].merge(part)
+            else:
+                models[name] = part
+    return model_snapshots(models)
+
+
+def model_snapshots(models: dict[str, StepAggregator]) -> dict[str, StepMetrics] | None:
+    """Each model's figures by name, in name order; None for none."""
+    return {name: models[name].snapshot() for name in sorted(models)} if models else None
+
+
+def add_to_group(
+    groups: dict[_Key, StepAggregator],
+    key: _Key,
+    record: RequestRecord[GenerationResponse],
+    fresh: Callable[[], StepAggregator],
+) -> None:
+    """Add `record` to the aggregator of `key` in `groups`, made by `fresh` at its first."""
+    aggregator = groups.get(key)
+    if aggregator is None:
+        aggregator = groups[key] = fresh()
+    aggregator.add(record)
 
 
 class ShardSink:
@@ -45,6 +81,7 @@ class ShardSink:
         "_aggregator",
         "_context",
         "_flushed_ns",
+        "_models",
         "_slo",
         "_timeline",
         "_turns",
@@ -60,6 +97,7 @@ class ShardSink:
         self._timeline = Timeline(origin_ns=context.start_ns)
         self._slo, self._window = factory.slo, factory.window_for(context)
         self._turns: dict[int, StepAggregator] | None = None
+        self._models: dict[str, StepAggregator] | None = None
         path = factory.shard_path(context.step, context.process)
         self._writer: RecordWriter | Spool = (
             Spool(path) if spool else RecordWriter(path, opener=factory.open_shard)
@@ -83,15 +121,17 @@ class ShardSink:
         self._timeline.add(record)
         turn = record.turn
         if turn is not None:
-            turns = self._turns
-            if turns is None:
-                turns = self._turns = {}
-            aggregator = turns.get(turn)
-            if aggregator is None:
-                aggregator = turns[turn] = StepAggregator(
-                    slo=self._slo, window=self._window, origin_ns=self._context.start_ns
-                )
-            aggregator.add(record)
+            if self._turns is None:
+                self._turns = {}
+            add_to_group(self._turns, turn, record, self._fresh)
+        model = record.model  # set only when the run sends several models
+        if model is not None:
+            if self._models is None:
+                self._models = {}
+            add_to_group(self._models, model, record, self._fresh)
+
+    def _fresh(self) -> StepAggregator:
+        return StepAggregator(slo=self._slo, window=self._window, origin_ns=self._context.start_ns)
 
     def spooled(self) -> bytes:
         """The records' lines since the last call, when this sink spools (else nothing)."""
@@ -110,6 +150,7 @@ class ShardSink:
             self._writer.written,
             self._timeline,
             self._turns,
+            self._models,
         )
 
 
@@ -159,15 +200,34 @@ class ShardSinkFactory:
         """The summary a lost process's sink never returned, rebuilt from its shard.
 
         Every whole record the process wrote before it was lost is kept; a line it was cut off
-        in the middle of is dropped, and the shard is truncated to the records kept.
+        in the middle of is dropped, and the shard is truncated to the records kept. Its turns
+        and models are aggregated again as its sink did.
         """
         path = self.shard_path(context.step, context.process)
         aggregator = self.aggregator_for(context)
         timeline = Timeline(origin_ns=context.start_ns)
+        turns: dict[int, StepAggregator] = {}
+        models: dict[str, StepAggregator] = {}
+
+        def fresh() -> StepAggregator:
+            return self.aggregator_for(context)
 
         def keep(record: RequestRecord[GenerationResponse]) -> None:
             aggregator.add(record)
             timeline.add(record)
+            if record.turn is not None:
+                add_to_group(turns, record.turn, record, fresh)
+            if record.model is not None:
+                add_to_group(models, record.model, record, fresh)
 
         kept = recover_shard(path, keep)
-        return ShardSummary(context.step, context.process, aggregator, path, kept, timeline)
+        return ShardSummary(
+            context.step,
+            context.process,
+            aggregator,
+            path,
+            kept,
+            timeline,
+            turns or None,
+            models or None,
+        )

@@ -37,8 +37,9 @@ def read_ahead(config: RunConfig) -> ReadAhead:
     source = config.source
     if source.data is None and source.trace is None:
         return ReadAhead(None)
-    model = config.target.model or _STAND_IN_MODEL
-    built = source_of(source, config.request, config.target.endpoint, model, config.seed)
+    mix = config.target.mix()
+    model = mix.names[0] if mix is not None else config.target.model or _STAND_IN_MODEL
+    built = source_of(source, config.request, config.target.endpoint, model, config.seed, mix)
     match built:
         case FileSource() | FileSessions() | MooncakeTrace() | PlainTrace():
             return ReadAhead(built)

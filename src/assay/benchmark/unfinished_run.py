@@ -14,6 +14,7 @@ import contextlib
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import IO, Final
 
@@ -22,7 +23,7 @@ from pydantic import ValidationError
 
 from assay.benchmark.chain_spec import ChainSpec, slo_of
 from assay.benchmark.run import RECORDS_FILE
-from assay.benchmark.shard_sink import ShardSinkFactory
+from assay.benchmark.shard_sink import ShardSinkFactory, add_to_group, model_snapshots
 from assay.config import RunConfig
 from assay.config.limits import load_processes
 from assay.errors import DataError
@@ -256,6 +257,8 @@ def _steps(
     )
     aggregators: dict[int, StepAggregator] = {}
     timelines: dict[int, Timeline] = {}
+    contexts: dict[int, StepContext] = {}
+    models: dict[int, dict[str, StepAggregator]] = {}  # a traffic mix's, by step and model
     for step, (start_ns, _) in spans.items():
         context = StepContext(
             step=step,
@@ -268,9 +271,13 @@ def _steps(
         )
         aggregators[step] = sinks.aggregator_for(context)
         timelines[step] = Timeline(origin_ns=start_ns)
+        contexts[step] = context
     for record in read_records(records):
         aggregators[record.step].add(record)
         timelines[record.step].add(record)
+        if record.model is not None:
+            fresh = partial(sinks.aggregator_for, contexts[record.step])
+            add_to_group(models.setdefault(record.step, {}), record.model, record, fresh)
     profile = None if config is None else config.load
     steps = []
     for index in sorted(aggregators):
@@ -281,6 +288,7 @@ def _steps(
                 name if load is None else load,
                 aggregators[index].snapshot(),
                 timeline=timelines[index].snapshot(),
+                models=model_snapshots(models.get(index, {})),
             )
         )
     return steps

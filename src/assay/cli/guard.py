@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn
 
-from assay.cli.exit_codes import EXIT_CRASH, EXIT_INTERRUPTED, EXIT_USAGE
+from assay.cli.exit_codes import EXIT_CRASH, EXIT_INTERRUPTED, EXIT_PIPE_CLOSED, EXIT_USAGE
 
 if TYPE_CHECKING:
     from assay.cli.crash import CrashSite
@@ -34,19 +34,57 @@ def guarded(body: Callable[[], int], site: CrashSite | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED  # `assay.cli.app.main` says "interrupted" for every exit 130
+    except BrokenPipeError as error:
+        if (site is None or site.folder is None) and stdout_closed():
+            return _quiet_after_closed_stdout()  # `assay report RUN | head`: not a crash
+        return _crashed(error, site)
     except Exception as error:
         if interrupted(error):
             return EXIT_INTERRUPTED
-        from assay.cli.crash import CrashSite, crash_line, merge_after_crash, save_crash
-
-        site = site or CrashSite()
-        saved = save_crash(error, site)
-        typer.echo(crash_line(error, saved), err=True)
-        # A run that crashed keeps what it wrote: merged, with a partial report marked crashed.
-        for line in merge_after_crash(site, saved):
-            typer.echo(line, err=True)
-        return EXIT_CRASH
+        return _crashed(error, site)
     return code
+
+
+def _crashed(error: Exception, site: CrashSite | None) -> int:
+    """Save the traceback, say where, and keep what a run wrote (merged, with a partial report
+    marked crashed)."""
+    import typer
+
+    from assay.cli.crash import CrashSite, crash_line, merge_after_crash, save_crash
+
+    site = site or CrashSite()
+    saved = save_crash(error, site)
+    typer.echo(crash_line(error, saved), err=True)
+    for line in merge_after_crash(site, saved):
+        typer.echo(line, err=True)
+    return EXIT_CRASH
+
+
+def stdout_closed() -> bool:
+    """Whether whatever reads standard output has gone (a pipe into `head` that has read its
+    lines): writing to it then fails with `BrokenPipeError`, which is the reader's choice, not
+    a crash. Linux and macOS report a pipe without a reader as an error condition to `poll`."""
+    import select
+    import sys
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLERR)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll, or no real stdout
+        return False
+
+
+def _quiet_after_closed_stdout() -> int:
+    """Point standard output at the null device, so the interpreter's last flush does not
+    fail again, and end as a shell does for a command whose reader left (128 + SIGPIPE)."""
+    import os
+    import sys
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_PIPE_CLOSED
 
 
 def interrupted(error: BaseException) -> bool:

@@ -17,6 +17,7 @@ from assay.cli.guard import exit_guarded
 
 if TYPE_CHECKING:
     from assay.mock.capacity import ServerModel
+    from assay.mock.config import LatencyModel, ServedModel
 
 
 class MockCommand(TyperCommand):
@@ -50,6 +51,15 @@ def mock(
     fault_after: Annotated[int, typer.Option(help="Tokens before a mid-stream fault.")] = 2,
     seed: Annotated[int, typer.Option(help="Seed of latencies and fault choices.")] = 0,
     model_name: Annotated[str, typer.Option(help="The model /v1/models lists.")] = "assay-mock",
+    served_model: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="NAME[=TTFT_MS/ITL_MS]",
+            help="Serve one more model (or LoRA adapter) beside --model-name, with a latency of "
+            "its own (repeatable): NAME=TTFT_MS/ITL_MS sets it; a bare NAME takes the n-th "
+            "bare name's spread of --ttft-ms/--itl-ms (TTFT x 1+n/2, ITL x 1+n/4, from n=0).",
+        ),
+    ] = None,
     metrics_scale: Annotated[
         float,
         typer.Option(help="Report /metrics counters times this (1 = truthfully; for testing)."),
@@ -95,7 +105,7 @@ def mock(
             host=host, port=port, workers=workers, ttft_ms=ttft_ms, itl_ms=itl_ms,
             output_tokens=output_tokens, faults=parse_pairs(fault, "--fault") or {},
             fault_after=fault_after, seed=seed, model_name=model_name,
-            metrics_scale=metrics_scale,
+            served_models=tuple(served_model or ()), metrics_scale=metrics_scale,
             record_requests=record_requests, max_model_len=max_model_len,
             server=server_model(slots, tokens_per_s, fault_past, load_fault),
         )  # fmt: skip
@@ -116,6 +126,7 @@ def serve_mock(
     fault_after: int,
     seed: int,
     model_name: str,
+    served_models: tuple[str, ...] = (),
     metrics_scale: float = 1.0,
     record_requests: Path | None = None,
     max_model_len: int | None = None,
@@ -130,16 +141,19 @@ def serve_mock(
     from assay.mock.capacity import ServerModel
 
     try:
+        latency = LatencyModel(
+            time_to_first_token=Fixed(value=ttft_ms / 1000),
+            inter_token_latency=Fixed(value=itl_ms / 1000),
+            output_tokens=Fixed(value=output_tokens),
+        )
+        models = served_models_of(served_models, latency)
         config = MockConfig(
-            latency=LatencyModel(
-                time_to_first_token=Fixed(value=ttft_ms / 1000),
-                inter_token_latency=Fixed(value=itl_ms / 1000),
-                output_tokens=Fixed(value=output_tokens),
-            ),
+            latency=latency,
             fault_rates=faults,
             fault_after_tokens=fault_after,
             seed=seed,
             model_name=model_name,
+            models=models,
             metrics_scale=metrics_scale,
             record_requests=record_requests,
             max_model_len=max_model_len,
@@ -153,6 +167,8 @@ def serve_mock(
         typer.echo(f"assay mock serving {model_name!r} at {url} (Ctrl-C stops)")
         for line in startup_lines(faults, ttft_ms, itl_ms, output_tokens):
             typer.echo(line)
+        if models:
+            typer.echo(served_models_line(models))
         if config.server.bounded:
             typer.echo(capacity_line(config.server))
 
@@ -175,6 +191,77 @@ def startup_lines(
         "by max_tokens); the embedded mock of `assay run` uses TTFT 40 ms, ITL 8 ms, about 400 "
         "tokens capped by max_tokens (128 by default), and injects 2 % demo faults",
     ]
+
+
+def served_models_of(values: tuple[str, ...], latency: "LatencyModel") -> "tuple[ServedModel, ...]":
+    """The models `--served-model` asks for: `NAME=TTFT_MS/ITL_MS` with that latency, a bare
+    `NAME` with its spread of `latency` (`spread_models`, in the order the bare names come).
+    Anything else, or a name given twice, is a `ConfigError` naming the flag.
+
+    >>> from assay.mock import Fixed, LatencyModel
+    >>> base = LatencyModel(time_to_first_token=Fixed(value=0.04))
+    >>> [(m.name, m.latency.time_to_first_token.value)
+    ...  for m in served_models_of(("a", "b=100/5", "c"), base)]
+    [('a', 0.04), ('b', 0.1), ('c', 0.06)]
+    """
+    from assay.errors import ConfigError
+    from assay.mock.config import Fixed, ServedModel, spread_models
+
+    explicit: dict[str, ServedModel] = {}
+    bare: list[str] = []
+    names: list[str] = []
+    for value in values:
+        name, equals, latencies = value.partition("=")
+        name = name.strip()
+        if not name:
+            raise ConfigError(f"--served-model {value!r}: give NAME or NAME=TTFT_MS/ITL_MS")
+        if name in names:
+            raise ConfigError(f"--served-model {name!r} is given more than once")
+        names.append(name)
+        if not equals:
+            bare.append(name)
+            continue
+        ttft, slash, itl = latencies.partition("/")
+        try:
+            ttft_ms, itl_ms = float(ttft), float(itl)
+        except ValueError:
+            ttft_ms = itl_ms = -1.0
+        if not slash or not (0 <= ttft_ms < float("inf") and 0 <= itl_ms < float("inf")):
+            raise ConfigError(
+                f"--served-model {value!r}: NAME=TTFT_MS/ITL_MS takes two numbers of "
+                "milliseconds >= 0, e.g. lora-a=40/8"
+            )
+        explicit[name] = ServedModel(
+            name=name,
+            latency=latency.model_copy(
+                update={
+                    "time_to_first_token": Fixed(value=ttft_ms / 1000),
+                    "inter_token_latency": Fixed(value=itl_ms / 1000),
+                }
+            ),
+        )
+    spread = {model.name: model for model in spread_models(tuple(bare), latency)}
+    return tuple(explicit[name] if name in explicit else spread[name] for name in names)
+
+
+def served_models_line(models: "tuple[ServedModel, ...]") -> str:
+    """The models served beside --model-name, said at start-up.
+
+    >>> from assay.mock import Fixed, LatencyModel
+    >>> served_models_line(served_models_of(("a=40/8",), LatencyModel()))
+    'also serves: a (TTFT 40 ms, ITL 8 ms)'
+    """
+    from assay.mock.config import Fixed
+
+    def ms(distribution: object) -> str:
+        return f"{distribution.value * 1000:g} ms" if isinstance(distribution, Fixed) else "drawn"
+
+    described = ", ".join(
+        f"{model.name} (TTFT {ms(model.latency.time_to_first_token)}, "
+        f"ITL {ms(model.latency.inter_token_latency)})"
+        for model in models
+    )
+    return f"also serves: {described}"
 
 
 def server_model(

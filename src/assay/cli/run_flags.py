@@ -158,7 +158,12 @@ def _slo_keys() -> tuple[str, ...]:
 RUN_FLAGS: Final[tuple[Flag, ...]] = (
     Flag("target", str, TARGET, "Server base URL; without it an embedded mock server is started."),
     Flag("endpoint", str, TARGET, ClosedSet(_endpoints, "{} [chat]")),
-    Flag("model", str, TARGET, "Model name; default: the first one /v1/models lists."),
+    Flag("model", str, TARGET, "Model name; default: the first one /v1/models lists. Several "
+         "make a traffic mix: a=0.7,b=0.3 (weights, normalised) or a,b (alike); every one must "
+         "be served.", metavar="NAME|A=W,B=W,..."),
+    Flag("model_mix", str, TARGET, "How a mix picks each request's model: random draws it from "
+         "the weights, seeded by --seed; round-robin cycles the models in order, each as many "
+         "times as its weight (a=2,b=1: a,a,b,...) [random].", metavar="random|round-robin"),
     Flag("api_key_env", str, TARGET, "Environment variable holding the API key; one named here "
          "must be set [OPENAI_API_KEY, when set]."),
     Flag("headers", list[str], TARGET, "Extra request header 'Name: value' (repeatable).",
@@ -320,6 +325,8 @@ RUN_FLAGS: Final[tuple[Flag, ...]] = (
     Flag("server_metrics", bool, OUT, "Do not scrape server metrics.",
          flag="--no-server-metrics", given="off"),
     Flag("server_metrics_interval", float, OUT, "Seconds between metric scrapes [1]."),
+    Flag("gpu_metrics", str, OUT, "A DCGM exporter's metrics, scraped beside the server's: the "
+         "GPUs' energy per usable output token.", metavar="URL"),
     Flag("cost_per_hour", str, OUT, "The server's price per hour, USD or GPUSxUSD (8x2.5: eight "
          "GPUs at $2.50): the report's cost per usable token and request.",
          metavar="USD|GPUSxUSD"),
@@ -331,6 +338,9 @@ RUN_FLAGS: Final[tuple[Flag, ...]] = (
          metavar="REQUESTS"),
     Flag("mock_load_fault", str, MOCK, "How the mock answers past --mock-fault-past [empty].",
          metavar="empty|cut"),
+    Flag("mock_gpu_watts", float, MOCK, "The mock's /metrics shows a simulated GPU drawing this "
+         "many watts (DCGM power and energy), so a run reports joules per usable token.",
+         metavar="WATTS"),
 )
 # fmt: on
 """The options of `assay run`, in the order its help lists them."""

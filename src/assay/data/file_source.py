@@ -59,6 +59,8 @@ class FileSource:
     cycle: bool = False
     # Whether any row has images: then every request's image count is recorded, 0 included.
     carries_images: bool = False
+    # Whether any row names its model (the `model` column): its records then carry models.
+    names_models: bool = False
 
     @classmethod
     def load(cls, config: FileSourceConfig) -> FileSource:
@@ -94,11 +96,16 @@ class FileSource:
             rows=rows,
             notes=check.notes(),
             carries_images=any(row.images for row in rows),
+            names_models=any(row.model is not None for row in rows),
         )
 
     def size(self) -> int | None:
         """The number of rows; None when cycled (the rows come round again without end)."""
         return None if self.cycle else len(self.rows)
+
+    def several_models(self) -> bool:
+        """Whether its requests may name different models: a mix, or rows naming theirs."""
+        return self.names_models or self.config.mix is not None
 
     def cycled(self) -> FileSource:
         """The same rows, reused in file order pass after pass (`--data-cycle`)."""
@@ -134,6 +141,11 @@ class FileSource:
                 pass  # the row was checked to hold a prompt (and documents) for these
             case Carries.audio:
                 raise DataError(NO_AUDIO)
+        # The row's own model wins; then the mix's pick; then the run's one model.
+        model = row.model
+        if model is None:
+            mix = config.mix
+            model = config.model if mix is None else mix.pick(config.seed, index)
         extra = {**config.extra_body, **row.extra_body} if row.extra_body else None
         ignore_eos = config.ignore_eos
         fields = config.extra_body if extra is None else extra
@@ -144,7 +156,7 @@ class FileSource:
         return GenerationRequest(
             request_id=request_id(index),
             endpoint=config.endpoint,
-            model=config.model,
+            model=model,
             prompt=prompt,
             messages=messages,
             documents=row.documents,

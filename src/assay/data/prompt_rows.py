@@ -66,6 +66,8 @@ class PromptRow:
     documents: tuple[str, ...] | None = None
     # The row's images as the URLs sent (`data:` URLs of its files), in its last user message.
     images: tuple[str, ...] = ()
+    # The model the row names (its `model` column); None: the run's model or mix.
+    model: str | None = None
 
 
 class RowCheck:
@@ -107,7 +109,21 @@ class RowCheck:
                 raise DataError(NO_AUDIO)
 
     def row(self, values: Mapping[str, object], line: int) -> PromptRow | None:
-        """The checked row, or None for a conversation without a user turn (counted)."""
+        """The checked row, or None for a conversation without a user turn (counted); a row
+        naming its model (the `model` column) is sent to that model."""
+        row = self._row(values, line)
+        named = present(values.get(self.columns.model), self.from_csv)
+        if row is None or named is None:
+            return row
+        if not isinstance(named, str) or not named.strip():
+            where = f"{self.path}, {self.unit} {line}"
+            raise DataError(
+                f"{where}: {self.columns.model!r} must be a model name (text), got "
+                f"{json_kind(named) if not isinstance(named, str) else 'blank text'}"
+            )
+        return replace(row, model=named.strip())
+
+    def _row(self, values: Mapping[str, object], line: int) -> PromptRow | None:
         where = f"{self.path}, {self.unit} {line}"
         names = self.columns
         if not self.pass_through:

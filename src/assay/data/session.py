@@ -52,6 +52,9 @@ class Session:
     think_time_ns: int
     shape: RequestSettings
     row_extra: dict[str, JsonValue]
+    # The model every turn names (a mix picks it per session, a data row may name it); None:
+    # the shape's model.
+    model: str | None = None
 
     def request(self, turn: int, history: tuple[dict[str, JsonValue], ...]) -> GenerationRequest:
         """The request of turn `turn` (from 0): the opening, `history` (the turns before with
@@ -80,7 +83,7 @@ class Session:
         return GenerationRequest(
             request_id=turn_request_id(self.index, turn + 1),
             endpoint=shape.endpoint,
-            model=shape.model,
+            model=shape.model if self.model is None else self.model,
             prompt=prompt,
             messages=messages,
             max_output_tokens=limit if traits.generates else None,
@@ -135,6 +138,9 @@ class FileSessions:
     def size(self) -> int | None:
         return self.rows.size()
 
+    def several_models(self) -> bool:
+        return self.rows.several_models()
+
     def request(self, index: int) -> GenerationRequest:
         """The first turn of session `index` (what a session starts with)."""
         return self.session(index).request(0, ())
@@ -164,6 +170,7 @@ class FileSessions:
             think_time_ns=self.think_time_ns,
             shape=config,
             row_extra=row.extra_body,
+            model=row.model if row.model is not None else _mix_pick(config, index),
         )
 
 
@@ -178,6 +185,9 @@ class SyntheticSessions:
     def size(self) -> int | None:
         return None
 
+    def several_models(self) -> bool:
+        return self.source.several_models()
+
     def request(self, index: int) -> GenerationRequest:
         """The first turn of session `index` (what a session starts with)."""
         return self.session(index).request(0, ())
@@ -191,7 +201,14 @@ class SyntheticSessions:
             think_time_ns=self.think_time_ns,
             shape=source,
             row_extra={},
+            model=_mix_pick(source, index),
         )
+
+
+def _mix_pick(shape: RequestSettings, index: int) -> str | None:
+    """Session `index`'s model when the run sends a mix (every turn names it), else None."""
+    mix = shape.mix
+    return None if mix is None else mix.pick(shape.seed, index)
 
 
 class SampledTurns(Sequence[Turn]):

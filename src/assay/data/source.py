@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import _random
 import random
-from typing import Final, Protocol
+from typing import Final, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from assay.core import Endpoint, GenerationRequest
+from assay.spec.model_mix import ModelMix
 
 # `random.Random(n)` runs two Python-level methods around the C seeding: `__init__` and `seed`,
 # which checks the seed's type. For an int seed both come down to the C seeding and
@@ -28,18 +29,34 @@ NO_AUDIO: Final = (
 
 
 class RequestSettings(BaseModel):
-    """What every request of a configured source (or session) shares: the endpoint and model,
-    how it is sent, the seed and tokenizer it is built with, and the fields added to its body."""
+    """What every request of a configured source (or session) shares: the endpoint and model
+    (or the traffic mix each request draws its model from), how it is sent, the seed and
+    tokenizer it is built with, and the fields added to its body."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     endpoint: Endpoint = Endpoint.chat
     model: str
+    # Several models: request (or session) `i` names `mix.pick(seed, i)` instead of `model`.
+    mix: ModelMix | None = None
     ignore_eos: bool = False
     stream: bool = True
     seed: int = 0
     tokenizer: str | None = None
     extra_body: dict[str, JsonValue] = {}
+
+    def model_of(self, index: int) -> str:
+        """The model request (or session) `index` names: the mix's pick, else `model`.
+
+        >>> RequestSettings(model="m").model_of(3)
+        'm'
+        """
+        mix = self.mix
+        return self.model if mix is None else mix.pick(self.seed, index)
+
+    def several_models(self) -> bool:
+        """Whether its requests draw their model from a mix (see `NamesModels`)."""
+        return self.mix is not None
 
 
 class RequestSource(Protocol):
@@ -52,6 +69,26 @@ class RequestSource(Protocol):
     def size(self) -> int | None:
         """How many distinct requests there are; None when the source is unbounded."""
         ...
+
+
+@runtime_checkable
+class NamesModels(Protocol):
+    """A source that may send several models: its requests then each name one, and every
+    record of the run carries its request's model."""
+
+    def several_models(self) -> bool:
+        """Whether its requests may name different models (a mix, or rows naming one)."""
+        ...
+
+
+def sends_several_models(source: object) -> bool:
+    """Whether `source` sends a traffic mix (a data file whose rows name models included): its
+    records then carry each request's model; a single-model run's records stay without.
+
+    >>> sends_several_models(RequestSettings(model="m")), sends_several_models(object())
+    (False, False)
+    """
+    return isinstance(source, NamesModels) and source.several_models()
 
 
 def request_id(index: int) -> str:
@@ -101,4 +138,13 @@ def shared_rng(seed: int, purpose: str) -> random.Random:
     return random.Random(f"assay:{seed}:{purpose}")
 
 
-__all__ = ["NO_AUDIO", "RequestSettings", "RequestSource", "index_rng", "request_id", "shared_rng"]
+__all__ = [
+    "NO_AUDIO",
+    "NamesModels",
+    "RequestSettings",
+    "RequestSource",
+    "index_rng",
+    "request_id",
+    "sends_several_models",
+    "shared_rng",
+]

@@ -15,6 +15,7 @@ from assay.data.token_count import parse_token_count
 from assay.data.trace import TraceConfig, load_trace
 from assay.errors import ConfigError, DataError
 from assay.spec.endpoint import Endpoint
+from assay.spec.model_mix import ModelMix
 from assay.spec.sections import Request, Source
 from assay.spec.source import PromptColumns
 
@@ -36,12 +37,18 @@ def build_source(config: SyntheticSource | FileSourceConfig) -> RequestSource:
 
 
 def source_of(
-    source: Source, request: Request, endpoint: Endpoint, model: str, seed: int
+    source: Source,
+    request: Request,
+    endpoint: Endpoint,
+    model: str,
+    seed: int,
+    mix: ModelMix | None = None,
 ) -> RequestSource:
     """Synthetic prompts or sessions, the rows of `source.data` (read and checked here, as
-    sessions with `multi_turn`), or the requests of `source.trace`."""
+    sessions with `multi_turn`), or the requests of `source.trace`; with a `mix`, each request
+    (or session) names the model the mix picks for it."""
     think_time_ns = round(source.think_time_ms * 1_000_000)
-    match source_config_of(source, request, endpoint, model, seed):
+    match source_config_of(source, request, endpoint, model, seed, mix):
         case TraceConfig() as trace:
             return load_trace(trace)
         case FileSourceConfig() as file_config:
@@ -56,12 +63,18 @@ def source_of(
 
 
 def source_config_of(
-    source: Source, request: Request, endpoint: Endpoint, model: str, seed: int
+    source: Source,
+    request: Request,
+    endpoint: Endpoint,
+    model: str,
+    seed: int,
+    mix: ModelMix | None = None,
 ) -> SyntheticSource | FileSourceConfig | TraceConfig:
     """What `source_of` builds, not built yet: checking it costs no file read."""
     common: dict[str, Any] = {
         "endpoint": endpoint,
         "model": model,
+        "mix": mix,
         "ignore_eos": request.ignore_eos,
         "stream": request.stream,
         "seed": seed,

@@ -224,6 +224,9 @@ class SyntheticSource(RequestSettings):
             text = self._prompt(prompt_count, rng)
         fields = shared.copy()  # keeps the field order; the keys set below are already there
         fields["request_id"] = request_id(index)
+        mix = self.mix
+        if mix is not None:
+            fields["model"] = mix.pick(self.seed, index)
         if runtime.chat:
             fields["messages"] = ({"role": "user", "content": text},)
         else:
@@ -351,7 +354,8 @@ class SyntheticSource(RequestSettings):
         fields: dict[str, object] = {
             "request_id": request_id(index),
             "endpoint": self.endpoint,
-            "model": self.model,
+            # One attribute test for a single-model run; a mix picks from (seed, index).
+            "model": self.model if self.mix is None else self.mix.pick(self.seed, index),
             "prompt": prompt,
             "messages": messages,
             "documents": documents,

@@ -106,6 +106,9 @@ class MooncakeTrace:
     def size(self) -> int | None:
         return len(self.rows)
 
+    def several_models(self) -> bool:
+        return self.config.mix is not None
+
     def offset_ns(self, index: int) -> int:
         return self.offsets[index]
 
@@ -131,7 +134,7 @@ class MooncakeTrace:
         return GenerationRequest(
             request_id=request_id(index),
             endpoint=config.endpoint,
-            model=config.model,
+            model=config.model if config.mix is None else config.mix.pick(config.seed, index),
             prompt=prompt,
             messages=messages,
             max_output_tokens=limit if traits.generates else None,
@@ -151,6 +154,9 @@ class PlainTrace:
 
     def size(self) -> int | None:
         return len(self.offsets)
+
+    def several_models(self) -> bool:
+        return self.rows.several_models()
 
     def offset_ns(self, index: int) -> int:
         return self.offsets[index]

@@ -19,7 +19,7 @@ from returns.result import Result
 from assay.core import Clock, GenerationRequest, GenerationResponse, UnusableResponse
 from assay.core.clock import Waiter, open_pacing_waiter
 from assay.data.session import SessionSource
-from assay.data.source import RequestSource
+from assay.data.source import RequestSource, sends_several_models
 from assay.errors import first_assay_error
 from assay.load.ahead import Lookahead, RequestBuilds, RequestsAhead
 from assay.load.collector import quiet_collector
@@ -277,6 +277,8 @@ class _StepRunner(Generic[S]):
         self.pending_target_ns: int | None = None
         self.handed_out = 0
         self.sessions = source if isinstance(source, SessionSource) else None
+        # A traffic mix's records carry their request's model; a single model's carry none.
+        self.stamps_model = sends_several_models(source)
         # A closed loop's requests: off the loop once their builds prove slow (images).
         self.builds = RequestBuilds(source, clock, cpu_ns=time.thread_time_ns)
         self.session_tally = SessionTally()
@@ -510,6 +512,7 @@ class _StepRunner(Generic[S]):
             targeted_start_ns=target_ns,
             step=self.work.step,
             turn=turn,
+            model=request.model if self.stamps_model else None,
             sink=self._take,
         )
 

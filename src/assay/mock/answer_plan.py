@@ -63,6 +63,11 @@ class LatencySampler:
         self._fixed_output = round(output.value) if isinstance(output, Fixed) else None
 
     @property
+    def model(self) -> LatencyModel:
+        """The latency model the sampler draws from."""
+        return self._model
+
+    @property
     def rng(self) -> random.Random:
         """The sampler's generator, shared with text sampling so one seed fixes a whole run."""
         return self._rng

@@ -12,6 +12,7 @@ import os
 import time
 import uuid
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from typing import Any, assert_never
 
 import orjson
@@ -19,6 +20,7 @@ from aiohttp import web
 
 from assay.data.tokenizer import BuiltinTokenizer
 from assay.errors import ConfigError
+from assay.mock.answer_ids import answer_id
 from assay.mock.answer_plan import LatencySampler, plan_length
 from assay.mock.asks import (
     Api,
@@ -51,7 +53,9 @@ from assay.mock.metrics import (
     FINISHED_FAULTS,
     Served,
     ServedCounters,
+    gpu_lines,
 )
+from assay.mock.model_list import model_list
 from assay.mock.ranking import ranking_body
 from assay.mock.responses import responses_body, responses_stream
 from assay.mock.script import (
@@ -98,15 +102,45 @@ class MockStats:
         }
 
 
-class MockService:
-    """The state of one mock server process: config, samplers, counters, the closing signal."""
+Sleep = Callable[[float], Awaitable[None]]
+"""How the mock waits out a latency (`asyncio.sleep`; a test passes one that records it)."""
 
-    def __init__(self, config: MockConfig, counters: ServedCounters | None = None) -> None:
+
+class MockService:
+    """The state of one mock server process: config, samplers, counters, the closing signal.
+
+    Each model of `config.models` has a sampler of its own (its latency model, its own seeded
+    draws); a request naming any other model is answered with `config.latency`. `sleep` waits
+    out every latency the answers play.
+    """
+
+    def __init__(
+        self,
+        config: MockConfig,
+        counters: ServedCounters | None = None,
+        *,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
         self.config = config
         self.stats = MockStats()
-        self.counters = counters if counters is not None else ServedCounters()
+        self._served_names = config.served_names
+        # Each model's counters by its index; a name the mock does not list counts as its own.
+        self._counter_index = {name: n for n, name in enumerate(self._served_names)}
+        self.counters = (
+            counters if counters is not None else ServedCounters(models=len(self._served_names))
+        )
+        if self.counters.models != len(self._served_names):
+            raise ValueError(
+                f"counters for {self.counters.models} models; the mock serves "
+                f"{len(self._served_names)}"
+            )
         self._tokenizer = BuiltinTokenizer()
         self._sampler = LatencySampler(config.latency, config.seed)
+        self._samplers = {
+            model.name: LatencySampler(model.latency, config.seed + 1 + n)
+            for n, model in enumerate(config.models)
+        }
+        self._sleep = sleep
         self._request_counter = itertools.count()
         self._ids = itertools.count(1)
         self._id_prefix = f"{os.getpid():x}"
@@ -134,6 +168,12 @@ class MockService:
         app.on_shutdown.append(self._on_shutdown)
         app.on_response_prepare.append(_echo_request_id)
         return app
+
+    def sampler_for(self, model: str) -> LatencySampler:
+        """The latency sampler that answers a request naming `model`: the served model's own,
+        or the mock's latency for `model_name` and for a model it does not list (the mock is
+        lenient: it answers any name)."""
+        return self._samplers.get(model, self._sampler)
 
     def _handler(self, api: Api) -> Any:
         async def handle(request: web.Request) -> web.StreamResponse:
@@ -174,21 +214,13 @@ class MockService:
         return _json(self.stats.snapshot())
 
     async def _metrics(self, request: web.Request) -> web.Response:
-        text = self.counters.render(self.config.model_name, self.config.metrics_scale)
+        text = self.counters.render(self._served_names, self.config.metrics_scale)
+        if self.config.gpu_watts is not None:
+            text += "\n".join(gpu_lines(self.config.gpu_watts)) + "\n"
         return web.Response(text=text, content_type="text/plain", charset="utf-8")
 
     async def _models(self, request: web.Request) -> web.Response:
-        model = {
-            "id": self.config.model_name,
-            "object": "model",
-            "created": self._started,
-            "owned_by": "assay",
-            "root": self.config.model_name,
-            "parent": None,
-        }
-        if self.config.max_model_len is not None:
-            model["max_model_len"] = self.config.max_model_len
-        return _json({"object": "list", "data": [model]})
+        return _json(model_list(self._served_names, self._started, self.config.max_model_len))
 
     async def _serve(self, request: web.Request, api: Api) -> web.StreamResponse:
         if api is Api.transcriptions:
@@ -236,29 +268,31 @@ class MockService:
             if early is not None:
                 return early
         finishes = fault is None or fault.name in FINISHED_FAULTS
+        sampler = self.sampler_for(ask.model)
+        model = self._counter_index.get(ask.model, 0)
         counters = self.counters
-        counters.add(Served.running)
+        counters.add(Served.running, 1, model)
         try:
             if not isinstance(ask, GenerationAsk):  # one body, no output tokens
                 script = self._one_body(api, ask, fault, response_id)
-                served = await self._play_body(request, script, 0)
+                served = await self._play_body(request, script, 0, sampler)
                 if finishes:
-                    counters.finished("stop", ask.prompt_tokens, 0)
+                    counters.finished("stop", ask.prompt_tokens, 0, model)
                 return served
-            answer = self._answer(ask, fault, response_id)
+            answer = self._answer(ask, fault, response_id, sampler)
             if stream and fault is not None and fault.name in CUT_FAULTS:
                 # Counted before playing: a stalled stream ends when the client gives up.
-                counters.cut(ask.prompt_tokens, min(fault.after, len(answer.pieces)))
-            served = await self._play_answer(request, api, ask, answer, fault, stream)
+                counters.cut(ask.prompt_tokens, min(fault.after, len(answer.pieces)), model)
+            served = await self._play_answer(request, api, ask, answer, fault, stream, sampler)
         except ConnectionResetError:
             # The client left mid-answer (a run that stopped): for aiohttp a premature
             # disconnection, which it ignores, not a handler error it logs with a traceback.
             raise asyncio.CancelledError from None
         finally:
-            counters.add(Served.running, -1)
+            counters.add(Served.running, -1, model)
         if finishes:
             tokens = self._generated_tokens(api, answer, fault)
-            counters.finished(answer.finish_reason, ask.prompt_tokens, tokens)
+            counters.finished(answer.finish_reason, ask.prompt_tokens, tokens, model)
         return served
 
     def _one_body(
@@ -305,33 +339,35 @@ class MockService:
             if early is not None:
                 return early
         tokens = ask.transcript_tokens
+        sampler = self.sampler_for(ask.model)
+        model = self._counter_index.get(ask.model, 0)
         limited = ask.max_tokens is not None and tokens >= ask.max_tokens
         answer = Answer(
             response_id=response_id,
             created=int(time.time()),
             model=ask.model,
-            pieces=output_pieces(tokens, self._sampler.rng, self._tokenizer),
+            pieces=output_pieces(tokens, sampler.rng, self._tokenizer),
             finish_reason="length" if limited else "stop",
             prompt_tokens=ask.prompt_tokens,
             include_usage=ask.include_usage,
         )
         counters = self.counters
-        counters.add(Served.running)
+        counters.add(Served.running, 1, model)
         try:
             if ask.stream:
                 script = choices_stream(Api.transcriptions, answer, fault, self._tool_pieces)
-                served = await self._play_stream(request, script)
+                served = await self._play_stream(request, script, sampler)
             else:
                 body = transcription_body(answer, ask.audio_seconds, fault)
-                served = await self._play_body(request, body, len(answer.pieces))
+                served = await self._play_body(request, body, len(answer.pieces), sampler)
         except ConnectionResetError:
             raise asyncio.CancelledError from None
         finally:
-            counters.add(Served.running, -1)
+            counters.add(Served.running, -1, model)
         if fault is None or fault.name in FINISHED_FAULTS:
             empty = fault is not None and fault.name in EMPTY_FAULTS
             counters.finished(
-                answer.finish_reason, ask.prompt_tokens, 0 if empty else len(answer.pieces)
+                answer.finish_reason, ask.prompt_tokens, 0 if empty else len(answer.pieces), model
             )
         return served
 
@@ -355,25 +391,26 @@ class MockService:
         answer: Answer,
         fault: FaultSpec | None,
         stream: bool,
+        sampler: LatencySampler,
     ) -> web.StreamResponse:
         tool_pieces = self._tool_pieces
         n = len(answer.pieces)
         match api:
             case Api.chat | Api.completions if stream:
                 return await self._play_stream(
-                    request, choices_stream(api, answer, fault, tool_pieces)
+                    request, choices_stream(api, answer, fault, tool_pieces), sampler
                 )
             case Api.chat | Api.completions:
                 return await self._play_body(
-                    request, choices_body(api, answer, fault, tool_pieces), n
+                    request, choices_body(api, answer, fault, tool_pieces), n, sampler
                 )
             case Api.responses if stream:
                 return await self._play_stream(
-                    request, responses_stream(answer, ask.max_tokens, fault)
+                    request, responses_stream(answer, ask.max_tokens, fault), sampler
                 )
             case Api.responses:
                 return await self._play_body(
-                    request, responses_body(answer, ask.max_tokens, fault), n
+                    request, responses_body(answer, ask.max_tokens, fault), n, sampler
                 )
             case Api.embeddings | Api.rerank | Api.score | Api.transcriptions:
                 raise AssertionError(f"{api} answers are played by their own route")
@@ -400,16 +437,22 @@ class MockService:
             return None
         return FaultSpec(name=name, after=after)
 
-    def _answer(self, ask: GenerationAsk, fault: FaultSpec | None, response_id: str) -> Answer:
+    def _answer(
+        self,
+        ask: GenerationAsk,
+        fault: FaultSpec | None,
+        response_id: str,
+        sampler: LatencySampler,
+    ) -> Answer:
         name = fault.name if fault is not None else None
         length = plan_length(
-            self._sampler.output_tokens(), ask.max_tokens, ask.ignore_eos, ask.min_tokens
+            sampler.output_tokens(), ask.max_tokens, ask.ignore_eos, ask.min_tokens
         )
         tokens, finish_reason = length.tokens, length.finish_reason
         if name == "short_output":
             tokens, finish_reason = tokens // 2, "stop"
         json_mode = ask.json_mode and name != "invalid_json_output"
-        pieces = output_pieces(tokens, self._sampler.rng, self._tokenizer, json_mode)
+        pieces = output_pieces(tokens, sampler.rng, self._tokenizer, json_mode)
         tool_pieces = None
         if ask.tool_arguments is not None:
             # The model calls the tool: its arguments are the output, the limit still applies.
@@ -431,23 +474,25 @@ class MockService:
             tool_pieces=tool_pieces,
         )
 
-    async def _play_stream(self, request: web.Request, script: StreamScript) -> web.StreamResponse:
+    async def _play_stream(
+        self, request: web.Request, script: StreamScript, sampler: LatencySampler
+    ) -> web.StreamResponse:
         frames = script.tokens
-        if self._sampler.instant and script.ending is Ending.end and self._load is None:
+        if sampler.instant and script.ending is Ending.end and self._load is None:
             body = b"".join([*script.head, *frames, *script.tail])
             return web.Response(body=body, content_type=SSE_CONTENT_TYPE)
         response = web.StreamResponse(headers={"Cache-Control": "no-cache"})
         response.content_type = SSE_CONTENT_TYPE
         await response.prepare(request)
-        gaps = self._sampler.inter_token_latencies(len(frames) - 1)
-        await _sleep(self._sampler.time_to_first_token())
+        gaps = sampler.inter_token_latencies(len(frames) - 1)
+        await self._wait(sampler.time_to_first_token())
         if not gaps and self._load is None:
             await response.write(b"".join([*script.head, *frames]))
         else:
             await wait_for_tokens(self._load)
             await response.write(b"".join([*script.head, *frames[:1]]))
             for gap, frame in zip(gaps or [0.0] * (len(frames) - 1), frames[1:], strict=True):
-                await _sleep(gap)
+                await self._wait(gap)
                 await wait_for_tokens(self._load)
                 await response.write(frame)
         if script.ending is Ending.drop:
@@ -460,11 +505,11 @@ class MockService:
         return response
 
     async def _play_body(
-        self, request: web.Request, script: BodyScript, tokens: int
+        self, request: web.Request, script: BodyScript, tokens: int, sampler: LatencySampler
     ) -> web.StreamResponse:
-        if not self._sampler.instant:
-            gaps = self._sampler.inter_token_latencies(tokens - 1)
-            await _sleep(self._sampler.time_to_first_token() + sum(gaps))
+        if not sampler.instant:
+            gaps = sampler.inter_token_latencies(tokens - 1)
+            await self._wait(sampler.time_to_first_token() + sum(gaps))
         await wait_for_tokens(self._load, tokens)
         if script.ending is Ending.end:
             return web.Response(
@@ -487,6 +532,10 @@ class MockService:
         await response.write_eof()
         return response
 
+    async def _wait(self, seconds: float) -> None:
+        if seconds > 0:
+            await self._sleep(seconds)
+
     async def _stall(self, seconds: float) -> None:
         """Send nothing for `seconds`, or until the server closes."""
         try:
@@ -494,34 +543,6 @@ class MockService:
                 await self._closing.wait()
         except TimeoutError:
             pass
-
-
-def answer_id(api: Api, response_id: str) -> str:
-    """The id the mock's answer on `api` carries, as vLLM names them.
-
-    >>> answer_id(Api.chat, "1f00000001"), answer_id(Api.responses, "1f00000001")
-    ('chatcmpl-1f00000001', 'resp_1f00000001')
-    """
-    return f"{_id_prefix(api)}{response_id}"
-
-
-def _id_prefix(api: Api) -> str:
-    """How vLLM prefixes its answer ids on `api` (a transcription's on its stream chunks only)."""
-    match api:
-        case Api.chat:
-            return "chatcmpl-"
-        case Api.completions:
-            return "cmpl-"
-        case Api.responses:
-            return "resp_"
-        case Api.embeddings:
-            return "embd-"
-        case Api.rerank:
-            return "rerank-"
-        case Api.score:
-            return "score-"
-        case Api.transcriptions:
-            return "trsc-"
 
 
 async def _echo_request_id(request: web.Request, response: web.StreamResponse) -> None:
@@ -560,11 +581,6 @@ async def _drop(request: web.Request, response: web.StreamResponse) -> web.Strea
     return response
 
 
-async def _sleep(seconds: float) -> None:
-    if seconds > 0:
-        await asyncio.sleep(seconds)
-
-
 def _json(payload: Any, status: int = 200) -> web.Response:
     return web.Response(body=orjson.dumps(payload), status=status, content_type=JSON_CONTENT_TYPE)
 
@@ -573,4 +589,4 @@ def _error_response(status: int, message: str, kind: str) -> web.Response:
     return _json({"error": error_object(message, kind, status)}, status=status)
 
 
-__all__ = ["MockService", "MockStats"]
+__all__ = ["MockService", "MockStats", "Sleep"]

@@ -185,7 +185,8 @@ class MockConfig(BaseModel):
     embedding_dimension: int = Field(default=384, ge=1)
     model_name: str = "assay-mock"
     # More models served beside `model_name`, each with its own latency; /v1/models lists them
-    # all, and a request naming one is answered with that model's latency.
+    # all, and a request naming one is answered with that model's latency (an entry named
+    # `model_name` gives it that latency; any other name is answered with `latency`).
     models: tuple[ServedModel, ...] = ()
     # /metrics reports its counters times this (1 = truthfully); tests of a client's
     # cross-check make the mock misreport with it.
@@ -196,8 +197,28 @@ class MockConfig(BaseModel):
     # The context window /v1/models lists as `max_model_len`, as vLLM and SGLang do; none when
     # unset (the mock itself refuses no request for its length).
     max_model_len: int | None = Field(default=None, gt=0)
+    # A simulated GPU beside the server: /metrics then carries the NVIDIA DCGM exporter's power
+    # gauge and energy counter of one GPU drawing this many watts at all times (`gpu_lines`).
+    gpu_watts: float | None = Field(default=None, gt=0, le=100_000, allow_inf_nan=False)
     # A finite server (slots, a token budget, faults past a load): see `assay.mock.capacity`.
     server: ServerModel = ServerModel()
+
+    @property
+    def served_names(self) -> tuple[str, ...]:
+        """Every model the mock serves, its own `model_name` first, each once.
+
+        >>> MockConfig(models=spread_models(("a",), LatencyModel())).served_names
+        ('assay-mock', 'a')
+        """
+        return tuple(dict.fromkeys([self.model_name, *(model.name for model in self.models)]))
+
+    @model_validator(mode="after")
+    def _served_models_are_distinct(self) -> Self:
+        names = [model.name for model in self.models]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"served model(s) {repeated} named more than once")
+        return self
 
     @model_validator(mode="after")
     def _fault_rates_are_known_probabilities(self) -> Self:

@@ -101,7 +101,7 @@ def _spawn(
         # The workers' /metrics counters: one slot each in a small file they all map.
         counters_dir = tempfile.TemporaryDirectory(prefix="assay-mock-")
         counters_file = Path(counters_dir.name) / "counters"
-        create_counters_file(counters_file, workers)
+        create_counters_file(counters_file, workers, len(config.served_names))
         try:
             for slot in range(workers):
                 processes.append(

@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from assay.mock.app import MockService
+from assay.mock.app import MockService, Sleep
 from assay.mock.config import MockConfig
 from assay.mock.metrics import ServedCounters
 
@@ -46,8 +46,10 @@ async def open_mock_server(
     *,
     reuse_port: bool = False,
     counters: ServedCounters | None = None,
+    sleep: Sleep = asyncio.sleep,
 ) -> AsyncIterator[MockServer]:
     """Serve the mock in the running loop until the block exits; port 0 picks a free port.
+    `sleep` waits out the latencies of its answers (a test passes one that records them).
 
     >>> import asyncio, urllib.request
     >>> async def main() -> bytes:
@@ -57,7 +59,7 @@ async def open_mock_server(
     >>> b"assay-mock" in asyncio.run(main())
     True
     """
-    service = MockService(config or MockConfig(), counters)
+    service = MockService(config or MockConfig(), counters, sleep=sleep)
     runner = web.AppRunner(
         service.application(client_max_size=MAX_REQUEST_BYTES),
         access_log=None,

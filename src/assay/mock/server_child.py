@@ -34,7 +34,8 @@ def main(argv: list[str]) -> None:
     host, port, config_json, counters_file, slot, workers = argv
     threading.Thread(target=_stop_when_parent_leaves, name="parent-watch", daemon=True).start()
     config = MockConfig.model_validate_json(config_json)
-    counters = ServedCounters(Path(counters_file), int(slot), int(workers))
+    models = len(config.served_names)
+    counters = ServedCounters(Path(counters_file), int(slot), int(workers), models)
     run_loop(serve_until_signal(config, host, int(port), True, _announce, counters))
 
 

@@ -38,12 +38,13 @@ def record_line(record: RequestRecord[GenerationResponse]) -> dict[str, Any]:
     """The JSON object written for one record.
 
     Keys: id, step, `turn` (a multi-turn session's turn, only there), `model` (the model named,
-    only when the run sends several), status, the three schedule times; for errored records code, stage, message, `judged_by` (transport, handler, validator
-    or internal), `validator` (its name, for a validator's verdict) and the HTTP status, excerpt
-    and traceback of the evidence; `ids` (the request id sent, the one echoed, the answer's own
-    id and the traceparent: `ExchangeIds`) when any was sent or received; `timing`, `usage` and
-    `response` (the compiled answer, or the partial one of an errored request, without its
-    timing, usage and ids, which sit at the top level) when there is a response.
+    only when the run sends several), status, the three schedule times; for errored records
+    code, stage, message, `judged_by` (transport, handler, validator or internal), `validator`
+    (its name, for a validator's verdict) and the HTTP status, excerpt and traceback of the
+    evidence; `ids` (the request id sent, the one echoed, the answer's own id and the
+    traceparent: `ExchangeIds`) when any was sent or received; `timing`, `usage` and `response`
+    (the compiled answer, or the partial one of an errored request, without its timing, usage
+    and ids, which sit at the top level) when there is a response.
 
     >>> from assay.records import Cancelled
     >>> line = record_line(RequestRecord[GenerationResponse](request_id="r1",

@@ -26,6 +26,7 @@ from assay.reports.chart_base import (
     step_label,
 )
 from assay.reports.latency_charts import cdf_figure, latency_percentiles_figure
+from assay.reports.models_html import models_figures
 from assay.reports.report import Report
 from assay.reports.shown import produces_tokens, shown_sections
 from assay.reports.sweep_axis import sweep_axis
@@ -258,6 +259,9 @@ def figures_of(
     turns = turns_figure(report)
     if turns is not None:
         sections.append(("Sessions and turns", [turns]))
+    by_model = models_figures(report)
+    if by_model:  # a traffic mix
+        sections.append(("Latency by model", by_model))
     server = server_figures(report)
     if server:
         sections.append(("Server metrics", server))

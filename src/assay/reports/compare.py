@@ -39,6 +39,7 @@ from pydantic_core import to_jsonable_python
 from assay.metrics.cost import StepCost
 from assay.metrics.sketch import Distribution
 from assay.metrics.step_metrics import StepMetrics
+from assay.reports.models import model_step
 from assay.reports.report import Report, StepReport
 from assay.reports.step_words import describe_load, format_ms, rate_is_meaningful
 from assay.spec.run import RunEcho
@@ -191,6 +192,24 @@ def align_steps(reports: Sequence[Report]) -> tuple[list[AlignedStep], list[str]
         for position, step in enumerate(baseline)
     ]
     return groups, notes
+
+
+def model_groups(group: AlignedStep) -> list[tuple[str, AlignedStep]]:
+    """Each model of the baseline step's traffic mix that another run's step sent too, with
+    every run's step as that model saw it (None where a run did not send the model): compared
+    as steps are, each model's figures against its own sample sizes. Empty when the baseline
+    step sent one model."""
+    groups = []
+    for name in group.baseline.models or {}:
+        steps = tuple(
+            None
+            if step is None or step.models is None or name not in step.models
+            else model_step(step, step.models[name])
+            for step in group.steps
+        )
+        if any(step is not None for step in steps[1:]):
+            groups.append((name, AlignedStep(steps=steps, same_load=group.same_load)))
+    return groups
 
 
 @dataclass(frozen=True, slots=True)

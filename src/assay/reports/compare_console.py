@@ -18,6 +18,7 @@ from assay.reports.compare import (
     compare_step,
     format_change,
     format_value,
+    model_groups,
 )
 from assay.reports.report import Report, StepReport
 from assay.reports.step_words import describe_load
@@ -56,6 +57,13 @@ def render_comparison(reports: Sequence[Report], labels: Sequence[str], console:
         if errors is not None:
             console.print(errors)
         console.print()
+        for name, seen in model_groups(group):  # a traffic mix: model by model
+            console.print(Text(f"{step_title(group)}, model {name}", style="bold"))
+            console.print(unclipped(_step_table(seen)))
+            errors = _errors_line(seen.steps)
+            if errors is not None:
+                console.print(errors)
+            console.print()
     console.print(NOISE_NOTE, highlight=False)
 
 

@@ -18,6 +18,7 @@ from assay.reports.compare import (
     compare_step,
     format_change,
     format_value,
+    model_groups,
 )
 from assay.reports.compare_console import NOISE_NOTE
 from assay.reports.html import plotly_js, script_json
@@ -48,8 +49,14 @@ def write_compare_html(path: Path, reports: Sequence[Report], labels: Sequence[s
         for group in groups
     ]
     figures = _figures(steps_rows, labels)
+    # A traffic mix's models, each compared as its step is: in the table, not the charts.
+    models_rows = [
+        (f"{aligned_label(group)} · model {name}", compare_step(seen.steps, judged=seen.same_load))
+        for group in groups
+        for name, seen in model_groups(group)
+    ]
     table_rows: list[str] = []
-    for step, rows in steps_rows:
+    for step, rows in [*steps_rows, *models_rows]:
         for row in rows:
             unit = _UNITS.get(row.unit, row.unit)
             cells = [f"<td>{html.escape(step)}</td><td>{html.escape(titled(row.label, unit))}</td>",

@@ -13,6 +13,7 @@ from assay.metrics.sketch import Distribution
 from assay.reports.client_bound import with_client_verdicts
 from assay.reports.cost import price_of, with_costs
 from assay.reports.definitions import with_definitions
+from assay.reports.models import has_models, model_steps
 from assay.reports.report import Report, StepReport
 from assay.run_folder import RECORDS_FILE
 from assay.run_folder import REPORT_FILE as REPORT_FILE
@@ -118,6 +119,21 @@ def summary_row(step: StepReport) -> dict[str, Cell]:
     return {name: cell(step) for name, cell in _SUMMARY}
 
 
+def summary_csv(report: Report) -> str:
+    """summary.csv's text: a row per step; a run that sent several models has a `model` column
+    (second), empty on a step's row, and after each step's row a row per model of its mix."""
+    mixed = has_models(report)
+    columns = (SUMMARY_COLUMNS[0], "model", *SUMMARY_COLUMNS[1:]) if mixed else SUMMARY_COLUMNS
+    table = io.StringIO()
+    writer = csv.DictWriter(table, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for step in report.steps:
+        writer.writerow(summary_row(step))
+        for name, seen in model_steps(step):
+            writer.writerow({**summary_row(seen), "model": name})
+    return table.getvalue()
+
+
 def write_report(report: Report, out_dir: Path) -> tuple[Path, Path]:
     """Write report.json and summary.csv into `out_dir` (created if needed); return both paths.
 
@@ -142,10 +158,5 @@ def write_report(report: Report, out_dir: Path) -> tuple[Path, Path]:
     json_path = out_dir / REPORT_FILE
     write_new(json_path, report.model_dump_json(indent=2) + "\n")
     csv_path = out_dir / SUMMARY_FILE
-    table = io.StringIO()
-    writer = csv.DictWriter(table, fieldnames=SUMMARY_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for step in report.steps:
-        writer.writerow(summary_row(step))
-    write_new(csv_path, table.getvalue())
+    write_new(csv_path, summary_csv(report))
     return json_path, csv_path

@@ -30,6 +30,7 @@ from assay.reports.cost import cost_html, price_of
 from assay.reports.definitions import definitions_html, with_definitions
 from assay.reports.input_table import inputs_html
 from assay.reports.loader import load_report
+from assay.reports.models_html import models_html
 from assay.reports.report import Report, StepReport
 from assay.reports.shown import config_shown, header_cards, produces_tokens
 from assay.reports.step_words import peak_output_text
@@ -156,7 +157,7 @@ def render_html(report: Report, samples: Mapping[str, Mapping[int, Sequence[floa
         _server_table(report),
         _sessions_table(report),
         *filter(None, (inputs_html(report), client_bound_html(report), definitions_html(report))),
-        *filter(None, (cost_html(report, price_of(report)),)),
+        *filter(None, (cost_html(report, price_of(report)), models_html(report))),
         *(_section(title, group) for title, group in sections),
         _steps_table(report),
         *_token_figures_table(report),

@@ -34,18 +34,8 @@ from assay.reports.validity import Validity, assess_validity
 from assay.server_metrics import ServerMetricsReport
 from assay.spec import load as loads
 from assay.spec.constraints import StopReason
-from assay.spec.load import (
-    Concurrent,
-    Constant,
-    Poisson,
-    ProfileKind,
-    RampUp,
-    RateRamp,
-    Replay,
-    StepLoad,
-    Synchronous,
-    Throughput,
-)
+from assay.spec.load import ProfileKind, RateRamp, StepLoad
+from assay.spec.parameter import StepFigure
 from assay.spec.run import RunEcho
 from assay.spec.validation import DEFAULT_MAX_NOT_SENT_RATE
 from assay.version import __version__
@@ -186,45 +176,30 @@ class StepReport(BaseModel):
     @property
     def load(self) -> StepLoad | None:
         """The load the step offered, as far as the report records it (not a replay's speed
-        nor a poisson's seed); None when it does not record the figure that names it, or for
-        a profile from another version. Read as stored, never refused.
+        nor a poisson's seed): each parameter read from the step figure its field declares
+        (`assay.spec.load.stored_load`). None when it does not record the figure that names
+        it, or for a profile from another version. Read as stored, never refused.
 
         >>> from assay.metrics import StepAggregator
+        >>> from assay.spec.load import Constant
         >>> step = StepReport.of(0, Constant(rate=5, burstiness=0.5), StepAggregator().snapshot())
         >>> step.load, step.requested_rate
         (Constant(kind='constant', rate=5.0, burstiness=0.5), 5.0)
         """
-        rate, streams, shape = self.requested_rate, self.requested_concurrency, self.burstiness
-        match self.profile_kind:
-            case "synchronous":
-                return Synchronous()
-            case "concurrent" if streams is not None:
-                return Concurrent.model_construct(streams=streams)
-            case "throughput" if streams is not None:
-                return Throughput.model_construct(max_concurrency=streams)
-            case "constant" if rate is not None:
-                return Constant.model_construct(rate=rate, burstiness=shape)
-            case "poisson" if rate is not None:
-                return Poisson.model_construct(rate=rate, burstiness=shape)
-            case "ramp_up" if self.ramp is not None:
-                return RampUp.model_construct(ramp=self.ramp, burstiness=shape)
-            case "replay":
-                return Replay()
-            case (
-                "concurrent"
-                | "throughput"
-                | "constant"
-                | "poisson"
-                | "ramp_up"
-                | "sweep"
-                | "capacity"
-                | None
-            ):
-                return None
+        figures: dict[StepFigure, object] = {
+            "requested_rate": self.requested_rate,
+            "requested_concurrency": self.requested_concurrency,
+            "ramp": self.ramp,
+            "burstiness": self.burstiness,
+        }
+        return loads.stored_load(self.profile, figures)
 
     sessions: SessionSummary | None = None
     # The metrics of each turn index (1 = a session's first turn) when the step ran sessions.
     turns: dict[int, StepMetrics] | None = None
+    # The metrics of each model the step's requests named, by name, when the run sent several
+    # (a traffic mix); left out otherwise, so a one-model report is what it was before.
+    models: dict[str, StepMetrics] | None = Field(default=None, exclude_if=_is_none)
     # The same answers' latency figures under other benchmarks' definitions, read from
     # records.jsonl when report.json is written (`assay.reports.definitions`).
     definitions: PeerDefinitions | None = Field(default=None, exclude_if=_is_none)
@@ -242,12 +217,13 @@ class StepReport(BaseModel):
         *,
         timeline: TimelineSnapshot | None,
         turns: dict[int, StepMetrics] | None,
+        models: dict[str, StepMetrics] | None = None,
     ) -> StepReport:
         """The same step, its records judged again: what it offered and what never became a
-        record stay, its figures are `metrics`, `timeline` and `turns`."""
+        record stay, its figures are `metrics`, `timeline`, `turns` and `models`."""
         achieved = metrics.throughput.attempted_requests_per_s
         update = {"metrics": metrics, "achieved_rate": achieved, "timeline": timeline}
-        return self.model_copy(update={**update, "turns": turns})
+        return self.model_copy(update={**update, "turns": turns, "models": models})
 
     @classmethod
     def of(
@@ -278,14 +254,82 @@ class StepFields(TypedDict, total=False):
     lost_processes: tuple[str, ...]
     sessions: SessionSummary | None
     turns: dict[int, StepMetrics] | None
+    models: dict[str, StepMetrics] | None
     ramp: RateRamp | None
     data_rows: int | None
     burstiness: float | None
     client_load: tuple[ClientLoad, ...]
 
 
+def _errors_summed(
+    errors: dict[AnyCode, ErrorSummary], more: dict[AnyCode, ErrorSummary]
+) -> dict[AnyCode, ErrorSummary]:
+    """`errors` with the counts of `more` added; each code keeps its first example."""
+    for code, summary in more.items():
+        known = errors.get(code)
+        errors[code] = (
+            summary
+            if known is None
+            else ErrorSummary(count=known.count + summary.count, example=known.example)
+        )
+    return errors
+
+
+class ModelTotals(BaseModel):
+    """One model's counts summed over every step of a run that sent several models; `good`
+    counts its requests that met the SLO (None without one). Latency percentiles do not add
+    across steps: each step's are in its `models`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    outcomes: Outcomes
+    excluded: int = 0
+    error_rate: float
+    errors_by_code: dict[AnyCode, ErrorSummary]
+    usable_output_tokens: int
+    attempted_output_tokens: int
+    good: int | None = None
+
+    @classmethod
+    def of(cls, metrics: Iterable[StepMetrics]) -> ModelTotals:
+        """The totals of one model's figures in each step."""
+        outcomes = Outcomes()
+        excluded = usable = attempted = 0
+        good: int | None = None
+        errors: dict[AnyCode, ErrorSummary] = {}
+        for m in metrics:
+            outcomes = outcomes.plus(m.outcomes)
+            excluded += m.excluded
+            usable += m.throughput.usable_output_tokens
+            attempted += m.throughput.attempted_output_tokens
+            if m.goodput is not None:
+                good = (good or 0) + m.goodput.good
+            _errors_summed(errors, m.errors_by_code)
+        return cls(
+            outcomes=outcomes,
+            excluded=excluded,
+            error_rate=outcomes.error_rate,
+            errors_by_code=dict(sorted(errors.items())),
+            usable_output_tokens=usable,
+            attempted_output_tokens=attempted,
+            good=good,
+        )
+
+
+def models_totals(steps: Iterable[StepReport]) -> dict[str, ModelTotals] | None:
+    """Each model's totals over `steps`, by name; None when no step sent several models."""
+    by_model: dict[str, list[StepMetrics]] = {}
+    for step in steps:
+        for name, metrics in (step.models or {}).items():
+            by_model.setdefault(name, []).append(metrics)
+    if not by_model:
+        return None
+    return {name: ModelTotals.of(by_model[name]) for name in sorted(by_model)}
+
+
 class Totals(BaseModel):
-    """Counts summed over every step (`scheduled` over the open-loop steps; None if none)."""
+    """Counts summed over every step (`scheduled` over the open-loop steps; None if none);
+    `models` per model when the run sent several (left out otherwise)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -298,10 +342,12 @@ class Totals(BaseModel):
     errors_by_code: dict[AnyCode, ErrorSummary]
     usable_output_tokens: int
     attempted_output_tokens: int
+    models: dict[str, ModelTotals] | None = Field(default=None, exclude_if=_is_none)
 
     @classmethod
     def of(cls, steps: Iterable[StepReport]) -> Totals:
         """The totals of `steps`; each code keeps the example message of its first step."""
+        steps = tuple(steps)
         outcomes = Outcomes()
         excluded = usable = attempted = not_sent = lost = 0
         scheduled: int | None = None
@@ -316,13 +362,7 @@ class Totals(BaseModel):
             excluded += metrics.excluded
             usable += metrics.throughput.usable_output_tokens
             attempted += metrics.throughput.attempted_output_tokens
-            for code, summary in metrics.errors_by_code.items():
-                known = errors.get(code)
-                errors[code] = (
-                    summary
-                    if known is None
-                    else ErrorSummary(count=known.count + summary.count, example=known.example)
-                )
+            _errors_summed(errors, metrics.errors_by_code)
         return cls(
             outcomes=outcomes,
             scheduled=scheduled,
@@ -333,6 +373,7 @@ class Totals(BaseModel):
             errors_by_code=dict(sorted(errors.items())),
             usable_output_tokens=usable,
             attempted_output_tokens=attempted,
+            models=models_totals(steps),
         )
 
 

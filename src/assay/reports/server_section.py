@@ -22,6 +22,15 @@ def server_metrics_lines(report: Report) -> list[str]:
         return []
     kind = section.kind.value if section.kind is not None else "unknown kind"
     lines = [f"Server metrics ({kind}, {section.url}, {section.scrapes} scrapes):"]
+    # Energy read from a DCGM exporter of its own (--gpu-metrics); alone when the server's
+    # metrics were not scraped.
+    gpus_only = section.kind is None and section.gpu_url == section.url
+    if section.gpu_url is not None:
+        lines[0] = (
+            f"GPU metrics ({section.url}, {section.scrapes} scrapes; no server metrics):"
+            if gpus_only
+            else lines[0] + f" GPU energy from {section.gpu_url}"
+        )
     for check in section.checks:
         match check.verdict:
             case "agrees":
@@ -30,7 +39,7 @@ def server_metrics_lines(report: Report) -> list[str]:
                 lines.append(f"  {check.quantity}: WARNING: disagrees: {check.message}")
             case "cannot compare":
                 lines.append(f"  {check.quantity}: cannot compare ({check.message})")
-    if not section.checks:
+    if not section.checks and not gpus_only:
         lines.append("  nothing to cross-check (the server exposes no request or token counter)")
     if section.likely_cause is not None:
         lines.append(f"  WARNING: likely cause: {section.likely_cause}")

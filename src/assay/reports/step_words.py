@@ -11,15 +11,11 @@ from typing import Final
 
 from assay.reports.report import Report, StepReport
 from assay.spec.constraints import Constraints, StopReason
-from assay.spec.load import (
-    Concurrent,
-    Constant,
-    Poisson,
-    RampUp,
-    Replay,
-    Synchronous,
-    Throughput,
-)
+from assay.spec.load import load_words
+from assay.spec.load_words import LoadWords, rate_words
+from assay.spec.load_words import rate_text as rate_text
+from assay.spec.load_words import seconds_text as seconds_text
+from assay.spec.load_words import short_rate as short_rate
 
 MIN_RATE_WINDOW_S: Final = 1.0
 """Below this step duration a request rate is not shown: a handful of requests over a few
@@ -174,48 +170,18 @@ def step_label(step: StepReport) -> str:
     return f"{step.index + 1} {step.profile}{label}"
 
 
-def short_rate(rate: float) -> str:
-    """A rate to three significant digits, never in exponent form: 16.6234 -> "16.6".
-
-    >>> short_rate(16.6234), short_rate(20.0), short_rate(1234.5), short_rate(0.01234)
-    ('16.6', '20', '1230', '0.0123')
-    """
-    rounded = float(f"{rate:.3g}")
-    return f"{rounded:.0f}" if rounded >= 100 else f"{rounded:g}"
-
-
-def _load_words(step: StepReport) -> tuple[str, str, str]:
+def _load_words(step: StepReport) -> LoadWords:
     """The load a step offered in words (`describe_load`), in a table cell (`offered`) and
-    after its name on a chart axis (`step_label`)."""
-    match step.load:
-        case Synchronous():
-            return "synchronous, one request at a time", "sync", ""
-        case Concurrent(streams=streams):
-            streams_text = f"{streams} stream{'s' if streams != 1 else ''}"
-            return f"concurrent, {streams_text}", streams_text, f" x{streams}"
-        case Throughput(max_concurrency=streams):
-            return f"throughput, up to {streams} in flight", f"max <={streams}", f" x{streams}"
-        case Poisson(rate=rate):
-            return (
-                f"poisson at {rate_text(rate)} req/s (mean)",
-                f"{rate:.3g}/s",
-                f" {short_rate(rate)}/s",
-            )
-        case RampUp(ramp=ramp):
-            return (
-                f"ramp_up, {ramp.curve} from {rate_text(ramp.start_rate)} to "
-                f"{rate_text(ramp.end_rate)} req/s over {seconds_text(ramp.duration_s)} s",
-                f"{ramp.start_rate:.3g}->{ramp.end_rate:.3g}/s",
-                f" {ramp.start_rate:g}->{ramp.end_rate:g}/s",
-            )
-        case Constant() | Replay() | None:
-            # An open loop at its rate, a kind without the figure that names it, a name from
-            # another version: the rate when there is one, else the name.
-            asked, flight = step.requested_rate, step.requested_concurrency
-            if asked is not None:
-                at = f"{step.profile} at {rate_text(asked)} req/s"
-                return at, f"{asked:.3g}/s", f" {short_rate(asked)}/s"
-            return step.profile, step.profile, "" if flight is None else f" x{flight}"
+    after its name on a chart axis (`step_label`): the load's own words (`words()` of each
+    profile in `assay.spec.load`), else, for a kind without the figure that names it or a name
+    from another version, the rate when there is one, else the name."""
+    load = step.load
+    if load is not None:
+        return load_words(load)
+    asked, flight = step.requested_rate, step.requested_concurrency
+    if asked is not None:
+        return rate_words(step.profile, asked)
+    return LoadWords(step.profile, step.profile, "" if flight is None else f" x{flight}")
 
 
 def bursty_rate_note(step: StepReport) -> str | None:
@@ -246,26 +212,6 @@ def bursty_rate_note(step: StepReport) -> str | None:
         f"bursts, so over {seconds_text(t.duration_s)} s the rate varies by about "
         f"±{spread * 100:.0f} %"
     )
-
-
-def rate_text(rate: float) -> str:
-    """A rate in req/s as a title shows it: four significant figures (a sweep's measured rates
-    have many more), every whole digit kept.
-
-    >>> rate_text(1.3264213), rate_text(200.0), rate_text(0.5), rate_text(12345.6)
-    ('1.326', '200', '0.5', '12346')
-    """
-    return f"{rate:.4g}" if rate < 1000 else f"{rate:.0f}"
-
-
-def seconds_text(value: float) -> str:
-    """A duration in seconds as a sentence shows it: three significant figures, every whole
-    second kept (a duration derived from a time limit has many more).
-
-    >>> seconds_text(5.54518), seconds_text(60.0), seconds_text(0.25), seconds_text(1234.56)
-    ('5.55', '60', '0.25', '1235')
-    """
-    return f"{value:.3g}" if value < 100 else f"{value:.0f}"
 
 
 def peak_output_text(peak: int | None, at_s: float | None) -> str:

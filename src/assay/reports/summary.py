@@ -20,6 +20,7 @@ from assay.printable import printable
 from assay.reports.client_bound import step_client_bound
 from assay.reports.cost import cost_lines, cost_of, price_of
 from assay.reports.input_lines import input_lines
+from assay.reports.models import models_lines, models_table
 from assay.reports.report import Report, StepReport
 from assay.reports.step_words import (
     bursty_rate_note,
@@ -70,6 +71,12 @@ def render_summary(report: Report, console: Console) -> None:
         _render_step(step, report, console)
     if len(report.steps) > 1:
         console.print(unclipped(steps_table(report)))
+        console.print()
+    by_model = models_table(report)
+    if by_model is not None:  # a traffic mix: each model's figures
+        console.print(unclipped(by_model))
+        for line in models_lines(report):
+            console.print(line, highlight=False)
         console.print()
     _render_verdict(report, console)
 

@@ -23,7 +23,7 @@ from assay.server_metrics.families import (
     detect_kind,
     quantities_of,
 )
-from assay.server_metrics.gpu_energy import energy_joules, has_gpu_metrics
+from assay.server_metrics.gpu_energy import GpuScrapes, energy_joules, has_gpu_metrics
 from assay.server_metrics.observer import TimedSample
 
 # The line that names a hiding proxy as the likely cause (see `likely_cause`).
@@ -76,6 +76,8 @@ class ServerMetricsReport(BaseModel):
     likely_cause: str | None = None
     # The GPUs' energy over the run (J), when the scrapes carry DCGM samples (`gpu_energy`).
     gpu_energy_joules: float | None = Field(default=None, exclude_if=lambda j: j is None)
+    # The DCGM exporter the energy was read from (`--gpu-metrics`), when not the metrics above.
+    gpu_url: str | None = Field(default=None, exclude_if=lambda url: url is None)
 
     @property
     def disagreements(self) -> tuple[CrossCheck, ...]:
@@ -224,31 +226,26 @@ def summarize(
     problems: Sequence[str] = (),
     metrics_elsewhere: bool = False,
     accounting: Accounting = PLAIN,
+    gpus: GpuScrapes | None = None,
 ) -> ServerMetricsReport:
     """The report section from the scrapes of a run (`first`/`last` bracket the load).
 
     `metrics_elsewhere`: the metrics URL has another origin than the load's target;
-    `accounting`: what the run's requests were, for servers that count them their own way.
+    `accounting`: what the run's requests were, for servers that count them their own way;
+    `gpus`: a DCGM exporter's scrapes, the only source of the GPUs' energy when given.
     """
     kind = detect_kind(last.samples)
-    gpu = has_gpu_metrics(samples)
-    run_energy = energy_joules(samples, first.time_ns, last.time_ns) if gpu else None
-
-    def step_energy(step: StepBounds) -> float | None:
-        return energy_joules(samples, step.start_ns, step.end_ns) if gpu else None
-
+    energy = _Energy.of(samples if gpus is None else gpus.samples, bracketed=gpus is not None)
+    run_energy = energy.between(first.time_ns, last.time_ns)
+    problems = (*problems, *(() if gpus is None else gpus.notes()))
+    gpu_url = None if gpus is None else gpus.url
     if kind is None:
+        unknown = () if has_gpu_metrics(samples) else (_UNKNOWN_FAMILY,)
         return ServerMetricsReport(
             url=url, kind=None, interval_s=interval_s, scrapes=len(samples),
-            problems=(*problems, "no metric family assay knows (vLLM, SGLang, TGI, llama.cpp)")
-            if not gpu else tuple(problems),
-            run=ServerCounts(), metrics_elsewhere=metrics_elsewhere,
-            steps=tuple(
-                StepServerCounts(index=step.index, counts=ServerCounts(),
-                                 approximate_by_s=interval_s, gpu_energy_joules=step_energy(step))
-                for step in steps
-            ) if gpu else (),
-            gpu_energy_joules=run_energy,
+            problems=(*problems, *unknown), run=ServerCounts(),
+            metrics_elsewhere=metrics_elsewhere, steps=energy.steps(steps, interval_s),
+            gpu_energy_joules=run_energy, gpu_url=gpu_url,
         )  # fmt: skip
     run = counter_delta(kind, first.samples, last.samples)
     step_counts = tuple(
@@ -260,7 +257,7 @@ def summarize(
                 _at_or_after(samples, step.end_ns).samples,
             ),
             approximate_by_s=interval_s,
-            gpu_energy_joules=step_energy(step),
+            gpu_energy_joules=energy.between(step.start_ns, step.end_ns),
         )
         for step in steps
     )
@@ -279,4 +276,71 @@ def summarize(
         metrics_elsewhere=metrics_elsewhere,
         likely_cause=likely_cause(checks, assay, metrics_elsewhere=metrics_elsewhere),
         gpu_energy_joules=run_energy,
+        gpu_url=gpu_url,
     )
+
+
+def summarize_gpus(
+    gpus: GpuScrapes, interval_s: float, steps: Sequence[StepBounds]
+) -> ServerMetricsReport | None:
+    """The report section of a run whose server's metrics were not scraped (off, or none at the
+    target) but whose GPUs' were (`--gpu-metrics`): the energy alone; None without scrapes.
+
+    >>> from assay.server_metrics.gpu_energy import DCGM_ENERGY_MJ
+    >>> gpus = GpuScrapes("http://g/metrics", (TimedSample(0, {DCGM_ENERGY_MJ: 1e6}),
+    ...                                         TimedSample(9, {DCGM_ENERGY_MJ: 3e6})))
+    >>> report = summarize_gpus(gpus, 1.0, [StepBounds(0, 2, 5)])
+    >>> report.gpu_energy_joules, report.steps[0].gpu_energy_joules, report.problems
+    (2000.0, 2000.0, ())
+    """
+    if not gpus.samples:
+        return None
+    energy = _Energy.of(gpus.samples, bracketed=True)
+    return ServerMetricsReport(
+        url=gpus.url,
+        kind=None,
+        interval_s=interval_s,
+        scrapes=len(gpus.samples),
+        problems=gpus.notes(),
+        run=ServerCounts(),
+        steps=energy.steps(steps, interval_s),
+        metrics_elsewhere=True,
+        gpu_energy_joules=energy.between(gpus.samples[0].time_ns, gpus.samples[-1].time_ns),
+        gpu_url=gpus.url,
+    )
+
+
+_UNKNOWN_FAMILY = "no metric family assay knows (vLLM, SGLang, TGI, llama.cpp)"
+
+
+@dataclass(frozen=True, slots=True)
+class _Energy:
+    """The GPUs' energy over intervals, from the scrapes that carry DCGM samples (`gpu_energy`);
+    `bracketed`: only where a scrape lies on each side of the interval."""
+
+    samples: Sequence[TimedSample]
+    bracketed: bool
+    present: bool  # some scrape carries DCGM energy or power
+
+    @classmethod
+    def of(cls, samples: Sequence[TimedSample], *, bracketed: bool) -> _Energy:
+        return cls(samples, bracketed, has_gpu_metrics(samples))
+
+    def between(self, start_ns: int, end_ns: int) -> float | None:
+        if not self.present:
+            return None
+        return energy_joules(self.samples, start_ns, end_ns, bracketed=self.bracketed)
+
+    def steps(self, steps: Sequence[StepBounds], interval_s: float) -> tuple[StepServerCounts, ...]:
+        """Each step's energy without server counts (none when no scrape carries DCGM)."""
+        if not self.present:
+            return ()
+        return tuple(
+            StepServerCounts(
+                index=step.index,
+                counts=ServerCounts(),
+                approximate_by_s=interval_s,
+                gpu_energy_joules=self.between(step.start_ns, step.end_ns),
+            )
+            for step in steps
+        )

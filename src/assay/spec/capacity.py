@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Final, Literal, TypeAlias
+from typing import Annotated, Final, Literal, TypeAlias
 
 from pydantic import (
     BaseModel,
@@ -23,6 +23,7 @@ from pydantic import (
 
 from assay.spec.constraints import Constraints
 from assay.spec.limits import MAX_DURATION_S, MAX_RATE, MIN_RATE
+from assay.spec.parameter import Asked
 
 SloFigure: TypeAlias = Literal["ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"]
 """The per-request latencies an SLO may bound (TTFT, TPOT, the worst ITL gap, E2E)."""
@@ -89,6 +90,9 @@ class SloTarget(BaseModel):
         return str(self)
 
 
+# How an error asks for the SLOs of a capacity search given none.
+_ASKED_SLO: Final = Asked("FIGURE=MS[@pXX], e.g. ttft_ms=500@p99", what="an SLO", flag="--slo")
+
 CapacityAxis: TypeAlias = Literal["rate", "concurrency"]
 """What the search varies: an open loop's rate (requests/s) or a closed loop's concurrency."""
 
@@ -107,7 +111,9 @@ class Capacity(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["capacity"] = "capacity"
-    slos: tuple[SloTarget, ...] = Field(min_length=1)
+    slos: Annotated[tuple[SloTarget, ...], _ASKED_SLO] = Field(
+        min_length=1, examples=[["ttft_ms=500@p99"]]
+    )
     axis: CapacityAxis = "rate"
     arrivals: Literal["constant", "poisson"] = "constant"
     start: float | None = Field(default=None, gt=0, allow_inf_nan=False, le=MAX_RATE)

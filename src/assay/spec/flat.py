@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any, Final, TypeGuard
 
 from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 
 from assay.spec.load import (
     Profile,
@@ -17,6 +18,7 @@ from assay.spec.load import (
     RampCurve,
     RateRamp,
 )
+from assay.spec.parameter import Asked, asked_of
 
 
 def _keys(section: str, *names: str) -> dict[str, tuple[str, ...]]:
@@ -36,7 +38,8 @@ _MEMBERS: Final[dict[str, type[BaseModel]]] = {
 
 _LISTED: Final[dict[str, tuple[str, ...]]] = {
     "target": ("target", "url"),
-    **_keys("target", "endpoint", "model", "api_key_env", "headers", "secret_headers"),
+    **_keys("target", "endpoint", "model", "model_mix", "api_key_env", "headers"),
+    **_keys("target", "secret_headers"),
     **_keys("target", "request_id_header", "trace_context", "trace_sample", "trace_from_seed"),
     **_keys("target", "insecure"),
     **_keys("target", "ca_bundle", "wait_ready", "probe", "context_window"),
@@ -78,8 +81,10 @@ _LISTED: Final[dict[str, tuple[str, ...]]] = {
     "mock_record_requests": ("mock", "record_requests"),
     **{f"mock_{name}": ("mock", name) for name in ("slots", "tokens_per_s", "fault_past")},
     "mock_load_fault": ("mock", "load_fault"),
+    "mock_gpu_watts": ("mock", "gpu_watts"),
     "server_metrics": ("server_metrics", "url"),
     "server_metrics_interval": ("server_metrics", "interval"),
+    "gpu_metrics": ("server_metrics", "gpu_url"),
     "cost_per_hour": ("output", "cost_per_hour"),
 }
 
@@ -134,20 +139,18 @@ def _is_kind(name: str) -> TypeGuard[ProfileKind]:
     return name in _MEMBERS
 
 
-def _needs(kind: ProfileKind) -> str | None:
-    """What profile `kind` needs when its required parameter is not given, in words (None for
-    a profile whose every parameter has a default): a new kind is a type error here."""
-    match kind:
-        case "constant" | "poisson":
-            return "a rate (--rate R requests/s)"
-        case "concurrent":
-            return "--concurrency N"
-        case "ramp_up":
-            return f"--ramp-up {'|'.join(typing.get_args(RampCurve))}"
-        case "capacity":
-            return "an SLO (--slo FIGURE=MS[@pXX], e.g. ttft_ms=500@p99)"
-        case "synchronous" | "throughput" | "sweep" | "replay":
-            return None
+def _needs(member: type[BaseModel], missing: list[str]) -> str:
+    """What a profile needs when its required parameters `missing` were not given, in words
+    read from each field: its `Asked`, else its flag (with `N` for a count)."""
+    return " and ".join(_asked_for(name, member.model_fields[name]) for name in missing)
+
+
+def _asked_for(name: str, field: FieldInfo) -> str:
+    asked = asked_of(field) or Asked("N" if field.annotation is int else "")
+    paths = (*_LOAD_KEYS.items(), *_PATHS.items())
+    key = next(key for path, key in paths if path[:2] == ("load", name))
+    words = f"{asked.flag or flag_of(key)} {asked.metavar}".rstrip()
+    return f"{asked.what} ({words})" if asked.what else words
 
 
 def kinds_with(field: str) -> list[str]:
@@ -203,7 +206,7 @@ def _profile_fields(load: dict[str, Any], constraints: Any) -> dict[str, Any]:
             raise ValueError(_not_for(name, kind, sorted(ramp)))
     missing = [name for name, info in fields.items() if info.is_required() and name not in given]
     if missing:
-        raise ValueError(f"profile {kind} needs {_needs(kind)}")
+        raise ValueError(f"profile {kind} needs {_needs(_MEMBERS[kind], missing)}")
     if "ramp" in given:
         given["ramp"] = _ramp_fields(ramp, constraints if isinstance(constraints, dict) else {})
     return {"kind": kind, **given}

@@ -4,18 +4,36 @@ A profile is frozen config, a union tagged by `kind` and matched with `match`. T
 (`synchronous`, `concurrent`, `throughput`, `constant`, `poisson`, `ramp_up`, `replay`) each
 describe one step; `sweep` expands into several steps: the later ones placed between the rates
 the first two measured (see `sweep_rates`), or one closed loop per concurrency level it lists.
+
+What is decided per profile lives here, on the models: each step load's words (`words()`),
+and the functions below whose `match` mypy checks is exhaustive (`pacing`, `requested_rate`,
+...). What needs no code per profile is read from the fields: the step figure each parameter
+is kept as (`Figure`, read back by `stored_load`), the words that ask for a missing one
+(`Asked`), and the example each required one declares (`Field(examples=[...])`, which the
+tests build each profile's config from).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from enum import StrEnum
-from typing import Annotated, Final, Literal, TypeAlias
+from typing import Annotated, Any, Final, Literal, TypeAlias, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from assay.spec.capacity import Capacity
 from assay.spec.limits import MAX_BURSTINESS, MAX_RATE, MIN_BURSTINESS, MIN_RATE
+from assay.spec.load_words import LoadWords, rate_text, rate_words, seconds_text, short_rate
+from assay.spec.parameter import Asked, Figure, StepFigure, figure_of
 
 ProfileKind: TypeAlias = Literal[
     "synchronous",
@@ -51,6 +69,12 @@ def _sane_rate(rate: float) -> float:
 Rate: TypeAlias = Annotated[float, Field(gt=0, allow_inf_nan=False), AfterValidator(_sane_rate)]
 """Requests per second, from `MIN_RATE` to `MAX_RATE`."""
 
+# A profile's rate: its step's `requested_rate`, asked for as "a rate (--rate R requests/s)".
+_StepRate: TypeAlias = Annotated[
+    Rate, Figure("requested_rate"), Asked("R requests/s", what="a rate")
+]
+_Burstiness: TypeAlias = Annotated[float | None, Figure("burstiness")]
+
 
 class Synchronous(BaseModel):
     """One request at a time: the next is sent when the previous one has finished."""
@@ -59,6 +83,9 @@ class Synchronous(BaseModel):
 
     kind: Literal["synchronous"] = "synchronous"
 
+    def words(self) -> LoadWords:
+        return LoadWords("synchronous, one request at a time", "sync", "")
+
 
 class Concurrent(BaseModel):
     """`streams` independent closed loops, each sending its next request when one finishes."""
@@ -66,7 +93,11 @@ class Concurrent(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["concurrent"] = "concurrent"
-    streams: int = Field(gt=0)
+    streams: Annotated[int, Figure("requested_concurrency")] = Field(gt=0, examples=[4])
+
+    def words(self) -> LoadWords:
+        streams = f"{self.streams} stream{'s' if self.streams != 1 else ''}"
+        return LoadWords(f"concurrent, {streams}", streams, f" x{self.streams}")
 
 
 class Throughput(BaseModel):
@@ -75,7 +106,13 @@ class Throughput(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["throughput"] = "throughput"
-    max_concurrency: int = Field(default=DEFAULT_CONCURRENCY, gt=0)
+    max_concurrency: Annotated[int, Figure("requested_concurrency")] = Field(
+        default=DEFAULT_CONCURRENCY, gt=0
+    )
+
+    def words(self) -> LoadWords:
+        limit = self.max_concurrency
+        return LoadWords(f"throughput, up to {limit} in flight", f"max <={limit}", f" x{limit}")
 
 
 class Constant(BaseModel):
@@ -88,10 +125,13 @@ class Constant(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["constant"] = "constant"
-    rate: Rate
-    burstiness: float | None = Field(
+    rate: _StepRate = Field(examples=[100.0])
+    burstiness: _Burstiness = Field(
         default=None, ge=MIN_BURSTINESS, le=MAX_BURSTINESS, allow_inf_nan=False
     )
+
+    def words(self) -> LoadWords:
+        return rate_words(self.kind, self.rate)
 
 
 class Poisson(BaseModel):
@@ -105,11 +145,17 @@ class Poisson(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["poisson"] = "poisson"
-    rate: Rate
+    rate: _StepRate = Field(examples=[100.0])
     seed: int | None = None
-    burstiness: float | None = Field(
+    burstiness: _Burstiness = Field(
         default=None, ge=MIN_BURSTINESS, le=MAX_BURSTINESS, allow_inf_nan=False
     )
+
+    def words(self) -> LoadWords:
+        rate = self.rate
+        return LoadWords(
+            f"poisson at {rate_text(rate)} req/s (mean)", f"{rate:.3g}/s", f" {short_rate(rate)}/s"
+        )
 
 
 RampCurve: TypeAlias = Literal["linear", "exponential"]
@@ -213,11 +259,22 @@ class RampUp(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["ramp_up"] = "ramp_up"
-    ramp: RateRamp
-    burstiness: float | None = Field(
+    ramp: Annotated[RateRamp, Figure("ramp"), Asked("|".join(get_args(RampCurve)))] = Field(
+        examples=[{"curve": "linear", "start_rate": 1.0, "end_rate": 20.0, "duration_s": 1.0}]
+    )
+    burstiness: _Burstiness = Field(
         default=None, ge=MIN_BURSTINESS, le=MAX_BURSTINESS, allow_inf_nan=False
     )
     seed: int | None = None
+
+    def words(self) -> LoadWords:
+        start, end = self.ramp.start_rate, self.ramp.end_rate
+        return LoadWords(
+            f"ramp_up, {self.ramp.curve} from {rate_text(start)} to {rate_text(end)} req/s "
+            f"over {seconds_text(self.ramp.duration_s)} s",
+            f"{start:.3g}->{end:.3g}/s",
+            f" {start:g}->{end:g}/s",
+        )
 
 
 class Replay(BaseModel):
@@ -227,6 +284,9 @@ class Replay(BaseModel):
 
     kind: Literal["replay"] = "replay"
     speed: float = Field(default=1.0, gt=0, allow_inf_nan=False)
+
+    def words(self) -> LoadWords:
+        return LoadWords(self.kind, self.kind, "")  # its speed is not kept in report.json
 
 
 class Sweep(BaseModel):
@@ -295,6 +355,49 @@ Profile: TypeAlias = Annotated[
 def _kind_of(profile: Sweep | Capacity | StepLoad) -> ProfileKind:
     # Never called: mypy refuses it when a member's `kind` is missing from `ProfileKind`.
     return profile.kind
+
+
+def load_words(load: StepLoad) -> LoadWords:
+    """How reports word a step that offered `load` (a new step load without `words()` is a
+    type error here).
+
+    >>> load_words(Concurrent(streams=1))
+    LoadWords(sentence='concurrent, 1 stream', cell='1 stream', label=' x1')
+    """
+    return load.words()
+
+
+_STEP_LOADS: Final[dict[str, type[StepLoad]]] = {
+    member.model_fields["kind"].default: member for member in get_args(StepLoad)
+}
+
+
+def stored_load(kind: str, figures: Mapping[StepFigure, object]) -> StepLoad | None:
+    """The step load of profile `kind` read back from the figures report.json keeps of its
+    step: each parameter from the figure it declares (`Figure`), the others at their defaults.
+    None when `kind` is no step load (a sweep, a name from another version) or a parameter
+    without a default of None was not kept. Validated when it can be, else read as stored.
+
+    >>> stored_load("poisson", {"requested_rate": 5.0, "burstiness": None})
+    Poisson(kind='poisson', rate=5.0, seed=None, burstiness=None)
+    >>> stored_load("throughput", {"requested_concurrency": None}) is None
+    True
+    """
+    member = _STEP_LOADS.get(kind)
+    if member is None:
+        return None
+    given: dict[str, Any] = {}  # as stored: `model_construct` takes it unchecked
+    for name, field in member.model_fields.items():
+        figure = figure_of(field)
+        value = None if figure is None else figures.get(figure)
+        if value is not None:
+            given[name] = value
+        elif field.is_required() or (figure is not None and field.default is not None):
+            return None
+    try:
+        return member.model_validate(given)
+    except ValidationError:
+        return member.model_construct(**given)
 
 
 def sweep_rates(synchronous_rate: float, throughput_rate: float, count: int) -> list[float]:
@@ -428,10 +531,12 @@ __all__ = [
     "Synchronous",
     "Throughput",
     "burstiness_of",
+    "load_words",
     "most_in_flight",
     "pacing",
     "rate_ramp",
     "requested_concurrency",
     "requested_rate",
+    "stored_load",
     "sweep_rates",
 ]

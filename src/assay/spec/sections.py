@@ -268,6 +268,8 @@ class Mock(BaseModel):
     tokens_per_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     fault_past: int | None = Field(default=None, gt=0)
     load_fault: Literal["empty", "cut"] = "empty"
+    # A simulated GPU drawing this many watts, in the mock's /metrics (`--mock-gpu-watts`).
+    gpu_watts: float | None = Field(default=None, gt=0, le=100_000, allow_inf_nan=False)
 
     def injected_faults(self) -> dict[str, float]:
         """The fault rates the mock injects: the chosen ones, else the demo faults.
@@ -280,18 +282,23 @@ class Mock(BaseModel):
 
 class ServerMetrics(BaseModel):
     """The server's own metrics: scraped from `url` ("off": not at all; None: the target's
-    /metrics if it answers) every `interval` seconds."""
+    /metrics if it answers) every `interval` seconds; and a DCGM exporter's at `gpu_url`
+    beside them, the GPUs' energy read from it alone."""
 
     model_config = SECTION
 
     url: str | None = None
     interval: float = Field(default=1.0, gt=0, le=3600)
+    gpu_url: str | None = None
 
     @model_validator(mode="after")
     def _url_or_off(self) -> ServerMetrics:
         url = self.url
         if url is not None and url != "off" and not url.startswith(("http://", "https://")):
             raise ValueError(f"--server-metrics takes an http(s) URL or off, not {url!r}")
+        gpu = self.gpu_url
+        if gpu is not None and not gpu.startswith(("http://", "https://")):
+            raise ValueError(f"--gpu-metrics takes the http(s) URL of a DCGM exporter, not {gpu!r}")
         return self
 
 

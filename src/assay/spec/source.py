@@ -13,7 +13,7 @@ EXTRA_BODY_COLUMN: Final = "extra_body"
 class PromptColumns(BaseModel):
     """Which keys or columns hold the prompt, the chat messages, the output length, a ShareGPT
     conversation, a session's user turns, the query and documents of a rerank or score request,
-    extra body fields and images."""
+    extra body fields, images, and the model a row is sent to (over the run's model or mix)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -29,6 +29,7 @@ class PromptColumns(BaseModel):
     # the single `image` of a LLaVA-style ShareGPT row.
     images: str = "images"
     image: str = "image"
+    model: str = "model"
 
     def interpreted(self) -> frozenset[str]:
         """Every column assay reads itself."""
@@ -44,6 +45,7 @@ class PromptColumns(BaseModel):
                 self.extra_body,
                 self.images,
                 self.image,
+                self.model,
             }
         )
 

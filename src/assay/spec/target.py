@@ -24,6 +24,7 @@ from pydantic import (
 
 from assay.spec.endpoint import Endpoint
 from assay.spec.limits import MAX_CONTEXT_WINDOW, MAX_DURATION_S
+from assay.spec.model_mix import MixOrder, ModelMix, canonical_models, is_mix
 
 MASK: Final = "**********"
 """What every secret is replaced by."""
@@ -185,7 +186,11 @@ class Target(BaseModel):
 
     url: str | None = None
     endpoint: Endpoint = Endpoint.chat
+    # One model, or a traffic mix (`a=0.7,b=0.3`, `a,b`; a config file may give a list or a
+    # table of weights): see `assay.spec.model_mix`. A mix is kept as its canonical text.
     model: str | None = None
+    # How a mix picks each request's model: drawn from the weights, or a cycling pattern.
+    model_mix: MixOrder = "random"
     # None reads OPENAI_API_KEY when set; a variable named here must be set (and not empty).
     api_key_env: str | None = None
     headers: SendableHeaders = {}
@@ -213,6 +218,25 @@ class Target(BaseModel):
     # A running usage on every streamed chunk (vLLM's `stream_options.continuous_usage_stats`).
     continuous_usage_stats: bool = False
 
+    @field_validator("model", mode="before")
+    @classmethod
+    def _mix_as_text(cls, value: Any) -> Any:
+        # A config file's list (`["a", "b"]`) or table of weights (`{a = 0.7, b = 0.3}`).
+        if isinstance(value, list) and all(isinstance(name, str) for name in value):
+            return ",".join(value) if value else ""
+        if isinstance(value, dict):
+            return ",".join(f"{name}={weight}" for name, weight in value.items()) or ""
+        return value
+
+    @field_validator("model")
+    @classmethod
+    def _model_or_mix(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if not value.strip():
+            raise ValueError("the model name is empty")
+        return canonical_models(value) if is_mix(value) else value
+
     @field_validator("url")
     @classmethod
     def _url_is_a_base_url(cls, url: str | None) -> str | None:
@@ -234,6 +258,11 @@ class Target(BaseModel):
                 "--trace-sample sets the sampled flag of the traceparent that --trace-context "
                 "sends; add --trace-context"
             )
+        mix = self.mix()  # a round-robin pattern too long to cycle is refused here
+        if "model_mix" in self.model_fields_set and mix is None:
+            raise ValueError(
+                "--model-mix picks among the models of a mix; name several with --model a,b"
+            )
         if self.trace_from_seed and not self.trace_context:
             raise ValueError(
                 "--trace-from-seed sets how --trace-context derives its ids; add --trace-context"
@@ -243,6 +272,26 @@ class Target(BaseModel):
     @field_serializer("headers")
     def _mask_secret_headers(self, value: dict[str, str]) -> dict[str, str]:
         return mask_headers(value, self.secret_headers)
+
+    def mix(self) -> ModelMix | None:
+        """The traffic mix `model` names, or None for one model (or none given).
+
+        >>> Target(model="a=0.7,b=0.3").mix().shares()
+        {'a': 0.7, 'b': 0.3}
+        >>> Target(model="m").mix() is None
+        True
+        """
+        model = self.model
+        if model is None or not is_mix(model):
+            return None
+        return ModelMix.of(model, self.model_mix)
+
+    def models(self) -> tuple[str, ...]:
+        """The models the run names: the mix's, its one model, or none (the server's first)."""
+        mix = self.mix()
+        if mix is not None:
+            return mix.names
+        return () if self.model is None else (self.model,)
 
     @field_serializer("url")
     def _mask_url_password(self, value: str | None) -> str | None:

@@ -30,12 +30,15 @@ async def execute(
     targeted_start_ns: int,
     step: int = 0,
     turn: int | None = None,
+    model: str | None = None,
     sink: Callable[[RequestRecord[ResponseT]], None],
 ) -> RequestRecord[ResponseT]:
     """Resolve `request`, judge the answer, and sink and return exactly one record.
 
     `turn` is the request's turn in a multi-turn session (from 1), None outside sessions; it
-    travels on the record so per-turn figures never parse it back out of the id.
+    travels on the record so per-turn figures never parse it back out of the id. `model` is the
+    model the request named when the run sends several (a traffic mix), None otherwise; it
+    travels on the record likewise, for per-model figures.
 
     `judge` decides (the same function `assay revalidate` uses): completed, or errored with the
     part that decided. Cancellation sinks a cancelled record and re-raises; any other exception
@@ -67,6 +70,7 @@ async def execute(
                 request_id,
                 step,
                 turn,
+                model,
                 targeted_start_ns,
                 dispatched_ns,
                 clock,
@@ -76,7 +80,9 @@ async def execute(
         raise
     except Exception as error:
         terminal = Errored(diagnostic=_internal_error(stage, error), judged_by=JudgedBy.internal)
-    record = _record(request_id, step, turn, targeted_start_ns, dispatched_ns, clock, terminal)
+    record = _record(
+        request_id, step, turn, model, targeted_start_ns, dispatched_ns, clock, terminal
+    )
     sink(record)
     return record
 
@@ -85,6 +91,7 @@ def _record(
     request_id: str,
     step: int,
     turn: int | None,
+    model: str | None,
     targeted_start_ns: int,
     dispatched_ns: int,
     clock: Clock,
@@ -98,7 +105,7 @@ def _record(
             "request_id": request_id,
             "step": step,
             "turn": turn,
-            "model": None,
+            "model": model,
             "targeted_start_ns": targeted_start_ns,
             "dispatched_ns": dispatched_ns,
             "finished_ns": clock.now_ns(),
