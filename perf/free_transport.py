@@ -11,6 +11,10 @@ aggregation, the step runner and the report are the run's own.
 
 What is left is a lower bound for assay with any HTTP/1.1 transport, however fast: a figure
 above 1.5 times the bare loop's says the ceiling's targets cannot be met by the transport alone.
+Part of it comes after the load: the report's readers of records.jsonl (the peers' definitions,
+the page's latency samples) read every record back. `after_load_cpu_us_per_request` is their
+cost per record, timed in process CPU over the long run's own records.jsonl, so what the load
+itself costs per request is about the difference.
 
     python -m perf.free_transport [--seconds 10]
 """
@@ -22,7 +26,10 @@ import asyncio
 import json
 import os
 import sys
+import tempfile
+import time
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -110,12 +117,16 @@ def _assay_free(mock: MockProcess, seconds: float, answer: bytes) -> dict[str, A
     env = {_ANSWER_ENV: answer.hex()}
     figures: dict[str, Any] = {}
     for name, length in (("long", seconds), ("short", SHORT_SECONDS)):
-        run = run_assay(
-            ceiling_arguments(mock.url, length, processes=1),
-            timeout_s=length + 120,
-            env=env,
-            launcher=launcher,
-        )
+        with tempfile.TemporaryDirectory(prefix="assay-perf-free-") as folder:
+            run = run_assay(
+                ceiling_arguments(mock.url, length, processes=1),
+                timeout_s=length + 120,
+                env=env,
+                launcher=launcher,
+                keep_dir=Path(folder),
+            )
+            if name == "long":
+                figures["after_load_cpu_us_per_request"] = after_load_us(Path(folder) / "run")
         outcomes = run.step["metrics"]["outcomes"]
         figures[name] = {
             "completed": outcomes["completed"],
@@ -129,6 +140,22 @@ def _assay_free(mock: MockProcess, seconds: float, answer: bytes) -> dict[str, A
         round(extra_cpu / extra * 1e6, 1) if extra > 0 else None
     )
     return figures
+
+
+def after_load_us(run_dir: Path) -> float | None:
+    """Process CPU per record of what a run does after its load that grows with its records:
+    reading records.jsonl back for the peers' definitions and for the page's latency samples."""
+    from assay.testing.bench import load_report, read_definitions, read_latency_samples
+
+    records = run_dir / "records.jsonl"
+    count = sum(1 for _ in records.open("rb"))
+    if count == 0:
+        return None
+    report = load_report(run_dir)
+    started = time.process_time_ns()
+    read_definitions(records, report)
+    read_latency_samples(records)
+    return round((time.process_time_ns() - started) / count / 1000, 1)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,9 +6,11 @@ A synthetic request with images encodes each image as it is built (a 512x512 PNG
 behind it. An open-loop schedule says which requests come next, so they can be built beforehand
 on threads of their own (Pillow and zlib release the GIL while they encode). A text request
 builds in microseconds, less than handing it to a thread would cost, so a step builds on the
-loop until `SLOW_BUILDS` requests have each taken longer than `SLOW_BUILD_NS` (or one took
-longer than `STALL_BUILD_NS`), and ahead from then on, at most `AHEAD` requests beyond the one
-being sent. One build runs at a time, on a machine's cores beside the loop and the server; each
+loop until `SLOW_BUILDS` requests have each taken longer than `SLOW_BUILD_NS`, no more than
+`SLOW_SPACING` quick builds apart (or one took longer than `STALL_BUILD_NS`), timed in the
+building thread's CPU as well as on the clock (`_SlowBuilds`: a pause that was not the build's
+own does not count), and ahead from then on, at most `AHEAD` requests beyond the one being
+sent. One build runs at a time, on a machine's cores beside the loop and the server; each
 time `GROW_AFTER` requests in a row have had to wait for their builds, one more may run at once,
 up to one per usable CPU (a 512x512 PNG at 100 req/s in one process needs two). The build
 threads are daemons (`BuildThreads`): a stopped run never waits for an image still encoding.
@@ -34,6 +36,9 @@ SLOW_BUILD_NS: Final = 500_000
 """A request that takes longer than this to build (0.5 ms) counts as slow."""
 SLOW_BUILDS: Final = 3
 """Slow builds after which a step builds its requests ahead."""
+SLOW_SPACING: Final = 64
+"""Quick builds in a row after which the slow ones before them are forgotten (see
+`_SlowBuilds`). Requests that really build slowly (images) come closer together than this."""
 STALL_BUILD_NS: Final = 20_000_000
 """A build this long (20 ms: large images) moves the builds off the loop at once: the loop held
 that long already delays every timer, Ctrl-C and `--max-seconds`."""
@@ -107,6 +112,55 @@ def _build_threads(most: int) -> Executor:
     return BuildThreads(most)
 
 
+class _SlowBuilds:
+    """Tells from each build's time whether building has proven slow.
+
+    A build is timed on the step's clock. A text request that builds in microseconds is now and
+    then timed slow by a pause that was not its own (the process descheduled on a busy machine,
+    a profiler's sample): on a loaded 2-core machine three of those came within seconds, and
+    every later build then paid a thread's handoff (tens of microseconds a request). So once a
+    build was timed slow, and until `SLOW_SPACING` quick builds in a row forget it, each build is
+    also timed in the CPU its own thread spent (`cpu_ns`, when given), and counts as slow only
+    when both say so; a stall timed on the clock alone moves the builds at the next build slow
+    in both. Images encode in the building thread, so their builds stay slow.
+    """
+
+    __slots__ = ("_cpu_ns", "_quick", "_slow", "watching")
+
+    def __init__(self, cpu_ns: Callable[[], int] | None) -> None:
+        self._cpu_ns = cpu_ns
+        self._slow = 0
+        self._quick = 0  # quick builds since the last slow one
+        # Whether builds are timed in CPU too (after a slow one).
+        self.watching = False
+
+    def cpu_now(self) -> int:
+        """The thread's CPU time now (only called while `watching`)."""
+        assert self._cpu_ns is not None  # watching only with a CPU clock
+        return self._cpu_ns()
+
+    def proven(self, took_ns: int, cpu_started_ns: int | None = None) -> bool:
+        """Count a build of `took_ns` (with its thread's CPU time at its start while
+        `watching`); whether the builds should leave the loop now."""
+        if cpu_started_ns is not None:
+            took_ns = min(took_ns, self.cpu_now() - cpu_started_ns)
+        if took_ns <= SLOW_BUILD_NS:
+            self._quick += 1
+            if self._quick >= SLOW_SPACING:
+                self._slow = self._quick = 0
+                self.watching = False
+            return False
+        self._quick = 0
+        if self._cpu_ns is not None and cpu_started_ns is None:
+            # Timed slow on the clock alone: counted, and the next builds are timed in CPU too.
+            # A stall so timed moves the builds on the next slow one, not at once.
+            self.watching = True
+            self._slow = SLOW_BUILDS - 1 if took_ns > STALL_BUILD_NS else self._slow + 1
+            return self._slow >= SLOW_BUILDS
+        self._slow += 1
+        return self._slow >= SLOW_BUILDS or took_ns > STALL_BUILD_NS
+
+
 class Lookahead(Iterator[tuple[int, int]]):
     """An open-loop schedule (`(index, offset_ns)` entries) whose next entries can be looked at
     without using them up.
@@ -150,7 +204,8 @@ class RequestBuilds:
     """The requests of a closed loop's streams, built on the loop until that proves slow
     (`SLOW_BUILDS` builds above `SLOW_BUILD_NS`), then each on a build thread while its stream
     waits: a stream stopped meanwhile (Ctrl-C, `--max-seconds`) stops waiting at once, and the
-    loop is never held by an image that takes a second to encode.
+    loop is never held by an image that takes a second to encode. `cpu_ns` (the thread's CPU
+    clock, `time.thread_time_ns` in a run) confirms builds timed slow (`_SlowBuilds`).
     """
 
     def __init__(
@@ -159,12 +214,13 @@ class RequestBuilds:
         clock: Clock,
         executor: Callable[[int], Executor] = _build_threads,
         most_at_once: int | None = None,
+        cpu_ns: Callable[[], int] | None = None,
     ) -> None:
         self._source = source
         self._clock = clock
         self._new_executor = executor
         self._most = most_at_once or usable_cpus()
-        self._slow = 0
+        self._slow = _SlowBuilds(cpu_ns)
         self._executor: Executor | None = None
 
     @property
@@ -177,13 +233,12 @@ class RequestBuilds:
         if self._executor is not None:
             loop = asyncio.get_running_loop()
             return await loop.run_in_executor(self._executor, self._source.request, index)
+        slow = self._slow
+        cpu_started_ns = slow.cpu_now() if slow.watching else None
         started_ns = self._clock.now_ns()
         request = self._source.request(index)
-        took_ns = self._clock.now_ns() - started_ns
-        if took_ns > SLOW_BUILD_NS:
-            self._slow += 1
-            if self._slow >= SLOW_BUILDS or took_ns > STALL_BUILD_NS:
-                self._executor = self._new_executor(self._most)
+        if slow.proven(self._clock.now_ns() - started_ns, cpu_started_ns):
+            self._executor = self._new_executor(self._most)
         return request
 
     def close(self) -> None:
@@ -198,7 +253,7 @@ class RequestsAhead:
 
     A request's build fails as it would have on the loop: its error is raised where the request
     is taken. Requests built ahead but never sent (the step stopped first) are dropped by
-    `close`, which every step calls when its loop ends.
+    `close`, which every step calls when its loop ends. `cpu_ns` as for `RequestBuilds`.
     """
 
     def __init__(
@@ -208,13 +263,14 @@ class RequestsAhead:
         clock: Clock,
         executor: Callable[[int], Executor] = _build_threads,
         most_at_once: int | None = None,
+        cpu_ns: Callable[[], int] | None = None,
     ) -> None:
         self._source = source
         self._schedule = schedule
         self._clock = clock
         self._new_executor = executor
         self._most = most_at_once or usable_cpus()
-        self._slow = 0
+        self._slow = _SlowBuilds(cpu_ns)
         self._building: dict[int, asyncio.Future[GenerationRequest]] = {}
         self._executor: Executor | None = None
         self._running = 0  # builds submitted and not done
@@ -248,14 +304,13 @@ class RequestsAhead:
             request = await building
             self._build_ahead()
             return request
+        slow = self._slow
+        cpu_started_ns = slow.cpu_now() if slow.watching else None
         started_ns = self._clock.now_ns()
         request = self._source.request(index)
-        took_ns = self._clock.now_ns() - started_ns
-        if took_ns > SLOW_BUILD_NS:
-            self._slow += 1
-            if self._slow >= SLOW_BUILDS or took_ns > STALL_BUILD_NS:
-                self._executor = self._new_executor(self._most)
-                self._build_ahead()
+        if slow.proven(self._clock.now_ns() - started_ns, cpu_started_ns):
+            self._executor = self._new_executor(self._most)
+            self._build_ahead()
         return request
 
     def _waited(self) -> None:
@@ -309,6 +364,7 @@ __all__ = [
     "GROW_AFTER",
     "SLOW_BUILDS",
     "SLOW_BUILD_NS",
+    "SLOW_SPACING",
     "STALL_BUILD_NS",
     "BuildThreads",
     "Lookahead",

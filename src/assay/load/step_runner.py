@@ -9,6 +9,7 @@ every dispatched request ends as exactly one completed, errored or cancelled rec
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -279,7 +280,7 @@ class _StepRunner(Generic[S]):
         # A traffic mix's records carry their request's model; a single model's carry none.
         self.stamps_model = sends_several_models(source)
         # A closed loop's requests: off the loop once their builds prove slow (images).
-        self.builds = RequestBuilds(source, clock)
+        self.builds = RequestBuilds(source, clock, cpu_ns=time.thread_time_ns)
         self.session_tally = SessionTally()
         self.active: set[asyncio.Task[object]] = set()
         self.report: Callable[[ProgressMessage], None] | None = None
@@ -400,7 +401,7 @@ class _StepRunner(Generic[S]):
         )
 
     async def _open_loop(self, group: asyncio.TaskGroup, schedule: Lookahead) -> None:
-        ahead = RequestsAhead(self.source, schedule, self.clock)
+        ahead = RequestsAhead(self.source, schedule, self.clock, cpu_ns=time.thread_time_ns)
         # The loop's timer wakes up to a millisecond late (uvloop); send times are kept finer.
         waiter = open_pacing_waiter(self.clock)
         try:

@@ -49,6 +49,9 @@ if TYPE_CHECKING:
     from assay.records import record_line as record_line
     from assay.records.sink import StepContext as StepContext
     from assay.records.sink import counting_sink as counting_sink
+    from assay.reports.definitions import read_definitions as read_definitions
+    from assay.reports.html import read_latency_samples as read_latency_samples
+    from assay.reports.loader import load_report as load_report
     from assay.spec.constraints import Constraints as Constraints
     from assay.spec.load import Synchronous as Synchronous
     from assay.worker import execute as execute
@@ -79,6 +82,9 @@ _HOMES = {
     **dict.fromkeys(("MockConfig", "start_mock_processes"), "assay.mock"),
     **dict.fromkeys(("record_line", "RecordWriter", "RequestRecord"), "assay.records"),
     **dict.fromkeys(("counting_sink", "StepContext"), "assay.records.sink"),
+    "read_definitions": "assay.reports.definitions",
+    "read_latency_samples": "assay.reports.html",
+    "load_report": "assay.reports.loader",
     "Constraints": "assay.spec.constraints",
     "Synchronous": "assay.spec.load",
     "execute": "assay.worker",
