@@ -191,7 +191,8 @@ def gpu_lines(watts: float, seconds_since_boot: float | None = None) -> list[str
     gauge, and its energy counter in millijoules. The counter is read off the machine's monotonic
     clock, which every worker process shares, so scrapes reaching any worker never go back.
 
-    >>> print(*gpu_lines(300.0, 2.0), sep="\n")  # doctest: +NORMALIZE_WHITESPACE
+    >>> for line in gpu_lines(300.0, 2.0):
+    ...     print(line)
     # HELP DCGM_FI_DEV_POWER_USAGE Power draw (in W).
     # TYPE DCGM_FI_DEV_POWER_USAGE gauge
     DCGM_FI_DEV_POWER_USAGE{gpu="0",modelName="assay-mock simulated GPU"} 300.0
