@@ -10,7 +10,7 @@ from pydantic import JsonValue
 
 from assay.metrics.sketch import Distribution
 from assay.reports.chart_base import Figure, chart_layout, step_label
-from assay.reports.models import has_models, model_steps
+from assay.reports.models import has_models, model_steps, models_bound_note, shown_name
 from assay.reports.report import Report, StepReport
 from assay.reports.step_words import format_ms, rate_is_meaningful
 
@@ -62,7 +62,7 @@ def _row(name: str, seen: StepReport) -> str:
         _rate(seen, None if m.goodput is None else m.goodput.requests_per_s),
     ]
     return (
-        f'<tr data-model="{_e(name)}"><td>{_e(name)}</td>'
+        f'<tr data-model="{_e(shown_name(name))}"><td>{_e(shown_name(name))}</td>'
         + "".join(f'<td class="num">{_e(cell)}</td>' for cell in counts)
         + f"<td>{_e(codes or '-')}</td>"
         + "".join(f'<td class="num">{_e(cell)}</td>' for cell in figures)
@@ -75,7 +75,7 @@ def _totals_table(report: Report) -> str:
     if not totals or len(report.steps) < 2:
         return ""
     rows = "".join(
-        f'<tr><td>{_e(name)}</td><td class="num">{t.outcomes.dispatched:,}</td>'
+        f'<tr><td>{_e(shown_name(name))}</td><td class="num">{t.outcomes.dispatched:,}</td>'
         f'<td class="num">{t.outcomes.completed:,}</td>'
         f'<td class="num">{t.outcomes.errored:,}</td>'
         f'<td class="num">{t.error_rate * 100:.2f} %</td>'
@@ -110,6 +110,11 @@ def models_html(report: Report) -> str:
         '<p class="muted">The requests that named each model of the mix, judged as the step\'s '
         "are: latency over completed requests, rates over the model's own first dispatch to "
         "last finish (the measured window with warm-up or cool-down).</p>"
+        + (
+            ""
+            if (bound := models_bound_note(report)) is None
+            else f'<p class="muted models-bound">{_e(bound)}</p>'
+        )
         + "".join(tables)
         + _totals_table(report)
         + "</section>"
@@ -129,7 +134,10 @@ def models_figures(report: Report) -> list[Figure]:
     seen_steps: list[StepReport] = []
     for step in report.steps:
         for name, seen in model_steps(step):
-            labels.append(f"{name} ({step_label(step)})" if several else name)
+            # Plotly reads tags in a label (<a href>, <br>) and decodes entities: escaped, a name
+            # is shown as it is.
+            shown = _e(shown_name(name))
+            labels.append(f"{shown} ({step_label(step)})" if several else shown)
             seen_steps.append(seen)
     figures = []
     for metric, title in _CHARTED:
