@@ -136,7 +136,7 @@ def models_figures(report: Report) -> list[Figure]:
         for name, seen in model_steps(step):
             # Plotly reads tags in a label (<a href>, <br>) and decodes entities: escaped, a name
             # is shown as it is.
-            shown = _e(shown_name(name))
+            shown = html.escape(shown_name(name), quote=False)
             labels.append(f"{shown} ({step_label(step)})" if several else shown)
             seen_steps.append(seen)
     figures = []
