@@ -11,6 +11,7 @@ import io
 import json
 from pathlib import Path
 
+import orjson
 from playwright.sync_api import sync_playwright
 
 from assay.benchmark.shard_sink import ShardSinkFactory, merged_models
@@ -20,7 +21,7 @@ from assay.reports import Report, render_summary, write_report
 from assay.reports.files import summary_csv
 from assay.reports.html import render_html
 from assay.reports.models import shown_name
-from tests.cli.cli_harness import run_assay
+from tests.cli.cli_harness import read_record_lines, read_report, run_assay, run_fast
 from tests.reports.browser import CHROMIUM_ARGS, chromium_path
 from tests.reports.test_models_report import _completed, _context, _errored, _report, _step
 
@@ -190,3 +191,44 @@ def test_a_lost_process_shard_rebuilds_its_models_within_the_bound(tmp_path: Pat
     assert rebuilt.models is not None
     assert len(rebuilt.models) == MAX_MODELS + 1
     assert rebuilt.models[OTHER_MODELS].snapshot().outcomes.dispatched == 5
+
+
+def test_compare_of_a_mix_and_a_run_of_one_model_says_they_sent_different_models(
+    tmp_path: Path,
+) -> None:
+    write_report(_hostile_report(steps=1), tmp_path / "mixed")
+    write_report(_report(_step([_completed(i, 5, None) for i in range(70)])), tmp_path / "one")
+    for first, second in (("mixed", "one"), ("one", "mixed")):
+        page = tmp_path / f"{first}.html"
+        result = run_assay("compare", tmp_path / first, tmp_path / second, "--html", page)
+        assert result.exit_code == 0, result.stderr
+        mixed = "run 1" if first == "mixed" else "run 2"
+        single = "run 2" if first == "mixed" else "run 1"
+        said = f"{mixed} a traffic mix of {len(HOSTILE)} models"
+        assert "note: the runs did not send the same models" in result.stdout
+        assert said in result.stdout.replace("\n", " ")
+        assert f"{single} one model (no mix)" in result.stdout.replace("\n", " ")
+        assert ", model " not in result.stdout  # no model is compared with the whole run
+        assert said in page.read_text()
+
+
+def test_revalidate_of_a_run_naming_a_model_per_request_keeps_the_bound(tmp_path: Path) -> None:
+    """A real run against the embedded mock, its records stamped with a model each (as a data
+    file's model column could name them), judged again by `assay revalidate`."""
+    run = tmp_path / "run"
+    count = MAX_MODELS + 44
+    ran = run_fast(run, "--max-requests", str(count), "--concurrency", "8", "--processes", "1")
+    assert ran.exit_code == 0, ran.stderr
+    stamped = b"".join(
+        orjson.dumps({**line, "model": f"m{i:04}"}) + b"\n"
+        for i, line in enumerate(read_record_lines(run))
+    )
+    (run / "records.jsonl").write_bytes(stamped)
+    judged = run_assay("revalidate", run, "--max-error-rate", "1")
+    assert judged.exit_code == 0, judged.stderr
+    assert f"more than {MAX_MODELS} models were named" in judged.stdout.replace("\n", " ")
+    step = read_report(run / "revalidated").steps[0]
+    assert step.models is not None
+    assert len(step.models) == MAX_MODELS + 1
+    assert step.models[OTHER_MODELS].outcomes.dispatched == 44
+    assert sum(m.outcomes.dispatched for m in step.models.values()) == count

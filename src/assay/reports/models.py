@@ -10,6 +10,7 @@ with warm-up or cool-down, else its first dispatch to its last finish.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 from rich import box
@@ -83,6 +84,30 @@ def models_bound_note(report: Report) -> str | None:
         "on the order their records came in each load process, so a model's row may miss "
         f"some of its records (counted in {OTHER_MODELS}); the step's figures count every record"
     )
+
+
+def _models_of(report: Report) -> frozenset[str]:
+    return frozenset(name for step in report.steps for name in step.models or {})
+
+
+def mix_notes(reports: Sequence[Report]) -> list[str]:
+    """What `assay compare` says of runs that did not send the same models: a traffic mix
+    beside a run of one model, or mixes of different models; nothing when they agree.
+
+    The note counts models and never names one: names are text from a data file or a server.
+    """
+    mixes = [_models_of(report) for report in reports]
+    if all(mix == mixes[0] for mix in mixes):
+        return []
+    sent = ", ".join(
+        f"run {number} " + (f"a traffic mix of {len(mix)} models" if mix else "one model (no mix)")
+        for number, mix in enumerate(mixes, start=1)
+    )
+    return [
+        f"the runs did not send the same models ({sent}): a step's figures are over different "
+        "traffic; a model is compared on its own only where run 1 and another run both sent it "
+        "in a mix"
+    ]
 
 
 def has_models(report: Report) -> bool:
