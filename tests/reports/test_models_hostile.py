@@ -100,7 +100,7 @@ def test_chromium_draws_hostile_names_in_the_charts_as_text(tmp_path: Path) -> N
             page.goto(path.resolve().as_uri())
             page.wait_for_selector("#models-ttft svg.main-svg")
             ticks = page.locator("#models-ttft .xtick text")
-            labels = [ticks.nth(i).text_content() for i in range(ticks.count())]
+            labels = [ticks.nth(i).text_content() or "" for i in range(ticks.count())]
             links = page.locator("#models-ttft a").count()
             cells = page.locator("#models table.models tbody td:first-child").all_text_contents()
         finally:

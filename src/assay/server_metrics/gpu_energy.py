@@ -94,8 +94,8 @@ def dcgm_only(samples: Sequence[TimedSample]) -> tuple[TimedSample, ...]:
     >>> dcgm_only([TimedSample(1, {DCGM_POWER_W: 80.0, "vllm:num_requests_running": 3.0})])
     (TimedSample(time_ns=1, samples={'DCGM_FI_DEV_POWER_USAGE': 80.0}),)
     """
-    kept = (*_ENERGY_NAMES, DCGM_POWER_W)
-    kept = (*kept, *map(series_name, kept))
+    named = (*_ENERGY_NAMES, DCGM_POWER_W)
+    kept = (*named, *map(series_name, named))
     return tuple(
         TimedSample(
             sample.time_ns, {name: sample.samples[name] for name in kept if name in sample.samples}
