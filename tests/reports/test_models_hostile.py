@@ -232,3 +232,19 @@ def test_revalidate_of_a_run_naming_a_model_per_request_keeps_the_bound(tmp_path
     assert len(step.models) == MAX_MODELS + 1
     assert step.models[OTHER_MODELS].outcomes.dispatched == 44
     assert sum(m.outcomes.dispatched for m in step.models.values()) == count
+
+
+def test_a_report_json_with_countless_models_shows_a_bounded_table(tmp_path: Path) -> None:
+    """A report.json from elsewhere (or edited) may hold any number of models in a step: the
+    console and the page show the first ones and say how many more the files hold."""
+    count = MAX_MODELS + 1 + 150
+    step = _step([_completed(i, 5, f"model-{i:05}") for i in range(count)])
+    report = _report(step, _step([_completed(0, 5, "x"), _completed(1, 5, "y")], 1))
+    text = _console_text(report)
+    assert "150 more models are in report.json and summary.csv, not shown here" in text
+    assert "model-00256" in text
+    assert "model-00257 " not in text
+    page = render_html(report, {})
+    assert "150 more models are in report.json and summary.csv" in page
+    assert 'data-model="model-00257"' not in page
+    assert len(list(csv.DictReader(io.StringIO(summary_csv(report))))) == 2 + count + 2

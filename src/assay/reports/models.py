@@ -67,10 +67,24 @@ def model_step(step: StepReport, metrics: StepMetrics) -> StepReport:
     )
 
 
-def model_steps(step: StepReport) -> list[tuple[str, StepReport]]:
-    """Each model of the step's mix, by name, with the step as that model saw it; empty for a
-    step that sent one model."""
-    return [(name, model_step(step, metrics)) for name, metrics in (step.models or {}).items()]
+def model_steps(step: StepReport, most: int | None = None) -> list[tuple[str, StepReport]]:
+    """Each model of the step's mix (the first `most`, when given), by name, with the step as
+    that model saw it; empty for a step that sent one model."""
+    models = list((step.models or {}).items())[:most]
+    return [(name, model_step(step, metrics)) for name, metrics in models]
+
+
+# The models shown per step: a run keeps at most MAX_MODELS and OTHER_MODELS, but a report.json
+# from elsewhere (or edited) may hold any number; summary.csv and report.json keep them all.
+SHOWN_MODELS: Final = MAX_MODELS + 1
+
+
+def unshown_note(report: Report) -> str | None:
+    """What the console and the page say of the models of a step past `SHOWN_MODELS`."""
+    unshown = sum(max(0, len(step.models or {}) - SHOWN_MODELS) for step in report.steps)
+    if not unshown:
+        return None
+    return f"{unshown} more models are in report.json and summary.csv, not shown here"
 
 
 def models_bound_note(report: Report) -> str | None:
@@ -146,7 +160,7 @@ def models_table(report: Report) -> Table | None:
     for name in headers:
         table.add_column(name, justify="right", no_wrap=True)
     for step in report.steps:
-        for name, seen in model_steps(step):
+        for name, seen in model_steps(step, SHOWN_MODELS):
             m = seen.metrics
             meaningful = rate_is_meaningful(seen)
             cells: list[str | Text] = [str(step.index + 1)] if several else []
@@ -174,9 +188,9 @@ def models_lines(report: Report) -> list[Text]:
     """The lines under the models table: each model's errors by code, and its totals over the
     run when the run had several steps. `Text`, so a name is never read as console markup."""
     lines: list[Text] = []
-    bound = models_bound_note(report)
-    if bound is not None:
-        lines.append(Text(f"  {bound}", style="yellow"))
+    for note in (models_bound_note(report), unshown_note(report)):
+        if note is not None:
+            lines.append(Text(f"  {note}", style="yellow"))
     several = len(report.steps) > 1
     for step in report.steps:
         for name, metrics in (step.models or {}).items():
@@ -188,7 +202,7 @@ def models_lines(report: Report) -> list[Text]:
                 lines.append(Text(f"  {where}{shown_name(name)}: errors by code: {codes}"))
     totals = report.totals.models
     if several and totals:
-        for name, total in totals.items():
+        for name, total in list(totals.items())[:SHOWN_MODELS]:
             o = total.outcomes
             good = "" if total.good is None else f", {total.good} met the SLO"
             lines.append(
