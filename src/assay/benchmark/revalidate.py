@@ -19,6 +19,7 @@ from typing import TypeVar
 from returns.result import Failure, Result, Success
 
 from assay.benchmark.chain_spec import ChainSpec
+from assay.benchmark.shard_sink import model_key, model_snapshots
 from assay.core import GenerationResponse, UnusableResponse
 from assay.errors import DataError
 from assay.metrics import Slo, StepAggregator, StepMetrics, Timeline, TimeWindow
@@ -151,7 +152,10 @@ def revalidate(
             if timeline is not None:
                 timeline.add(judged)
             _add_grouped(turns, judged.turn, judged, fresh)
-            _add_grouped(models, judged.model, judged, fresh)
+            model = judged.model  # past MAX_MODELS, under OTHER_MODELS as the sinks do
+            if model is not None:
+                model = model_key(models.setdefault(judged.step, {}), model)
+            _add_grouped(models, model, judged, fresh)
     steps = [
         # What never became a record (scheduled, not sent, lost, how the sessions went) is not
         # the validators' to change; the figures, the turns' and models' included, are judged
@@ -160,7 +164,7 @@ def revalidate(
             aggregators[step.index].snapshot(),
             timeline=timelines[step.index].snapshot() if step.index in timelines else None,
             turns=_snapshots(turns.get(step.index)),
-            models=_snapshots(models.get(step.index)),
+            models=model_snapshots(models.get(step.index, {})),
         )
         for step in old.steps
     ]

@@ -12,6 +12,7 @@ from typing import IO, TypeVar
 from assay.core import GenerationResponse
 from assay.file_writes import open_new
 from assay.metrics import Slo, StepAggregator, StepMetrics, Timeline, TimeWindow
+from assay.metrics.model_bound import MAX_MODELS, OTHER_MODELS
 from assay.records import RequestRecord
 from assay.records.jsonl import RecordWriter
 from assay.records.shards import FLUSH_EVERY_NS, Spool, append_to_shard, recover_shard, shard_error
@@ -38,9 +39,20 @@ class ShardSummary:
 _Key = TypeVar("_Key", bound=Hashable)
 
 
+def model_key(models: dict[str, StepAggregator], model: str) -> str:
+    """The key of `models` a record naming `model` is aggregated under: its own while fewer
+    than `MAX_MODELS` models have one (or it has one already), else `OTHER_MODELS`.
+
+    >>> model_key({}, "a"), model_key(dict.fromkeys(map(str, range(MAX_MODELS))), "a")
+    ('a', '(other models)')
+    """
+    return model if model in models or len(models) < MAX_MODELS else OTHER_MODELS
+
+
 def merged_models(summaries: Iterable[ShardSummary]) -> dict[str, StepMetrics] | None:
     """Each model's figures over every process of a step, by model name; None when no record
-    named a model (a run that sent one)."""
+    named a model (a run that sent one). Past `MAX_MODELS` models over the processes, those
+    with the fewest records (then the last by name) are merged under `OTHER_MODELS`."""
     models: dict[str, StepAggregator] = {}
     for summary in summaries:
         for name, part in (summary.models or {}).items():
@@ -51,9 +63,30 @@ def merged_models(summaries: Iterable[ShardSummary]) -> dict[str, StepMetrics] |
     return model_snapshots(models)
 
 
+def _bounded(models: dict[str, StepAggregator]) -> dict[str, StepMetrics]:
+    """Each model's snapshot, at most `MAX_MODELS` named ones beside `OTHER_MODELS`."""
+    snapshots = {name: models[name].snapshot() for name in models}
+    named = [name for name in snapshots if name != OTHER_MODELS]
+    if len(named) <= MAX_MODELS:
+        return snapshots
+    named.sort(key=lambda name: (-snapshots[name].outcomes.dispatched, name))
+    folded = [models[name] for name in named[MAX_MODELS:]]
+    if OTHER_MODELS in models:
+        folded.append(models[OTHER_MODELS])
+    other = folded[0]
+    for part in folded[1:]:
+        other.merge(part)
+    kept = {name: snapshots[name] for name in named[:MAX_MODELS]}
+    return {**kept, OTHER_MODELS: other.snapshot()}
+
+
 def model_snapshots(models: dict[str, StepAggregator]) -> dict[str, StepMetrics] | None:
-    """Each model's figures by name, in name order; None for none."""
-    return {name: models[name].snapshot() for name in sorted(models)} if models else None
+    """Each model's figures by name, in name order (at most `MAX_MODELS` and `OTHER_MODELS`,
+    see `merged_models`); None for none."""
+    if not models:
+        return None
+    snapshots = _bounded(models)
+    return {name: snapshots[name] for name in sorted(snapshots)}
 
 
 def add_to_group(
@@ -128,7 +161,7 @@ class ShardSink:
         if model is not None:
             if self._models is None:
                 self._models = {}
-            add_to_group(self._models, model, record, self._fresh)
+            add_to_group(self._models, model_key(self._models, model), record, self._fresh)
 
     def _fresh(self) -> StepAggregator:
         return StepAggregator(slo=self._slo, window=self._window, origin_ns=self._context.start_ns)
@@ -218,7 +251,7 @@ class ShardSinkFactory:
             if record.turn is not None:
                 add_to_group(turns, record.turn, record, fresh)
             if record.model is not None:
-                add_to_group(models, record.model, record, fresh)
+                add_to_group(models, model_key(models, record.model), record, fresh)
 
         kept = recover_shard(path, keep)
         return ShardSummary(

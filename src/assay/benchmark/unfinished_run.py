@@ -23,7 +23,12 @@ from pydantic import ValidationError
 
 from assay.benchmark.chain_spec import ChainSpec, slo_of
 from assay.benchmark.run import RECORDS_FILE
-from assay.benchmark.shard_sink import ShardSinkFactory, add_to_group, model_snapshots
+from assay.benchmark.shard_sink import (
+    ShardSinkFactory,
+    add_to_group,
+    model_key,
+    model_snapshots,
+)
 from assay.config import RunConfig
 from assay.config.limits import load_processes
 from assay.errors import DataError
@@ -277,7 +282,8 @@ def _steps(
         timelines[record.step].add(record)
         if record.model is not None:
             fresh = partial(sinks.aggregator_for, contexts[record.step])
-            add_to_group(models.setdefault(record.step, {}), record.model, record, fresh)
+            step_models = models.setdefault(record.step, {})
+            add_to_group(step_models, model_key(step_models, record.model), record, fresh)
     profile = None if config is None else config.load
     steps = []
     for index in sorted(aggregators):

@@ -5,7 +5,7 @@ table of faults it can inject."""
 # typer reads every flag's annotation at each start, and would otherwise evaluate the strings.
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Final
 
 import typer
 from typer._click.core import Context as _ClickContext
@@ -14,6 +14,7 @@ from typer.core import TyperCommand
 
 from assay.cli.exit_codes import EXIT_VALID
 from assay.cli.guard import exit_guarded
+from assay.printable import printable
 
 if TYPE_CHECKING:
     from assay.mock.capacity import ServerModel
@@ -146,7 +147,7 @@ def serve_mock(
             inter_token_latency=Fixed(value=itl_ms / 1000),
             output_tokens=Fixed(value=output_tokens),
         )
-        models = served_models_of(served_models, latency)
+        models = served_models_of(served_models, latency, model_name)
         config = MockConfig(
             latency=latency,
             fault_rates=faults,
@@ -193,10 +194,19 @@ def startup_lines(
     ]
 
 
-def served_models_of(values: tuple[str, ...], latency: "LatencyModel") -> "tuple[ServedModel, ...]":
+# A latency past an hour is a typo, not a model (and a sleep the mock would never wake from).
+_MOST_MS: Final = 3_600_000.0
+# More models than any server lists (vLLM loads some LoRA adapters at once, not thousands).
+MOST_SERVED_MODELS: Final = 1000
+
+
+def served_models_of(
+    values: tuple[str, ...], latency: "LatencyModel", model_name: str = "assay-mock"
+) -> "tuple[ServedModel, ...]":
     """The models `--served-model` asks for: `NAME=TTFT_MS/ITL_MS` with that latency, a bare
     `NAME` with its spread of `latency` (`spread_models`, in the order the bare names come).
-    Anything else, or a name given twice, is a `ConfigError` naming the flag.
+    Anything else, a name given twice or that is `model_name` already, a latency above an hour
+    or more than `MOST_SERVED_MODELS` models is a `ConfigError` naming the flag.
 
     >>> from assay.mock import Fixed, LatencyModel
     >>> base = LatencyModel(time_to_first_token=Fixed(value=0.04))
@@ -207,17 +217,28 @@ def served_models_of(values: tuple[str, ...], latency: "LatencyModel") -> "tuple
     from assay.errors import ConfigError
     from assay.mock.config import Fixed, ServedModel, spread_models
 
+    if len(values) > MOST_SERVED_MODELS:
+        raise ConfigError(
+            f"--served-model is given {len(values)} times: the mock serves at most "
+            f"{MOST_SERVED_MODELS} models beside --model-name"
+        )
     explicit: dict[str, ServedModel] = {}
     bare: list[str] = []
-    names: list[str] = []
+    names: dict[str, None] = {}  # in the order given
     for value in values:
         name, equals, latencies = value.partition("=")
         name = name.strip()
+        shown = repr(value)
         if not name:
-            raise ConfigError(f"--served-model {value!r}: give NAME or NAME=TTFT_MS/ITL_MS")
+            raise ConfigError(f"--served-model {shown}: give NAME or NAME=TTFT_MS/ITL_MS")
         if name in names:
             raise ConfigError(f"--served-model {name!r} is given more than once")
-        names.append(name)
+        if name == model_name:
+            raise ConfigError(
+                f"--served-model {name!r} is the --model-name, served already "
+                "with --ttft-ms/--itl-ms"
+            )
+        names[name] = None
         if not equals:
             bare.append(name)
             continue
@@ -226,10 +247,10 @@ def served_models_of(values: tuple[str, ...], latency: "LatencyModel") -> "tuple
             ttft_ms, itl_ms = float(ttft), float(itl)
         except ValueError:
             ttft_ms = itl_ms = -1.0
-        if not slash or not (0 <= ttft_ms < float("inf") and 0 <= itl_ms < float("inf")):
+        if not slash or not (0 <= ttft_ms <= _MOST_MS and 0 <= itl_ms <= _MOST_MS):
             raise ConfigError(
-                f"--served-model {value!r}: NAME=TTFT_MS/ITL_MS takes two numbers of "
-                "milliseconds >= 0, e.g. lora-a=40/8"
+                f"--served-model {shown}: NAME=TTFT_MS/ITL_MS takes two numbers of "
+                f"milliseconds from 0 to {_MOST_MS:.0f} (an hour), e.g. lora-a=40/8"
             )
         explicit[name] = ServedModel(
             name=name,
@@ -257,7 +278,7 @@ def served_models_line(models: "tuple[ServedModel, ...]") -> str:
         return f"{distribution.value * 1000:g} ms" if isinstance(distribution, Fixed) else "drawn"
 
     described = ", ".join(
-        f"{model.name} (TTFT {ms(model.latency.time_to_first_token)}, "
+        f"{printable(model.name)} (TTFT {ms(model.latency.time_to_first_token)}, "
         f"ITL {ms(model.latency.inter_token_latency)})"
         for model in models
     )

@@ -142,7 +142,11 @@ class ServedCounters:
     def render(self, model_names: Sequence[str], scale: float = 1.0) -> str:
         """The Prometheus text exposition of the totals (counters scaled by `scale`), a series
         per model of `model_names` (in counter order)."""
-        labels = [f'model_name="{name}"' for name in model_names]
+        # A label value escapes backslashes, quotes and line feeds (the exposition format).
+        escaped = (
+            n.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") for n in model_names
+        )
+        labels = [f'model_name="{name}"' for name in escaped]
 
         def each(field: Served, pattern: str) -> list[str]:
             return [

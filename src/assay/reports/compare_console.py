@@ -20,6 +20,7 @@ from assay.reports.compare import (
     format_value,
     model_groups,
 )
+from assay.reports.models import mix_notes, shown_name
 from assay.reports.report import Report, StepReport
 from assay.reports.step_words import describe_load
 from assay.reports.unclipped import unclipped
@@ -44,7 +45,7 @@ def render_comparison(reports: Sequence[Report], labels: Sequence[str], console:
         "not judged.",
         highlight=False,
     )
-    for note in unmatched:
+    for note in [*unmatched, *mix_notes(reports)]:
         console.print(f"note: {note}", highlight=False)
     for line in capacity_lines(reports):
         console.print(line, highlight=False)
@@ -58,7 +59,7 @@ def render_comparison(reports: Sequence[Report], labels: Sequence[str], console:
             console.print(errors)
         console.print()
         for name, seen in model_groups(group):  # a traffic mix: model by model
-            console.print(Text(f"{step_title(group)}, model {name}", style="bold"))
+            console.print(Text(f"{step_title(group)}, model {shown_name(name)}", style="bold"))
             console.print(unclipped(_step_table(seen)))
             errors = _errors_line(seen.steps)
             if errors is not None:

@@ -22,6 +22,7 @@ from assay.reports.compare import (
 )
 from assay.reports.compare_console import NOISE_NOTE
 from assay.reports.html import plotly_js, script_json
+from assay.reports.models import mix_notes, shown_name
 from assay.reports.report import Report
 
 _COLOURS = {"better": "#2e7d32", "worse": "#c62828", "~": "#57606a", "": "#57606a"}
@@ -51,7 +52,10 @@ def write_compare_html(path: Path, reports: Sequence[Report], labels: Sequence[s
     figures = _figures(steps_rows, labels)
     # A traffic mix's models, each compared as its step is: in the table, not the charts.
     models_rows = [
-        (f"{aligned_label(group)} · model {name}", compare_step(seen.steps, judged=seen.same_load))
+        (
+            f"{aligned_label(group)} · model {shown_name(name)}",
+            compare_step(seen.steps, judged=seen.same_load),
+        )
         for group in groups
         for name, seen in model_groups(group)
     ]
@@ -70,7 +74,7 @@ def write_compare_html(path: Path, reports: Sequence[Report], labels: Sequence[s
                     + f' <b style="color:{colour}">{html.escape(change.verdict)}</b></td>'
                 )
             table_rows.append("<tr>" + "".join(cells) + "</tr>")
-    notes = "".join(f"<li>{html.escape(note)}</li>" for note in unmatched)
+    notes = "".join(f"<li>{html.escape(note)}</li>" for note in [*unmatched, *mix_notes(reports)])
     head = "".join(f"<th>{html.escape(label)}</th>" for label in labels)
     divs = "".join(f'<div class="plot" id="{spec["id"]}"></div>' for spec in figures)
     specs = script_json(figures)

@@ -10,7 +10,14 @@ from pydantic import JsonValue
 
 from assay.metrics.sketch import Distribution
 from assay.reports.chart_base import Figure, chart_layout, step_label
-from assay.reports.models import has_models, model_steps
+from assay.reports.models import (
+    SHOWN_MODELS,
+    has_models,
+    model_steps,
+    models_bound_note,
+    shown_name,
+    unshown_note,
+)
 from assay.reports.report import Report, StepReport
 from assay.reports.step_words import format_ms, rate_is_meaningful
 
@@ -62,7 +69,7 @@ def _row(name: str, seen: StepReport) -> str:
         _rate(seen, None if m.goodput is None else m.goodput.requests_per_s),
     ]
     return (
-        f'<tr data-model="{_e(name)}"><td>{_e(name)}</td>'
+        f'<tr data-model="{_e(shown_name(name))}"><td>{_e(shown_name(name))}</td>'
         + "".join(f'<td class="num">{_e(cell)}</td>' for cell in counts)
         + f"<td>{_e(codes or '-')}</td>"
         + "".join(f'<td class="num">{_e(cell)}</td>' for cell in figures)
@@ -75,13 +82,13 @@ def _totals_table(report: Report) -> str:
     if not totals or len(report.steps) < 2:
         return ""
     rows = "".join(
-        f'<tr><td>{_e(name)}</td><td class="num">{t.outcomes.dispatched:,}</td>'
+        f'<tr><td>{_e(shown_name(name))}</td><td class="num">{t.outcomes.dispatched:,}</td>'
         f'<td class="num">{t.outcomes.completed:,}</td>'
         f'<td class="num">{t.outcomes.errored:,}</td>'
         f'<td class="num">{t.error_rate * 100:.2f} %</td>'
         f'<td class="num">{t.usable_output_tokens:,}</td>'
         f'<td class="num">{"n/a" if t.good is None else f"{t.good:,}"}</td></tr>'
-        for name, t in totals.items()
+        for name, t in list(totals.items())[:SHOWN_MODELS]
     )
     return (
         "<h3>Over the run</h3>"
@@ -98,7 +105,7 @@ def models_html(report: Report) -> str:
     head = "".join(f"<th>{_e(name)}</th>" for name in _HEAD)
     tables = []
     for step in report.steps:
-        rows = "".join(_row(name, seen) for name, seen in model_steps(step))
+        rows = "".join(_row(name, seen) for name, seen in model_steps(step, SHOWN_MODELS))
         if not rows:
             continue
         tables.append(
@@ -110,6 +117,11 @@ def models_html(report: Report) -> str:
         '<p class="muted">The requests that named each model of the mix, judged as the step\'s '
         "are: latency over completed requests, rates over the model's own first dispatch to "
         "last finish (the measured window with warm-up or cool-down).</p>"
+        + "".join(
+            f'<p class="muted models-bound">{_e(note)}</p>'
+            for note in (models_bound_note(report), unshown_note(report))
+            if note is not None
+        )
         + "".join(tables)
         + _totals_table(report)
         + "</section>"
@@ -128,8 +140,11 @@ def models_figures(report: Report) -> list[Figure]:
     labels: list[JsonValue] = []
     seen_steps: list[StepReport] = []
     for step in report.steps:
-        for name, seen in model_steps(step):
-            labels.append(f"{name} ({step_label(step)})" if several else name)
+        for name, seen in model_steps(step, SHOWN_MODELS):
+            # Plotly reads tags in a label (<a href>, <br>) and decodes entities: escaped, a name
+            # is shown as it is.
+            shown = html.escape(shown_name(name), quote=False)
+            labels.append(f"{shown} ({step_label(step)})" if several else shown)
             seen_steps.append(seen)
     figures = []
     for metric, title in _CHARTED:

@@ -33,6 +33,8 @@ FIRST_SCRAPE_PAUSE_S = 0.5
 # When the series outgrows this many samples, every second one between the first and the last
 # is dropped: a day-long run keeps a bounded series.
 MAX_SAMPLES = 2048
+# The distinct problems kept: a server may answer a new one (quoting its page) at every scrape.
+MAX_PROBLEMS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,5 +169,8 @@ class ServerMetricsObserver:
                     # Keep the first and the newest; thin the rest to every second sample.
                     self._samples[1:-1] = self._samples[1:-1:2]
             elif result.problem not in self._problems:
-                self._problems.append(result.problem)
+                if len(self._problems) < MAX_PROBLEMS:
+                    self._problems.append(result.problem)
+                elif len(self._problems) == MAX_PROBLEMS:
+                    self._problems.append(f"GET {self.url}: more problems, not kept")
         return result

@@ -23,7 +23,12 @@ from assay.server_metrics.families import (
     detect_kind,
     quantities_of,
 )
-from assay.server_metrics.gpu_energy import GpuScrapes, energy_joules, has_gpu_metrics
+from assay.server_metrics.gpu_energy import (
+    GpuScrapes,
+    energy_doubts,
+    energy_joules,
+    has_gpu_metrics,
+)
 from assay.server_metrics.observer import TimedSample
 
 # The line that names a hiding proxy as the likely cause (see `likely_cause`).
@@ -237,7 +242,7 @@ def summarize(
     kind = detect_kind(last.samples)
     energy = _Energy.of(samples if gpus is None else gpus.samples, bracketed=gpus is not None)
     run_energy = energy.between(first.time_ns, last.time_ns)
-    problems = (*problems, *(() if gpus is None else gpus.notes()))
+    problems = (*problems, *(energy_doubts(samples) if gpus is None else gpus.notes()))
     gpu_url = None if gpus is None else gpus.url
     if kind is None:
         unknown = () if has_gpu_metrics(samples) else (_UNKNOWN_FAMILY,)
