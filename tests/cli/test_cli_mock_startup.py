@@ -50,3 +50,39 @@ def test_max_model_len_is_listed_at_v1_models_as_vllm_lists_it() -> None:
     ):
         listed = json.loads(answer.read())
     assert listed["data"][0]["max_model_len"] == 4096
+
+
+def test_a_mock_with_a_gpu_shows_its_dcgm_series_at_metrics() -> None:
+    """`assay mock --gpu-watts 250`: /metrics carries the power gauge and an energy counter
+    that grows at that power (two scrapes a moment apart never go back)."""
+    with assay_mock("--gpu-watts", "250") as url:
+        pages = []
+        for _ in range(2):
+            with urllib.request.urlopen(f"{url}/metrics", timeout=10) as answer:
+                pages.append(answer.read().decode())
+    series = [
+        {
+            line.split("{")[0]: float(line.rsplit(" ", 1)[1])
+            for line in page.splitlines()
+            if line.startswith("DCGM_")
+        }
+        for page in pages
+    ]
+    assert series[0]["DCGM_FI_DEV_POWER_USAGE"] == 250.0
+    energy = [one["DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"] for one in series]
+    assert 0 < energy[0] <= energy[1]
+
+
+def test_a_gpu_of_no_power_is_one_error_line() -> None:
+    refused = subprocess.run(
+        [str(ASSAY), "mock", "--port", "0", "--gpu-watts", "-5"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=assay_env(),
+        timeout=60,
+        check=False,
+    )
+    assert refused.returncode == 2
+    assert refused.stderr.count("error:") == 1
+    assert "Traceback" not in refused.stderr

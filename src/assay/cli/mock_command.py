@@ -95,6 +95,14 @@ def mock(
     load_fault: Annotated[
         str, typer.Option(metavar="empty|cut", help="How answers past --fault-past go bad.")
     ] = "empty",
+    gpu_watts: Annotated[
+        float | None,
+        typer.Option(
+            metavar="WATTS",
+            help="Show a simulated GPU drawing this many watts in /metrics (NVIDIA DCGM's power "
+            "gauge and energy counter), for runs that report joules per usable token.",
+        ),
+    ] = None,
 ) -> None:
     """Serve an OpenAI-compatible mock LLM with fault injection (per request with the header
     `X-Assay-Fault: NAME; after=N`, or per run with --fault NAME=RATE).
@@ -109,6 +117,7 @@ def mock(
             served_models=tuple(served_model or ()), metrics_scale=metrics_scale,
             record_requests=record_requests, max_model_len=max_model_len,
             server=server_model(slots, tokens_per_s, fault_past, load_fault),
+            gpu_watts=gpu_watts,
         )  # fmt: skip
         return EXIT_VALID
 
@@ -132,6 +141,7 @@ def serve_mock(
     record_requests: Path | None = None,
     max_model_len: int | None = None,
     server: dict[str, object] | None = None,
+    gpu_watts: float | None = None,
 ) -> None:
     """Build the mock's config from the flags and serve until interrupted."""
     from pydantic import ValidationError
@@ -159,9 +169,11 @@ def serve_mock(
             record_requests=record_requests,
             max_model_len=max_model_len,
             server=ServerModel.model_validate(server or {}),
+            gpu_watts=gpu_watts,
         )
     except ValidationError as error:
-        raise ConfigError(describe_validation_error(error)) from None
+        flags = {name: f"--{name.replace('_', '-')}" for name in MockConfig.model_fields}
+        raise ConfigError(describe_validation_error(error, flags)) from None
     check_listen_address(host, port, workers)
 
     def ready(url: str) -> None:
@@ -172,6 +184,8 @@ def serve_mock(
             typer.echo(served_models_line(models))
         if config.server.bounded:
             typer.echo(capacity_line(config.server))
+        if gpu_watts is not None:
+            typer.echo(f"GPU: one simulated GPU drawing {gpu_watts:g} W in /metrics (DCGM series)")
 
     serve(config, host=host, port=port, workers=workers, on_ready=ready)
 
