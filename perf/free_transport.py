@@ -144,8 +144,9 @@ def _assay_free(mock: MockProcess, seconds: float, answer: bytes) -> dict[str, A
 
 def after_load_us(run_dir: Path) -> float | None:
     """Process CPU per record of what a run does after its load that grows with its records:
-    reading records.jsonl back for the peers' definitions and for the page's latency samples."""
-    from assay.testing.bench import load_report, read_definitions, read_latency_samples
+    reading records.jsonl back, in one pass, for the peers' definitions and for the page's
+    latency samples, as the run does."""
+    from assay.testing.bench import load_report, read_back
 
     records = run_dir / "records.jsonl"
     count = sum(1 for _ in records.open("rb"))
@@ -153,8 +154,7 @@ def after_load_us(run_dir: Path) -> float | None:
         return None
     report = load_report(run_dir)
     started = time.process_time_ns()
-    read_definitions(records, report)
-    read_latency_samples(records)
+    read_back(records, report)
     return round((time.process_time_ns() - started) / count / 1000, 1)
 
 
