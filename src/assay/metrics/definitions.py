@@ -187,17 +187,9 @@ class PeerTally:
         ended at `end`, its chunks read at `times` carrying `counts` tokens, `n` output tokens."""
         if not times:
             return
-        if len(counts) == len(times) and 0 not in counts:
-            content, stamped = times, sum(counts)
-        else:
-            # Chunks without output (a running usage that did not rise) are chunks to vLLM and
-            # GuideLLM, not to the tools that wait for content.
-            have = len(counts)
-            kept = [i for i in range(len(times)) if i >= have or counts[i] > 0]
-            content = [times[i] for i in kept]
-            stamped = sum([counts[i] if i < have else 1 for i in kept])
-            if not self._content_apart:
-                self._part_content()
+        content, stamped = _content(times, counts)
+        if content is not times and not self._content_apart:
+            self._part_content()
         if content and stamped < 2 and not self._ip_apart:
             self._part_ip()
         self._answers += 1
@@ -213,14 +205,14 @@ class PeerTally:
             per_token = (last - first) / (n - 1)
             self._last_first_values.append(per_token)
             self._gl_itl.add(per_token, n - 1)
-        gaps = list(map(operator.sub, times[1:], times)) if len(times) > 1 else None
-        if gaps is not None:
+        gaps = list(map(operator.sub, times[1:], times))  # none for one chunk
+        if gaps:
             self._chunk_gaps.add_all(gaps)
+        if content is not times and content:
+            first, last = content[0], content[-1]
+            per_token = (last - first) / (n - 1) if n >= 2 else 0.0
+            gaps = list(map(operator.sub, content[1:], content))
         if content:
-            if content is not times:
-                first, last = content[0], content[-1]
-                per_token = (last - first) / (n - 1) if n >= 2 else 0.0
-                gaps = list(map(operator.sub, content[1:], content)) if len(content) > 1 else None
             if n >= 2:
                 self._c_end_first_values.append((end - first) / (n - 1))
             if self._content_apart or self._ip_apart:
@@ -236,7 +228,7 @@ class PeerTally:
         first: int,
         last: int,
         per_token: float,
-        gaps: list[int] | None,
+        gaps: list[int],
         n: int,
         stamped: int,
     ) -> None:
@@ -246,7 +238,7 @@ class PeerTally:
             self._c_last_send.add(last - send)
             if n >= 2:
                 self._c_last_first_per_token.add(per_token)
-            if gaps is not None:
+            if gaps:
                 self._c_gaps.add_all(gaps)
         if self._ip_apart and stamped >= 2:
             self._ip_first_send.add(first - send)
@@ -361,6 +353,18 @@ class PeerTally:
                 e2e_ms=_ms(self._end_send),
             ),
         )
+
+
+def _content(times: Sequence[int], counts: Sequence[int]) -> tuple[Sequence[int], int]:
+    """The times of the chunks with output and how many tokens they stamped: `times` itself
+    when every chunk carried output. Chunks without output (a running usage that did not rise)
+    are chunks to vLLM and GuideLLM, not to the tools that wait for content; a chunk without a
+    count counts one token."""
+    if len(counts) == len(times) and 0 not in counts:
+        return times, sum(counts)
+    have = len(counts)
+    kept = [i for i in range(len(times)) if i >= have or counts[i] > 0]
+    return [times[i] for i in kept], sum([counts[i] if i < have else 1 for i in kept])
 
 
 def _ms(sketch: QuantileSketch) -> Distribution | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from assay.metrics.definitions import PeerDefinitions, PeerTally
 from assay.records.jsonl import record_objects
@@ -44,46 +45,22 @@ def read_back(
     windows = {} if report is None else {step.index: _window(step) for step in report.steps}
     kept = LatencySamples(seed) if samples else None
     tallies: dict[int, PeerTally] = {}
-    int_ = int
     for line in record_objects(records):
-        if line.get("status") != "completed":
+        completed = _completed(line)
+        if completed is None:
             continue
-        step, timing = line.get("step", 0), line.get("timing")
-        if type(timing) is not dict or not isinstance(step, int_):
-            continue
-        send, end = timing.get("send_ns"), timing.get("end_ns")
-        if not (isinstance(send, int_) and isinstance(end, int_)):
-            continue
-        # The server's output count, else assay's streamed count (as every figure counts).
-        usage, response = line.get("usage"), line.get("response")
-        tokens = usage.get("completion_tokens") if type(usage) is dict else None
-        if type(tokens) is not int_:
-            tokens = response.get("streamed_tokens") if type(response) is dict else None
-            if type(tokens) is not int_:
-                tokens = None
+        step, timing, send, end, tokens = completed
         if kept is not None:
             kept.add(step, send, timing.get("first_token_ns"), end, tokens)
-        if step not in windows or tokens is None or type(response) is not dict:
+        if tokens is None or step not in windows:
             continue
-        window = windows[step]
-        targeted = line.get("targeted_start_ns")
-        if not isinstance(targeted, int_):
-            continue
-        if window is not None and not (window[0] <= targeted < window[1]):
-            continue
-        if response.get("streamed") is not True or response.get("embeddings") is not None:
-            continue
-        if response.get("scores") is not None:
-            continue
-        times, counts = timing.get("chunk_times_ns"), timing.get("chunk_tokens")
-        if type(times) is not list or type(counts) is not list:
-            continue
-        if not (_ints(times) and _ints(counts)):
+        chunks = _streamed_chunks(line, timing, windows[step])
+        if chunks is None:
             continue
         tally = tallies.get(step)
         if tally is None:
             tally = tallies[step] = PeerTally()
-        tally.add_answer(send, end, times, counts, tokens)
+        tally.add_answer(send, end, chunks[0], chunks[1], tokens)
     found = {step: tally.snapshot() for step, tally in tallies.items()}
     definitions = {step: peers for step, peers in found.items() if peers is not None}
     return ReadBack(definitions, {} if kept is None else kept.samples)
@@ -94,6 +71,54 @@ def read_latency_samples(records: Path, seed: int = 0) -> Samples:
     (see `assay.reports.latency_samples`). Raises `DataError` naming the line when a line is
     not a JSON object."""
     return read_back(records, None, seed=seed).samples
+
+
+def _completed(
+    line: dict[str, Any],
+) -> tuple[int, dict[str, Any], int, int, int | None] | None:
+    """(step, timing, send, end, output tokens) of a completed record with a send and an end.
+
+    The output tokens are the server's count, else assay's streamed count (as every figure
+    counts them), None when neither is given.
+    """
+    if line.get("status") != "completed":
+        return None
+    step, timing = line.get("step", 0), line.get("timing")
+    if type(timing) is not dict or not isinstance(step, int):
+        return None
+    send, end = timing.get("send_ns"), timing.get("end_ns")
+    if not (isinstance(send, int) and isinstance(end, int)):
+        return None
+    usage = line.get("usage")
+    tokens = usage.get("completion_tokens") if type(usage) is dict else None
+    if type(tokens) is not int:
+        response = line.get("response")
+        tokens = response.get("streamed_tokens") if type(response) is dict else None
+        if type(tokens) is not int:
+            tokens = None
+    return step, timing, send, end, tokens
+
+
+def _streamed_chunks(
+    line: dict[str, Any], timing: dict[str, Any], window: tuple[int, int] | None
+) -> tuple[list[int], list[int]] | None:
+    """The chunk times and token counts of a streamed text answer whose targeted start falls
+    inside `window` (its step's measured window, when the step has one)."""
+    targeted, response = line.get("targeted_start_ns"), line.get("response")
+    if not isinstance(targeted, int) or type(response) is not dict:
+        return None
+    if window is not None and not (window[0] <= targeted < window[1]):
+        return None
+    if response.get("streamed") is not True or response.get("embeddings") is not None:
+        return None
+    if response.get("scores") is not None:
+        return None
+    times, counts = timing.get("chunk_times_ns"), timing.get("chunk_tokens")
+    if type(times) is not list or type(counts) is not list:
+        return None
+    if not (_ints(times) and _ints(counts)):
+        return None
+    return times, counts
 
 
 def _window(step: StepReport) -> tuple[int, int] | None:
