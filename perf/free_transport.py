@@ -13,8 +13,8 @@ What is left is a lower bound for assay with any HTTP/1.1 transport, however fas
 above 1.5 times the bare loop's says the ceiling's targets cannot be met by the transport alone.
 Part of it comes after the load: the report reads every record of records.jsonl back, in one
 pass, for the peers' definitions and the page's latency samples. `after_load_cpu_us_per_request`
-is that pass's cost per record, timed in process CPU over the long run's own records.jsonl, so what the load
-itself costs per request is about the difference.
+is that pass's cost per record, timed in process CPU over the long run's own records.jsonl, so
+what the load itself costs per request is about the difference.
 
     python -m perf.free_transport [--seconds 10]
 """
