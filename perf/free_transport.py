@@ -11,10 +11,10 @@ aggregation, the step runner and the report are the run's own.
 
 What is left is a lower bound for assay with any HTTP/1.1 transport, however fast: a figure
 above 1.5 times the bare loop's says the ceiling's targets cannot be met by the transport alone.
-Part of it comes after the load: the report's readers of records.jsonl (the peers' definitions,
-the page's latency samples) read every record back. `after_load_cpu_us_per_request` is their
-cost per record, timed in process CPU over the long run's own records.jsonl, so what the load
-itself costs per request is about the difference.
+Part of it comes after the load: the report reads every record of records.jsonl back, in one
+pass, for the peers' definitions and the page's latency samples. `after_load_cpu_us_per_request`
+is that pass's cost per record, timed in process CPU over the long run's own records.jsonl, so
+what the load itself costs per request is about the difference.
 
     python -m perf.free_transport [--seconds 10]
 """
@@ -144,8 +144,9 @@ def _assay_free(mock: MockProcess, seconds: float, answer: bytes) -> dict[str, A
 
 def after_load_us(run_dir: Path) -> float | None:
     """Process CPU per record of what a run does after its load that grows with its records:
-    reading records.jsonl back for the peers' definitions and for the page's latency samples."""
-    from assay.testing.bench import load_report, read_definitions, read_latency_samples
+    reading records.jsonl back, in one pass, for the peers' definitions and for the page's
+    latency samples, as the run does."""
+    from assay.testing.bench import load_report, read_back
 
     records = run_dir / "records.jsonl"
     count = sum(1 for _ in records.open("rb"))
@@ -153,8 +154,7 @@ def after_load_us(run_dir: Path) -> float | None:
         return None
     report = load_report(run_dir)
     started = time.process_time_ns()
-    read_definitions(records, report)
-    read_latency_samples(records)
+    read_back(records, report)
     return round((time.process_time_ns() - started) / count / 1000, 1)
 
 

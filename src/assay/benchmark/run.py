@@ -51,8 +51,9 @@ from assay.metrics import Goodput, StepAggregator
 from assay.records.shards import concatenate_shards
 from assay.reports import Report, StepReport, build_report, write_report
 from assay.reports.capacity_search import capacity_of
-from assay.reports.definitions import with_definitions
+from assay.reports.definitions import with_found
 from assay.reports.html import write_html
+from assay.reports.readback import read_back
 from assay.reports.report import SessionSummary
 from assay.run_folder import RECORDS_FILE as RECORDS_FILE
 from assay.run_folder import RunFolder, claim_run_folder
@@ -288,10 +289,11 @@ def _run(
         max_not_sent_rate=config.validation.max_not_sent_rate,
     )
     try:
-        # The peers' figures read from records.jsonl once, for report.json and the page.
-        report = with_definitions(report, folder.path / RECORDS_FILE)
+        # records.jsonl read back once: the peers' figures and the page's latency samples.
+        found = read_back(folder.path / RECORDS_FILE, report)
+        report = with_found(report, found.definitions)
         write_report(report, folder.path)
-        write_html(folder.path, report, new=True)
+        write_html(folder.path, report, new=True, samples=found.samples)
     except OSError as error:
         raise OutputError(
             f"cannot write the report into {folder.path}: {error.strerror or error}"

@@ -4,12 +4,16 @@
 # typer reads every flag's annotation at each start, and would otherwise evaluate the strings.
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from assay.cli.exit_codes import EXIT_VALID
 from assay.cli.guard import exit_guarded
+
+if TYPE_CHECKING:
+    from assay.reports.latency_samples import Samples
+    from assay.reports.report import Report
 
 
 def report(
@@ -38,10 +42,12 @@ def report(
             raise DataError(f"{run_dir}: not a folder (give the run's output directory)")
         if _left_unfinished(run_dir):
             return _finish(run_dir)
-        if definitions:
-            _print_definitions(run_dir)
         # The report loader says what is missing or wrong in the folder.
-        path = write_html(run_dir)
+        if definitions:
+            shown, samples = _print_definitions(run_dir)
+            path = write_html(run_dir, shown, samples=samples)
+        else:
+            path = write_html(run_dir)
         typer.echo(f"wrote {path}")
         return EXIT_VALID
 
@@ -107,21 +113,27 @@ def _finish(run_dir: Path) -> int:
     return EXIT_VALID
 
 
-def _print_definitions(run_dir: Path) -> None:
+def _print_definitions(run_dir: Path) -> "tuple[Report, Samples | None]":
     """Print the run's figures under each peer's definitions (computed when report.json has
-    none: a run stored before they were kept)."""
-    from assay.reports.definitions import definitions_text, with_definitions
+    none: a run stored before they were kept); return the report with them, and the page's
+    latency samples when records.jsonl was read for them (one pass serves both)."""
+    from assay.reports.definitions import definitions_text, with_found
     from assay.reports.html import RECORDS_FILE
     from assay.reports.loader import load_report
+    from assay.reports.readback import read_back
 
     report = load_report(run_dir)
-    if all(step.definitions is None for step in report.steps):
-        report = with_definitions(report, run_dir / RECORDS_FILE)
+    samples = None
+    records = run_dir / RECORDS_FILE
+    if all(step.definitions is None for step in report.steps) and records.is_file():
+        found = read_back(records, report)
+        report, samples = with_found(report, found.definitions), found.samples
     lines = definitions_text(report)
     if not lines:
         typer.echo("no completed streamed answer: no figures to compare")
     for line in lines:
         typer.echo(line)
+    return report, samples
 
 
 def _drop_half_merge(run_dir: Path) -> None:

@@ -29,13 +29,15 @@ last chunk with output).
 
 from __future__ import annotations
 
+import copy
 import operator
+from collections.abc import Sequence
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
 from assay.core.response import ResponseTiming
-from assay.metrics.sketch import Distribution, QuantileSketch
+from assay.metrics.sketch import FOLD_EVERY, Distribution, QuantileSketch
 
 _MS = 1e-6  # ns -> ms
 
@@ -92,6 +94,14 @@ class PeerDefinitions(BaseModel):
 class PeerTally:
     """Folds completed streamed answers under every peer's rules; mergeable across processes.
 
+    The five peers' nineteen figures are fourteen distinct series of values, and most runs make
+    them fewer: while no answer had a chunk without output, the series of the tools that wait
+    for content are the series of all chunks, and while every answer with content stamped two
+    tokens or more, inference-perf's TTFT and TPOT are SGLang's and AIPerf's. Each such pair
+    shares one sketch until an answer tells them apart; the sketch is then copied, so each
+    series sees exactly the values, in the order, it would have seen alone (a figure never
+    changes by a bit for the sharing).
+
     >>> timing = ResponseTiming(send_ns=0, first_token_ns=50_000_000, end_ns=100_000_000,
     ...     chunk_times_ns=(50_000_000, 70_000_000, 90_000_000), chunk_tokens=(1, 1, 1))
     >>> tally = PeerTally()
@@ -101,129 +111,261 @@ class PeerTally:
     (90.0, 100.0, 30.0)
     """
 
-    __slots__ = ("_answers", "_ip_zero_gaps", "_sketches")
+    __slots__ = (
+        "_answers",
+        "_c_end_first_per_token",
+        "_c_end_first_values",
+        "_c_first_send",
+        "_c_gaps",
+        "_c_last_first_per_token",
+        "_c_last_send",
+        "_chunk_gaps",
+        "_content_apart",
+        "_end_send",
+        "_end_send_values",
+        "_first_send",
+        "_first_send_values",
+        "_gl_itl",
+        "_gl_tpot",
+        "_ip_apart",
+        "_ip_first_send",
+        "_ip_tpot",
+        "_ip_zero_gaps",
+        "_last_first_per_token",
+        "_last_first_values",
+        "_last_send",
+        "_last_send_values",
+    )
 
     def __init__(self) -> None:
         self._answers = 0
         self._ip_zero_gaps = 0  # inference-perf's gaps between tokens of one chunk
-        self._sketches = {name: QuantileSketch() for name in _SKETCHES}
+        # Every chunk, as vLLM and GuideLLM count them.
+        self._end_send = QuantileSketch()
+        self._first_send = QuantileSketch()
+        self._last_send = QuantileSketch()
+        self._last_first_per_token = QuantileSketch()
+        self._chunk_gaps = QuantileSketch()
+        self._gl_tpot = QuantileSketch()
+        self._gl_itl = QuantileSketch()
+        self._c_end_first_per_token = QuantileSketch()
+        # Every answer adds one value to each of these: kept in plain lists and handed to their
+        # sketches a thousand at a time (`_flush`), as adding them one at a time would.
+        self._end_send_values: list[int] = []
+        self._first_send_values: list[int] = []
+        self._last_send_values: list[int] = []
+        self._last_first_values: list[float] = []
+        self._c_end_first_values: list[float] = []
+        # The chunks with output (SGLang, AIPerf, inference-perf): the same sketches as every
+        # chunk's until `_content_apart`, then their own.
+        self._content_apart = False
+        self._c_first_send = self._first_send
+        self._c_last_send = self._last_send
+        self._c_last_first_per_token = self._last_first_per_token
+        self._c_gaps = self._chunk_gaps
+        # Answers of two stamped tokens or more (inference-perf): the content sketches until
+        # `_ip_apart`.
+        self._ip_apart = False
+        self._ip_first_send = self._c_first_send
+        self._ip_tpot = self._c_last_first_per_token
 
     def add(self, timing: ResponseTiming, output_tokens: int) -> None:
         """Count one completed streamed answer of `output_tokens` tokens."""
-        times = timing.chunk_times_ns
+        self.add_answer(
+            timing.send_ns, timing.end_ns, timing.chunk_times_ns, timing.chunk_tokens, output_tokens
+        )
+
+    def add_answer(
+        self,
+        send: int,
+        end: int,
+        times: Sequence[int],
+        counts: Sequence[int],
+        n: int,
+    ) -> None:
+        """Count one completed streamed answer from its timing's plain values: sent at `send`,
+        ended at `end`, its chunks read at `times` carrying `counts` tokens, `n` output tokens."""
         if not times:
             return
-        counts = timing.chunk_tokens
-        if len(counts) == len(times) and 0 not in counts:
-            content, stamped = times, sum(counts)
-        else:
-            # Chunks without output (a running usage that did not rise) are chunks to vLLM and
-            # GuideLLM, not to the tools that wait for content.
-            have = len(counts)
-            kept = [i for i in range(len(times)) if i >= have or counts[i] > 0]
-            content = tuple(times[i] for i in kept)
-            stamped = sum(counts[i] if i < have else 1 for i in kept)
+        content, stamped = _content(times, counts)
+        if content is not times and not self._content_apart:
+            self._part_content()
+        if content and stamped < 2 and not self._ip_apart:
+            self._part_ip()
         self._answers += 1
-        s = self._sketches
-        send, end, n = timing.send_ns, timing.end_ns, output_tokens
         first, last = times[0], times[-1]
-        s["end_send"].add(end - send)
-        s["first_send"].add(first - send)
-        s["last_send"].add(last - send)
+        ends = self._end_send_values
+        ends.append(end - send)
+        self._first_send_values.append(first - send)
+        self._last_send_values.append(last - send)
+        per_token = 0.0
         if n >= 1:
-            s["gl_tpot"].add((last - send) / n, n)
+            self._gl_tpot.add((last - send) / n, n)
         if n >= 2:
-            s["last_first_per_token"].add((last - first) / (n - 1))
-            s["gl_itl"].add((last - first) / (n - 1), n - 1)
-        if len(times) > 1:
-            s["chunk_gaps"].add_all(list(map(operator.sub, times[1:], times)))
-        if not content:
-            return
-        first, last = content[0], content[-1]
-        s["c_first_send"].add(first - send)
-        s["c_last_send"].add(last - send)
-        if n >= 2:
-            s["c_end_first_per_token"].add((end - first) / (n - 1))
-            s["c_last_first_per_token"].add((last - first) / (n - 1))
-        if len(content) > 1:
-            s["c_gaps"].add_all(list(map(operator.sub, content[1:], content)))
-        if stamped >= 2:
-            s["ip_first_send"].add(first - send)
-            self._ip_zero_gaps += stamped - len(content)
+            per_token = (last - first) / (n - 1)
+            self._last_first_values.append(per_token)
+            self._gl_itl.add(per_token, n - 1)
+        gaps = list(map(operator.sub, times[1:], times))  # none for one chunk
+        if gaps:
+            self._chunk_gaps.add_all(gaps)
+        if content is not times and content:
+            first, last = content[0], content[-1]
+            per_token = (last - first) / (n - 1) if n >= 2 else 0.0
+            gaps = list(map(operator.sub, content[1:], content))
+        if content:
             if n >= 2:
-                s["ip_tpot"].add((last - first) / (n - 1))
+                self._c_end_first_values.append((end - first) / (n - 1))
+            if self._content_apart or self._ip_apart:
+                self._add_apart(send, first, last, per_token, gaps, n, stamped)
+            if stamped >= 2:
+                self._ip_zero_gaps += stamped - len(content)
+        if len(ends) >= FOLD_EVERY:
+            self._flush()
+
+    def _add_apart(
+        self,
+        send: int,
+        first: int,
+        last: int,
+        per_token: float,
+        gaps: list[int],
+        n: int,
+        stamped: int,
+    ) -> None:
+        """Add an answer's content figures to the sketches no longer shared (see `add_answer`)."""
+        if self._content_apart:
+            self._c_first_send.add(first - send)
+            self._c_last_send.add(last - send)
+            if n >= 2:
+                self._c_last_first_per_token.add(per_token)
+            if gaps:
+                self._c_gaps.add_all(gaps)
+        if self._ip_apart and stamped >= 2:
+            self._ip_first_send.add(first - send)
+            if n >= 2:
+                self._ip_tpot.add(per_token)
+
+    def _flush(self) -> None:
+        """Hand the kept values to their sketches, before anything reads or copies them."""
+        for values, sketch in (
+            (self._end_send_values, self._end_send),
+            (self._first_send_values, self._first_send),
+            (self._last_send_values, self._last_send),
+            (self._last_first_values, self._last_first_per_token),
+            (self._c_end_first_values, self._c_end_first_per_token),
+        ):
+            if values:
+                sketch.add_each(values)
+                values.clear()
+
+    def _part_content(self) -> None:
+        """Give the content series sketches of their own, copies of what they shared so far."""
+        self._flush()
+        self._content_apart = True
+        self._c_first_send = copy.deepcopy(self._first_send)
+        self._c_last_send = copy.deepcopy(self._last_send)
+        self._c_last_first_per_token = copy.deepcopy(self._last_first_per_token)
+        self._c_gaps = copy.deepcopy(self._chunk_gaps)
+        if not self._ip_apart:
+            self._ip_first_send = self._c_first_send
+            self._ip_tpot = self._c_last_first_per_token
+
+    def _part_ip(self) -> None:
+        """Give inference-perf's TTFT and TPOT sketches of their own, copies of the content's."""
+        self._flush()
+        self._ip_apart = True
+        self._ip_first_send = copy.deepcopy(self._c_first_send)
+        self._ip_tpot = copy.deepcopy(self._c_last_first_per_token)
 
     def merge(self, other: PeerTally) -> None:
         """Fold `other` (the same step tallied elsewhere) into this tally."""
+        self._flush()
+        other._flush()
+        if other._content_apart and not self._content_apart:
+            self._part_content()
+        if other._ip_apart and not self._ip_apart:
+            self._part_ip()
         self._answers += other._answers
         self._ip_zero_gaps += other._ip_zero_gaps
-        for name, sketch in self._sketches.items():
-            sketch.merge(other._sketches[name])
+        pairs = [
+            (self._end_send, other._end_send),
+            (self._first_send, other._first_send),
+            (self._last_send, other._last_send),
+            (self._last_first_per_token, other._last_first_per_token),
+            (self._chunk_gaps, other._chunk_gaps),
+            (self._gl_tpot, other._gl_tpot),
+            (self._gl_itl, other._gl_itl),
+            (self._c_end_first_per_token, other._c_end_first_per_token),
+        ]
+        if self._content_apart:
+            pairs += [
+                (self._c_first_send, other._c_first_send),
+                (self._c_last_send, other._c_last_send),
+                (self._c_last_first_per_token, other._c_last_first_per_token),
+                (self._c_gaps, other._c_gaps),
+            ]
+        if self._ip_apart:
+            pairs += [(self._ip_first_send, other._ip_first_send), (self._ip_tpot, other._ip_tpot)]
+        for mine, theirs in pairs:
+            mine.merge(theirs)
 
     def snapshot(self) -> PeerDefinitions | None:
         """The frozen figures, or None when no streamed answer was counted."""
         if self._answers == 0:
             return None
-        s = self._sketches
-
-        def ms(name: str) -> Distribution | None:
-            return s[name].summary(_MS)
-
+        self._flush()
         # inference-perf's ITL: the content chunks' gaps with a 0 for every token that shared a
         # chunk with the token before it.
         token_gaps = QuantileSketch()
-        if s["ip_first_send"].count:
-            token_gaps.merge(s["c_gaps"])
+        if self._ip_first_send.count:
+            token_gaps.merge(self._c_gaps)
             token_gaps.add(0.0, self._ip_zero_gaps)
         return PeerDefinitions(
             answers=self._answers,
             vllm=PeerFigures(
-                ttft_ms=ms("first_send"),
-                tpot_ms=ms("last_first_per_token"),
-                itl_ms=ms("chunk_gaps"),
-                e2e_ms=ms("last_send"),
+                ttft_ms=_ms(self._first_send),
+                tpot_ms=_ms(self._last_first_per_token),
+                itl_ms=_ms(self._chunk_gaps),
+                e2e_ms=_ms(self._last_send),
             ),
             sglang=PeerFigures(
-                ttft_ms=ms("c_first_send"),
-                tpot_ms=ms("c_end_first_per_token"),
-                itl_ms=ms("c_gaps"),
-                e2e_ms=ms("end_send"),
+                ttft_ms=_ms(self._c_first_send),
+                tpot_ms=_ms(self._c_end_first_per_token),
+                itl_ms=_ms(self._c_gaps),
+                e2e_ms=_ms(self._end_send),
             ),
             guidellm=PeerFigures(
-                ttft_ms=ms("first_send"),
-                tpot_ms=ms("gl_tpot"),
-                itl_ms=ms("gl_itl"),
-                e2e_ms=ms("end_send"),
+                ttft_ms=_ms(self._first_send),
+                tpot_ms=_ms(self._gl_tpot),
+                itl_ms=_ms(self._gl_itl),
+                e2e_ms=_ms(self._end_send),
             ),
             aiperf=PeerFigures(
-                ttft_ms=ms("c_first_send"),
+                ttft_ms=_ms(self._c_first_send),
                 tpot_ms=None,
-                itl_ms=ms("c_last_first_per_token"),
-                e2e_ms=ms("c_last_send"),
+                itl_ms=_ms(self._c_last_first_per_token),
+                e2e_ms=_ms(self._c_last_send),
             ),
             inference_perf=PeerFigures(
-                ttft_ms=ms("ip_first_send"),
-                tpot_ms=ms("ip_tpot"),
-                itl_ms=token_gaps.summary(_MS),
-                e2e_ms=ms("end_send"),
+                ttft_ms=_ms(self._ip_first_send),
+                tpot_ms=_ms(self._ip_tpot),
+                itl_ms=_ms(token_gaps),
+                e2e_ms=_ms(self._end_send),
             ),
         )
 
 
-# The sketches a tally keeps; `c_` ones count only chunks that carried output.
-_SKETCHES = (
-    "end_send",
-    "first_send",
-    "last_send",
-    "last_first_per_token",
-    "chunk_gaps",
-    "gl_tpot",
-    "gl_itl",
-    "c_first_send",
-    "c_last_send",
-    "c_end_first_per_token",
-    "c_last_first_per_token",
-    "c_gaps",
-    "ip_first_send",
-    "ip_tpot",
-)
+def _content(times: Sequence[int], counts: Sequence[int]) -> tuple[Sequence[int], int]:
+    """The times of the chunks with output and how many tokens they stamped: `times` itself
+    when every chunk carried output. Chunks without output (a running usage that did not rise)
+    are chunks to vLLM and GuideLLM, not to the tools that wait for content; a chunk without a
+    count counts one token."""
+    if len(counts) == len(times) and 0 not in counts:
+        return times, sum(counts)
+    have = len(counts)
+    kept = [i for i in range(len(times)) if i >= have or counts[i] > 0]
+    return [times[i] for i in kept], sum([counts[i] if i < have else 1 for i in kept])
+
+
+def _ms(sketch: QuantileSketch) -> Distribution | None:
+    return sketch.summary(_MS)

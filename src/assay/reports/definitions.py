@@ -1,7 +1,8 @@
 """One run's TTFT, TPOT, ITL and E2E under five other benchmarks' definitions, beside assay's own.
 
 The figures come from records.jsonl (each completed streamed answer's chunk times and token
-counts) folded by `assay.metrics.definitions.PeerTally`, per step and inside the step's measured
+counts, read in the one pass of `assay.reports.readback`) folded by
+`assay.metrics.definitions.PeerTally`, per step and inside the step's measured
 window, so they count the same answers as the step's own latency figures. report.json keeps
 them per step (`definitions`); the console prints the table on request (`assay report RUN
 --definitions`) and report.html shows it.
@@ -14,10 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from assay.core.response import ResponseTiming
-from assay.metrics.definitions import Peer, PeerDefinitions, PeerFigures, PeerTally
+from assay.metrics.definitions import Peer, PeerDefinitions, PeerFigures
 from assay.metrics.sketch import Distribution
-from assay.records.jsonl import record_objects
+from assay.reports.readback import read_back
 from assay.reports.report import Report, StepReport
 
 
@@ -78,89 +78,25 @@ def read_definitions(records: Path, report: Report) -> dict[int, PeerDefinitions
     is left out, as the step's own figures leave it out. Raises `DataError` naming the line when
     a line is not a JSON object.
     """
-    windows = {step.index: _window(step) for step in report.steps}
-    tallies: dict[int, PeerTally] = {}
-    for line in record_objects(records):
-        found = _streamed_answer(line)
-        if found is None:
-            continue
-        step, targeted, timing, output_tokens = found
-        if step not in windows:
-            continue
-        window = windows[step]
-        if window is not None and not (window[0] <= targeted < window[1]):
-            continue
-        tallies.setdefault(step, PeerTally()).add(timing, output_tokens)
-    snapshots = {step: tally.snapshot() for step, tally in tallies.items()}
-    return {step: peers for step, peers in snapshots.items() if peers is not None}
+    return read_back(records, report, samples=False).definitions
 
 
 def with_definitions(report: Report, records: Path) -> Report:
     """`report` with each step's `definitions` read from `records` (unchanged without the file)."""
     if not records.is_file():
         return report
-    found = read_definitions(records, report)
+    return with_found(report, read_definitions(records, report))
+
+
+def with_found(report: Report, found: Mapping[int, PeerDefinitions]) -> Report:
+    """`report` with each step's `definitions` from `found` (a `ReadBack`'s), unchanged when
+    `found` is empty."""
     if not found:
         return report
     steps = tuple(
         step.model_copy(update={"definitions": found.get(step.index)}) for step in report.steps
     )
     return report.model_copy(update={"steps": steps})
-
-
-def _window(step: StepReport) -> tuple[int, int] | None:
-    metrics = step.metrics
-    if metrics.excluded and metrics.start_ns is not None and metrics.end_ns is not None:
-        return metrics.start_ns, metrics.end_ns
-    return None
-
-
-def _streamed_answer(
-    line: Mapping[str, object],
-) -> tuple[int, int, ResponseTiming, int] | None:
-    """(step, targeted start, timing, output tokens) of a completed streamed text answer."""
-    if line.get("status") != "completed":
-        return None
-    step, targeted = line.get("step", 0), line.get("targeted_start_ns")
-    timing, response = line.get("timing"), line.get("response")
-    if not (isinstance(step, int) and isinstance(targeted, int)):
-        return None
-    if not (isinstance(timing, dict) and isinstance(response, dict)):
-        return None
-    if response.get("streamed") is not True or response.get("embeddings") is not None:
-        return None
-    if response.get("scores") is not None:
-        return None
-    built = _timing(timing)
-    tokens = _output_tokens(line.get("usage"), response)
-    if built is None or tokens is None:
-        return None
-    return step, targeted, built, tokens
-
-
-def _timing(timing: Mapping[str, object]) -> ResponseTiming | None:
-    send, end = timing.get("send_ns"), timing.get("end_ns")
-    times, counts = timing.get("chunk_times_ns"), timing.get("chunk_tokens")
-    if not (isinstance(send, int) and isinstance(end, int)):
-        return None
-    if not (isinstance(times, list) and isinstance(counts, list)):
-        return None
-    if not all(isinstance(t, int) for t in times) or not all(isinstance(c, int) for c in counts):
-        return None
-    return ResponseTiming.model_construct(
-        send_ns=send, end_ns=end, chunk_times_ns=tuple(times), chunk_tokens=tuple(counts)
-    )
-
-
-def _output_tokens(usage: object, response: Mapping[str, object]) -> int | None:
-    """The server's output count, else assay's streamed count (as every figure counts)."""
-    reported = usage.get("completion_tokens") if isinstance(usage, dict) else None
-    if isinstance(reported, int) and not isinstance(reported, bool):
-        return reported
-    streamed = response.get("streamed_tokens")
-    if isinstance(streamed, int) and not isinstance(streamed, bool):
-        return streamed
-    return None
 
 
 FIGURES = (("ttft_ms", "TTFT"), ("tpot_ms", "TPOT"), ("itl_ms", "ITL"), ("e2e_ms", "E2E"))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import gzip
 import html
-import random
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -20,28 +19,23 @@ import orjson
 from pydantic import JsonValue
 
 from assay.file_writes import replace_with, write_new
-from assay.handlers.wire import int_field
-from assay.records.jsonl import record_objects
 from assay.reports.capacity_chart import capacity_sections
 from assay.reports.chart_base import Figure, clear_of_modebar, step_label
 from assay.reports.charts import figures_of
 from assay.reports.client_bound import client_bound_html
 from assay.reports.cost import cost_html, price_of
-from assay.reports.definitions import definitions_html, with_definitions
+from assay.reports.definitions import definitions_html, with_found
 from assay.reports.input_table import inputs_html
 from assay.reports.loader import load_report
 from assay.reports.models_html import models_html
+from assay.reports.readback import read_back
+from assay.reports.readback import read_latency_samples as read_latency_samples
 from assay.reports.report import Report, StepReport
 from assay.reports.shown import config_shown, header_cards, produces_tokens
 from assay.reports.step_words import peak_output_text
 from assay.reports.token_charts import has_token_figures
 from assay.run_folder import HTML_FILE as HTML_FILE
 from assay.run_folder import RECORDS_FILE as RECORDS_FILE
-
-# Per step and metric, the CDF keeps a uniform random sample of at most this many requests, so
-# the page stays small and quick to draw however long the run was.
-MAX_SAMPLES_PER_STEP: Final = 20_000
-CDF_METRICS: Final = ("ttft_ms", "tpot_ms", "e2e_ms")
 
 _STYLE: Final = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0;
@@ -83,62 +77,6 @@ def plotly_js() -> str:
     """
     bundle = resources.files("assay.reports") / "vendor" / PLOTLY_BUNDLE
     return gzip.decompress(bundle.read_bytes()).decode("utf-8")
-
-
-def read_latency_samples(records: Path, seed: int = 0) -> dict[str, dict[int, list[float]]]:
-    """Per metric and step, per-request latencies (ms) of completed requests in `records`.
-
-    TTFT is first token - send, E2E is end - send, TPOT is (E2E - TTFT) / (output tokens - 1)
-    for answers of two or more tokens. Each list is a uniform sample of at most
-    `MAX_SAMPLES_PER_STEP` values (reservoir sampling, seeded), so memory stays bounded.
-    Raises `DataError` naming the line when a line is not a JSON object.
-    """
-    rng = random.Random(seed)
-    samples: dict[str, dict[int, list[float]]] = {metric: {} for metric in CDF_METRICS}
-    seen: dict[tuple[str, int], int] = {}
-
-    def keep(metric: str, step: int, value: float) -> None:
-        bucket = samples[metric].setdefault(step, [])
-        count = seen.get((metric, step), 0) + 1
-        seen[(metric, step)] = count
-        if len(bucket) < MAX_SAMPLES_PER_STEP:
-            bucket.append(value)
-            return
-        slot = rng.randrange(count)
-        if slot < MAX_SAMPLES_PER_STEP:
-            bucket[slot] = value
-
-    for line in record_objects(records):
-        if line.get("status") != "completed":
-            continue
-        step = line.get("step", 0)
-        timing = line.get("timing")
-        if not isinstance(step, int) or not isinstance(timing, dict):
-            continue
-        send, first, end = (
-            timing.get("send_ns"),
-            timing.get("first_token_ns"),
-            timing.get("end_ns"),
-        )
-        if not isinstance(send, int) or not isinstance(end, int):
-            continue
-        e2e = (end - send) / 1e6
-        keep("e2e_ms", step, e2e)
-        if isinstance(first, int):
-            ttft = (first - send) / 1e6
-            keep("ttft_ms", step, ttft)
-            tokens = _output_tokens(line)
-            if tokens is not None and tokens > 1:
-                keep("tpot_ms", step, (e2e - ttft) / (tokens - 1))
-    return samples
-
-
-def _output_tokens(line: Mapping[str, object]) -> int | None:
-    usage, response = line.get("usage"), line.get("response")
-    reported = int_field(usage, "completion_tokens") if isinstance(usage, dict) else None
-    if reported is not None:
-        return reported
-    return int_field(response, "streamed_tokens") if isinstance(response, dict) else None
 
 
 def render_html(report: Report, samples: Mapping[str, Mapping[int, Sequence[float]]]) -> str:
@@ -211,20 +149,30 @@ def script_json(value: object) -> str:
     return orjson.dumps(value).decode().translate(_SCRIPT_ESCAPES)
 
 
-def write_html(run_dir: Path, report: Report | None = None, *, new: bool = False) -> Path:
+def write_html(
+    run_dir: Path,
+    report: Report | None = None,
+    *,
+    new: bool = False,
+    samples: Mapping[str, Mapping[int, Sequence[float]]] | None = None,
+) -> Path:
     """Write `run_dir/report.html` from the run's report.json (or `report`) and records.jsonl.
 
-    With `new` (a run writing its own folder) the page is created exclusively, never over a file
-    already there; without it (`assay report`) it replaces the page in one step. Either way no
-    other file is written (see `assay.file_writes`)."""
+    `samples` are the latency samples when the caller read them already (`read_back`); else
+    they, and the peers' figures when `report` has none, are read in one pass. With `new` (a
+    run writing its own folder) the page is created exclusively, never over a file already
+    there; without it (`assay report`) it replaces the page in one step. Either way no other
+    file is written (see `assay.file_writes`)."""
     if report is None:
         report = load_report(run_dir)
     records = run_dir / RECORDS_FILE
-    samples = read_latency_samples(records) if records.is_file() else {}
-    if all(step.definitions is None for step in report.steps):
-        report = with_definitions(report, records)
+    unread = all(step.definitions is None for step in report.steps)
+    if records.is_file() and (samples is None or unread):
+        found = read_back(records, report if unread else None, samples=samples is None)
+        samples = found.samples if samples is None else samples
+        report = with_found(report, found.definitions)
     target = run_dir / HTML_FILE
-    page = render_html(report, samples)
+    page = render_html(report, {} if samples is None else samples)
     if new:
         write_new(target, page)
     else:
