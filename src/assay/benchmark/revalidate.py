@@ -26,8 +26,10 @@ from assay.metrics import Slo, StepAggregator, StepMetrics, Timeline, TimeWindow
 from assay.records import Cancelled, Completed, Errored, JudgedBy, RequestRecord
 from assay.records.jsonl import RecordWriter, read_records
 from assay.reports import Report, StepReport, build_report, write_report
+from assay.reports.definitions import with_found
 from assay.reports.html import write_html
 from assay.reports.loader import load_report
+from assay.reports.readback import read_back
 from assay.run_folder import RECORDS_FILE, fresh_folder
 from assay.run_folder import REVALIDATED_DIR as REVALIDATED_DIR
 from assay.validators import Validator
@@ -183,8 +185,11 @@ def revalidate(
         environment=old.environment,
         incomplete=old.incomplete,  # a crashed run judged again is still a crashed run
     )
+    # records.jsonl read back once: the peers' figures and the page's latency samples.
+    found = read_back(out_dir / RECORDS_FILE, report)
+    report = with_found(report, found.definitions)
     write_report(report, out_dir)
-    write_html(out_dir, report, new=True)
+    write_html(out_dir, report, new=True, samples=found.samples)
     return RevalidationOutcome(
         report,
         out_dir,

@@ -38,7 +38,9 @@ from assay.metrics import StepAggregator, Timeline
 from assay.records.jsonl import MAX_RECORD_LINE_BYTES, read_records, record_from_line
 from assay.records.sink import StepContext
 from assay.reports import REPORT_FILE, Report, StepReport, build_report, write_report
+from assay.reports.definitions import with_found
 from assay.reports.html import write_html
+from assay.reports.readback import read_back
 from assay.reports.report import Incomplete
 from assay.run_folder import SHARDS_DIR, shard_files
 from assay.spec.load import (
@@ -209,9 +211,12 @@ def finish_unfinished_run(
         max_not_sent_rate=validation.max_not_sent_rate,
         incomplete=incomplete,
     )
+    # records.jsonl read back once: the peers' figures and the page's latency samples.
+    found = read_back(run_dir / RECORDS_FILE, report)
+    report = with_found(report, found.definitions)
     write_report(report, run_dir)
     try:
-        write_html(run_dir, report, new=True)
+        write_html(run_dir, report, new=True, samples=found.samples)
     except Exception as error:
         # The page is a view of report.json, which is written: `assay report` can retry it.
         return UnfinishedRun(report, run_dir, merged, f"{type(error).__name__}: {error}")
