@@ -4,15 +4,12 @@ Loopback only; the certificates are made for the test by `openssl`."""
 
 from __future__ import annotations
 
-import http.server
 import shutil
-import ssl
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.backend.test_tls import self_signed
+from tests.benchmark.https_page import https_page
 
 from assay.backend import BackendSettings
 from assay.benchmark.gpu_observation import observe_gpus
@@ -22,35 +19,13 @@ from assay.spec.sections import ServerMetrics
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
 
 
-class _Exporter(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = b'# TYPE DCGM_FI_DEV_POWER_USAGE gauge\nDCGM_FI_DEV_POWER_USAGE{gpu="0"} 80\n'
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def https_exporter(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """A DCGM exporter over HTTPS on loopback, and the certificate it presents."""
-    cert, key = self_signed(tmp_path)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Exporter)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"https://127.0.0.1:{server.server_address[1]}/metrics", cert
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with https_page(
+        tmp_path, b'# TYPE DCGM_FI_DEV_POWER_USAGE gauge\nDCGM_FI_DEV_POWER_USAGE{gpu="0"} 80\n'
+    ) as served:
+        yield served
 
 
 def _observed(url: str, backend: BackendSettings) -> bool:

@@ -5,15 +5,13 @@ certificates are made for the test by `openssl`, the "system" CAs are `SSL_CERT_
 
 from __future__ import annotations
 
-import http.server
 import shutil
-import ssl
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tests.backend.test_tls import self_signed
+from tests.benchmark.https_page import https_page
 
 from assay.backend import BackendSettings
 from assay.benchmark.server_observation import observe_server
@@ -23,35 +21,13 @@ from assay.spec.sections import ServerMetrics
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
 
 
-class _Metrics(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = b"# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 0\n"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def https_metrics(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """An HTTPS /metrics on loopback, and the certificate it presents."""
-    cert, key = self_signed(tmp_path)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Metrics)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"https://127.0.0.1:{server.server_address[1]}/metrics", cert
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with https_page(
+        tmp_path, b"# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 0\n"
+    ) as served:
+        yield served
 
 
 def _observed(url: str, backend: BackendSettings) -> bool:
