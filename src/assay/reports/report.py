@@ -348,31 +348,21 @@ class Totals(BaseModel):
     def of(cls, steps: Iterable[StepReport]) -> Totals:
         """The totals of `steps`; each code keeps the example message of its first step."""
         steps = tuple(steps)
-        outcomes = Outcomes()
-        excluded = usable = attempted = not_sent = lost = 0
         scheduled: int | None = None
-        errors: dict[AnyCode, ErrorSummary] = {}
         for step in steps:
             if step.scheduled is not None:
                 scheduled = (scheduled or 0) + step.scheduled
-            not_sent += step.not_sent
-            lost += step.lost
-            metrics = step.metrics
-            outcomes = outcomes.plus(metrics.outcomes)
-            excluded += metrics.excluded
-            usable += metrics.throughput.usable_output_tokens
-            attempted += metrics.throughput.attempted_output_tokens
-            _errors_summed(errors, metrics.errors_by_code)
+        summed = ModelTotals.of(step.metrics for step in steps)  # what the figures add up to
         return cls(
-            outcomes=outcomes,
+            outcomes=summed.outcomes,
             scheduled=scheduled,
-            not_sent=not_sent,
-            lost=lost,
-            excluded=excluded,
-            error_rate=outcomes.error_rate,
-            errors_by_code=dict(sorted(errors.items())),
-            usable_output_tokens=usable,
-            attempted_output_tokens=attempted,
+            not_sent=sum(step.not_sent for step in steps),
+            lost=sum(step.lost for step in steps),
+            excluded=summed.excluded,
+            error_rate=summed.error_rate,
+            errors_by_code=summed.errors_by_code,
+            usable_output_tokens=summed.usable_output_tokens,
+            attempted_output_tokens=summed.attempted_output_tokens,
             models=models_totals(steps),
         )
 
