@@ -142,10 +142,7 @@ class FileSource:
             case Carries.audio:
                 raise DataError(NO_AUDIO)
         # The row's own model wins; then the mix's pick; then the run's one model.
-        model = row.model
-        if model is None:
-            mix = config.mix
-            model = config.model if mix is None else mix.pick(config.seed, index)
+        model = config.model_of(index) if row.model is None else row.model
         extra = {**config.extra_body, **row.extra_body} if row.extra_body else None
         ignore_eos = config.ignore_eos
         fields = config.extra_body if extra is None else extra

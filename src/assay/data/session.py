@@ -170,7 +170,7 @@ class FileSessions:
             think_time_ns=self.think_time_ns,
             shape=config,
             row_extra=row.extra_body,
-            model=row.model if row.model is not None else _mix_pick(config, index),
+            model=row.model if row.model is not None else config.model_of(index),
         )
 
 
@@ -201,14 +201,8 @@ class SyntheticSessions:
             think_time_ns=self.think_time_ns,
             shape=source,
             row_extra={},
-            model=_mix_pick(source, index),
+            model=source.model_of(index),
         )
-
-
-def _mix_pick(shape: RequestSettings, index: int) -> str | None:
-    """Session `index`'s model when the run sends a mix (every turn names it), else None."""
-    mix = shape.mix
-    return None if mix is None else mix.pick(shape.seed, index)
 
 
 class SampledTurns(Sequence[Turn]):

@@ -134,7 +134,7 @@ class MooncakeTrace:
         return GenerationRequest(
             request_id=request_id(index),
             endpoint=config.endpoint,
-            model=config.model if config.mix is None else config.mix.pick(config.seed, index),
+            model=config.model_of(index),
             prompt=prompt,
             messages=messages,
             max_output_tokens=limit if traits.generates else None,
