@@ -70,10 +70,7 @@ def check_messages(
 ) -> tuple[dict[str, JsonValue], ...]:
     """A conversation: a non-empty list of `{role, content}` objects with some text in it."""
     if from_csv and isinstance(value, str):
-        try:
-            value = orjson.loads(value)
-        except orjson.JSONDecodeError as error:
-            raise DataError(f"{where}: {column!r} is not valid JSON: {error}") from None
+        value = parse_json_cell(value, where, column)
     if not isinstance(value, list):
         raise DataError(
             f"{where}: {column!r} must be a list of {{role, content}} objects, "
@@ -133,6 +130,11 @@ def check_output_tokens(value: object, where: str, column: str) -> int | None:
         raise DataError(f"{where}: {column!r} must be an integer, got {value!r}")
     if count < 1:
         raise DataError(f"{where}: {column!r} must be at least 1, got {count}")
+    return within_request_limit(count, where, column)
+
+
+def within_request_limit(count: int, where: str, column: str) -> int:
+    """`count`, or a `DataError` when it is above the tokens one request may ask for."""
     if count > MAX_TOKENS_PER_REQUEST:
         raise DataError(
             f"{where}: {column!r} is {count:,}, above {MAX_TOKENS_PER_REQUEST:,} tokens, the most "
@@ -188,4 +190,5 @@ __all__ = [
     "parse_json_cell",
     "present",
     "row_fields",
+    "within_request_limit",
 ]
