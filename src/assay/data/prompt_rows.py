@@ -18,13 +18,13 @@ from pathlib import Path
 from pydantic import JsonValue
 
 from assay.core import Endpoint
-from assay.data.column_hint import columns_hint
 from assay.data.file_formats import FileFormat, row_reading
 from assay.data.local_media import LocalMedia
 from assay.data.media import MediaError, dataset_image_url, image_part
 from assay.data.row_values import (
     check_messages,
     check_output_tokens,
+    columns_hint,
     json_kind,
     message_texts,
     parse_json_cell,

@@ -8,6 +8,7 @@ and what was wrong. `from_csv` says the row's cells are all text (see `RowReadin
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Final
 
 import orjson
 from pydantic import JsonValue
@@ -143,6 +144,29 @@ def within_request_limit(count: int, where: str, column: str) -> int:
     return count
 
 
+# A wide table's message names this many columns, then how many more it has.
+_SHOWN_COLUMNS: Final = 12
+
+
+def columns_hint(values: Mapping[str, object], role: str) -> str:
+    """ "; its columns: ..." and the flag that names the column holding `role`, for the message
+    about a column the row lacks (issue 38: a parquet file without `--data-column` said "no
+    'prompt' in the row" and nothing about its columns).
+
+    >>> columns_hint({"question": "q", "answer": "a"}, "prompt")
+    "; the row's columns: 'question', 'answer' (--data-column prompt=COLUMN names the one to use)"
+    >>> columns_hint({}, "prompt")
+    '; the row has no columns'
+    """
+    names = [str(name) for name in values]
+    if not names:
+        return "; the row has no columns"
+    shown = ", ".join(repr(name) for name in names[:_SHOWN_COLUMNS])
+    if len(names) > _SHOWN_COLUMNS:
+        shown += f" and {len(names) - _SHOWN_COLUMNS} more"
+    return f"; the row's columns: {shown} (--data-column {role}=COLUMN names the one to use)"
+
+
 def json_kind(value: object) -> str:
     """A JSON value's kind in words, for messages.
 
@@ -185,6 +209,7 @@ def _json_value(value: object) -> JsonValue:
 __all__ = [
     "check_messages",
     "check_output_tokens",
+    "columns_hint",
     "json_kind",
     "message_texts",
     "parse_json_cell",
