@@ -20,7 +20,7 @@ from assay.data.prompt_rows import PromptRow, RowCheck
 from assay.data.request_fields import asked_limits
 from assay.data.source import NO_AUDIO, RequestSettings, index_rng, request_id
 from assay.data.token_count import FixedCount, TokenCount, sample_token_count
-from assay.data.tokenizer_spec import load_tokenizer
+from assay.data.tokenizer import load_tokenizer
 from assay.errors import DataError
 from assay.spec.endpoint import Carries
 from assay.spec.source import PromptColumns

@@ -33,8 +33,7 @@ from assay.data.row_values import (
 )
 from assay.data.sharegpt import read_conversation
 from assay.data.source import NO_AUDIO
-from assay.data.tokenizer import Tokenizer
-from assay.data.tokenizer_spec import load_tokenizer
+from assay.data.tokenizer import Tokenizer, load_tokenizer
 from assay.errors import DataError
 from assay.spec.endpoint import Carries
 from assay.spec.limits import MAX_IMAGES_PER_REQUEST, MAX_MEDIA_BYTES_PER_REQUEST, MAX_TURNS
