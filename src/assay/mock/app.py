@@ -20,7 +20,6 @@ from aiohttp import web
 
 from assay.data.tokenizer import BuiltinTokenizer
 from assay.errors import ConfigError
-from assay.mock.answer_ids import answer_id
 from assay.mock.answer_plan import LatencySampler, plan_length
 from assay.mock.asks import (
     Api,
@@ -28,6 +27,7 @@ from assay.mock.asks import (
     EmbeddingAsk,
     GenerationAsk,
     RankingAsk,
+    answer_id,
     api_of,
     load_body,
     read_embedding,

@@ -54,6 +54,30 @@ def api_of(endpoint: Endpoint) -> Api:
             return Api.transcriptions
 
 
+def answer_id(api: Api, response_id: str) -> str:
+    """The id the mock's answer on `api` carries, prefixed as vLLM prefixes them (a
+    transcription's on its stream chunks only).
+
+    >>> answer_id(Api.chat, "1f00000001"), answer_id(Api.responses, "1f00000001")
+    ('chatcmpl-1f00000001', 'resp_1f00000001')
+    """
+    match api:
+        case Api.chat:
+            return f"chatcmpl-{response_id}"
+        case Api.completions:
+            return f"cmpl-{response_id}"
+        case Api.responses:
+            return f"resp_{response_id}"
+        case Api.embeddings:
+            return f"embd-{response_id}"
+        case Api.rerank:
+            return f"rerank-{response_id}"
+        case Api.score:
+            return f"score-{response_id}"
+        case Api.transcriptions:
+            return f"trsc-{response_id}"
+
+
 class BadRequest(Exception):
     """The request body is unusable; the mock answers 400 with this message."""
 
@@ -352,6 +376,7 @@ def _charged(rule: Callable[[object], int], part: object) -> int:
 
 __all__ = [
     "Api",
+    "answer_id",
     "api_of",
     "BadRequest",
     "EmbeddingAsk",

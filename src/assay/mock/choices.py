@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from assay.mock.asks import Api
+from assay.mock.asks import Api, answer_id
 from assay.mock.faults import FaultSpec
 from assay.mock.script import (
     DONE_FRAME,
@@ -34,11 +34,11 @@ _MIDSTREAM_ERROR = error_object(
 )
 
 
-# The id prefix and `object` of a streamed chunk; a transcription streams chat-like deltas.
-_CHUNK_NAMES = {
-    Api.chat: ("chatcmpl", "chat.completion.chunk"),
-    Api.completions: ("cmpl", "text_completion"),
-    Api.transcriptions: ("trsc", "transcription.chunk"),
+# The `object` of a streamed chunk; a transcription streams chat-like deltas.
+_CHUNK_OBJECTS = {
+    Api.chat: "chat.completion.chunk",
+    Api.completions: "text_completion",
+    Api.transcriptions: "transcription.chunk",
 }
 
 
@@ -48,9 +48,8 @@ class _ChunkWriter:
     def __init__(self, api: Api, answer: Answer) -> None:
         self._api = api
         self._answer = answer
-        head, obj = _CHUNK_NAMES[api]
         self._prefix = (
-            f'data: {{"id":"{head}-{answer.response_id}","object":"{obj}",'
+            f'data: {{"id":"{answer_id(api, answer.response_id)}","object":"{_CHUNK_OBJECTS[api]}",'
             f'"created":{answer.created},"model":'
         ).encode() + orjson.dumps(answer.model)
         self._choice = self._prefix + b',"choices":[{"index":0,'
@@ -246,7 +245,7 @@ def choices_body(
     else:
         choice["text"] = text
     payload: dict[str, Any] = {
-        "id": f"{'chatcmpl' if api is Api.chat else 'cmpl'}-{answer.response_id}",
+        "id": answer_id(api, answer.response_id),
         "object": "chat.completion" if api is Api.chat else "text_completion",
         "created": answer.created,
         "model": answer.model,

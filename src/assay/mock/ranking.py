@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import orjson
 
-from assay.mock.asks import Api, RankingAsk
+from assay.mock.asks import Api, RankingAsk, answer_id
 from assay.mock.faults import FaultSpec
 from assay.mock.script import BodyScript, Ending, error_object
 
@@ -73,7 +73,7 @@ def _payload(
             results = _with_fault(results, fault, len(ask.documents))
             last = len(ask.documents) - 1
             rerank = {
-                "id": f"rerank-{response_id}",
+                "id": answer_id(api, response_id),
                 "model": ask.model,
                 "usage": {"prompt_tokens": ask.prompt_tokens, "total_tokens": ask.prompt_tokens},
                 "results": [
@@ -89,7 +89,7 @@ def _payload(
         case Api.score:
             results = _with_fault(results, fault, len(ask.documents))
             score = {
-                "id": f"score-{response_id}",
+                "id": answer_id(api, response_id),
                 "object": "list",
                 "created": int(time.time()),
                 "model": ask.model,

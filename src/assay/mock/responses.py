@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from assay.mock.asks import Api, answer_id
 from assay.mock.faults import FaultSpec
 from assay.mock.script import (
     Answer,
@@ -41,8 +42,9 @@ class _Response:
     def __init__(self, answer: Answer, max_output_tokens: int | None) -> None:
         self.answer = answer
         self.item_id = f"msg_{answer.response_id}"
+        self.id = answer_id(Api.responses, answer.response_id)
         self._base: dict[str, Any] = {
-            "id": f"resp_{answer.response_id}",
+            "id": self.id,
             "object": "response",
             "created_at": answer.created,
             "model": answer.model,
@@ -206,10 +208,10 @@ def responses_body(
             error = error_object("engine failure (injected by the mock)", "server_error", 500)
             return BodyScript(body=orjson.dumps({"error": error}))
         case "invalid_json":
-            return BodyScript(body=f'{{"id": "resp_{answer.response_id}", "outp'.encode())
+            return BodyScript(body=f'{{"id": "{response.id}", "outp'.encode())
         case "unexpected_shape":
             payload = {
-                "id": f"resp_{answer.response_id}",
+                "id": response.id,
                 "object": "response",
                 "text": answer.text,
             }
