@@ -17,11 +17,12 @@ from assay.mock.script import (
     DONE_FRAME,
     Answer,
     BodyScript,
-    Ending,
     StreamScript,
     data_frame,
     error_object,
     event_frame,
+    fault_ending,
+    faulted_body,
     stalled,
     understated,
     usage_object,
@@ -146,7 +147,7 @@ def _cut_stream(
         head=head,
         tokens=[writer.token(i, answer.pieces[i], None) for i in range(cut)],
         tail=_fault_tail(name, answer),
-        ending=_ENDINGS.get(name, Ending.end),
+        ending=fault_ending(fault),
         stall_seconds=fault.seconds if fault is not None else 0.0,
     )
 
@@ -168,9 +169,6 @@ def _whole_stream(
     if name != "missing_done":
         tail.append(DONE_FRAME)
     return StreamScript(head=head, tokens=tokens, tail=tail)
-
-
-_ENDINGS = {"drop": Ending.drop, "stall": Ending.stall}
 
 
 def _tool_call_stream(
@@ -255,12 +253,7 @@ def choices_body(
     if name == "unexpected_shape":
         del payload["choices"]
         payload["output"] = text
-    body = orjson.dumps(payload)
-    return BodyScript(
-        body=body,
-        ending=_ENDINGS.get(name or "", Ending.end),
-        stall_seconds=fault.seconds if fault is not None else 0.0,
-    )
+    return faulted_body(orjson.dumps(payload), fault)
 
 
 __all__ = ["BAD_TOOL_ARGUMENTS", "choices_body", "choices_stream"]

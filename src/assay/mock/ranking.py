@@ -15,9 +15,8 @@ import orjson
 
 from assay.mock.asks import Api, RankingAsk, answer_id
 from assay.mock.faults import FaultSpec
-from assay.mock.script import BodyScript, Ending, error_object
+from assay.mock.script import BodyScript, error_object, faulted_body
 
-_ENDINGS = {"drop": Ending.drop, "stall": Ending.stall}
 # A placeholder written where the `non_finite_score` fault puts a NaN: orjson writes no NaN,
 # Python's default JSON encoder (which servers use) writes the bare word.
 _NAN_PLACEHOLDER: Final = "__assay_nan__"
@@ -52,11 +51,7 @@ def ranking_body(
     body = orjson.dumps(payload)
     if name == "non_finite_score":
         body = body.replace(f'"{_NAN_PLACEHOLDER}"'.encode(), b"NaN")
-    return BodyScript(
-        body=body,
-        ending=_ENDINGS.get(name or "", Ending.end),
-        stall_seconds=fault.seconds if fault is not None else 0.0,
-    )
+    return faulted_body(body, fault)
 
 
 def _payload(

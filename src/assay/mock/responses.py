@@ -16,15 +16,15 @@ from assay.mock.faults import FaultSpec
 from assay.mock.script import (
     Answer,
     BodyScript,
-    Ending,
     StreamScript,
     error_object,
     event_frame,
+    fault_ending,
+    faulted_body,
     stalled,
     understated,
 )
 
-_ENDINGS = {"drop": Ending.drop, "stall": Ending.stall}
 # Faults that strike after `after` tokens.
 _MIDSTREAM = {
     "inband_error",
@@ -174,7 +174,7 @@ def responses_stream(
                 head=head,
                 tokens=tokens,
                 tail=[],
-                ending=_ENDINGS.get(name, Ending.end),
+                ending=fault_ending(fault),
                 stall_seconds=fault.seconds if fault is not None else 0.0,
             )
         case _:
@@ -219,11 +219,7 @@ def responses_body(
         case _:
             pass  # the whole answer, below
     reported = understated(n) if name == "wrong_usage" else n
-    return BodyScript(
-        body=orjson.dumps(response.final(answer.text, n, reported)),
-        ending=_ENDINGS.get(name or "", Ending.end),
-        stall_seconds=fault.seconds if fault is not None else 0.0,
-    )
+    return faulted_body(orjson.dumps(response.final(answer.text, n, reported)), fault)
 
 
 __all__ = ["responses_body", "responses_stream"]
