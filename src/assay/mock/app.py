@@ -12,7 +12,6 @@ import os
 import time
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable
 from typing import Any, assert_never
 
 import orjson
@@ -34,7 +33,7 @@ from assay.mock.asks import (
     read_generation,
     read_ranking,
 )
-from assay.mock.capacity import ServerLoad, wait_for_tokens
+from assay.mock.capacity import ServerLoad, Sleep, wait_for_tokens
 from assay.mock.choices import BAD_TOOL_ARGUMENTS, choices_body, choices_stream
 from assay.mock.config import MockConfig
 from assay.mock.embeddings import embeddings_body
@@ -100,10 +99,6 @@ class MockStats:
             "faults": dict(self.faults),
             "faults_not_applicable": dict(self.faults_not_applicable),
         }
-
-
-Sleep = Callable[[float], Awaitable[None]]
-"""How the mock waits out a latency (`asyncio.sleep`; a test passes one that records it)."""
 
 
 class MockService:
@@ -589,4 +584,4 @@ def _error_response(status: int, message: str, kind: str) -> web.Response:
     return _json({"error": error_object(message, kind, status)}, status=status)
 
 
-__all__ = ["MockService", "MockStats", "Sleep"]
+__all__ = ["MockService", "MockStats"]
