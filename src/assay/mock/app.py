@@ -19,7 +19,7 @@ from aiohttp import web
 
 from assay.data.tokenizer import BuiltinTokenizer
 from assay.errors import ConfigError
-from assay.mock.answer_plan import LatencySampler, plan_length
+from assay.mock.answer_plan import LatencySampler, output_pieces, plan_length
 from assay.mock.asks import (
     Api,
     BadRequest,
@@ -66,7 +66,6 @@ from assay.mock.script import (
     StreamScript,
     error_object,
 )
-from assay.mock.text import output_pieces
 from assay.mock.transcriptions import read_transcription, transcription_body
 from assay.spec.endpoint import Endpoint
 
