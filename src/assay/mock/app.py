@@ -54,7 +54,6 @@ from assay.mock.metrics import (
     ServedCounters,
     gpu_lines,
 )
-from assay.mock.model_list import model_list
 from assay.mock.ranking import ranking_body
 from assay.mock.responses import responses_body, responses_stream
 from assay.mock.script import (
@@ -214,7 +213,7 @@ class MockService:
         return web.Response(text=text, content_type="text/plain", charset="utf-8")
 
     async def _models(self, request: web.Request) -> web.Response:
-        return _json(model_list(self._served_names, self._started, self.config.max_model_len))
+        return _json(self.config.model_list(self._started))
 
     async def _serve(self, request: web.Request, api: Api) -> web.StreamResponse:
         if api is Api.transcriptions:
