@@ -26,9 +26,8 @@ from pydantic import JsonValue
 from assay.core import Endpoint
 from assay.data.file_formats import format_of, row_reading
 from assay.data.file_source import FileSource
-from assay.data.request_fields import asked_limits
 from assay.data.session import FileSessions, SyntheticSessions
-from assay.data.source import RequestSource
+from assay.data.source import RequestSource, asked_limits
 from assay.data.synthetic import SyntheticSource
 from assay.data.token_count import TokenCount, largest_count
 from assay.data.tokenizer import load_tokenizer

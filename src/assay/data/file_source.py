@@ -17,8 +17,7 @@ from assay.data.dataset_files import split_hf_spec
 from assay.data.file_formats import FileFormat, format_of, read_records
 from assay.data.local_media import LocalMedia
 from assay.data.prompt_rows import PromptRow, RowCheck
-from assay.data.request_fields import asked_limits
-from assay.data.source import NO_AUDIO, RequestSettings, index_rng, request_id
+from assay.data.source import NO_AUDIO, RequestSettings, asked_limits, index_rng, request_id
 from assay.data.token_count import FixedCount, TokenCount, sample_token_count
 from assay.data.tokenizer import load_tokenizer
 from assay.errors import DataError

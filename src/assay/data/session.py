@@ -17,8 +17,7 @@ from pydantic import JsonValue
 
 from assay.core import GenerationRequest
 from assay.data.file_source import FileSource
-from assay.data.request_fields import asked_limits
-from assay.data.source import RequestSettings, index_rng, request_id
+from assay.data.source import RequestSettings, asked_limits, index_rng, request_id
 from assay.data.synthetic import SyntheticSource
 from assay.data.token_count import sample_token_count
 from assay.errors import DataError

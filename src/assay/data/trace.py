@@ -38,9 +38,8 @@ from pydantic import Field, JsonValue
 from assay.core import GenerationRequest
 from assay.data.file_formats import check_file_size, jsonl_records
 from assay.data.file_source import FileSource, FileSourceConfig
-from assay.data.request_fields import asked_limits
 from assay.data.row_values import within_request_limit
-from assay.data.source import NO_AUDIO, RequestSettings, request_id
+from assay.data.source import NO_AUDIO, RequestSettings, asked_limits, request_id
 from assay.data.tokenizer import Tokenizer, load_tokenizer
 from assay.errors import DataError
 from assay.spec.endpoint import Carries
