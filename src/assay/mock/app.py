@@ -38,6 +38,7 @@ from assay.mock.choices import BAD_TOOL_ARGUMENTS, choices_body, choices_stream
 from assay.mock.config import MockConfig
 from assay.mock.embeddings import embeddings_body
 from assay.mock.faults import (
+    CUT_FAULTS,
     FAULT_HEADER,
     REQUEST_ID_HEADER,
     TRACEPARENT_HEADER,
@@ -47,7 +48,6 @@ from assay.mock.faults import (
     parse_fault_header,
 )
 from assay.mock.metrics import (
-    CUT_FAULTS,
     EMPTY_FAULTS,
     FINISHED_FAULTS,
     Served,

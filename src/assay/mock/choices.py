@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from assay.mock.asks import Api, answer_id
-from assay.mock.faults import FaultSpec
+from assay.mock.faults import CUT_FAULTS, FaultSpec
 from assay.mock.script import (
     DONE_FRAME,
     Answer,
@@ -131,7 +131,7 @@ def choices_stream(
             return _tool_call_stream(writer, head, answer, tool_pieces, "tool_calls")
         case None if api is Api.chat and answer.tool_pieces is not None:
             return _tool_call_stream(writer, head, answer, answer.tool_pieces, answer.finish_reason)
-        case "inband_error" | "sse_error_event" | "truncated_stream" | "drop" | "invalid_json":
+        case str() if name in CUT_FAULTS:  # a stall was played above
             return _cut_stream(writer, head, answer, fault)
         case _:
             return _whole_stream(writer, head, answer, name)

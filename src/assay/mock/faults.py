@@ -20,6 +20,10 @@ FAULT_HEADER = "X-Assay-Fault"
 REQUEST_ID_HEADER = "X-Request-Id"
 TRACEPARENT_HEADER = "traceparent"
 DEFAULT_STALL_SECONDS = 3600.0
+# Faults that cut a stream after `after` tokens: the answer never finishes.
+CUT_FAULTS = frozenset(
+    {"inband_error", "sse_error_event", "truncated_stream", "drop", "stall", "invalid_json"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +235,7 @@ def fault_applies(fault: str, api: Api, stream: bool) -> bool:
 
 
 __all__ = [
+    "CUT_FAULTS",
     "DEFAULT_STALL_SECONDS",
     "FAULTS",
     "FAULT_HEADER",

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from assay.mock.asks import Api, answer_id
-from assay.mock.faults import FaultSpec
+from assay.mock.faults import CUT_FAULTS, FaultSpec
 from assay.mock.script import (
     Answer,
     BodyScript,
@@ -24,16 +24,6 @@ from assay.mock.script import (
     stalled,
     understated,
 )
-
-# Faults that strike after `after` tokens.
-_MIDSTREAM = {
-    "inband_error",
-    "sse_error_event",
-    "invalid_json",
-    "truncated_stream",
-    "drop",
-    "stall",
-}
 
 
 class _Response:
@@ -146,7 +136,7 @@ def responses_stream(
             {**where, "part": {"type": "output_text", "text": "", "annotations": []}},
         ),
     ]
-    cut = min(fault.after, len(pieces)) if fault and fault.name in _MIDSTREAM else len(pieces)
+    cut = min(fault.after, len(pieces)) if fault and fault.name in CUT_FAULTS else len(pieces)
     tokens = [
         events.frame("response.output_text.delta", {**where, "delta": p, "logprobs": []})
         for p in pieces[:cut]
