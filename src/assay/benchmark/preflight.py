@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from assay.config import RunConfig, describe_validation_error
 from assay.data.dataset_files import is_hf_spec
 from assay.data.source_config import source_config_of
-from assay.data.tokenizer import BUILTIN
+from assay.data.tokenizer_spec import BUILTIN
 from assay.errors import ConfigError, DataError
 from assay.spec.flat import flag_of, flattened
 

@@ -19,7 +19,8 @@ from assay.data.token_count import (
     sample_token_count,
     smallest_count,
 )
-from assay.data.tokenizer import BUILTIN, BuiltinTokenizer, Tokenizer, load_tokenizer
+from assay.data.tokenizer import BuiltinTokenizer, Tokenizer
+from assay.data.tokenizer_spec import BUILTIN, load_tokenizer
 from assay.spec.source import PromptColumns
 
 __all__ = [

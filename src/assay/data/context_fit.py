@@ -30,7 +30,7 @@ from assay.data.session import FileSessions, SyntheticSessions
 from assay.data.source import RequestSource, asked_limits
 from assay.data.synthetic import SyntheticSource
 from assay.data.token_count import TokenCount, largest_count
-from assay.data.tokenizer import load_tokenizer
+from assay.data.tokenizer_spec import load_tokenizer
 from assay.data.trace import MooncakeTrace, PlainTrace
 from assay.errors import DataError
 from assay.spec.endpoint import Carries

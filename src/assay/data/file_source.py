@@ -19,7 +19,7 @@ from assay.data.local_media import LocalMedia
 from assay.data.prompt_rows import PromptRow, RowCheck
 from assay.data.source import NO_AUDIO, RequestSettings, asked_limits, index_rng, request_id
 from assay.data.token_count import FixedCount, TokenCount, sample_token_count
-from assay.data.tokenizer import load_tokenizer
+from assay.data.tokenizer_spec import load_tokenizer
 from assay.errors import DataError
 from assay.spec.endpoint import Carries
 from assay.spec.source import PromptColumns

@@ -39,7 +39,8 @@ from assay.data.row_values import (
     row_fields,
 )
 from assay.data.source import NO_AUDIO
-from assay.data.tokenizer import Tokenizer, load_tokenizer
+from assay.data.tokenizer import Tokenizer
+from assay.data.tokenizer_spec import load_tokenizer
 from assay.errors import DataError
 from assay.spec.endpoint import Carries
 from assay.spec.limits import MAX_IMAGES_PER_REQUEST, MAX_MEDIA_BYTES_PER_REQUEST, MAX_TURNS

@@ -25,7 +25,8 @@ from assay.data.token_count import (
     sample_token_count,
     smallest_count,
 )
-from assay.data.tokenizer import Tokenizer, load_tokenizer
+from assay.data.tokenizer import Tokenizer
+from assay.data.tokenizer_spec import load_tokenizer
 from assay.errors import DataError
 from assay.spec.endpoint import Carries
 from assay.spec.limits import (

@@ -1,5 +1,4 @@
-"""Token counting without a download: the `Tokenizer` protocol, the built-in tokenizer, and the
-choice of a tokenizer from its spelling in config or on the command line.
+"""Token counting without a download: the `Tokenizer` protocol and the built-in tokenizer.
 
 The built-in tokenizer is a compiled regex, not a model's vocabulary: words with their leading
 space, numbers, single punctuation marks and whitespace runs. Letter runs are cut into pieces of
@@ -192,30 +191,6 @@ class BuiltinTokenizer:
         return "".join((first, text[offsets[start] :], text * (laps - 1), text[: offsets[end]]))
 
 
-BUILTIN: Final = "builtin"
-"""The spec naming the built-in tokenizer (as does no spec at all)."""
-
-
-def load_tokenizer(spec: str | None) -> Tokenizer:
-    """The built-in tokenizer for None or "builtin", else a local tokenizer.json (or its folder).
-
-    >>> load_tokenizer(None).name
-    'builtin'
-    >>> load_tokenizer("builtin").count("Hello, world")
-    3
-    """
-    if spec is None or spec.strip().lower() == BUILTIN:
-        return BuiltinTokenizer()
-    try:
-        # Imported here: `tokenizers` is an optional dependency, and only this path needs it.
-        from assay.data.hf_tokenizer import HfTokenizer
-    except ImportError:
-        raise DataError(
-            f"tokenizer {spec!r} needs the `tokenizers` package: install assay[hf]"
-        ) from None
-    return HfTokenizer.from_path(spec)
-
-
 @cache
 def _pool() -> tuple[str, array[int]]:
     """The shared pool's text and the character offset of each of its pieces (and of its end).
@@ -236,4 +211,4 @@ def _pool() -> tuple[str, array[int]]:
     return "".join(pieces), offsets
 
 
-__all__ = ["BUILTIN", "MAX_PIECE_CHARS", "BuiltinTokenizer", "Tokenizer", "load_tokenizer"]
+__all__ = ["MAX_PIECE_CHARS", "BuiltinTokenizer", "Tokenizer"]

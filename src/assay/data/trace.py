@@ -40,7 +40,8 @@ from assay.data.file_formats import check_file_size, jsonl_records
 from assay.data.file_source import FileSource, FileSourceConfig
 from assay.data.row_values import within_request_limit
 from assay.data.source import NO_AUDIO, RequestSettings, asked_limits, request_id
-from assay.data.tokenizer import Tokenizer, load_tokenizer
+from assay.data.tokenizer import Tokenizer
+from assay.data.tokenizer_spec import load_tokenizer
 from assay.errors import DataError
 from assay.spec.endpoint import Carries
 from assay.spec.limits import MAX_HASH_IDS
