@@ -33,6 +33,8 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Final
 
+from assay.mock.faults import RANKING_FAULTS
+
 
 class Served(IntEnum):
     """The counters of one worker, in slot order."""
@@ -65,12 +67,8 @@ FINISHED_FAULTS: Final = frozenset(
         "invalid_tool_call",
         "invalid_json_output",
         "missing_done",
-        "no_results",
-        "result_count_mismatch",
-        "index_out_of_range",
-        "repeated_index",
-        "non_finite_score",
     }
+    | RANKING_FAULTS  # a ranking's answer is whole, only wrong
 )
 EMPTY_FAULTS: Final = frozenset({"empty_stream", "choices_empty"})
 
