@@ -142,9 +142,8 @@ class FileSource:
                 raise DataError(NO_AUDIO)
         # The row's own model wins; then the mix's pick; then the run's one model.
         model = config.model_of(index) if row.model is None else row.model
-        extra = {**config.extra_body, **row.extra_body} if row.extra_body else None
+        fields = {**config.extra_body, **row.extra_body} if row.extra_body else config.extra_body
         ignore_eos = config.ignore_eos
-        fields = config.extra_body if extra is None else extra
         if fields:
             output_tokens, ignore_eos = asked_limits(
                 config.endpoint, fields, output_tokens, ignore_eos
@@ -160,7 +159,7 @@ class FileSource:
             ignore_eos=ignore_eos,
             stream=config.stream and traits.streams,
             prompt_tokens=row.prompt_tokens,
-            extra_body=config.extra_body if extra is None else extra,
+            extra_body=fields,
             images=len(row.images) if self.carries_images else None,
         )
 
