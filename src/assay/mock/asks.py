@@ -148,19 +148,18 @@ def read_generation(
             if max_tokens is None:
                 max_tokens = _limit(body, "max_tokens")
             prompt_tokens = sum(_count_message(m, tokenizer) for m in _list(body, "messages"))
-            json_mode = _format_type(body.get("response_format")) in {"json_object", "json_schema"}
+            response_format = body.get("response_format")
         case Api.completions:
             max_tokens = _limit(body, "max_tokens")
             prompt_tokens = _count_content(body.get("prompt"), tokenizer)
-            json_mode = _format_type(body.get("response_format")) in {"json_object", "json_schema"}
+            response_format = body.get("response_format")
         case Api.responses:
             max_tokens = _limit(body, "max_output_tokens")
             prompt_tokens = _count_content(body.get("input"), tokenizer) + _count_content(
                 body.get("instructions"), tokenizer
             )
             text = body.get("text")
-            text_format = text.get("format") if isinstance(text, dict) else None
-            json_mode = _format_type(text_format) in {"json_object", "json_schema"}
+            response_format = text.get("format") if isinstance(text, dict) else None
         case _:
             assert_never(api)
     stream_options = body.get("stream_options")
@@ -173,7 +172,7 @@ def read_generation(
         ignore_eos=body.get("ignore_eos") is True,
         include_usage=options.get("include_usage") is True,
         continuous_usage=options.get("continuous_usage_stats") is True,
-        json_mode=json_mode,
+        json_mode=_format_type(response_format) in {"json_object", "json_schema"},
         tool_name=_first_tool_name(body.get("tools")),
         prompt_tokens=prompt_tokens,
         tool_arguments=_tool_arguments(body) if api is Api.chat else None,
