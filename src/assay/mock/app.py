@@ -358,10 +358,8 @@ class MockService:
         finally:
             counters.add(Served.running, -1, model)
         if fault is None or fault.name in FINISHED_FAULTS:
-            empty = fault is not None and fault.name in EMPTY_FAULTS
-            counters.finished(
-                answer.finish_reason, ask.prompt_tokens, 0 if empty else len(answer.pieces), model
-            )
+            written = self._generated_tokens(Api.transcriptions, answer, fault)
+            counters.finished(answer.finish_reason, ask.prompt_tokens, written, model)
         return served
 
     def _generated_tokens(self, api: Api, answer: Answer, fault: FaultSpec | None) -> int:
