@@ -25,10 +25,9 @@ from pydantic import JsonValue
 
 from assay.core import Endpoint
 from assay.data.file_formats import format_of, row_reading
-from assay.data.file_source import FileSource
-from assay.data.request_fields import asked_limits
+from assay.data.file_source import FileSource, FileSourceConfig
 from assay.data.session import FileSessions, SyntheticSessions
-from assay.data.source import RequestSource
+from assay.data.source import RequestSource, asked_limits
 from assay.data.synthetic import SyntheticSource
 from assay.data.token_count import TokenCount, largest_count
 from assay.data.tokenizer_spec import load_tokenizer
@@ -111,6 +110,19 @@ def _output(
     return limit, f"the body's output limit {limit:,} (--extra-body)"
 
 
+def _row_output(
+    config: FileSourceConfig, fields: dict[str, JsonValue], own: int | None, whose: str
+) -> tuple[int, str]:
+    """The output limit of a data row (or turn `whose`): its own, else `--output-tokens` at its
+    largest, unless the body's `fields` set one."""
+    if own is not None:
+        planned, words = own, f"the {whose}'s output tokens {own:,}"
+    else:
+        planned = largest_count(config.output_tokens)
+        words = _spelled("--output-tokens", config.output_tokens)
+    return _output(config.endpoint, fields, planned, words, config.ignore_eos)
+
+
 def _spelled(flag: str, count: TokenCount) -> str:
     largest = largest_count(count)
     match count.kind:
@@ -158,20 +170,11 @@ def _row_needs(source: FileSource) -> Iterator[_Need]:
     config = source.config
     traits = config.endpoint.traits
     unit = _unit(source)
-    default = largest_count(config.output_tokens)
-    default_words = _spelled("--output-tokens", config.output_tokens)
     for row in source.rows:
         counted = row.prompt_tokens is not None and traits.carries is not Carries.documents
         prompt = row.prompt_tokens if counted and row.prompt_tokens is not None else 1
-        planned, planned_words = (
-            (row.output_tokens, f"the row's output tokens {row.output_tokens:,}")
-            if row.output_tokens is not None
-            else (default, default_words)
-        )
         fields = {**config.extra_body, **row.extra_body}
-        output, output_words = _output(
-            config.endpoint, fields, planned, planned_words, config.ignore_eos
-        )
+        output, output_words = _row_output(config, fields, row.output_tokens, "row")
         yield _Need(
             f"{config.path}, {unit} {row.line}: ",
             prompt,
@@ -187,8 +190,6 @@ def _session_needs(source: FileSource) -> Iterator[_Need]:
     config = source.config
     tokenizer = load_tokenizer(config.tokenizer) if config.tokenizer is not None else None
     unit = _unit(source)
-    default = largest_count(config.output_tokens)
-    default_words = _spelled("--output-tokens", config.output_tokens)
     for row in source.rows:
         fields = {**config.extra_body, **row.extra_body}
         held = 0
@@ -196,14 +197,7 @@ def _session_needs(source: FileSource) -> Iterator[_Need]:
             held = tokenizer.count(row.system)
         for number, turn in enumerate(row.turns, start=1):
             held += tokenizer.count(turn.text) if tokenizer is not None else 1
-            planned, planned_words = (
-                (turn.output_tokens, f"the turn's output tokens {turn.output_tokens:,}")
-                if turn.output_tokens is not None
-                else (default, default_words)
-            )
-            output, output_words = _output(
-                config.endpoint, fields, planned, planned_words, config.ignore_eos
-            )
+            output, output_words = _row_output(config, fields, turn.output_tokens, "turn")
             counted = "" if tokenizer is not None else " (at least 1 token each)"
             yield _Need(
                 f"{config.path}, {unit} {row.line}, turn {number}: ",

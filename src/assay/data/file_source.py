@@ -17,8 +17,7 @@ from assay.data.dataset_files import split_hf_spec
 from assay.data.file_formats import FileFormat, format_of, read_records
 from assay.data.local_media import LocalMedia
 from assay.data.prompt_rows import PromptRow, RowCheck
-from assay.data.request_fields import asked_limits
-from assay.data.source import NO_AUDIO, RequestSettings, index_rng, request_id
+from assay.data.source import NO_AUDIO, RequestSettings, asked_limits, index_rng, request_id
 from assay.data.token_count import FixedCount, TokenCount, sample_token_count
 from assay.data.tokenizer_spec import load_tokenizer
 from assay.errors import DataError
@@ -142,13 +141,9 @@ class FileSource:
             case Carries.audio:
                 raise DataError(NO_AUDIO)
         # The row's own model wins; then the mix's pick; then the run's one model.
-        model = row.model
-        if model is None:
-            mix = config.mix
-            model = config.model if mix is None else mix.pick(config.seed, index)
-        extra = {**config.extra_body, **row.extra_body} if row.extra_body else None
+        model = config.model_of(index) if row.model is None else row.model
+        fields = {**config.extra_body, **row.extra_body} if row.extra_body else config.extra_body
         ignore_eos = config.ignore_eos
-        fields = config.extra_body if extra is None else extra
         if fields:
             output_tokens, ignore_eos = asked_limits(
                 config.endpoint, fields, output_tokens, ignore_eos
@@ -164,7 +159,7 @@ class FileSource:
             ignore_eos=ignore_eos,
             stream=config.stream and traits.streams,
             prompt_tokens=row.prompt_tokens,
-            extra_body=config.extra_body if extra is None else extra,
+            extra_body=fields,
             images=len(row.images) if self.carries_images else None,
         )
 

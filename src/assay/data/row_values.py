@@ -8,6 +8,7 @@ and what was wrong. `from_csv` says the row's cells are all text (see `RowReadin
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Final
 
 import orjson
 from pydantic import JsonValue
@@ -70,10 +71,7 @@ def check_messages(
 ) -> tuple[dict[str, JsonValue], ...]:
     """A conversation: a non-empty list of `{role, content}` objects with some text in it."""
     if from_csv and isinstance(value, str):
-        try:
-            value = orjson.loads(value)
-        except orjson.JSONDecodeError as error:
-            raise DataError(f"{where}: {column!r} is not valid JSON: {error}") from None
+        value = parse_json_cell(value, where, column)
     if not isinstance(value, list):
         raise DataError(
             f"{where}: {column!r} must be a list of {{role, content}} objects, "
@@ -133,12 +131,40 @@ def check_output_tokens(value: object, where: str, column: str) -> int | None:
         raise DataError(f"{where}: {column!r} must be an integer, got {value!r}")
     if count < 1:
         raise DataError(f"{where}: {column!r} must be at least 1, got {count}")
+    return within_request_limit(count, where, column)
+
+
+def within_request_limit(count: int, where: str, column: str) -> int:
+    """`count`, or a `DataError` when it is above the tokens one request may ask for."""
     if count > MAX_TOKENS_PER_REQUEST:
         raise DataError(
             f"{where}: {column!r} is {count:,}, above {MAX_TOKENS_PER_REQUEST:,} tokens, the most "
             "one request may ask for (see docs/security.md)"
         )
     return count
+
+
+# A wide table's message names this many columns, then how many more it has.
+_SHOWN_COLUMNS: Final = 12
+
+
+def columns_hint(values: Mapping[str, object], role: str) -> str:
+    """ "; its columns: ..." and the flag that names the column holding `role`, for the message
+    about a column the row lacks (issue 38: a parquet file without `--data-column` said "no
+    'prompt' in the row" and nothing about its columns).
+
+    >>> columns_hint({"question": "q", "answer": "a"}, "prompt")
+    "; the row's columns: 'question', 'answer' (--data-column prompt=COLUMN names the one to use)"
+    >>> columns_hint({}, "prompt")
+    '; the row has no columns'
+    """
+    names = [str(name) for name in values]
+    if not names:
+        return "; the row has no columns"
+    shown = ", ".join(repr(name) for name in names[:_SHOWN_COLUMNS])
+    if len(names) > _SHOWN_COLUMNS:
+        shown += f" and {len(names) - _SHOWN_COLUMNS} more"
+    return f"; the row's columns: {shown} (--data-column {role}=COLUMN names the one to use)"
 
 
 def json_kind(value: object) -> str:
@@ -183,9 +209,11 @@ def _json_value(value: object) -> JsonValue:
 __all__ = [
     "check_messages",
     "check_output_tokens",
+    "columns_hint",
     "json_kind",
     "message_texts",
     "parse_json_cell",
     "present",
     "row_fields",
+    "within_request_limit",
 ]

@@ -17,8 +17,7 @@ from pydantic import JsonValue
 
 from assay.core import GenerationRequest
 from assay.data.file_source import FileSource
-from assay.data.request_fields import asked_limits
-from assay.data.source import RequestSettings, index_rng, request_id
+from assay.data.source import RequestSettings, asked_limits, index_rng, request_id
 from assay.data.synthetic import SyntheticSource
 from assay.data.token_count import sample_token_count
 from assay.errors import DataError
@@ -170,7 +169,7 @@ class FileSessions:
             think_time_ns=self.think_time_ns,
             shape=config,
             row_extra=row.extra_body,
-            model=row.model if row.model is not None else _mix_pick(config, index),
+            model=row.model if row.model is not None else config.model_of(index),
         )
 
 
@@ -201,14 +200,8 @@ class SyntheticSessions:
             think_time_ns=self.think_time_ns,
             shape=source,
             row_extra={},
-            model=_mix_pick(source, index),
+            model=source.model_of(index),
         )
-
-
-def _mix_pick(shape: RequestSettings, index: int) -> str | None:
-    """Session `index`'s model when the run sends a mix (every turn names it), else None."""
-    mix = shape.mix
-    return None if mix is None else mix.pick(shape.seed, index)
 
 
 class SampledTurns(Sequence[Turn]):

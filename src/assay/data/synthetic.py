@@ -17,8 +17,7 @@ from assay.data.media import (
     synthetic_wav,
     user_content,
 )
-from assay.data.request_fields import asked_limits
-from assay.data.source import RequestSettings, index_rng, request_id, shared_rng
+from assay.data.source import RequestSettings, asked_limits, index_rng, request_id, shared_rng
 from assay.data.token_count import (
     FixedCount,
     TokenCount,

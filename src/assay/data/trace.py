@@ -38,13 +38,13 @@ from pydantic import Field, JsonValue
 from assay.core import GenerationRequest
 from assay.data.file_formats import check_file_size, jsonl_records
 from assay.data.file_source import FileSource, FileSourceConfig
-from assay.data.request_fields import asked_limits
-from assay.data.source import NO_AUDIO, RequestSettings, request_id
+from assay.data.row_values import within_request_limit
+from assay.data.source import NO_AUDIO, RequestSettings, asked_limits, request_id
 from assay.data.tokenizer import Tokenizer
 from assay.data.tokenizer_spec import load_tokenizer
 from assay.errors import DataError
 from assay.spec.endpoint import Carries
-from assay.spec.limits import MAX_HASH_IDS, MAX_TOKENS_PER_REQUEST
+from assay.spec.limits import MAX_HASH_IDS
 
 MOONCAKE_BLOCK_TOKENS: Final = 512
 _NS_PER_MS: Final = 1_000_000
@@ -134,7 +134,7 @@ class MooncakeTrace:
         return GenerationRequest(
             request_id=request_id(index),
             endpoint=config.endpoint,
-            model=config.model if config.mix is None else config.mix.pick(config.seed, index),
+            model=config.model_of(index),
             prompt=prompt,
             messages=messages,
             max_output_tokens=limit if traits.generates else None,
@@ -335,12 +335,7 @@ def _csv_count(cell: str, where: str, column: str, *, allow_zero: bool = False) 
     if count < (0 if allow_zero else 1):
         least = 0 if allow_zero else 1
         raise DataError(f"{where}: {column!r} must be an integer >= {least}, got {value!r}")
-    if count > MAX_TOKENS_PER_REQUEST:
-        raise DataError(
-            f"{where}: {column!r} is {count:,}, above {MAX_TOKENS_PER_REQUEST:,} tokens, the most "
-            "one request may ask for (see docs/security.md)"
-        )
-    return count
+    return within_request_limit(count, where, column)
 
 
 def _timestamp(values: Mapping[str, object], path: Path, line: int) -> float:
@@ -397,12 +392,7 @@ def _mooncake_row(values: Mapping[str, object], line: int, config: TraceConfig) 
 def _count(value: object, where: str, key: str) -> int:
     if type(value) is not int or value < 1:
         raise DataError(f"{where}: {key!r} must be an integer >= 1, got {value!r}")
-    if value > MAX_TOKENS_PER_REQUEST:
-        raise DataError(
-            f"{where}: {key!r} is {value:,}, above {MAX_TOKENS_PER_REQUEST:,} tokens, the most "
-            "one request may ask for (see docs/security.md)"
-        )
-    return value
+    return within_request_limit(value, where, key)
 
 
 @functools.cache

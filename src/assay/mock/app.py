@@ -12,7 +12,6 @@ import os
 import time
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable
 from typing import Any, assert_never
 
 import orjson
@@ -20,25 +19,26 @@ from aiohttp import web
 
 from assay.data.tokenizer import BuiltinTokenizer
 from assay.errors import ConfigError
-from assay.mock.answer_ids import answer_id
-from assay.mock.answer_plan import LatencySampler, plan_length
+from assay.mock.answer_plan import LatencySampler, output_pieces, plan_length
 from assay.mock.asks import (
     Api,
     BadRequest,
     EmbeddingAsk,
     GenerationAsk,
     RankingAsk,
+    answer_id,
     api_of,
     load_body,
     read_embedding,
     read_generation,
     read_ranking,
 )
-from assay.mock.capacity import ServerLoad, wait_for_tokens
+from assay.mock.capacity import ServerLoad, Sleep, wait_for_tokens
 from assay.mock.choices import BAD_TOOL_ARGUMENTS, choices_body, choices_stream
 from assay.mock.config import MockConfig
 from assay.mock.embeddings import embeddings_body
 from assay.mock.faults import (
+    CUT_FAULTS,
     FAULT_HEADER,
     REQUEST_ID_HEADER,
     TRACEPARENT_HEADER,
@@ -48,14 +48,12 @@ from assay.mock.faults import (
     parse_fault_header,
 )
 from assay.mock.metrics import (
-    CUT_FAULTS,
     EMPTY_FAULTS,
     FINISHED_FAULTS,
     Served,
     ServedCounters,
     gpu_lines,
 )
-from assay.mock.model_list import model_list
 from assay.mock.ranking import ranking_body
 from assay.mock.responses import responses_body, responses_stream
 from assay.mock.script import (
@@ -67,7 +65,6 @@ from assay.mock.script import (
     StreamScript,
     error_object,
 )
-from assay.mock.text import output_pieces
 from assay.mock.transcriptions import read_transcription, transcription_body
 from assay.spec.endpoint import Endpoint
 
@@ -100,10 +97,6 @@ class MockStats:
             "faults": dict(self.faults),
             "faults_not_applicable": dict(self.faults_not_applicable),
         }
-
-
-Sleep = Callable[[float], Awaitable[None]]
-"""How the mock waits out a latency (`asyncio.sleep`; a test passes one that records it)."""
 
 
 class MockService:
@@ -220,7 +213,7 @@ class MockService:
         return web.Response(text=text, content_type="text/plain", charset="utf-8")
 
     async def _models(self, request: web.Request) -> web.Response:
-        return _json(model_list(self._served_names, self._started, self.config.max_model_len))
+        return _json(self.config.model_list(self._started))
 
     async def _serve(self, request: web.Request, api: Api) -> web.StreamResponse:
         if api is Api.transcriptions:
@@ -365,10 +358,8 @@ class MockService:
         finally:
             counters.add(Served.running, -1, model)
         if fault is None or fault.name in FINISHED_FAULTS:
-            empty = fault is not None and fault.name in EMPTY_FAULTS
-            counters.finished(
-                answer.finish_reason, ask.prompt_tokens, 0 if empty else len(answer.pieces), model
-            )
+            written = self._generated_tokens(Api.transcriptions, answer, fault)
+            counters.finished(answer.finish_reason, ask.prompt_tokens, written, model)
         return served
 
     def _generated_tokens(self, api: Api, answer: Answer, fault: FaultSpec | None) -> int:
@@ -589,4 +580,4 @@ def _error_response(status: int, message: str, kind: str) -> web.Response:
     return _json({"error": error_object(message, kind, status)}, status=status)
 
 
-__all__ = ["MockService", "MockStats", "Sleep"]
+__all__ = ["MockService", "MockStats"]

@@ -54,6 +54,30 @@ def api_of(endpoint: Endpoint) -> Api:
             return Api.transcriptions
 
 
+def answer_id(api: Api, response_id: str) -> str:
+    """The id the mock's answer on `api` carries, prefixed as vLLM prefixes them (a
+    transcription's on its stream chunks only).
+
+    >>> answer_id(Api.chat, "1f00000001"), answer_id(Api.responses, "1f00000001")
+    ('chatcmpl-1f00000001', 'resp_1f00000001')
+    """
+    match api:
+        case Api.chat:
+            return f"chatcmpl-{response_id}"
+        case Api.completions:
+            return f"cmpl-{response_id}"
+        case Api.responses:
+            return f"resp_{response_id}"
+        case Api.embeddings:
+            return f"embd-{response_id}"
+        case Api.rerank:
+            return f"rerank-{response_id}"
+        case Api.score:
+            return f"score-{response_id}"
+        case Api.transcriptions:
+            return f"trsc-{response_id}"
+
+
 class BadRequest(Exception):
     """The request body is unusable; the mock answers 400 with this message."""
 
@@ -124,19 +148,18 @@ def read_generation(
             if max_tokens is None:
                 max_tokens = _limit(body, "max_tokens")
             prompt_tokens = sum(_count_message(m, tokenizer) for m in _list(body, "messages"))
-            json_mode = _format_type(body.get("response_format")) in {"json_object", "json_schema"}
+            response_format = body.get("response_format")
         case Api.completions:
             max_tokens = _limit(body, "max_tokens")
             prompt_tokens = _count_content(body.get("prompt"), tokenizer)
-            json_mode = _format_type(body.get("response_format")) in {"json_object", "json_schema"}
+            response_format = body.get("response_format")
         case Api.responses:
             max_tokens = _limit(body, "max_output_tokens")
             prompt_tokens = _count_content(body.get("input"), tokenizer) + _count_content(
                 body.get("instructions"), tokenizer
             )
             text = body.get("text")
-            text_format = text.get("format") if isinstance(text, dict) else None
-            json_mode = _format_type(text_format) in {"json_object", "json_schema"}
+            response_format = text.get("format") if isinstance(text, dict) else None
         case _:
             assert_never(api)
     stream_options = body.get("stream_options")
@@ -149,7 +172,7 @@ def read_generation(
         ignore_eos=body.get("ignore_eos") is True,
         include_usage=options.get("include_usage") is True,
         continuous_usage=options.get("continuous_usage_stats") is True,
-        json_mode=json_mode,
+        json_mode=_format_type(response_format) in {"json_object", "json_schema"},
         tool_name=_first_tool_name(body.get("tools")),
         prompt_tokens=prompt_tokens,
         tool_arguments=_tool_arguments(body) if api is Api.chat else None,
@@ -352,6 +375,7 @@ def _charged(rule: Callable[[object], int], part: object) -> int:
 
 __all__ = [
     "Api",
+    "answer_id",
     "api_of",
     "BadRequest",
     "EmbeddingAsk",

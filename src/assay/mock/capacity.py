@@ -74,7 +74,8 @@ class ServerModel(BaseModel):
 _CATCH_UP_NS = 50_000_000
 
 Sleep = Callable[[float], Awaitable[None]]
-"""Waits a number of seconds (`asyncio.sleep`; a test passes one that moves its own clock)."""
+"""Waits a number of seconds (`asyncio.sleep`; a test passes one that moves its own clock or
+records the latencies the mock waits out)."""
 
 
 class ServerLoad:

@@ -11,17 +11,18 @@ from typing import Any
 
 import orjson
 
-from assay.mock.asks import Api
-from assay.mock.faults import FaultSpec
+from assay.mock.asks import Api, answer_id
+from assay.mock.faults import CUT_FAULTS, FaultSpec
 from assay.mock.script import (
     DONE_FRAME,
     Answer,
     BodyScript,
-    Ending,
     StreamScript,
     data_frame,
     error_object,
     event_frame,
+    fault_ending,
+    faulted_body,
     stalled,
     understated,
     usage_object,
@@ -34,11 +35,11 @@ _MIDSTREAM_ERROR = error_object(
 )
 
 
-# The id prefix and `object` of a streamed chunk; a transcription streams chat-like deltas.
-_CHUNK_NAMES = {
-    Api.chat: ("chatcmpl", "chat.completion.chunk"),
-    Api.completions: ("cmpl", "text_completion"),
-    Api.transcriptions: ("trsc", "transcription.chunk"),
+# The `object` of a streamed chunk; a transcription streams chat-like deltas.
+_CHUNK_OBJECTS = {
+    Api.chat: "chat.completion.chunk",
+    Api.completions: "text_completion",
+    Api.transcriptions: "transcription.chunk",
 }
 
 
@@ -48,9 +49,8 @@ class _ChunkWriter:
     def __init__(self, api: Api, answer: Answer) -> None:
         self._api = api
         self._answer = answer
-        head, obj = _CHUNK_NAMES[api]
         self._prefix = (
-            f'data: {{"id":"{head}-{answer.response_id}","object":"{obj}",'
+            f'data: {{"id":"{answer_id(api, answer.response_id)}","object":"{_CHUNK_OBJECTS[api]}",'
             f'"created":{answer.created},"model":'
         ).encode() + orjson.dumps(answer.model)
         self._choice = self._prefix + b',"choices":[{"index":0,'
@@ -131,7 +131,7 @@ def choices_stream(
             return _tool_call_stream(writer, head, answer, tool_pieces, "tool_calls")
         case None if api is Api.chat and answer.tool_pieces is not None:
             return _tool_call_stream(writer, head, answer, answer.tool_pieces, answer.finish_reason)
-        case "inband_error" | "sse_error_event" | "truncated_stream" | "drop" | "invalid_json":
+        case str() if name in CUT_FAULTS:  # a stall was played above
             return _cut_stream(writer, head, answer, fault)
         case _:
             return _whole_stream(writer, head, answer, name)
@@ -147,7 +147,7 @@ def _cut_stream(
         head=head,
         tokens=[writer.token(i, answer.pieces[i], None) for i in range(cut)],
         tail=_fault_tail(name, answer),
-        ending=_ENDINGS.get(name, Ending.end),
+        ending=fault_ending(fault),
         stall_seconds=fault.seconds if fault is not None else 0.0,
     )
 
@@ -169,9 +169,6 @@ def _whole_stream(
     if name != "missing_done":
         tail.append(DONE_FRAME)
     return StreamScript(head=head, tokens=tokens, tail=tail)
-
-
-_ENDINGS = {"drop": Ending.drop, "stall": Ending.stall}
 
 
 def _tool_call_stream(
@@ -246,7 +243,7 @@ def choices_body(
     else:
         choice["text"] = text
     payload: dict[str, Any] = {
-        "id": f"{'chatcmpl' if api is Api.chat else 'cmpl'}-{answer.response_id}",
+        "id": answer_id(api, answer.response_id),
         "object": "chat.completion" if api is Api.chat else "text_completion",
         "created": answer.created,
         "model": answer.model,
@@ -256,12 +253,7 @@ def choices_body(
     if name == "unexpected_shape":
         del payload["choices"]
         payload["output"] = text
-    body = orjson.dumps(payload)
-    return BodyScript(
-        body=body,
-        ending=_ENDINGS.get(name or "", Ending.end),
-        stall_seconds=fault.seconds if fault is not None else 0.0,
-    )
+    return faulted_body(orjson.dumps(payload), fault)
 
 
 __all__ = ["BAD_TOOL_ARGUMENTS", "choices_body", "choices_stream"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Annotated, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -211,6 +211,31 @@ class MockConfig(BaseModel):
         ('assay-mock', 'a')
         """
         return tuple(dict.fromkeys([self.model_name, *(model.name for model in self.models)]))
+
+    def model_list(self, created: int) -> dict[str, Any]:
+        """The `/v1/models` body listing every model served, as vLLM lists its model and
+        adapters (each with the context window, when set).
+
+        >>> config = MockConfig(models=spread_models(("lora-a",), LatencyModel()))
+        >>> [model["id"] for model in config.model_list(0)["data"]]
+        ['assay-mock', 'lora-a']
+        >>> MockConfig(max_model_len=4096).model_list(0)["data"][0]["max_model_len"]
+        4096
+        """
+        listed = []
+        for name in self.served_names:
+            model: dict[str, Any] = {
+                "id": name,
+                "object": "model",
+                "created": created,
+                "owned_by": "assay",
+                "root": name,
+                "parent": None,
+            }
+            if self.max_model_len is not None:
+                model["max_model_len"] = self.max_model_len
+            listed.append(model)
+        return {"object": "list", "data": listed}
 
     @model_validator(mode="after")
     def _served_models_are_distinct(self) -> Self:

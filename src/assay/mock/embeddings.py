@@ -18,9 +18,7 @@ import orjson
 
 from assay.mock.asks import EmbeddingAsk
 from assay.mock.faults import FaultSpec
-from assay.mock.script import BodyScript, Ending, error_object
-
-_ENDINGS = {"drop": Ending.drop, "stall": Ending.stall}
+from assay.mock.script import BodyScript, error_object, faulted_body
 
 
 def embedding_vector(text: str, dimension: int) -> list[float]:
@@ -69,11 +67,7 @@ def embeddings_body(
     }
     if name == "unexpected_shape":
         payload["vectors"] = payload.pop("data")
-    return BodyScript(
-        body=orjson.dumps(payload),
-        ending=_ENDINGS.get(name or "", Ending.end),
-        stall_seconds=fault.seconds if fault is not None else 0.0,
-    )
+    return faulted_body(orjson.dumps(payload), fault)
 
 
 __all__ = ["embedding_vector", "embeddings_body"]

@@ -20,6 +20,10 @@ FAULT_HEADER = "X-Assay-Fault"
 REQUEST_ID_HEADER = "X-Request-Id"
 TRACEPARENT_HEADER = "traceparent"
 DEFAULT_STALL_SECONDS = 3600.0
+# Faults that cut a stream after `after` tokens: the answer never finishes.
+CUT_FAULTS = frozenset(
+    {"inband_error", "sse_error_event", "truncated_stream", "drop", "stall", "invalid_json"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +184,7 @@ _GENERATION = _EVERYWHERE | {"empty_stream", "short_output", "invalid_json_outpu
 # tokens (a whole body has no streamed count to disagree with).
 _STREAMED = _GENERATION | {"sse_error_event", "truncated_stream", "wrong_usage"}
 _CHOICES = frozenset({"choices_empty", "missing_finish_reason"})
-_RANKING = frozenset(
+RANKING_FAULTS = frozenset(
     {
         "no_results",
         "result_count_mismatch",
@@ -206,7 +210,7 @@ def _applicable(api: Api, stream: bool) -> frozenset[str]:
         case Api.embeddings:
             return _EVERYWHERE | {"empty_embedding"}
         case Api.rerank | Api.score:
-            return _EVERYWHERE | _RANKING
+            return _EVERYWHERE | RANKING_FAULTS
         case Api.transcriptions if stream:
             # A transcript has no JSON mode, no tool call, no ignore_eos (a short one is not a
             # fault a client can tell) and, in OpenAI's stream, no finish_reason.
@@ -231,9 +235,11 @@ def fault_applies(fault: str, api: Api, stream: bool) -> bool:
 
 
 __all__ = [
+    "CUT_FAULTS",
     "DEFAULT_STALL_SECONDS",
     "FAULTS",
     "FAULT_HEADER",
+    "RANKING_FAULTS",
     "REQUEST_ID_HEADER",
     "TRACEPARENT_HEADER",
     "FaultInfo",

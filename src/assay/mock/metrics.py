@@ -4,9 +4,10 @@ A request counts as finished (`vllm:request_success_total`, with its finish reas
 mock wrote its answer to the end: a clean answer, or a fault at the content stage (an empty or
 short answer is still an answer the engine finished). Early errors, dropped and stalled
 streams, and answers cut mid-way do not count. Prompt and generation tokens count what the
-engine processed, as vLLM's do: the finished answers' tokens, and of a stream cut mid-way (see
-`CUT_FAULTS`) its prompt and the tokens written before the cut. `vllm:num_requests_running` is
-the number of generation requests in progress.
+engine processed, as vLLM's do (it counts the tokens generated before an abort): the finished
+answers' tokens, and of a stream cut mid-way (`faults.CUT_FAULTS`) its prompt and the tokens
+written before the cut. `vllm:num_requests_running` is the number of generation requests in
+progress.
 
 Several worker processes share one port, so a scrape reaches any one of them: each worker keeps
 its counters in its own slot of a small shared file, and `/metrics` sums every slot.
@@ -31,6 +32,8 @@ from collections.abc import Sequence
 from enum import IntEnum
 from pathlib import Path
 from typing import Final
+
+from assay.mock.faults import RANKING_FAULTS
 
 
 class Served(IntEnum):
@@ -64,19 +67,10 @@ FINISHED_FAULTS: Final = frozenset(
         "invalid_tool_call",
         "invalid_json_output",
         "missing_done",
-        "no_results",
-        "result_count_mismatch",
-        "index_out_of_range",
-        "repeated_index",
-        "non_finite_score",
     }
+    | RANKING_FAULTS  # a ranking's answer is whole, only wrong
 )
 EMPTY_FAULTS: Final = frozenset({"empty_stream", "choices_empty"})
-# Faults that cut a stream after `after` tokens (the answer never finishes): vLLM counts the
-# tokens it generated before an abort, so these count their prompt and the tokens written.
-CUT_FAULTS: Final = frozenset(
-    {"inband_error", "sse_error_event", "truncated_stream", "drop", "stall", "invalid_json"}
-)
 
 
 def create_counters_file(path: Path, workers: int, models: int = 1) -> None:

@@ -13,11 +13,10 @@ from typing import Any, Final
 
 import orjson
 
-from assay.mock.asks import Api, RankingAsk
+from assay.mock.asks import Api, RankingAsk, answer_id
 from assay.mock.faults import FaultSpec
-from assay.mock.script import BodyScript, Ending, error_object
+from assay.mock.script import BodyScript, error_object, faulted_body
 
-_ENDINGS = {"drop": Ending.drop, "stall": Ending.stall}
 # A placeholder written where the `non_finite_score` fault puts a NaN: orjson writes no NaN,
 # Python's default JSON encoder (which servers use) writes the bare word.
 _NAN_PLACEHOLDER: Final = "__assay_nan__"
@@ -52,11 +51,7 @@ def ranking_body(
     body = orjson.dumps(payload)
     if name == "non_finite_score":
         body = body.replace(f'"{_NAN_PLACEHOLDER}"'.encode(), b"NaN")
-    return BodyScript(
-        body=body,
-        ending=_ENDINGS.get(name or "", Ending.end),
-        stall_seconds=fault.seconds if fault is not None else 0.0,
-    )
+    return faulted_body(body, fault)
 
 
 def _payload(
@@ -73,7 +68,7 @@ def _payload(
             results = _with_fault(results, fault, len(ask.documents))
             last = len(ask.documents) - 1
             rerank = {
-                "id": f"rerank-{response_id}",
+                "id": answer_id(api, response_id),
                 "model": ask.model,
                 "usage": {"prompt_tokens": ask.prompt_tokens, "total_tokens": ask.prompt_tokens},
                 "results": [
@@ -89,7 +84,7 @@ def _payload(
         case Api.score:
             results = _with_fault(results, fault, len(ask.documents))
             score = {
-                "id": f"score-{response_id}",
+                "id": answer_id(api, response_id),
                 "object": "list",
                 "created": int(time.time()),
                 "model": ask.model,

@@ -11,28 +11,19 @@ from typing import Any
 
 import orjson
 
-from assay.mock.faults import FaultSpec
+from assay.mock.asks import Api, answer_id
+from assay.mock.faults import CUT_FAULTS, FaultSpec
 from assay.mock.script import (
     Answer,
     BodyScript,
-    Ending,
     StreamScript,
     error_object,
     event_frame,
+    fault_ending,
+    faulted_body,
     stalled,
     understated,
 )
-
-_ENDINGS = {"drop": Ending.drop, "stall": Ending.stall}
-# Faults that strike after `after` tokens.
-_MIDSTREAM = {
-    "inband_error",
-    "sse_error_event",
-    "invalid_json",
-    "truncated_stream",
-    "drop",
-    "stall",
-}
 
 
 class _Response:
@@ -41,8 +32,9 @@ class _Response:
     def __init__(self, answer: Answer, max_output_tokens: int | None) -> None:
         self.answer = answer
         self.item_id = f"msg_{answer.response_id}"
+        self.id = answer_id(Api.responses, answer.response_id)
         self._base: dict[str, Any] = {
-            "id": f"resp_{answer.response_id}",
+            "id": self.id,
             "object": "response",
             "created_at": answer.created,
             "model": answer.model,
@@ -144,7 +136,7 @@ def responses_stream(
             {**where, "part": {"type": "output_text", "text": "", "annotations": []}},
         ),
     ]
-    cut = min(fault.after, len(pieces)) if fault and fault.name in _MIDSTREAM else len(pieces)
+    cut = min(fault.after, len(pieces)) if fault and fault.name in CUT_FAULTS else len(pieces)
     tokens = [
         events.frame("response.output_text.delta", {**where, "delta": p, "logprobs": []})
         for p in pieces[:cut]
@@ -172,7 +164,7 @@ def responses_stream(
                 head=head,
                 tokens=tokens,
                 tail=[],
-                ending=_ENDINGS.get(name, Ending.end),
+                ending=fault_ending(fault),
                 stall_seconds=fault.seconds if fault is not None else 0.0,
             )
         case _:
@@ -206,10 +198,10 @@ def responses_body(
             error = error_object("engine failure (injected by the mock)", "server_error", 500)
             return BodyScript(body=orjson.dumps({"error": error}))
         case "invalid_json":
-            return BodyScript(body=f'{{"id": "resp_{answer.response_id}", "outp'.encode())
+            return BodyScript(body=f'{{"id": "{response.id}", "outp'.encode())
         case "unexpected_shape":
             payload = {
-                "id": f"resp_{answer.response_id}",
+                "id": response.id,
                 "object": "response",
                 "text": answer.text,
             }
@@ -217,11 +209,7 @@ def responses_body(
         case _:
             pass  # the whole answer, below
     reported = understated(n) if name == "wrong_usage" else n
-    return BodyScript(
-        body=orjson.dumps(response.final(answer.text, n, reported)),
-        ending=_ENDINGS.get(name or "", Ending.end),
-        stall_seconds=fault.seconds if fault is not None else 0.0,
-    )
+    return faulted_body(orjson.dumps(response.final(answer.text, n, reported)), fault)
 
 
 __all__ = ["responses_body", "responses_stream"]

@@ -12,6 +12,8 @@ from typing import Any
 
 import orjson
 
+from assay.mock.faults import FaultSpec
+
 SSE_CONTENT_TYPE = "text/event-stream"
 JSON_CONTENT_TYPE = "application/json"
 DONE_FRAME = b"data: [DONE]\n\n"
@@ -68,6 +70,23 @@ class BodyScript:
     ending: Ending = Ending.end
     stall_seconds: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
+
+
+def fault_ending(fault: FaultSpec | None) -> Ending:
+    """How an answer under `fault` ends: as `drop` and `stall` say, any other cleanly.
+
+    >>> fault_ending(FaultSpec("drop")), fault_ending(FaultSpec("inband_error"))
+    (<Ending.drop: 'drop'>, <Ending.end: 'end'>)
+    """
+    if fault is not None and fault.name in ("drop", "stall"):
+        return Ending(fault.name)
+    return Ending.end
+
+
+def faulted_body(body: bytes, fault: FaultSpec | None) -> BodyScript:
+    """A whole-body answer that ends as `fault` says (half of it, then a drop or a stall)."""
+    seconds = fault.seconds if fault is not None else 0.0
+    return BodyScript(body=body, ending=fault_ending(fault), stall_seconds=seconds)
 
 
 def data_frame(payload: Any) -> bytes:
@@ -134,6 +153,8 @@ __all__ = [
     "data_frame",
     "error_object",
     "event_frame",
+    "fault_ending",
+    "faulted_body",
     "stalled",
     "understated",
     "usage_object",

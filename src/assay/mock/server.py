@@ -12,7 +12,8 @@ from typing import Any
 
 from aiohttp import web
 
-from assay.mock.app import MockService, Sleep
+from assay.mock.app import MockService
+from assay.mock.capacity import Sleep
 from assay.mock.config import MockConfig
 from assay.mock.metrics import ServedCounters
 

@@ -20,7 +20,7 @@ from aiohttp import BodyPartReader, MultipartReader, web
 from assay.mock.asks import BadRequest
 from assay.mock.faults import FaultSpec
 from assay.mock.media import AUDIO_TOKENS_PER_SECOND, MediaRejected, wav_seconds
-from assay.mock.script import Answer, BodyScript, Ending, error_object
+from assay.mock.script import Answer, BodyScript, error_object, faulted_body
 
 TRANSCRIPT_TOKENS_PER_SECOND: Final = 3
 _MAX_AUDIO_BYTES: Final = 256 * 1024 * 1024
@@ -124,11 +124,7 @@ def transcription_body(answer: Answer, seconds: float, fault: FaultSpec | None) 
     }
     if name == "unexpected_shape":
         payload = {"transcript": text}
-    return BodyScript(
-        body=orjson.dumps(payload),
-        ending={"drop": Ending.drop, "stall": Ending.stall}.get(name or "", Ending.end),
-        stall_seconds=fault.seconds if fault is not None else 0.0,
-    )
+    return faulted_body(orjson.dumps(payload), fault)
 
 
 __all__ = [
