@@ -67,7 +67,6 @@ P = TypeVar("P")
 _START_LEAD_NS = 50_000_000
 _POLL_S = 0.02
 _STARTUP_TIMEOUT_S = 120.0
-_SHUTDOWN_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
