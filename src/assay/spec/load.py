@@ -51,12 +51,6 @@ ProfileKind: TypeAlias = Literal[
 DEFAULT_CONCURRENCY: Final = 64
 """What `throughput` and `sweep` keep in flight at most, and `concurrent` runs, unless told."""
 
-RATE_KINDS: Final[tuple[ProfileKind, ...]] = ("constant", "poisson")
-"""The profiles that take a rate."""
-
-CONCURRENCY_KINDS: Final[tuple[ProfileKind, ...]] = ("concurrent", "throughput", "sweep")
-"""The profiles that take a concurrency."""
-
 
 def _sane_rate(rate: float) -> float:
     if not MIN_RATE <= rate <= MAX_RATE:
@@ -512,9 +506,7 @@ def most_in_flight(profile: Sweep | Capacity | StepLoad) -> int | None:
 
 
 __all__ = [
-    "CONCURRENCY_KINDS",
     "DEFAULT_CONCURRENCY",
-    "RATE_KINDS",
     "Concurrent",
     "Constant",
     "Pacing",
