@@ -12,8 +12,7 @@ from returns.result import Result, Success
 from assay.core.answer import Scores, ScoreSummary
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.response import GenerationResponse
-from assay.validators.chain import screened
-from assay.validators.reject import reject
+from assay.validators.chain import reject, screened
 
 _NO_RESULTS = ScoreSummary(count=0)
 
