@@ -57,15 +57,6 @@ class ExchangeIds(BaseModel):
     answer: str | None = None
     traceparent: str | None = None
 
-    def trace_id(self) -> str | None:
-        """The 32-hex trace id of `traceparent`, if one was sent.
-
-        >>> ExchangeIds(traceparent="00-" + "a" * 32 + "-" + "b" * 16 + "-01").trace_id()
-        'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'
-        """
-        parent = self.traceparent
-        return None if parent is None else parent[3:35]
-
 
 class SentBody(BaseModel):
     """What a request carrying images or audio put on the wire: its body's size in bytes, and

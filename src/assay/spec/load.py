@@ -235,11 +235,6 @@ class RateRamp(BaseModel):
                     return s / r0
                 return length * math.log1p(s * log_ratio / (r0 * length)) / log_ratio
 
-    @property
-    def mean_rate(self) -> float:
-        """The requests the ramp offers over its length, per second of it."""
-        return self.expected_by(self.duration_s) / self.duration_s
-
 
 class RampUp(BaseModel):
     """An open loop whose rate follows `ramp`: evenly spaced along the curve, or with
