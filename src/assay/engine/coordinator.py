@@ -224,7 +224,18 @@ class _Inbox:
         return child.name
 
     def describe_exit(self, child: LoadChild) -> str:
-        return describe_exit(child)
+        """How a child that closed its socket ended: its exit code or the signal that killed it."""
+        # Its socket closed: the exit status is due at once (or it is hung, and says so).
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.popen.wait(timeout=1.0)
+        code = child.popen.returncode
+        if code is None:
+            return "closed its connection and did not exit"
+        if code < 0:
+            with contextlib.suppress(ValueError):
+                return f"was killed by {signal.Signals(-code).name}"
+            return f"was killed by signal {-code}"
+        return f"exited with code {code}"
 
     async def get(self, timeout_s: float) -> tuple[LoadChild, object] | None:
         return await next_message(self._queue, timeout_s, self.name)
@@ -245,21 +256,6 @@ async def next_message(
             raise message.error
         raise LoadProcessError(f"{name(peer)} failed:\n{message.traceback}")
     return peer, message
-
-
-def describe_exit(child: LoadChild) -> str:
-    """How a child that closed its socket ended: its exit code or the signal that killed it."""
-    # Its socket closed: the exit status is due at once (or it is hung, and says so).
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        child.popen.wait(timeout=1.0)
-    code = child.popen.returncode
-    if code is None:
-        return "closed its connection and did not exit"
-    if code < 0:
-        with contextlib.suppress(ValueError):
-            return f"was killed by {signal.Signals(-code).name}"
-        return f"was killed by signal {-code}"
-    return f"exited with code {code}"
 
 
 GONE = object()

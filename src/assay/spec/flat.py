@@ -25,10 +25,6 @@ def _keys(section: str, *names: str) -> dict[str, tuple[str, ...]]:
     return {name: (section, name) for name in names}
 
 
-def _timeouts(*names: str) -> dict[str, tuple[str, ...]]:
-    return {f"timeout_{name}": ("target", "timeouts", f"{name}_s") for name in names}
-
-
 # The profiles of the union, by kind.
 _MEMBERS: Final[dict[str, type[BaseModel]]] = {
     typing.get_args(member.model_fields["kind"].annotation)[0]: member
@@ -74,7 +70,10 @@ _LISTED: Final[dict[str, tuple[str, ...]]] = {
     "extra_body": ("request", "extra_body"),
     **_keys("validation", "validators", "default_validators", "strict", "allow_missing_done"),
     **_keys("validation", "max_error_rate", "max_not_sent_rate", "slo"),
-    **_timeouts("connect", "first_token", "idle", "total"),
+    **{
+        f"timeout_{name}": ("target", "timeouts", f"{name}_s")
+        for name in ("connect", "first_token", "idle", "total")
+    },
     "max_response_bytes": ("target", "max_response_bytes"),
     "output_dir": ("output", "dir"),
     **{f"mock_{name}": ("mock", name) for name in ("workers", "ttft_ms", "itl_ms", "faults")},
