@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Mapping
-from typing import Any, Final, TypeGuard
+from typing import Any, Final
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
@@ -134,10 +134,6 @@ def flag_of(key: str) -> str:
     return _FLAGS.get(key, f"--{key.replace('_', '-')}")
 
 
-def _is_kind(name: str) -> TypeGuard[ProfileKind]:
-    return name in _MEMBERS
-
-
 def _needs(member: type[BaseModel], missing: list[str]) -> str:
     """What a profile needs when its required parameters `missing` were not given, in words
     read from each field: its `Asked`, else its flag (with `N` for a count)."""
@@ -192,7 +188,7 @@ def _profile_fields(load: dict[str, Any], constraints: Any) -> dict[str, Any]:
     given = {name: value for name, value in load.items() if value is not None}
     ramp = given.get("ramp", {})
     kind = str(given.pop("kind", "ramp_up" if ramp.get("curve") is not None else "throughput"))
-    if not _is_kind(kind):
+    if kind not in _MEMBERS:
         kinds = [repr(kind) for kind in typing.get_args(ProfileKind)]
         raise ValueError(f"--profile: Input should be {', '.join(kinds[:-1])} or {kinds[-1]}")
     fields = _MEMBERS[kind].model_fields
