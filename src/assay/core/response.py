@@ -256,16 +256,13 @@ class ResponseFields(TypedDict):
     sent: SentBody | None
 
 
-def _stored_keys() -> dict[str, FieldInfo]:
-    """The flat keys records.jsonl stores the answers under, every kind's, and the field of its
-    answer type each one holds (see `STORED_AS`)."""
-    keys: dict[str, FieldInfo] = {}
-    for kind in get_args(AnyAnswer):
-        keys |= {key: kind.model_fields[name] for key, name in kind.STORED_AS.items()}
-    return keys
-
-
-_STORED_KEYS: Final = _stored_keys()
+# The flat keys records.jsonl stores the answers under, every kind's, and the field of its answer
+# type each one holds (see `STORED_AS`).
+_STORED_KEYS: Final[dict[str, FieldInfo]] = {
+    key: kind.model_fields[name]
+    for kind in get_args(AnyAnswer)
+    for key, name in kind.STORED_AS.items()
+}
 
 # Every records.jsonl line has always held these keys, whatever its answer (empty or `null` for
 # an answer of another kind), and still does, so the lines stay as they were. The keys of a kind
