@@ -67,7 +67,11 @@ Rate: TypeAlias = Annotated[float, Field(gt=0, allow_inf_nan=False), AfterValida
 _StepRate: TypeAlias = Annotated[
     Rate, Figure("requested_rate"), Asked("R requests/s", what="a rate")
 ]
-_Burstiness: TypeAlias = Annotated[float | None, Figure("burstiness")]
+_Burstiness: TypeAlias = Annotated[
+    float | None,
+    Figure("burstiness"),
+    Field(ge=MIN_BURSTINESS, le=MAX_BURSTINESS, allow_inf_nan=False),
+]
 
 
 class Synchronous(BaseModel):
@@ -120,9 +124,7 @@ class Constant(BaseModel):
 
     kind: Literal["constant"] = "constant"
     rate: _StepRate = Field(examples=[100.0])
-    burstiness: _Burstiness = Field(
-        default=None, ge=MIN_BURSTINESS, le=MAX_BURSTINESS, allow_inf_nan=False
-    )
+    burstiness: _Burstiness = None
 
     def words(self) -> LoadWords:
         return rate_words(self.kind, self.rate)
@@ -141,9 +143,7 @@ class Poisson(BaseModel):
     kind: Literal["poisson"] = "poisson"
     rate: _StepRate = Field(examples=[100.0])
     seed: int | None = None
-    burstiness: _Burstiness = Field(
-        default=None, ge=MIN_BURSTINESS, le=MAX_BURSTINESS, allow_inf_nan=False
-    )
+    burstiness: _Burstiness = None
 
     def words(self) -> LoadWords:
         rate = self.rate
@@ -251,9 +251,7 @@ class RampUp(BaseModel):
     ramp: Annotated[RateRamp, Figure("ramp"), Asked("|".join(get_args(RampCurve)))] = Field(
         examples=[{"curve": "linear", "start_rate": 1.0, "end_rate": 20.0, "duration_s": 1.0}]
     )
-    burstiness: _Burstiness = Field(
-        default=None, ge=MIN_BURSTINESS, le=MAX_BURSTINESS, allow_inf_nan=False
-    )
+    burstiness: _Burstiness = None
     seed: int | None = None
 
     def words(self) -> LoadWords:
