@@ -26,7 +26,7 @@ import subprocess
 import sys
 import types
 from collections.abc import Callable, Coroutine, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from multiprocessing.connection import Connection
 from typing import Any, Generic, Protocol, TypeVar
@@ -467,27 +467,23 @@ async def _peers_ready(
             count -= 1
 
 
+@dataclass
 class _Follow(Generic[P]):
     """The coordinator's watch over the peers during one step: their parts as they come, and
-    the ones lost (gone, or killed after `unresponsive_after_s` of silence)."""
+    the ones lost (gone, or killed after `unresponsive_after_s` of silence); the peers that
+    `departed` before it are lost from its start."""
 
-    def __init__(
-        self,
-        inbox: Inbox[P],
-        control: _StepControl,
-        live: dict[P, int],
-        departed: list[tuple[int, str]],
-        heartbeats: Heartbeats[P],
-        clock: MonotonicClock,
-    ) -> None:
-        self.inbox = inbox
-        self.control = control
-        self.live = live
-        self.departed = departed
-        self.heartbeats = heartbeats
-        self.clock = clock
-        self.lost: list[tuple[int, str]] = [*departed]
-        departed.clear()
+    inbox: Inbox[P]
+    control: _StepControl
+    live: dict[P, int]
+    departed: list[tuple[int, str]]
+    heartbeats: Heartbeats[P]
+    clock: MonotonicClock
+    lost: list[tuple[int, str]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.lost = [*self.departed]
+        self.departed.clear()
 
     async def step(
         self,
