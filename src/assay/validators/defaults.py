@@ -138,22 +138,10 @@ def _generation_chain(*, strict: bool, allow_missing_done: bool) -> Validator[Ge
     """The chain of a text answer for one combination of the two switches."""
     ended = truncated_before_finish if allow_missing_done else truncated_stream
     if strict:
-        return chain(
-            ended,
-            missing_finish_reason,
-            impossible_usage,
-            empty_response,
-            _BY_NAME["usage_mismatch_two_sided"],
-            *_CONTENT_CHECKS,
-        )
-    return chain(
-        ended,
-        impossible_usage,
-        empty_response,
-        stream_without_finish_reason,
-        _BY_NAME["usage_mismatch"],
-        *_CONTENT_CHECKS,
-    )
+        checks = (missing_finish_reason, impossible_usage, empty_response)
+        return chain(ended, *checks, _BY_NAME["usage_mismatch_two_sided"], *_CONTENT_CHECKS)
+    checks = (impossible_usage, empty_response, stream_without_finish_reason)
+    return chain(ended, *checks, _BY_NAME["usage_mismatch"], *_CONTENT_CHECKS)
 
 
 _GENERATION_CHAINS = {
