@@ -184,7 +184,7 @@ class Target(BaseModel):
     # A number where text is expected is its text (`model = 7` in a TOML file is "7").
     model_config = ConfigDict(frozen=True, extra="forbid", coerce_numbers_to_str=True)
 
-    url: str | None = None
+    url: Annotated[str, AfterValidator(check_target)] | None = None
     endpoint: Endpoint = Endpoint.chat
     # One model, or a traffic mix (`a=0.7,b=0.3`, `a,b`; a config file may give a list or a
     # table of weights): see `assay.spec.model_mix`. A mix is kept as its canonical text.
@@ -236,11 +236,6 @@ class Target(BaseModel):
         if not value.strip():
             raise ValueError("the model name is empty")
         return canonical_models(value) if is_mix(value) else value
-
-    @field_validator("url")
-    @classmethod
-    def _url_is_a_base_url(cls, url: str | None) -> str | None:
-        return None if url is None else check_target(url)
 
     @field_validator("request_id_header")
     @classmethod
