@@ -186,10 +186,8 @@ class _Inbox:
         return self
 
     def __exit__(self, *_: object) -> None:
-        loop = asyncio.get_running_loop()
         for child in self._children:
-            if not child.conn.closed:
-                loop.remove_reader(child.conn.fileno())
+            self.forget(child)
 
     def _read(self, child: LoadChild) -> None:
         self.last_read_ns[child] = self._clock.now_ns()
