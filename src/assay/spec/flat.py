@@ -134,13 +134,9 @@ def flag_of(key: str) -> str:
     return _FLAGS.get(key, f"--{key.replace('_', '-')}")
 
 
-def _needs(member: type[BaseModel], missing: list[str]) -> str:
-    """What a profile needs when its required parameters `missing` were not given, in words
-    read from each field: its `Asked`, else its flag (with `N` for a count)."""
-    return " and ".join(_asked_for(name, member.model_fields[name]) for name in missing)
-
-
 def _asked_for(name: str, field: FieldInfo) -> str:
+    """How an error asks for the required profile parameter `name`, in words read from its
+    field: its `Asked`, else its flag (with `N` for a count)."""
     asked = asked_of(field) or Asked("N" if field.annotation is int else "")
     paths = (*_LOAD_KEYS.items(), *_PATHS.items())
     key = next(key for path, key in paths if path[:2] == ("load", name))
@@ -201,7 +197,8 @@ def _profile_fields(load: dict[str, Any], constraints: Any) -> dict[str, Any]:
             raise ValueError(_not_for(name, kind, sorted(ramp)))
     missing = [name for name, info in fields.items() if info.is_required() and name not in given]
     if missing:
-        raise ValueError(f"profile {kind} needs {_needs(_MEMBERS[kind], missing)}")
+        asked = (_asked_for(name, fields[name]) for name in missing)
+        raise ValueError(f"profile {kind} needs {' and '.join(asked)}")
     if "ramp" in given:
         given["ramp"] = _ramp_fields(ramp, constraints if isinstance(constraints, dict) else {})
     return {"kind": kind, **given}
