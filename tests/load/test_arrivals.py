@@ -238,7 +238,6 @@ def test_a_ramp_asks_for_no_single_rate_and_names_its_curve() -> None:
     assert requested_rate(RampUp(ramp=ramp)) is None
     assert rate_ramp(RampUp(ramp=ramp)) == ramp
     assert rate_ramp(Throughput()) is None
-    assert ramp.mean_rate == 3.0
 
 
 async def test_a_file_shorter_than_max_requests_ends_as_data_exhausted() -> None:

@@ -13,9 +13,7 @@ from pydantic import ValidationError
 
 from assay.config import ProfileKind, RunConfig
 from assay.spec.load import (
-    CONCURRENCY_KINDS,
     DEFAULT_CONCURRENCY,
-    RATE_KINDS,
     Profile,
     Sweep,
     Throughput,
@@ -47,22 +45,6 @@ def test_config_profile_kinds_are_the_kinds_of_the_profile_union() -> None:
     kinds = {typing.get_args(member.model_fields["kind"].annotation)[0] for member in members}
     assert set(typing.get_args(ProfileKind)) == kinds
     assert {profile_of(_config(kind)).kind for kind in typing.get_args(ProfileKind)} == kinds
-
-
-def test_rate_and_concurrency_kinds_are_the_profiles_with_those_parameters() -> None:
-    rated = {kind for kind in typing.get_args(ProfileKind) if "rate" in _fields(kind)}
-    assert set(RATE_KINDS) == rated
-    # concurrent calls it streams; throughput and sweep max_concurrency.
-    limited = {
-        kind
-        for kind in typing.get_args(ProfileKind)
-        if _fields(kind) & {"streams", "max_concurrency"}
-    }
-    assert set(CONCURRENCY_KINDS) == limited
-
-
-def _fields(kind: ProfileKind) -> set[str]:
-    return set(type(profile_of(_config(kind))).model_fields)
 
 
 # What a profile's config needs beside its own parameters: a trace to replay, the length of a

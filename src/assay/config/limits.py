@@ -50,16 +50,13 @@ def load_processes(config: RunConfig) -> int:
 
 def _small_run(config: RunConfig) -> bool:
     most, load = config.constraints.max_requests, config.load
-    ramp = None if isinstance(load, Sweep | Capacity) else rate_ramp(load)
-    rates = (
-        *(() if isinstance(load, Sweep | Capacity) else (requested_rate(load),)),
-        *(() if ramp is None else (ramp.start_rate, ramp.end_rate)),
-    )
-    return (
-        most is not None
-        and most <= SMALL_RUN_REQUESTS
-        and all(rate is None or rate <= SMALL_RUN_RATE for rate in rates)
-    )
+    if most is None or most > SMALL_RUN_REQUESTS:
+        return False
+    if isinstance(load, Sweep | Capacity):
+        return True  # no rate of its own
+    ramp = rate_ramp(load)
+    rates = (requested_rate(load), *(() if ramp is None else (ramp.start_rate, ramp.end_rate)))
+    return all(rate is None or rate <= SMALL_RUN_RATE for rate in rates)
 
 
 def open_file_limit() -> int | None:

@@ -26,7 +26,7 @@ class MonotonicClock:
         return time.perf_counter_ns()
 
     async def sleep_until(self, deadline_ns: int) -> None:
-        delay = deadline_ns - time.perf_counter_ns()
+        delay = deadline_ns - self.now_ns()
         if delay > 0:
             await asyncio.sleep(delay / 1e9)
 

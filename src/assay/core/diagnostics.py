@@ -68,90 +68,72 @@ class DiagnosticCode(StrEnum):
 
 
 _C = DiagnosticCode
-_STAGES: dict[DiagnosticCode, Stage] = {
-    **dict.fromkeys(
-        (
-            _C.connect_error,
-            _C.timeout_connect,
-            _C.timeout_first_token,
-            _C.timeout_idle,
-            _C.timeout_total,
-            _C.http_status,
-            _C.stream_interrupted,
-            _C.response_too_large,
-        ),
-        Stage.transport,
+_T, _P, _S = Stage.transport, Stage.protocol, Stage.content
+# Every code's stage and meaning (`assay validators` lists the meanings).
+_CODES: dict[DiagnosticCode, tuple[Stage, str]] = {
+    _C.connect_error: (_T, "connection refused or reset before a response"),
+    _C.timeout_connect: (_T, "the connect deadline passed"),
+    _C.timeout_first_token: (_T, "the first-token deadline passed"),
+    _C.timeout_idle: (_T, "no bytes arrived within the idle deadline"),
+    _C.timeout_total: (_T, "the total deadline for the request passed"),
+    _C.http_status: (_T, "non-2xx HTTP status"),
+    _C.stream_interrupted: (_T, "the connection dropped in the middle of the body"),
+    _C.response_too_large: (
+        _T,
+        "the response passed --max-response-bytes (an endless or runaway body)",
     ),
-    **dict.fromkeys(
-        (
-            _C.bad_content_type,
-            _C.invalid_json,
-            _C.inband_error,
-            _C.sse_error_event,
-            _C.unexpected_shape,
-            _C.malformed_http,
-        ),
-        Stage.protocol,
+    _C.bad_content_type: (_P, "2xx body that is neither JSON nor SSE"),
+    _C.invalid_json: (_P, "a body or SSE data line that is not valid JSON"),
+    _C.inband_error: (_P, "a 2xx body or stream event that is an error object"),
+    _C.sse_error_event: (_P, "an SSE `event: error` frame"),
+    _C.unexpected_shape: (_P, "valid JSON that is not the endpoint's schema"),
+    _C.malformed_http: (
+        _P,
+        "the HTTP response cannot be read: bad chunk framing or head, or an encoding assay "
+        "does not decode (Brotli, zstd)",
     ),
-    **dict.fromkeys(
-        (
-            _C.no_terminal_response,
-            _C.empty_response,
-            _C.impossible_usage,
-            _C.truncated_stream,
-            _C.missing_finish_reason,
-            _C.usage_mismatch,
-            _C.max_tokens_not_honoured,
-            _C.empty_embedding,
-            _C.no_results,
-            _C.result_count_mismatch,
-            _C.invalid_result_index,
-            _C.non_finite_score,
-            _C.invalid_json_output,
-            _C.invalid_tool_call,
-        ),
-        Stage.content,
+    _C.no_terminal_response: (_S, "the backend resolved with nothing at all"),
+    _C.empty_response: (
+        _S,
+        "no text, no tool calls and no reasoning, whatever usage the server reports",
     ),
-    _C.internal_error: Stage.internal,
-    _C.validator_error: Stage.user,
+    _C.impossible_usage: (_S, "server usage that cannot be true: negative, or above max_tokens"),
+    _C.truncated_stream: (
+        _S,
+        "the stream ended without a terminal marker and without finish_reason",
+    ),
+    _C.missing_finish_reason: (
+        _S,
+        "a finished answer without finish_reason (chat/completions streams; everything in "
+        "strict mode)",
+    ),
+    _C.usage_mismatch: (_S, "server-reported output tokens disagree with the streamed count"),
+    _C.max_tokens_not_honoured: (
+        _S,
+        "ignore_eos asked for N output tokens and got a different count",
+    ),
+    _C.empty_embedding: (_S, "no vectors, wrong count, zero dimension or non-finite values"),
+    _C.no_results: (_S, "a rerank or score answer with no results at all"),
+    _C.result_count_mismatch: (
+        _S,
+        "a rerank or score answer with more or fewer results than the documents sent (or "
+        "than rerank's top_n)",
+    ),
+    _C.invalid_result_index: (
+        _S,
+        "a rerank or score result naming a document that was not sent, or one already named",
+    ),
+    _C.non_finite_score: (_S, "a rerank or score result whose score is NaN or infinite"),
+    _C.invalid_json_output: (_S, "JSON mode was requested and the text does not parse or match"),
+    _C.invalid_tool_call: (_S, "a tool call whose arguments do not parse as JSON"),
+    _C.internal_error: (Stage.internal, "a bug in assay, recorded with its traceback"),
+    _C.validator_error: (
+        Stage.user,
+        "a user validator raised; its name and traceback are in the record",
+    ),
 }
 
-CODE_MEANINGS: dict[DiagnosticCode, str] = {
-    _C.connect_error: "connection refused or reset before a response",
-    _C.timeout_connect: "the connect deadline passed",
-    _C.timeout_first_token: "the first-token deadline passed",
-    _C.timeout_idle: "no bytes arrived within the idle deadline",
-    _C.timeout_total: "the total deadline for the request passed",
-    _C.http_status: "non-2xx HTTP status",
-    _C.stream_interrupted: "the connection dropped in the middle of the body",
-    _C.response_too_large: "the response passed --max-response-bytes (an endless or runaway body)",
-    _C.bad_content_type: "2xx body that is neither JSON nor SSE",
-    _C.invalid_json: "a body or SSE data line that is not valid JSON",
-    _C.inband_error: "a 2xx body or stream event that is an error object",
-    _C.sse_error_event: "an SSE `event: error` frame",
-    _C.unexpected_shape: "valid JSON that is not the endpoint's schema",
-    _C.malformed_http: "the HTTP response cannot be read: bad chunk framing or head, or an "
-    "encoding assay does not decode (Brotli, zstd)",
-    _C.no_terminal_response: "the backend resolved with nothing at all",
-    _C.empty_response: "no text, no tool calls and no reasoning, whatever usage the server reports",
-    _C.impossible_usage: "server usage that cannot be true: negative, or above max_tokens",
-    _C.truncated_stream: "the stream ended without a terminal marker and without finish_reason",
-    _C.missing_finish_reason: "a finished answer without finish_reason (chat/completions streams; "
-    "everything in strict mode)",
-    _C.usage_mismatch: "server-reported output tokens disagree with the streamed count",
-    _C.max_tokens_not_honoured: "ignore_eos asked for N output tokens and got a different count",
-    _C.empty_embedding: "no vectors, wrong count, zero dimension or non-finite values",
-    _C.no_results: "a rerank or score answer with no results at all",
-    _C.result_count_mismatch: "a rerank or score answer with more or fewer results than the "
-    "documents sent (or than rerank's top_n)",
-    _C.invalid_result_index: "a rerank or score result naming a document that was not sent, or "
-    "one already named",
-    _C.non_finite_score: "a rerank or score result whose score is NaN or infinite",
-    _C.invalid_json_output: "JSON mode was requested and the text does not parse or match",
-    _C.invalid_tool_call: "a tool call whose arguments do not parse as JSON",
-    _C.internal_error: "a bug in assay, recorded with its traceback",
-    _C.validator_error: "a user validator raised; its name and traceback are in the record",
-}
+CODE_MEANINGS: dict[DiagnosticCode, str] = {code: meaning for code, (_, meaning) in _CODES.items()}
 
 _NAMESPACED = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+")
 
@@ -265,7 +247,7 @@ def stage_of(code: AnyCode) -> Stage:
     """
     if isinstance(code, CustomCode):
         return code.stage
-    return _STAGES[code]
+    return _CODES[code][0]
 
 
 def cap_excerpt(raw: bytes | str | None, limit: int = EXCERPT_LIMIT) -> str | None:

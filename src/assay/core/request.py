@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Self, assert_never
+from typing import Self
 
 from pydantic import BaseModel, ConfigDict, JsonValue, model_validator
 
@@ -140,8 +140,6 @@ class GenerationRequest(BaseModel):
                 if self.documents is not None:
                     documents = len(self.documents)
                     results = _result_count(self.endpoint, documents, self.extra_body)
-            case unknown:
-                assert_never(unknown)
         return RequestEcho(
             max_output_tokens=self.max_output_tokens,
             ignore_eos=self.ignore_eos,

@@ -57,15 +57,6 @@ class ExchangeIds(BaseModel):
     answer: str | None = None
     traceparent: str | None = None
 
-    def trace_id(self) -> str | None:
-        """The 32-hex trace id of `traceparent`, if one was sent.
-
-        >>> ExchangeIds(traceparent="00-" + "a" * 32 + "-" + "b" * 16 + "-01").trace_id()
-        'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'
-        """
-        parent = self.traceparent
-        return None if parent is None else parent[3:35]
-
 
 class SentBody(BaseModel):
     """What a request carrying images or audio put on the wire: its body's size in bytes, and
@@ -265,16 +256,13 @@ class ResponseFields(TypedDict):
     sent: SentBody | None
 
 
-def _stored_keys() -> dict[str, FieldInfo]:
-    """The flat keys records.jsonl stores the answers under, every kind's, and the field of its
-    answer type each one holds (see `STORED_AS`)."""
-    keys: dict[str, FieldInfo] = {}
-    for kind in get_args(AnyAnswer):
-        keys |= {key: kind.model_fields[name] for key, name in kind.STORED_AS.items()}
-    return keys
-
-
-_STORED_KEYS: Final = _stored_keys()
+# The flat keys records.jsonl stores the answers under, every kind's, and the field of its answer
+# type each one holds (see `STORED_AS`).
+_STORED_KEYS: Final[dict[str, FieldInfo]] = {
+    key: kind.model_fields[name]
+    for kind in get_args(AnyAnswer)
+    for key, name in kind.STORED_AS.items()
+}
 
 # Every records.jsonl line has always held these keys, whatever its answer (empty or `null` for
 # an answer of another kind), and still does, so the lines stay as they were. The keys of a kind

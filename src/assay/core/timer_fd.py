@@ -88,18 +88,6 @@ def open_timer_fd() -> TimerFd:
     return _LibcTimerFd(_libc())
 
 
-class LoopTimerWaiter:
-    """Waits on the loop's own timer (to the millisecond under uvloop)."""
-
-    async def sleep_until(self, deadline_ns: int) -> None:
-        delay_ns = deadline_ns - time.perf_counter_ns()
-        if delay_ns > 0:
-            await asyncio.sleep(delay_ns / 1e9)
-
-    def close(self) -> None:
-        pass
-
-
 class TimerFdWaiter:
     """Waits on one timerfd, re-armed for each wait and watched by the running loop.
 
@@ -111,21 +99,19 @@ class TimerFdWaiter:
     def __init__(self, open_timer: Callable[[], TimerFd] = open_timer_fd) -> None:
         self._open_timer = open_timer
         self._timer: TimerFd | None = None
-        self._fallback: LoopTimerWaiter | None = None
-
-    @property
-    def falls_back(self) -> bool:
-        """Whether waits use the loop's timer (no timerfd could be used)."""
-        return self._fallback is not None
+        # Whether waits use the loop's timer (no timerfd could be used).
+        self.falls_back = False
 
     async def sleep_until(self, deadline_ns: int) -> None:
         if time.perf_counter_ns() >= deadline_ns:
             return
-        if self._fallback is None and self._timer is None:
+        if not self.falls_back and self._timer is None:
             self._timer = self._opened_timer()
         if self._timer is None:
-            assert self._fallback is not None  # set whenever no timer could be opened
-            await self._fallback.sleep_until(deadline_ns)
+            # The loop's own timer: to the millisecond under uvloop.
+            delay_ns = deadline_ns - time.perf_counter_ns()
+            if delay_ns > 0:
+                await asyncio.sleep(delay_ns / 1e9)
             return
         await self._fired(self._timer, deadline_ns)
 
@@ -133,11 +119,11 @@ class TimerFdWaiter:
         try:
             timer = self._open_timer()
         except (OSError, AttributeError):
-            self._fallback = LoopTimerWaiter()
+            self.falls_back = True
             return None
         if not _loop_watches_fds(timer):
             timer.close()
-            self._fallback = LoopTimerWaiter()
+            self.falls_back = True
             return None
         return timer
 

@@ -26,7 +26,7 @@ import subprocess
 import sys
 import types
 from collections.abc import Callable, Coroutine, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from multiprocessing.connection import Connection
 from typing import Any, Generic, Protocol, TypeVar
@@ -67,7 +67,6 @@ P = TypeVar("P")
 _START_LEAD_NS = 50_000_000
 _POLL_S = 0.02
 _STARTUP_TIMEOUT_S = 120.0
-_SHUTDOWN_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,10 +186,8 @@ class _Inbox:
         return self
 
     def __exit__(self, *_: object) -> None:
-        loop = asyncio.get_running_loop()
         for child in self._children:
-            if not child.conn.closed:
-                loop.remove_reader(child.conn.fileno())
+            self.forget(child)
 
     def _read(self, child: LoadChild) -> None:
         self.last_read_ns[child] = self._clock.now_ns()
@@ -225,7 +222,18 @@ class _Inbox:
         return child.name
 
     def describe_exit(self, child: LoadChild) -> str:
-        return describe_exit(child)
+        """How a child that closed its socket ended: its exit code or the signal that killed it."""
+        # Its socket closed: the exit status is due at once (or it is hung, and says so).
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.popen.wait(timeout=1.0)
+        code = child.popen.returncode
+        if code is None:
+            return "closed its connection and did not exit"
+        if code < 0:
+            with contextlib.suppress(ValueError):
+                return f"was killed by {signal.Signals(-code).name}"
+            return f"was killed by signal {-code}"
+        return f"exited with code {code}"
 
     async def get(self, timeout_s: float) -> tuple[LoadChild, object] | None:
         return await next_message(self._queue, timeout_s, self.name)
@@ -246,21 +254,6 @@ async def next_message(
             raise message.error
         raise LoadProcessError(f"{name(peer)} failed:\n{message.traceback}")
     return peer, message
-
-
-def describe_exit(child: LoadChild) -> str:
-    """How a child that closed its socket ended: its exit code or the signal that killed it."""
-    # Its socket closed: the exit status is due at once (or it is hung, and says so).
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        child.popen.wait(timeout=1.0)
-    code = child.popen.returncode
-    if code is None:
-        return "closed its connection and did not exit"
-    if code < 0:
-        with contextlib.suppress(ValueError):
-            return f"was killed by {signal.Signals(-code).name}"
-        return f"was killed by signal {-code}"
-    return f"exited with code {code}"
 
 
 GONE = object()
@@ -472,27 +465,23 @@ async def _peers_ready(
             count -= 1
 
 
+@dataclass
 class _Follow(Generic[P]):
     """The coordinator's watch over the peers during one step: their parts as they come, and
-    the ones lost (gone, or killed after `unresponsive_after_s` of silence)."""
+    the ones lost (gone, or killed after `unresponsive_after_s` of silence); the peers that
+    `departed` before it are lost from its start."""
 
-    def __init__(
-        self,
-        inbox: Inbox[P],
-        control: _StepControl,
-        live: dict[P, int],
-        departed: list[tuple[int, str]],
-        heartbeats: Heartbeats[P],
-        clock: MonotonicClock,
-    ) -> None:
-        self.inbox = inbox
-        self.control = control
-        self.live = live
-        self.departed = departed
-        self.heartbeats = heartbeats
-        self.clock = clock
-        self.lost: list[tuple[int, str]] = [*departed]
-        departed.clear()
+    inbox: Inbox[P]
+    control: _StepControl
+    live: dict[P, int]
+    departed: list[tuple[int, str]]
+    heartbeats: Heartbeats[P]
+    clock: MonotonicClock
+    lost: list[tuple[int, str]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.lost = [*self.departed]
+        self.departed.clear()
 
     async def step(
         self,

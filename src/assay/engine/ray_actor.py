@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.backend import open_backend
+from assay.core import MonotonicClock
 from assay.engine.coordinator import Crashed, Done, Ready, StepCommand
 from assay.errors import first_assay_error
 from assay.load.load_slice import LoadSlice
@@ -46,7 +47,7 @@ class DriverClock:
     node_id: str
 
 
-class OffsetClock:
+class OffsetClock(MonotonicClock):
     """This process's monotonic clock shifted onto the driver's: durations are measured here,
     on this clock alone; the offset is fixed once, so it never bends them.
 
@@ -67,11 +68,6 @@ class OffsetClock:
 
     def now_ns(self) -> int:
         return time.perf_counter_ns() + self.offset_ns
-
-    async def sleep_until(self, deadline_ns: int) -> None:
-        delay = deadline_ns - self.now_ns()
-        if delay > 0:
-            await asyncio.sleep(delay / 1e9)
 
 
 def offset_to(driver: DriverClock, node_id: str) -> int:

@@ -68,10 +68,6 @@ ActorHandle: TypeAlias = Any
 """A `ray.actor.ActorHandle` of a `LoadSliceActor`: Ray types method calls on a handle only for
 classes decorated where they are defined, and this one is wrapped at run time (Ray is optional)."""
 
-INSTALL_HINT: Final = (
-    '--engine ray needs Ray, an optional extra: pip install -e ".[ray]" '
-    "(or pip install 'assay[ray]')"
-)
 # Ray delivers a method call in about a millisecond on a LAN; the lead covers a busy node.
 _START_LEAD_NS = 200_000_000
 # How long an idle actor holds a drain call open: the driver hears from each actor at least
@@ -94,7 +90,10 @@ def import_ray() -> ModuleType:
     try:
         import ray
     except ImportError:
-        raise ConfigError(INSTALL_HINT) from None
+        raise ConfigError(
+            '--engine ray needs Ray, an optional extra: pip install -e ".[ray]" '
+            "(or pip install 'assay[ray]')"
+        ) from None
     return ray
 
 
@@ -521,7 +520,6 @@ def _describe_death(error: BaseException) -> str:
 
 
 __all__ = [
-    "INSTALL_HINT",
     "RayActors",
     "RayInbox",
     "import_ray",

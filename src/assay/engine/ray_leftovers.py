@@ -226,9 +226,7 @@ def _read_record(path: Path) -> tuple[str | None, int, int, list[tuple[int, int]
 def _pair(value: object) -> tuple[int, int] | None:
     """A `[pid, start time]` pair of positive integers, else None."""
     match value:
-        case [int() as pid, int() as start] if (
-            type(pid) is int and type(start) is int and pid > 0 and start > 0
-        ):
+        case [pid, start] if type(pid) is int and type(start) is int and pid > 0 and start > 0:
             return pid, start
         case _:
             return None

@@ -28,9 +28,6 @@ from assay.spec.parameter import Asked
 SloFigure: TypeAlias = Literal["ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"]
 """The per-request latencies an SLO may bound (TTFT, TPOT, the worst ITL gap, E2E)."""
 
-DEFAULT_PERCENTILE: Final = 99.0
-"""The percentile of an SLO written without one (`ttft_ms=500` is `ttft_ms=500@p99`)."""
-
 _SLO_TEXT = re.compile(r"^\s*(\w+)\s*=\s*([^@\s]+)\s*(?:@\s*p?([^\s]+))?\s*$", re.IGNORECASE)
 
 
@@ -47,7 +44,8 @@ class SloTarget(BaseModel):
 
     figure: SloFigure
     limit_ms: float = Field(gt=0, allow_inf_nan=False)
-    percentile: float = Field(default=DEFAULT_PERCENTILE, gt=0, lt=100, allow_inf_nan=False)
+    # An SLO written without one is p99 (`ttft_ms=500` is `ttft_ms=500@p99`).
+    percentile: float = Field(default=99.0, gt=0, lt=100, allow_inf_nan=False)
 
     @classmethod
     def parse(cls, text: str) -> SloTarget:
@@ -234,7 +232,6 @@ class Capacity(BaseModel):
 
 
 __all__ = [
-    "DEFAULT_PERCENTILE",
     "Capacity",
     "CapacityAxis",
     "SloFigure",

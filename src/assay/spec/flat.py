@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Mapping
-from typing import Any, Final, TypeGuard
+from typing import Any, Final
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
@@ -23,10 +23,6 @@ from assay.spec.parameter import Asked, asked_of
 
 def _keys(section: str, *names: str) -> dict[str, tuple[str, ...]]:
     return {name: (section, name) for name in names}
-
-
-def _timeouts(*names: str) -> dict[str, tuple[str, ...]]:
-    return {f"timeout_{name}": ("target", "timeouts", f"{name}_s") for name in names}
 
 
 # The profiles of the union, by kind.
@@ -74,7 +70,10 @@ _LISTED: Final[dict[str, tuple[str, ...]]] = {
     "extra_body": ("request", "extra_body"),
     **_keys("validation", "validators", "default_validators", "strict", "allow_missing_done"),
     **_keys("validation", "max_error_rate", "max_not_sent_rate", "slo"),
-    **_timeouts("connect", "first_token", "idle", "total"),
+    **{
+        f"timeout_{name}": ("target", "timeouts", f"{name}_s")
+        for name in ("connect", "first_token", "idle", "total")
+    },
     "max_response_bytes": ("target", "max_response_bytes"),
     "output_dir": ("output", "dir"),
     **{f"mock_{name}": ("mock", name) for name in ("workers", "ttft_ms", "itl_ms", "faults")},
@@ -135,17 +134,9 @@ def flag_of(key: str) -> str:
     return _FLAGS.get(key, f"--{key.replace('_', '-')}")
 
 
-def _is_kind(name: str) -> TypeGuard[ProfileKind]:
-    return name in _MEMBERS
-
-
-def _needs(member: type[BaseModel], missing: list[str]) -> str:
-    """What a profile needs when its required parameters `missing` were not given, in words
-    read from each field: its `Asked`, else its flag (with `N` for a count)."""
-    return " and ".join(_asked_for(name, member.model_fields[name]) for name in missing)
-
-
 def _asked_for(name: str, field: FieldInfo) -> str:
+    """How an error asks for the required profile parameter `name`, in words read from its
+    field: its `Asked`, else its flag (with `N` for a count)."""
     asked = asked_of(field) or Asked("N" if field.annotation is int else "")
     paths = (*_LOAD_KEYS.items(), *_PATHS.items())
     key = next(key for path, key in paths if path[:2] == ("load", name))
@@ -193,7 +184,7 @@ def _profile_fields(load: dict[str, Any], constraints: Any) -> dict[str, Any]:
     given = {name: value for name, value in load.items() if value is not None}
     ramp = given.get("ramp", {})
     kind = str(given.pop("kind", "ramp_up" if ramp.get("curve") is not None else "throughput"))
-    if not _is_kind(kind):
+    if kind not in _MEMBERS:
         kinds = [repr(kind) for kind in typing.get_args(ProfileKind)]
         raise ValueError(f"--profile: Input should be {', '.join(kinds[:-1])} or {kinds[-1]}")
     fields = _MEMBERS[kind].model_fields
@@ -206,7 +197,8 @@ def _profile_fields(load: dict[str, Any], constraints: Any) -> dict[str, Any]:
             raise ValueError(_not_for(name, kind, sorted(ramp)))
     missing = [name for name, info in fields.items() if info.is_required() and name not in given]
     if missing:
-        raise ValueError(f"profile {kind} needs {_needs(_MEMBERS[kind], missing)}")
+        asked = (_asked_for(name, fields[name]) for name in missing)
+        raise ValueError(f"profile {kind} needs {' and '.join(asked)}")
     if "ramp" in given:
         given["ramp"] = _ramp_fields(ramp, constraints if isinstance(constraints, dict) else {})
     return {"kind": kind, **given}

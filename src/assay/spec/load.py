@@ -51,12 +51,6 @@ ProfileKind: TypeAlias = Literal[
 DEFAULT_CONCURRENCY: Final = 64
 """What `throughput` and `sweep` keep in flight at most, and `concurrent` runs, unless told."""
 
-RATE_KINDS: Final[tuple[ProfileKind, ...]] = ("constant", "poisson")
-"""The profiles that take a rate."""
-
-CONCURRENCY_KINDS: Final[tuple[ProfileKind, ...]] = ("concurrent", "throughput", "sweep")
-"""The profiles that take a concurrency."""
-
 
 def _sane_rate(rate: float) -> float:
     if not MIN_RATE <= rate <= MAX_RATE:
@@ -73,7 +67,11 @@ Rate: TypeAlias = Annotated[float, Field(gt=0, allow_inf_nan=False), AfterValida
 _StepRate: TypeAlias = Annotated[
     Rate, Figure("requested_rate"), Asked("R requests/s", what="a rate")
 ]
-_Burstiness: TypeAlias = Annotated[float | None, Figure("burstiness")]
+_Burstiness: TypeAlias = Annotated[
+    float | None,
+    Figure("burstiness"),
+    Field(ge=MIN_BURSTINESS, le=MAX_BURSTINESS, allow_inf_nan=False),
+]
 
 
 class Synchronous(BaseModel):
@@ -126,9 +124,7 @@ class Constant(BaseModel):
 
     kind: Literal["constant"] = "constant"
     rate: _StepRate = Field(examples=[100.0])
-    burstiness: _Burstiness = Field(
-        default=None, ge=MIN_BURSTINESS, le=MAX_BURSTINESS, allow_inf_nan=False
-    )
+    burstiness: _Burstiness = None
 
     def words(self) -> LoadWords:
         return rate_words(self.kind, self.rate)
@@ -147,9 +143,7 @@ class Poisson(BaseModel):
     kind: Literal["poisson"] = "poisson"
     rate: _StepRate = Field(examples=[100.0])
     seed: int | None = None
-    burstiness: _Burstiness = Field(
-        default=None, ge=MIN_BURSTINESS, le=MAX_BURSTINESS, allow_inf_nan=False
-    )
+    burstiness: _Burstiness = None
 
     def words(self) -> LoadWords:
         rate = self.rate
@@ -241,11 +235,6 @@ class RateRamp(BaseModel):
                     return s / r0
                 return length * math.log1p(s * log_ratio / (r0 * length)) / log_ratio
 
-    @property
-    def mean_rate(self) -> float:
-        """The requests the ramp offers over its length, per second of it."""
-        return self.expected_by(self.duration_s) / self.duration_s
-
 
 class RampUp(BaseModel):
     """An open loop whose rate follows `ramp`: evenly spaced along the curve, or with
@@ -262,9 +251,7 @@ class RampUp(BaseModel):
     ramp: Annotated[RateRamp, Figure("ramp"), Asked("|".join(get_args(RampCurve)))] = Field(
         examples=[{"curve": "linear", "start_rate": 1.0, "end_rate": 20.0, "duration_s": 1.0}]
     )
-    burstiness: _Burstiness = Field(
-        default=None, ge=MIN_BURSTINESS, le=MAX_BURSTINESS, allow_inf_nan=False
-    )
+    burstiness: _Burstiness = None
     seed: int | None = None
 
     def words(self) -> LoadWords:
@@ -512,9 +499,7 @@ def most_in_flight(profile: Sweep | Capacity | StepLoad) -> int | None:
 
 
 __all__ = [
-    "CONCURRENCY_KINDS",
     "DEFAULT_CONCURRENCY",
-    "RATE_KINDS",
     "Concurrent",
     "Constant",
     "Pacing",

@@ -66,9 +66,7 @@ def price_of_setting(value: object) -> object:
     >>> price_of_setting("8x2.5"), price_of_setting(3)
     (Price(usd_per_gpu_hour=2.5, gpus=8), Price(usd_per_gpu_hour=3.0, gpus=1))
     """
-    if isinstance(value, str):
-        return parse_price(value)
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
         return parse_price(str(value))
     return value
 

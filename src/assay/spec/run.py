@@ -34,7 +34,7 @@ from assay.spec.sections import (
     Source,
     Validation,
 )
-from assay.spec.target import Target, Timeouts, mask_headers, mask_url
+from assay.spec.target import MaskedUrl, Target, Timeouts, mask_headers, mask_url
 
 DEFAULT_MAX_SECONDS: Final = 10.0
 """How long each step of a run runs when nothing else bounds it (no limit, data or trace)."""
@@ -186,7 +186,7 @@ class RunEcho(_Settings):
 
     # The settings code reads by name, typed; every other flat key is a field all the same
     # (`settings_model`: the field of its place in the sections, in `FLAT_KEYS` order).
-    target: str | None = _setting("target")
+    target: MaskedUrl | None = _setting("target")
     endpoint: Endpoint = _setting("endpoint")
     model: str | None = _setting("model")
     headers: dict[str, str] = _setting("headers")
@@ -220,10 +220,6 @@ class RunEcho(_Settings):
     @field_serializer("headers")
     def _mask_secret_headers(self, value: dict[str, str]) -> dict[str, str]:
         return mask_headers(value, self.secret_headers)
-
-    @field_serializer("target")
-    def _mask_url_password(self, value: str | None) -> str | None:
-        return None if value is None else mask_url(value)
 
     def revalidated(self, *, validator_chain: str, at: str, max_error_rate: float) -> RunEcho:
         """The echo of the same run judged again by `assay revalidate` at `at` (ISO 8601).

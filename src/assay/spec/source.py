@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Final
-
 from pydantic import BaseModel, ConfigDict
-
-EXTRA_BODY_COLUMN: Final = "extra_body"
-"""A row key whose JSON object is merged into that request's body."""
 
 
 class PromptColumns(BaseModel):
@@ -24,7 +19,8 @@ class PromptColumns(BaseModel):
     turns: str = "turns"
     query: str = "query"
     documents: str = "documents"
-    extra_body: str = EXTRA_BODY_COLUMN
+    # A row key whose JSON object is merged into that request's body.
+    extra_body: str = "extra_body"
     # A row's images (a list, or one value: a file path, an http(s) URL or a data: URL), and
     # the single `image` of a LLaVA-style ShareGPT row.
     images: str = "images"
@@ -32,22 +28,8 @@ class PromptColumns(BaseModel):
     model: str = "model"
 
     def interpreted(self) -> frozenset[str]:
-        """Every column assay reads itself."""
-        return frozenset(
-            {
-                self.prompt,
-                self.messages,
-                self.output_tokens,
-                self.conversations,
-                self.turns,
-                self.query,
-                self.documents,
-                self.extra_body,
-                self.images,
-                self.image,
-                self.model,
-            }
-        )
+        """Every column assay reads itself (each field names one)."""
+        return frozenset(getattr(self, name) for name in type(self).model_fields)
 
 
-__all__ = ["EXTRA_BODY_COLUMN", "PromptColumns"]
+__all__ = ["PromptColumns"]

@@ -17,6 +17,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PlainSerializer,
     field_serializer,
     field_validator,
     model_validator,
@@ -150,6 +151,10 @@ def mask_url(url: str) -> str:
     return parts._replace(netloc=f"{user}:{MASK}@{host}").geturl()
 
 
+MaskedUrl: TypeAlias = Annotated[str, PlainSerializer(mask_url)]
+"""A URL dumped with its password masked (`mask_url`)."""
+
+
 def _deadline(default: float) -> Any:
     """A deadline's field: finite (JSON's `Infinity` or `inf` on the command line would
     overflow the deadlines), above 0 and at most MAX_DURATION_S."""
@@ -184,7 +189,7 @@ class Target(BaseModel):
     # A number where text is expected is its text (`model = 7` in a TOML file is "7").
     model_config = ConfigDict(frozen=True, extra="forbid", coerce_numbers_to_str=True)
 
-    url: str | None = None
+    url: Annotated[MaskedUrl, AfterValidator(check_target)] | None = None
     endpoint: Endpoint = Endpoint.chat
     # One model, or a traffic mix (`a=0.7,b=0.3`, `a,b`; a config file may give a list or a
     # table of weights): see `assay.spec.model_mix`. A mix is kept as its canonical text.
@@ -237,11 +242,6 @@ class Target(BaseModel):
             raise ValueError("the model name is empty")
         return canonical_models(value) if is_mix(value) else value
 
-    @field_validator("url")
-    @classmethod
-    def _url_is_a_base_url(cls, url: str | None) -> str | None:
-        return None if url is None else check_target(url)
-
     @field_validator("request_id_header")
     @classmethod
     def _request_id_header_name(cls, value: str) -> str:
@@ -293,15 +293,12 @@ class Target(BaseModel):
             return mix.names
         return () if self.model is None else (self.model,)
 
-    @field_serializer("url")
-    def _mask_url_password(self, value: str | None) -> str | None:
-        return None if value is None else mask_url(value)
-
 
 __all__ = [
     "Target",
     "Timeouts",
     "MASK",
+    "MaskedUrl",
     "SendableHeaders",
     "check_header",
     "check_target",

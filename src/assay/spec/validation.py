@@ -4,9 +4,11 @@ thresholds past which a run is INVALID."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
+from typing import Final, get_args
 
-SLO_KEYS: Final = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
+from assay.spec.capacity import SloFigure
+
+SLO_KEYS: Final[tuple[SloFigure, ...]] = get_args(SloFigure)
 """The latency SLOs `--slo` takes, each named after the metric (in ms) it bounds."""
 
 DEFAULT_MAX_ERROR_RATE: Final = 0.05

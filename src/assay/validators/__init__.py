@@ -18,6 +18,7 @@ from assay.validators.chain import (
     Validator,
     chain,
     named_steps,
+    reject,
     screened,
     validator_name,
 )
@@ -36,7 +37,6 @@ from assay.validators.defaults import (
 )
 from assay.validators.embeddings import empty_embedding
 from assay.validators.loading import custom_codes_of, load_validator, resolve_validator
-from assay.validators.reject import reject
 from assay.validators.scores import (
     invalid_result_index,
     no_results,

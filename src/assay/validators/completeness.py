@@ -7,8 +7,7 @@ from returns.result import Result, Success
 from assay.core.answer import TextAnswer
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.response import GenerationResponse
-from assay.validators.chain import screened
-from assay.validators.reject import reject
+from assay.validators.chain import reject, screened
 
 
 def _ended(response: GenerationResponse) -> bool:

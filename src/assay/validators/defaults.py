@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from assay.core.diagnostics import DiagnosticCode
 from assay.core.response import GenerationResponse
 from assay.spec.endpoint import Answer, Endpoint
-from assay.validators.chain import Validator, chain
+from assay.validators.chain import Validator, chain, validator_name
 from assay.validators.completeness import (
     empty_response,
     missing_finish_reason,
@@ -29,109 +29,97 @@ from assay.validators.usage import impossible_usage
 
 @dataclass(frozen=True, slots=True)
 class BuiltinValidator:
-    """One built-in validator: the name the CLI accepts, the code it reports, what it checks."""
+    """One built-in validator: the code it reports, what it checks, and the validator."""
 
-    name: str
     code: DiagnosticCode
     description: str
     validator: Validator[GenerationResponse]
 
+    @property
+    def name(self) -> str:
+        """The name the CLI accepts (`--validator NAME`): the validator's own."""
+        return validator_name(self.validator)
+
 
 BUILTIN_VALIDATORS: tuple[BuiltinValidator, ...] = (
     BuiltinValidator(
-        "truncated_stream",
         DiagnosticCode.truncated_stream,
         "a stream that ended without [DONE]/terminal event, even after a finish_reason",
         truncated_stream,
     ),
     BuiltinValidator(
-        "truncated_before_finish",
         DiagnosticCode.truncated_stream,
         "lenient truncated_stream for servers that never send [DONE] (TGI before 2.2): only a "
         "stream with neither [DONE]/terminal event nor finish_reason",
         truncated_before_finish,
     ),
     BuiltinValidator(
-        "stream_without_finish_reason",
         DiagnosticCode.missing_finish_reason,
         "a chat/completions stream that ended with [DONE] and no finish_reason",
         stream_without_finish_reason,
     ),
     BuiltinValidator(
-        "impossible_usage",
         DiagnosticCode.impossible_usage,
         "server usage below zero, or more completion tokens than max_tokens allowed",
         impossible_usage,
     ),
     BuiltinValidator(
-        "empty_response",
         DiagnosticCode.empty_response,
         "no text, no tool calls and no reasoning, whatever usage says: nothing was served",
         empty_response,
     ),
     BuiltinValidator(
-        "missing_finish_reason",
         DiagnosticCode.missing_finish_reason,
         "strict: any answer without finish_reason (also responses and non-streamed bodies)",
         missing_finish_reason,
     ),
     BuiltinValidator(
-        "usage_mismatch",
         DiagnosticCode.usage_mismatch,
         "the stream carried more tokens than usage reports, beyond max(1 token, 2 %)",
         usage_mismatch(),
     ),
     BuiltinValidator(
-        "usage_mismatch_two_sided",
         DiagnosticCode.usage_mismatch,
         "strict: both directions where the stream proves its count (running usage); on a "
         "chunk count only the proven direction",
         usage_mismatch(two_sided=True),
     ),
     BuiltinValidator(
-        "max_tokens_not_honoured",
         DiagnosticCode.max_tokens_not_honoured,
         "ignore_eos asked for N output tokens and the answer has a different count",
         max_tokens_not_honoured,
     ),
     BuiltinValidator(
-        "invalid_json_output",
         DiagnosticCode.invalid_json_output,
         "JSON mode was asked for and the text does not parse or match the schema",
         invalid_json_output,
     ),
     BuiltinValidator(
-        "invalid_tool_call",
         DiagnosticCode.invalid_tool_call,
         "a tool call whose arguments are not a JSON object",
         invalid_tool_call,
     ),
     BuiltinValidator(
-        "empty_embedding",
         DiagnosticCode.empty_embedding,
         "embeddings: no vectors, wrong count, dimension 0, differing dimensions or NaN/inf",
         empty_embedding,
     ),
     BuiltinValidator(
-        "no_results",
         DiagnosticCode.no_results,
         "rerank/score: an answer with no results",
         no_results,
     ),
     BuiltinValidator(
-        "result_count_mismatch",
         DiagnosticCode.result_count_mismatch,
         "rerank/score: more or fewer results than documents sent (or rerank's top_n)",
         result_count_mismatch,
     ),
     BuiltinValidator(
-        "invalid_result_index",
         DiagnosticCode.invalid_result_index,
         "rerank/score: a result index outside the documents sent, or named twice",
         invalid_result_index,
     ),
     BuiltinValidator(
-        "non_finite_score",
         DiagnosticCode.non_finite_score,
         "rerank/score: a score that is NaN or infinite",
         non_finite_score,
@@ -150,22 +138,10 @@ def _generation_chain(*, strict: bool, allow_missing_done: bool) -> Validator[Ge
     """The chain of a text answer for one combination of the two switches."""
     ended = truncated_before_finish if allow_missing_done else truncated_stream
     if strict:
-        return chain(
-            ended,
-            missing_finish_reason,
-            impossible_usage,
-            empty_response,
-            _BY_NAME["usage_mismatch_two_sided"],
-            *_CONTENT_CHECKS,
-        )
-    return chain(
-        ended,
-        impossible_usage,
-        empty_response,
-        stream_without_finish_reason,
-        _BY_NAME["usage_mismatch"],
-        *_CONTENT_CHECKS,
-    )
+        checks = (missing_finish_reason, impossible_usage, empty_response)
+        return chain(ended, *checks, _BY_NAME["usage_mismatch_two_sided"], *_CONTENT_CHECKS)
+    checks = (impossible_usage, empty_response, stream_without_finish_reason)
+    return chain(ended, *checks, _BY_NAME["usage_mismatch"], *_CONTENT_CHECKS)
 
 
 _GENERATION_CHAINS = {

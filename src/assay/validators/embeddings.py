@@ -7,8 +7,7 @@ from returns.result import Result, Success
 from assay.core.answer import EmbeddingSummary, Vectors
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.response import GenerationResponse
-from assay.validators.chain import screened
-from assay.validators.reject import reject
+from assay.validators.chain import reject, screened
 
 
 def _not_vectors(response: GenerationResponse) -> bool:

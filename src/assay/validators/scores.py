@@ -12,11 +12,7 @@ from returns.result import Result, Success
 from assay.core.answer import Scores, ScoreSummary
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.response import GenerationResponse
-from assay.validators.chain import screened
-from assay.validators.reject import reject
-
-_NO_RESULTS = ScoreSummary(count=0)
-
+from assay.validators.chain import reject, screened
 
 # Each screen passes an answer of another kind by its type, as its validator does.
 
@@ -95,7 +91,7 @@ def result_count_mismatch(
     match response.answer:
         case Scores(summary=summary):
             documents, expected = response.echo.documents, response.echo.expected_results
-            count = (summary or _NO_RESULTS).count
+            count = 0 if summary is None else summary.count
             if expected is None or count == expected:
                 return Success(response)
             return reject(

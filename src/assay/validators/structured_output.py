@@ -8,9 +8,8 @@ from returns.result import Result, Success
 from assay.core.answer import TextAnswer
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse, cap_excerpt
 from assay.core.response import GenerationResponse
-from assay.validators.chain import screened
+from assay.validators.chain import reject, screened
 from assay.validators.json_schema import describe_json_value, schema_violation
-from assay.validators.reject import reject
 
 _EXCERPT_LIMIT = 512
 

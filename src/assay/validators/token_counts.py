@@ -10,8 +10,7 @@ from returns.result import Result, Success
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.response import GenerationResponse, TokenSource
 from assay.errors import ConfigError
-from assay.validators.chain import Validator, screened
-from assay.validators.reject import reject
+from assay.validators.chain import Validator, reject, screened
 
 # Read once: looking a member up on its enum class costs more than the rest of a screen's test.
 _NO_TOKEN_COUNT: Final = TokenSource.none

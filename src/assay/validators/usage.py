@@ -6,8 +6,7 @@ from returns.result import Result, Success
 
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.response import GenerationResponse
-from assay.validators.chain import screened
-from assay.validators.reject import reject
+from assay.validators.chain import reject, screened
 
 # How far past `max_tokens` a count may go before it is impossible: servers stop a token or two
 # late (llama-cpp-python generates on while an answer ends inside a UTF-8 character: 17 or 18 for
