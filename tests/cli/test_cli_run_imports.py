@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 from tests.cli.cli_harness import ASSAY, RUN_TIMEOUT_S, assay_env, assay_mock
@@ -62,3 +63,13 @@ def test_a_run_against_a_server_imports_no_aiohttp(tmp_path: Path) -> None:
     assert "Server metrics" in stdout  # the scrapes did run
     assert (tmp_path / "run" / "report.html").is_file()
     assert [name for name in modules if name.split(".")[0] == "aiohttp"] == []
+
+
+def test_reading_reports_imports_no_metrics_parser() -> None:
+    """`assay report` and `assay compare` read stored figures: the exposition parser (and the
+    http.server and urllib it brings) is imported at a run's first scrape, not with them."""
+    probe = "import assay.reports, sys; print(sorted(m for m in sys.modules if 'prometheus' in m))"
+    found = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=assay_env()
+    )
+    assert found.stdout.strip() == "[]", found.stdout

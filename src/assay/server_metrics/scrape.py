@@ -7,8 +7,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from prometheus_client.parser import text_string_to_metric_families
-
 if TYPE_CHECKING:
     import ssl
 
@@ -59,6 +57,10 @@ def parse_exposition(text: str) -> dict[str, float]:
     >>> parse_exposition(page.replace("90", "NaN"))["DCGM_FI_DEV_POWER_USAGE"]
     nan
     """
+    # Imported at the first page: a stored report is read, and a run without server metrics
+    # goes, without the parser (the package brings http.server and urllib with it, ~40 ms).
+    from prometheus_client.parser import text_string_to_metric_families
+
     totals: dict[str, float] = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
