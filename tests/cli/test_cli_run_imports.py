@@ -1,7 +1,8 @@
 """`assay run` against a server imports no aiohttp in any of its processes (issue 35): every
 request, the side ones included (model list, proxy probe, metrics scrapes), goes out on assay's
 own transport, and aiohttp's import was a sixth of a short run's wall time. Only the mock serves
-with aiohttp, and here it runs in a process of its own."""
+with aiohttp, and here it runs in a process of its own. A plain metrics page is read without
+`prometheus_client` either."""
 
 from __future__ import annotations
 
@@ -63,6 +64,8 @@ def test_a_run_against_a_server_imports_no_aiohttp(tmp_path: Path) -> None:
     assert "Server metrics" in stdout  # the scrapes did run
     assert (tmp_path / "run" / "report.html").is_file()
     assert [name for name in modules if name.split(".")[0] == "aiohttp"] == []
+    # A plain metrics page is read without the Prometheus package (and its http.server).
+    assert [name for name in modules if name.split(".")[0] == "prometheus_client"] == []
 
 
 def test_reading_reports_imports_no_metrics_parser() -> None:

@@ -1,4 +1,5 @@
-"""One scrape of a Prometheus text endpoint, parsed by `prometheus_client`'s own parser."""
+"""One scrape of a Prometheus text endpoint: a plain page read by `plain_samples`, any other by
+`prometheus_client`'s own parser."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
+
+from assay.server_metrics.plain_page import plain_samples
 
 if TYPE_CHECKING:
     import ssl
@@ -57,24 +60,31 @@ def parse_exposition(text: str) -> dict[str, float]:
     >>> parse_exposition(page.replace("90", "NaN"))["DCGM_FI_DEV_POWER_USAGE"]
     nan
     """
-    # Imported at the first page: a stored report is read, and a run without server metrics
-    # goes, without the parser (the package brings http.server and urllib with it, ~40 ms).
+    totals: dict[str, float] = {}
+    plain = plain_samples(text)
+    for name, value in _samples(text) if plain is None else plain:
+        if name in _COUNTED:
+            if not (math.isfinite(value) and value >= 0):
+                value = math.nan
+            counted = series_name(name)
+            totals[counted] = totals.get(counted, 0.0) + 1
+        elif math.isnan(value):
+            continue
+        totals[name] = totals.get(name, 0.0) + value
+    return totals
+
+
+def _samples(text: str) -> list[tuple[str, float]]:
+    """(sample name, value) of every family, read by `prometheus_client`'s parser: for the
+    pages `plain_samples` does not read (raises ValueError when not the text format)."""
+    # Imported only then: the package brings http.server and urllib with it (~40 ms).
     from prometheus_client.parser import text_string_to_metric_families
 
-    totals: dict[str, float] = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            value = float(sample.value)
-            name = sample.name
-            if name in _COUNTED:
-                if not (math.isfinite(value) and value >= 0):
-                    value = math.nan
-                counted = series_name(name)
-                totals[counted] = totals.get(counted, 0.0) + 1
-            elif math.isnan(value):
-                continue
-            totals[name] = totals.get(name, 0.0) + value
-    return totals
+    return [
+        (sample.name, float(sample.value))
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    ]
 
 
 async def scrape(
