@@ -66,54 +66,68 @@ def plain_samples(text: str) -> list[tuple[str, float]] | None:
     """
     if _NOT_PLAIN.search(text):
         return None
-    found: list[tuple[str, float]] = []
-    family = _Family()
+    page = _Page()
     for raw in text.split("\n"):
         line = raw.strip()
-        if not line:
-            continue
-        if line[0] == "#":
-            parts = line.split(None, 3)
-            if len(parts) < 3 or parts[1] not in _HEAD_WORDS:
-                if len(parts) == 2 and parts[1] in _HEAD_WORDS:
-                    return None
-                continue  # a comment
-            if '"' in line or "\\" in line:
-                return None
-            name = parts[2]
-            if not _METRIC_NAME.fullmatch(name):
-                return None
-            if parts[1] == "HELP":
-                if name != family.name:
-                    found.extend(family.closed())
-                    family = _Family(name)
-                continue
-            kind = parts[3] if len(parts) == 4 else ""
-            suffixes = _SUFFIXES.get(kind)
-            if suffixes is None or (kind == "counter" and name == "_total"):
-                return None
-            if name != family.name:
-                found.extend(family.closed())
-                family = _Family(name)
-            family.kind = kind
-            family.members = tuple(name + suffix for suffix in suffixes)
-            continue
+        if line and not (page.head(line) if line[0] == "#" else page.sample(line)):
+            return None
+    page.close_family()
+    return page.found
+
+
+class _Page:
+    """The samples read so far and the family the page is in; each line's method says False
+    when the line is outside the plain part."""
+
+    __slots__ = ("family", "found")
+
+    def __init__(self) -> None:
+        self.found: list[tuple[str, float]] = []
+        self.family = _Family()
+
+    def close_family(self, name: str = "") -> None:
+        self.found.extend(self.family.closed())
+        self.family = _Family(name)
+
+    def head(self, line: str) -> bool:
+        """A comment, `# HELP` or `# TYPE` line."""
+        if '"' in line or "\\" in line:
+            return False
+        parts = line.split(None, 3)
+        if len(parts) < 3 or parts[1] not in _HEAD_WORDS:
+            return len(parts) != 2 or parts[1] not in _HEAD_WORDS  # else a plain comment
+        name = parts[2]
+        if not _METRIC_NAME.fullmatch(name):
+            return False
+        if parts[1] == "HELP":
+            if name != self.family.name:
+                self.close_family(name)
+            return True
+        kind = parts[3] if len(parts) == 4 else ""
+        suffixes = _SUFFIXES.get(kind)
+        if suffixes is None or (kind == "counter" and name == "_total"):
+            return False
+        if name != self.family.name:
+            self.close_family(name)
+        self.family.kind = kind
+        self.family.members = tuple(name + suffix for suffix in suffixes)
+        return True
+
+    def sample(self, line: str) -> bool:
+        """A sample line: kept in its family, or alone when outside it (which ends it)."""
         sample = _SAMPLE.fullmatch(line)
         if sample is None:
-            return None
+            return False
         name, labels, value = sample.groups()
         if labels is not None:
             names = _LABEL_NAMES.findall(labels)
             if len(set(names)) != len(names) or any(label[:2] == "__" for label in names):
-                return None
+                return False
         if not _VALUE.fullmatch(value):
-            return None
-        if name in family.members:
-            family.samples.append((name, float(value)))
+            return False
+        if name in self.family.members:
+            self.family.samples.append((name, float(value)))
         else:
-            # A sample outside the family ends it and stands alone.
-            found.extend(family.closed())
-            family = _Family()
-            found.append((name, float(value)))
-    found.extend(family.closed())
-    return found
+            self.close_family()
+            self.found.append((name, float(value)))
+        return True
