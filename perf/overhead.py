@@ -37,18 +37,24 @@ def _run_arguments(url: str, *bound: str) -> list[str]:
 
 
 def _timed(arguments: list[str], url: str, tries: int, **expect: Any) -> dict[str, Any]:
-    """`assay run ARGUMENTS` `tries` times: its command, processes, best and median wall."""
+    """`assay run ARGUMENTS` `tries` times: its command, processes, best and median wall, and
+    the best and median CPU of its processes (user + system: on a busy machine the wall is
+    stretched by others' work, the CPU much less)."""
     walls = []
+    cpus = []
     used = 0
     for _ in range(tries):
         run = run_assay(arguments, timeout_s=120, **expect)
         walls.append(run.wall_s)
+        cpus.append(run.cpu_s)
         used = run.processes
     return {
         "command": "assay run " + " ".join(arguments).replace(url, "URL"),
         "processes": used,
         "best_s": round(min(walls), 3),
         "median_s": round(statistics.median(walls), 3),
+        "cpu_best_s": round(min(cpus), 3),
+        "cpu_median_s": round(statistics.median(cpus), 3),
     }
 
 

@@ -60,7 +60,7 @@ EXPORTED: dict[str, list[str]] = {
         "wait_until_ready",
         "wire_request_id",
     ],
-    "assay.backend.h1": [
+    "assay.h1": [
         "ConnectFailure",
         "FaultKind",
         "H1Connection",

@@ -11,8 +11,8 @@ import tracemalloc
 import pytest
 
 from assay.backend import BackendSettings, Timeouts, open_backend
-from assay.backend.h1.connection import FaultKind, H1Connection, WireFault
 from assay.core import DiagnosticCode, MonotonicClock
+from assay.h1.connection import FaultKind, H1Connection, WireFault
 from tests.backend.backend_loopback import chat_chunk, chat_request
 from tests.backend.test_h1_transport import (
     JSON_BODY,

@@ -1,4 +1,4 @@
-"""The HTTP transport: one aiohttp session per process, every fault a `Failure` value.
+"""The HTTP backend: one pool of connections per process, every fault a `Failure` value.
 
 >>> from pydantic import SecretStr
 >>> settings = BackendSettings(base_url="http://127.0.0.1:8000", api_key=SecretStr("sk-1"))

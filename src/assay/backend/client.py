@@ -1,8 +1,9 @@
 """The HTTP backend: assay's own HTTP/1.1 transport turns a request into a `Result`.
 
-Requests go out as prepared bytes over a pool of kept-alive connections (`assay.backend.h1`),
+Requests go out as prepared bytes over a pool of kept-alive connections (`assay.h1`),
 and each read of the answer goes straight to the SSE parser or the body it belongs to
-(`assay.backend.answer_reader`). aiohttp serves only the side requests (the model list).
+(`assay.backend.answer_reader`). The side requests (the model list) go out one by one on the
+same transport (`assay.h1.fetch`).
 
 `resolve` never raises for anything the network or the server does: refused connections,
 deadlines, error statuses, dropped connections and odd bodies all come back as
@@ -12,12 +13,10 @@ deadlines, error statuses, dropped connections and odd bodies all come back as
 from __future__ import annotations
 
 import asyncio
-import functools
 import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import aiohttp
 from returns.result import Failure, Result
 
 from assay.backend.answer_reader import (
@@ -37,10 +36,6 @@ from assay.backend.faults import (
     malformed_fault,
     too_large_fault,
 )
-from assay.backend.h1.connection import FaultKind, H1Connection, WireFault
-from assay.backend.h1.pool import ConnectFailure, H1Pool
-from assay.backend.h1.proxy import refuse_proxy
-from assay.backend.h1.request import PreparedRequests
 from assay.backend.model_list import fetch_served_models
 from assay.backend.received import cap_partial, compile_whole_body
 from assay.backend.served_models import ServedModel
@@ -50,6 +45,10 @@ from assay.core.diagnostics import DiagnosticCode, Evidence, UnusableResponse, c
 from assay.core.request import GenerationRequest
 from assay.core.response import ID_LIMIT, GenerationResponse, SentBody
 from assay.errors import ServerNotReady
+from assay.h1.connection import FaultKind, H1Connection, WireFault
+from assay.h1.pool import ConnectFailure, H1Pool, tls_context
+from assay.h1.proxy import refuse_proxy
+from assay.h1.request import PreparedRequests
 from assay.handlers import handler_for
 from assay.handlers.base import EndpointHandler
 from assay.handlers.by_endpoint import encoded_body
@@ -64,7 +63,7 @@ _TRACEPARENT = "traceparent"
 
 
 class Backend:
-    """Sends generation requests to one OpenAI-compatible server over a shared session.
+    """Sends generation requests to one OpenAI-compatible server over kept-alive connections.
 
     Open it with `open_backend`; the connection pool lives as long as the `async with` block.
     Every credential the settings hold is redacted from what a request produces before anyone
@@ -75,13 +74,13 @@ class Backend:
         self,
         settings: BackendSettings,
         clock: Clock,
-        session: aiohttp.ClientSession,
         pool: H1Pool,
         prepared: PreparedRequests,
+        tls: ssl.SSLContext | None,
     ) -> None:
         self.settings = settings
         self._clock = clock
-        self._session = session
+        self._tls = tls
         self._pool = pool
         self._prepared = prepared
         self._loop = asyncio.get_running_loop()
@@ -375,7 +374,9 @@ class Backend:
     async def served_models(self) -> list[ServedModel]:
         """The models the server lists at `/v1/models`, with their context windows where named;
         raises `ServerNotReady` when it can't (see `assay.backend.model_list`)."""
-        return await fetch_served_models(self._session, self.settings, self._redactor)
+        return await fetch_served_models(
+            self.settings, self._redactor, _session_headers(self.settings), self._tls
+        )
 
 
 async def _drain_after_terminal(connection: H1Connection, reader: AnswerReader) -> None:
@@ -428,29 +429,9 @@ def _ssl_setting(settings: BackendSettings) -> ssl.SSLContext | bool:
     return context
 
 
-def _tls_context(setting: ssl.SSLContext | bool) -> ssl.SSLContext:
-    """The context of `_ssl_setting` for the request transport."""
-    if setting is True:
-        return _system_context()
-    if setting is False:
-        # Nothing to verify with, so no CA is loaded (loading the system's takes ~50 ms).
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-        return context
-    return setting
-
-
-@functools.cache
-def _system_context() -> ssl.SSLContext:
-    """The system's CAs, loaded once per process (and only for an https:// target)."""
-    return ssl.create_default_context()
-
-
 @asynccontextmanager
 async def open_backend(settings: BackendSettings, clock: Clock) -> AsyncIterator[Backend]:
-    """Open the connection pool of the requests, and one aiohttp session for the side requests
-    (the model list), for the life of the block.
+    """Open the connection pool of the requests for the life of the block.
 
     >>> import asyncio
     >>> from assay.core.clock import MonotonicClock
@@ -463,7 +444,7 @@ async def open_backend(settings: BackendSettings, clock: Clock) -> AsyncIterator
     """
     refuse_proxy(settings.request_root, settings.display_url)
     setting = _ssl_setting(settings)  # a bad --ca-bundle is refused whatever the scheme
-    tls = _tls_context(setting) if settings.request_root.startswith("https:") else None
+    tls = tls_context(setting) if settings.request_root.startswith("https:") else None
     prepared = PreparedRequests(settings.request_root, _session_headers(settings))
     pool = H1Pool(
         prepared.host,
@@ -477,17 +458,7 @@ async def open_backend(settings: BackendSettings, clock: Clock) -> AsyncIterator
             for name in (*READ_HEADERS, settings.request_id_header or DEFAULT_REQUEST_ID_HEADER)
         ),
     )
-    connector = aiohttp.TCPConnector(limit=4, ttl_dns_cache=300, ssl=setting)
-    timeout = aiohttp.ClientTimeout(
-        total=None, connect=None, sock_connect=settings.timeouts.connect_s, sock_read=None
-    )
     try:
-        async with aiohttp.ClientSession(
-            connector=connector,
-            timeout=timeout,
-            headers=_session_headers(settings),
-            raise_for_status=False,
-        ) as session:
-            yield Backend(settings, clock, session, pool, prepared)
+        yield Backend(settings, clock, pool, prepared, tls)
     finally:
         pool.close()

@@ -2,8 +2,8 @@
 
 Re-arming a timer for every chunk would cost a timer handle per chunk; instead the reading loop
 only stores the time of the last byte, and the timer, when it fires, works out which deadline
-really passed or sleeps again until the next one. The connect deadline is aiohttp's
-`sock_connect`, since only aiohttp knows when a new connection is being opened.
+really passed or sleeps again until the next one. The connect deadline is the pool's own
+(`assay.h1.pool`), since only the pool knows when a new connection is being opened.
 """
 
 from __future__ import annotations

@@ -6,69 +6,101 @@ without the list, and readiness decides what to retry.
 
 from __future__ import annotations
 
-import asyncio
+import ssl
+from collections.abc import Mapping
 
-import aiohttp
 import orjson
 from pydantic import JsonValue
-from yarl import URL
 
 from assay.backend.redaction import Redactor
 from assay.backend.served_models import ServedModel, served_models
 from assay.backend.settings import BackendSettings
-from assay.backend.transport_errors import connect_reason, drop_detail, parse_problem, tls_failure
 from assay.errors import ServerNotReady
+from assay.h1.connection import FaultKind, WireFault
+from assay.h1.fetch import fetch
+from assay.h1.pool import ConnectFailure
 
 _MODELS_PATH = "/v1/models"
 
 
 async def fetch_served_models(
-    session: aiohttp.ClientSession, settings: BackendSettings, redactor: Redactor
+    settings: BackendSettings,
+    redactor: Redactor,
+    headers: Mapping[str, str],
+    tls: ssl.SSLContext | None,
 ) -> list[ServedModel]:
     """The models the server lists at `/v1/models`, with their context windows where named;
     raises `ServerNotReady` when it can't (`ModelsStatus` for an error status, which readiness
     may retry)."""
     base_url = settings.display_url
-    url = URL(settings.request_root + _MODELS_PATH)
     limit = settings.max_response_bytes
     try:
-        async with asyncio.timeout(settings.timeouts.first_token_s):
-            async with session.get(url, allow_redirects=False) as response:
-                status = response.status
-                body = await _read_at_most(response.content, limit + 1)
-    except aiohttp.ClientConnectorCertificateError as error:
-        raise ServerNotReady(redactor.clean(f"{base_url}: {tls_failure(error)}")) from None
-    except aiohttp.ClientConnectorError as error:
+        answer = await fetch(
+            settings.request_root + _MODELS_PATH,
+            headers=headers,
+            tls=tls,
+            timeout_s=settings.timeouts.first_token_s,
+            connect_s=settings.timeouts.connect_s,
+            limit=limit,
+        )
+    except ConnectFailure as failure:
+        if failure.tls:
+            raise ServerNotReady(
+                redactor.clean(
+                    f"{base_url}: {failure.reason}; pass --ca-bundle PATH to trust the server's "
+                    "CA, or --insecure to skip verification"
+                )
+            ) from None
+        if failure.timed_out:
+            raise _no_answer(settings) from None
         raise ModelsUnreachable(
-            redactor.clean(f"no server at {base_url} ({connect_reason(error)})")
+            redactor.clean(f"no server at {base_url} ({failure.reason})")
         ) from None
     except TimeoutError:
-        raise ModelsUnreachable(
-            f"{base_url} did not answer {_MODELS_PATH} within {settings.timeouts.first_token_s:g} s"
-        ) from None
-    except aiohttp.ClientResponseError as error:
-        raise ServerNotReady(
-            redactor.clean(
-                f"{base_url} answered {_MODELS_PATH} with a response that cannot be read: "
-                f"{parse_problem(error)}"
-            )
-        ) from None
-    except (aiohttp.ClientError, OSError) as error:
-        raise ModelsUnreachable(
-            redactor.clean(f"{base_url} failed on {_MODELS_PATH}: {drop_detail(error)}")
-        ) from None
+        raise _no_answer(settings) from None
+    except WireFault as fault:
+        raise _broken(fault, base_url, redactor) from None
+    status = answer.status
     if not 200 <= status < 300:
         raise ModelsStatus(
             status,
             redactor.clean(f"{base_url} answered {status} for {_MODELS_PATH}")
             + _status_hint(status, settings),
         )
-    if len(body) > limit:
+    if answer.unreadable is not None:
+        raise ServerNotReady(
+            f"{base_url} answered {_MODELS_PATH} with a response that cannot be read: "
+            f"{answer.unreadable}"
+        )
+    if len(answer.body) > limit:
         raise NotAModelList(
             f"{base_url} answered {_MODELS_PATH} with more than {limit} bytes "
             "(--max-response-bytes); that is not a model list"
         )
-    return _listed_models(base_url, body, redactor)
+    return _listed_models(base_url, answer.body, redactor)
+
+
+def _broken(fault: WireFault, base_url: str, redactor: Redactor) -> ServerNotReady:
+    """A cut or unreadable answer: unreachable (retried) when cut, else not ready."""
+    match fault.kind:
+        case FaultKind.unreadable_head | FaultKind.unreadable_body:
+            return ServerNotReady(
+                redactor.clean(
+                    f"{base_url} answered {_MODELS_PATH} with a response that cannot be read: "
+                    f"{fault.detail}"
+                )
+            )
+        case FaultKind.closed_before_response | FaultKind.cut_body:
+            return ModelsUnreachable(
+                redactor.clean(f"{base_url} failed on {_MODELS_PATH}: {fault.detail}")
+            )
+
+
+def _no_answer(settings: BackendSettings) -> ModelsUnreachable:
+    return ModelsUnreachable(
+        f"{settings.display_url} did not answer {_MODELS_PATH} within "
+        f"{settings.timeouts.first_token_s:g} s"
+    )
 
 
 def _status_hint(status: int, settings: BackendSettings) -> str:
@@ -107,16 +139,6 @@ class ModelsStatus(ServerNotReady):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
-
-
-async def _read_at_most(content: aiohttp.StreamReader, limit: int) -> bytes:
-    """The body up to `limit` bytes (stopping there, so a huge answer never fills memory)."""
-    parts: list[bytes] = []
-    size = 0
-    while size < limit and (chunk := await content.readany()):
-        parts.append(chunk)
-        size += len(chunk)
-    return b"".join(parts)
 
 
 def _listed_models(base_url: str, body: bytes, redactor: Redactor) -> list[ServedModel]:

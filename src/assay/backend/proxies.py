@@ -14,15 +14,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
-import aiohttp
-from yarl import URL
-
 from assay.backend.settings import BackendSettings
+from assay.h1.connection import WireFault
+from assay.h1.fetch import fetch
+from assay.h1.pool import ConnectFailure, tls_context
 from assay.spec.endpoint import Endpoint
 from assay.spec.proxy import SeenProxy
 
 # A body no server generates anything for (no model, no input).
 _EMPTY_BODY: Final = b"{}"
+# Only the head is read: of the body, no more than this.
+_BODY_READ: Final = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,21 +78,20 @@ async def detect_proxy(settings: BackendSettings, endpoint: Endpoint) -> SeenPro
     authorization = settings.authorization()
     if authorization is not None:
         headers.setdefault("Authorization", authorization)
-    timeout = aiohttp.ClientTimeout(total=settings.timeouts.connect_s + 5.0)
-    connector = aiohttp.TCPConnector(ssl=_tls_of(settings))
+    tls = tls_context(_tls_of(settings)) if settings.request_root.startswith("https:") else None
     try:
-        async with (
-            aiohttp.ClientSession(connector=connector, timeout=timeout) as session,
-            session.post(
-                URL(settings.request_root + endpoint.path),
-                data=_EMPTY_BODY,
-                headers=headers,
-                allow_redirects=False,
-            ) as response,
-        ):
-            return proxy_of_headers(response.headers.keys())
-    except (aiohttp.ClientError, TimeoutError, OSError, ValueError):
+        answer = await fetch(
+            settings.request_root + endpoint.path,
+            method="POST",
+            headers=headers,
+            body=_EMPTY_BODY,
+            tls=tls,
+            timeout_s=settings.timeouts.connect_s + 5.0,
+            limit=_BODY_READ,
+        )
+    except (ConnectFailure, WireFault, TimeoutError, OSError, ValueError):
         return None
+    return proxy_of_headers(answer.header_names)
 
 
 def _tls_of(settings: BackendSettings) -> bool | ssl.SSLContext:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from http import HTTPStatus
 from typing import Final
 
-from aiohttp.helpers import parse_content_type
 from returns.result import Failure, Result, Success
 
 from assay.backend.faults import bad_content_type_fault, http_status_fault
@@ -26,7 +25,7 @@ from assay.handlers.base import EndpointHandler, Transfer
 from assay.handlers.sse import SseParser
 
 EVENT_STREAM: Final = "text/event-stream"
-# What a response without a Content-Type is taken for (RFC 9110; aiohttp says the same).
+# What a response without a Content-Type is taken for (RFC 9110).
 _NO_CONTENT_TYPE: Final = "application/octet-stream"
 # What the evidence of a failed request keeps of a partial answer's text: enough to see what
 # went wrong, never the megabytes of an endless stream.
@@ -35,17 +34,18 @@ _NOTHING_TO_HIDE: Final = Redactor(())
 
 
 def media_type(content_type: str | None) -> str:
-    """The media type of a Content-Type header, parsed as aiohttp parses a live answer's: lower
-    case, without parameters.
+    """The media type of a Content-Type header: lower case, without parameters; anything but
+    one `type/subtype` is taken for no type at all (as Python's `email` package reads it).
 
     >>> media_type("Text/Event-Stream; charset=utf-8")
     'text/event-stream'
-    >>> media_type(None)
-    'application/octet-stream'
+    >>> media_type(None), media_type("text/event-stream, text/html")
+    ('application/octet-stream', 'application/octet-stream')
     """
     if content_type is None:
         return _NO_CONTENT_TYPE
-    return parse_content_type(content_type)[0]
+    mime = content_type.partition(";")[0].strip().lower()
+    return mime if mime.count("/") == 1 else _NO_CONTENT_TYPE
 
 
 def is_json(mime: str, content_type: str | None, body: bytes) -> bool:

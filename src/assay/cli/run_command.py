@@ -6,10 +6,12 @@ rows. What the run needs is imported only once it runs, so `assay --help` stays 
 """
 
 import inspect
+from typing import Any
 
 import typer
 from typer._click.core import Context as _ClickContext
 from typer._click.formatting import HelpFormatter
+from typer._coercion import RuntimeParam, build_runtime_param
 from typer.core import TyperCommand, TyperOption
 
 from assay.cli.guard import exit_guarded
@@ -18,7 +20,16 @@ from assay.cli.run_flags import RUN_FLAGS, Flag
 
 class RunCommand(TyperCommand):
     """`assay run`, whose help names every member of each closed set (`ClosedSet`), read from
-    the set only when the help is shown."""
+    the set only when the help is shown, and whose options are coerced only when given
+    (`_WhenGiven`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            # typer's own slot for the coercion it builds lazily; a typer without it keeps its
+            # own way (slower, same values).
+            if isinstance(param, TyperOption) and getattr(param, "_runtime_param", 0) is None:
+                param._runtime_param = _WhenGiven(param)  # type: ignore[assignment]  # duck type
 
     # typer vendors click; its Context and HelpFormatter are the supertype's own types.
     def format_help(self, ctx: _ClickContext, formatter: HelpFormatter) -> None:
@@ -29,6 +40,26 @@ class RunCommand(TyperCommand):
                 param.help = row.help_text()
                 param.metavar = row.metavar_text()
         super().format_help(ctx, formatter)
+
+
+class _WhenGiven:
+    """typer's coercion of one option, built when the option is given: typer otherwise builds
+    a pydantic adapter for each of `run`'s hundred options at every start (tens of ms), when
+    an option not given is None (or empty, if repeatable) whatever its type."""
+
+    __slots__ = ("_built", "_option")
+
+    def __init__(self, option: TyperOption) -> None:
+        self._option = option
+        self._built: RuntimeParam | None = None
+
+    def coerce(self, value: object, param: TyperOption, ctx: _ClickContext) -> object:
+        if value is None:
+            return () if param.multiple or param.nargs == -1 else None
+        built = self._built
+        if built is None:
+            built = self._built = build_runtime_param(self._option.type_descriptor)
+        return built.coerce(value, param=param, ctx=ctx)
 
 
 def _parameter(row: Flag) -> inspect.Parameter:

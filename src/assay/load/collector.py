@@ -2,8 +2,8 @@
 
 A load process allocates a few hundred container objects per request (parsed chunks, tasks,
 records). With CPython's default thresholds the collector then runs every few requests, and each
-time it reaches the oldest generation it walks every object the imports created (aiohttp,
-pydantic, the plan): tens of milliseconds during which no timer fires, which is what the p99
+time it reaches the oldest generation it walks every object the imports created (pydantic,
+the plan): tens of milliseconds during which no timer fires, which is what the p99
 dispatch lag measured. `quiet_collector` freezes what set-up built (`gc.freeze`: those objects
 are never walked again while the step runs) and raises the first threshold, so the collections
 left are rarer and walk only what the step itself keeps alive. On leaving, the process gets its

@@ -16,13 +16,9 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Self
+from typing import Self
 
 from assay.server_metrics.scrape import Scraped, scrape
-
-if TYPE_CHECKING:
-    # Imported where the observer's thread starts (see `scrape`).
-    import aiohttp
 
 # The first scrape decides whether the run is cross-checked at all: a problem that may pass is
 # retried this many times in all, this long apart (issue 38: one unreadable first page turned
@@ -69,6 +65,7 @@ class ServerMetricsObserver:
         # What reports and messages show: the URL with any credentials masked.
         self.url = url if shown_url is None else shown_url
         self._verify_tls = verify_tls
+        self._tls: ssl.SSLContext | None = None
         self.interval_s = interval_s
         self._headers = dict(headers or {})
         self._timeout_s = timeout_s
@@ -76,7 +73,6 @@ class ServerMetricsObserver:
         self._problems: list[str] = []
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._session: aiohttp.ClientSession | None = None
         self._stop: asyncio.Event | None = None
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name="assay-server-metrics", daemon=True)
@@ -140,27 +136,25 @@ class ServerMetricsObserver:
         asyncio.run(self._main())
 
     async def _main(self) -> None:
-        import aiohttp
-
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
-        connector = aiohttp.TCPConnector(ssl=self._verify_tls)
-        async with aiohttp.ClientSession(connector=connector) as session:
-            self._session = session
+        try:
+            if self._url.startswith("https:"):
+                # Imported here, as `scrape` imports the transport: see there.
+                from assay.h1.pool import tls_context
+
+                self._tls = tls_context(self._verify_tls)
+        finally:
             self._ready.set()
-            while not self._stop.is_set():
-                try:
-                    async with asyncio.timeout(self.interval_s):
-                        await self._stop.wait()
-                except TimeoutError:
-                    await self._scrape_and_keep()
-        self._ready.set()
+        while not self._stop.is_set():
+            try:
+                async with asyncio.timeout(self.interval_s):
+                    await self._stop.wait()
+            except TimeoutError:
+                await self._scrape_and_keep()
 
     async def _scrape_and_keep(self) -> Scraped:
-        session = self._session
-        if session is None:
-            return Scraped({}, "the metrics observer is not running")
-        result = await scrape(session, self._url, self._headers, self._timeout_s, self.url)
+        result = await scrape(self._url, self._headers, self._timeout_s, self.url, self._tls)
         now = time.perf_counter_ns()
         with self._lock:
             if result.problem is None:

@@ -1,4 +1,5 @@
-"""One scrape of a Prometheus text endpoint, parsed by `prometheus_client`'s own parser."""
+"""One scrape of a Prometheus text endpoint: a plain page read by `plain_samples`, any other by
+`prometheus_client`'s own parser."""
 
 from __future__ import annotations
 
@@ -7,12 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from prometheus_client.parser import text_string_to_metric_families
+from assay.server_metrics.plain_page import plain_samples
 
 if TYPE_CHECKING:
-    # Imported where a scrape runs: reading a stored report (`ServerMetricsReport`) must not
-    # import the HTTP client.
-    import aiohttp
+    import ssl
 
 # A metrics page far larger than any server's is not read to the end: memory stays bounded.
 MAX_METRICS_BYTES = 8 << 20
@@ -62,70 +61,79 @@ def parse_exposition(text: str) -> dict[str, float]:
     nan
     """
     totals: dict[str, float] = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            value = float(sample.value)
-            name = sample.name
-            if name in _COUNTED:
-                if not (math.isfinite(value) and value >= 0):
-                    value = math.nan
-                counted = series_name(name)
-                totals[counted] = totals.get(counted, 0.0) + 1
-            elif math.isnan(value):
-                continue
-            totals[name] = totals.get(name, 0.0) + value
+    plain = plain_samples(text)
+    for name, value in _samples(text) if plain is None else plain:
+        if name in _COUNTED:
+            if not (math.isfinite(value) and value >= 0):
+                value = math.nan
+            counted = series_name(name)
+            totals[counted] = totals.get(counted, 0.0) + 1
+        elif math.isnan(value):
+            continue
+        totals[name] = totals.get(name, 0.0) + value
     return totals
 
 
-async def _read_body(content: aiohttp.StreamReader) -> bytes:
-    """The page to its end, or its first `MAX_METRICS_BYTES` + 1 bytes when it is longer.
+def _samples(text: str) -> list[tuple[str, float]]:
+    """(sample name, value) of every family, read by `prometheus_client`'s parser: for the
+    pages `plain_samples` does not read (raises ValueError when not the text format)."""
+    # Imported only then: the package brings http.server and urllib with it (~40 ms).
+    from prometheus_client.parser import text_string_to_metric_families
 
-    One `read(n)` returns what has arrived so far, up to n bytes: a page longer than a chunk
-    would be cut (mid-line, mid-number) and parsed as if whole.
-    """
-    chunks: list[bytes] = []
-    size = 0
-    while size <= MAX_METRICS_BYTES:
-        chunk = await content.read(MAX_METRICS_BYTES + 1 - size)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks)
+    return [
+        (sample.name, float(sample.value))
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    ]
 
 
 async def scrape(
-    session: aiohttp.ClientSession,
     url: str,
     headers: Mapping[str, str],
     timeout_s: float,
     shown_url: str | None = None,
+    tls: ssl.SSLContext | None = None,
 ) -> Scraped:
     """GET `url` and parse it; any failure is a `Scraped` with a `problem`, never an exception.
 
-    Problems name the URL as `shown_url` (credentials masked) when given.
+    `tls` is the context of an https:// URL. Problems name the URL as `shown_url` (credentials
+    masked) when given.
     """
-    import aiohttp
+    # Imported where a scrape runs: reading a stored report (`ServerMetricsReport`) must not
+    # import the HTTP client.
+    from assay.h1.connection import WireFault
+    from assay.h1.fetch import fetch
+    from assay.h1.pool import ConnectFailure
 
     shown = url if shown_url is None else shown_url
     try:
-        async with session.get(
+        answer = await fetch(
             url,
-            headers=dict(headers),
-            timeout=aiohttp.ClientTimeout(total=timeout_s),
-            allow_redirects=False,
-        ) as response:
-            if response.status != 200:
-                return Scraped(
-                    {}, f"GET {shown} answered HTTP {response.status}", response.status >= 500
-                )
-            body = await _read_body(response.content)
+            headers={
+                "Accept": "*/*",
+                "Accept-Encoding": "identity",
+                "User-Agent": "assay",
+                **headers,
+            },
+            tls=tls,
+            timeout_s=timeout_s,
+            limit=MAX_METRICS_BYTES,
+        )
     except TimeoutError as error:
         return Scraped({}, f"GET {shown} failed: {type(error).__name__}", may_pass=True)
-    except (aiohttp.ClientError, OSError) as error:
-        return Scraped({}, f"GET {shown} failed: {type(error).__name__}")
-    except ValueError as error:  # aiohttp refuses a URL or headers it cannot send
-        return Scraped({}, f"GET {shown} cannot be sent: {type(error).__name__}")
+    except ConnectFailure as failure:
+        if failure.timed_out:
+            return Scraped({}, f"GET {shown} failed: TimeoutError", may_pass=True)
+        return Scraped({}, f"GET {shown} failed: {failure.reason}")
+    except (WireFault, OSError) as error:
+        return Scraped({}, f"GET {shown} failed: {error}")
+    except ValueError as error:  # a URL or headers that cannot be sent
+        return Scraped({}, f"GET {shown} cannot be sent: {error}")
+    if answer.status != 200:
+        return Scraped({}, f"GET {shown} answered HTTP {answer.status}", answer.status >= 500)
+    if answer.unreadable is not None:
+        return Scraped({}, f"GET {shown} cannot be read: {answer.unreadable}")
+    body = answer.body
     if len(body) > MAX_METRICS_BYTES:
         return Scraped({}, f"GET {shown}: metrics page larger than {MAX_METRICS_BYTES} bytes")
     try:

@@ -12,7 +12,7 @@ from assay.spec.endpoint import Endpoint
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # What a path may hold unescaped (RFC 3986 pchar and "/"); anything else is percent-encoded.
-_PATH_SAFE = "/%:@!$&'()*+,;=-._~"
+PATH_SAFE = "/%:@!$&'()*+,;=-._~"
 
 
 class PreparedRequests:
@@ -49,7 +49,7 @@ class PreparedRequests:
             None if sent_type is None else f"{sent_type[0]}: {sent_type[1]}\r\n".encode()
         )
         fixed = "".join(f"{name}: {value}\r\n" for name, value in merged.values())
-        prefix = quote(parts.path.rstrip("/"), safe=_PATH_SAFE)
+        prefix = quote(parts.path.rstrip("/"), safe=PATH_SAFE)
         self._heads = {
             endpoint: (
                 f"POST {prefix}{endpoint.path} HTTP/1.1\r\nHost: {netloc}\r\n{fixed}"

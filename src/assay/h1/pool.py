@@ -9,13 +9,14 @@ Opening a new connection is bounded by the connect deadline; waiting for a free 
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import socket
 import ssl
 from collections import deque
 from collections.abc import Callable
 
-from assay.backend.h1.connection import H1Connection
+from assay.h1.connection import H1Connection
 
 
 class ConnectFailure(Exception):
@@ -133,30 +134,43 @@ class H1Pool:
                 return
 
     async def _connect(self) -> H1Connection:
-        loop = asyncio.get_running_loop()
-        tls = self._ssl
-        try:
-            async with asyncio.timeout(self._connect_s):
-                _, connection = await loop.create_connection(
-                    lambda: H1Connection(self._now_ns, self._headers),
-                    self._host,
-                    self._port,
-                    ssl=tls,
-                    server_hostname=self._host if tls is not None else None,
-                )
-        except TimeoutError:
-            raise ConnectFailure("connect deadline", timed_out=True) from None
-        except ssl.SSLCertVerificationError as error:
-            reason = error.verify_message or str(error)
-            raise ConnectFailure(f"certificate verify failed: {reason}", tls=True) from None
-        except ssl.SSLError as error:
-            raise ConnectFailure(f"the TLS handshake failed: {error.reason or error}") from None
-        except OSError as error:
-            raise ConnectFailure(connect_words(error, self._host)) from None
-        sock = connection.transport.get_extra_info("socket") if connection.transport else None
-        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return connection
+        headers = self._headers
+        return await open_connection(
+            self._host,
+            self._port,
+            self._ssl,
+            self._connect_s,
+            lambda: H1Connection(self._now_ns, headers),
+        )
+
+
+async def open_connection(
+    host: str,
+    port: int,
+    tls: ssl.SSLContext | None,
+    connect_s: float,
+    protocol: Callable[[], H1Connection],
+) -> H1Connection:
+    """A new connection made by `protocol`, opened within `connect_s` (raises `ConnectFailure`)."""
+    loop = asyncio.get_running_loop()
+    try:
+        async with asyncio.timeout(connect_s):
+            _, connection = await loop.create_connection(
+                protocol, host, port, ssl=tls, server_hostname=host if tls is not None else None
+            )
+    except TimeoutError:
+        raise ConnectFailure("connect deadline", timed_out=True) from None
+    except ssl.SSLCertVerificationError as error:
+        reason = error.verify_message or str(error)
+        raise ConnectFailure(f"certificate verify failed: {reason}", tls=True) from None
+    except ssl.SSLError as error:
+        raise ConnectFailure(f"the TLS handshake failed: {error.reason or error}") from None
+    except OSError as error:
+        raise ConnectFailure(connect_words(error, host)) from None
+    sock = connection.transport.get_extra_info("socket") if connection.transport else None
+    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return connection
 
 
 def connect_words(error: OSError, host: str) -> str:
@@ -171,3 +185,23 @@ def connect_words(error: OSError, host: str) -> str:
     if error.errno:
         return os.strerror(error.errno).lower()
     return str(error) or type(error).__name__
+
+
+def tls_context(setting: ssl.SSLContext | bool) -> ssl.SSLContext:
+    """The context of a TLS setting: the system's CAs (True), no verification (False), or the
+    context given."""
+    if setting is True:
+        return _system_context()
+    if setting is False:
+        # Nothing to verify with, so no CA is loaded (loading the system's takes ~50 ms).
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        return context
+    return setting
+
+
+@functools.cache
+def _system_context() -> ssl.SSLContext:
+    """The system's CAs, loaded once per process (and only for an https:// URL)."""
+    return ssl.create_default_context()

@@ -6,10 +6,10 @@
 `refuse_proxy` stops a run the environment would send through an HTTP proxy.
 """
 
-from assay.backend.h1.connection import FaultKind, H1Connection, ResponseReader, WireFault
-from assay.backend.h1.pool import ConnectFailure, H1Pool
-from assay.backend.h1.proxy import proxy_for, refuse_proxy
-from assay.backend.h1.request import PreparedRequests
+from assay.h1.connection import FaultKind, H1Connection, ResponseReader, WireFault
+from assay.h1.pool import ConnectFailure, H1Pool
+from assay.h1.proxy import proxy_for, refuse_proxy
+from assay.h1.request import PreparedRequests
 
 __all__ = [
     "ConnectFailure",

@@ -10,9 +10,9 @@ A loopback server is always reached directly (no proxy can reach this machine's 
 from __future__ import annotations
 
 import ipaddress
+import os
 from collections.abc import Mapping
 from urllib.parse import urlsplit
-from urllib.request import getproxies_environment
 
 from assay.errors import ServerNotReady
 
@@ -27,7 +27,7 @@ def proxy_for(url: str, proxies: Mapping[str, str] | None = None) -> str | None:
     >>> proxy_for("http://gpu-1:8000", {"http": "http://proxy:3128", "no": "gpu-1"}) is None
     True
     """
-    found = getproxies_environment() if proxies is None else dict(proxies)
+    found = environment_proxies(os.environ) if proxies is None else dict(proxies)
     parts = urlsplit(url)
     host = parts.hostname or ""
     if _is_loopback(host):
@@ -38,6 +38,35 @@ def proxy_for(url: str, proxies: Mapping[str, str] | None = None) -> str | None:
     if _exempt(host, parts.port, found.get("no", "")):
         return None
     return proxy
+
+
+def environment_proxies(environ: Mapping[str, str]) -> dict[str, str]:
+    """Scheme -> proxy URL, read from `<scheme>_proxy` variables in any case, a lower-case one
+    winning (an empty lower-case one removes it), as `urllib.request.getproxies_environment`
+    reads them (also without `HTTP_PROXY` in a CGI script), without importing `urllib.request`.
+
+    >>> environment_proxies({"HTTPS_PROXY": "http://a:1", "https_proxy": "http://b:2"})
+    {'https': 'http://b:2'}
+    >>> environment_proxies({"ALL_PROXY": "http://a:1", "all_proxy": "", "NO_PROXY": "x"})
+    {'no': 'x'}
+    >>> environment_proxies({"HTTP_PROXY": "http://a:1", "REQUEST_METHOD": "GET"})
+    {}
+    """
+    proxies: dict[str, str] = {}
+    for name, value in environ.items():
+        lowered = name.lower()
+        if value and lowered[-6:] == "_proxy":
+            proxies[lowered[:-6]] = value
+    if "REQUEST_METHOD" in environ:
+        # A CGI script's HTTP_PROXY may come from a client's "Proxy:" header (CVE-2016-1000110).
+        proxies.pop("http", None)
+    for name, value in environ.items():
+        if name[-6:] == "_proxy":
+            if value:
+                proxies[name[:-6].lower()] = value
+            else:
+                proxies.pop(name[:-6].lower(), None)
+    return proxies
 
 
 def _exempt(host: str, port: int | None, no_proxy: str) -> bool:
