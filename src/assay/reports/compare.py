@@ -267,18 +267,11 @@ def compare_step(steps: Sequence[StepReport | None], *, judged: bool = True) -> 
     baseline = steps[0]
     assert baseline is not None  # the baseline always has the step
     rows = []
-    for label, unit, better, figure in _FIGURES:
-        base = figure(baseline)
-        changes = tuple(
-            Change(None, None, "")
-            if other is None
-            else _change(base, figure(other), better if judged else Better.neither)
-            for other in steps[1:]
-        )
-        rows.append(Row(label, base.value, changes, unit))
-    for label, unit, better, figure in _COST_FIGURES:
+    for label, unit, better, figure in (*_FIGURES, *_COST_FIGURES):
         # Cost and energy rows only where some run has them (a price, or GPU metrics).
-        if all(step is None or figure(step).value is None for step in steps):
+        if unit in _COST_UNITS and all(
+            step is None or figure(step).value is None for step in steps
+        ):
             continue
         base = figure(baseline)
         changes = tuple(
@@ -478,6 +471,7 @@ def _cost_figure(read: Callable[[StepCost], float | None]) -> Callable[[StepRepo
     return figure
 
 
+_COST_UNITS: Final = ("usd", "J")
 _COST_FIGURES: Final[tuple[tuple[str, str, Better, Callable[[StepReport], _Figure]], ...]] = (
     ("$ / M usable out tok", "usd", Better.lower,
      _cost_figure(lambda c: c.usd_per_million_usable_output_tokens)),
