@@ -19,7 +19,7 @@ from assay.metrics.step_metrics import Outcomes, StepMetrics, Throughput
 from assay.printable import printable
 from assay.reports.client_bound import step_client_bound
 from assay.reports.cost import cost_lines, cost_of, price_of
-from assay.reports.input_lines import input_lines
+from assay.reports.inputs import input_lines
 from assay.reports.models import models_lines, models_table
 from assay.reports.report import Report, StepReport
 from assay.reports.step_words import (
