@@ -22,6 +22,7 @@ from assay.reports.cost import cost_lines, cost_of, price_of
 from assay.reports.inputs import input_lines
 from assay.reports.models import models_lines, models_table
 from assay.reports.report import Report, StepReport
+from assay.reports.shown import scores_documents
 from assay.reports.step_words import (
     bursty_rate_note,
     cancelled_phrase,
@@ -102,7 +103,7 @@ def _render_step(step: StepReport, report: Report, console: Console) -> None:
         console.print(note, highlight=False)
     console.print(
         unclipped(
-            _throughput_table(step, embeddings=embeddings, documents=_scores_documents(report))
+            _throughput_table(step, embeddings=embeddings, documents=scores_documents(report))
         )
     )
     for line in peer_figure_lines(step, embeddings=embeddings):
@@ -157,11 +158,6 @@ def _no_output_words(report: Report) -> str:
             return "Embeddings: no output tokens; "
         case Answer.scores:
             return "Rankings (scored documents): no output tokens; "
-
-
-def _scores_documents(report: Report) -> bool:
-    """Whether the run's answers score documents, so documents/s is its throughput."""
-    return report.run_config.endpoint.traits.answer is Answer.scores
 
 
 def _render_sessions(step: StepReport, console: Console) -> None:
