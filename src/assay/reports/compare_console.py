@@ -9,12 +9,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from assay.reports.capacity_compare import capacity_lines
 from assay.reports.compare import (
     AlignedStep,
     Change,
     Row,
     align_steps,
+    capacity_lines,
     compare_step,
     format_change,
     format_value,

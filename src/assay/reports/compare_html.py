@@ -9,12 +9,12 @@ from pathlib import Path
 from pydantic import JsonValue
 
 from assay.file_writes import replace_with
-from assay.reports.capacity_compare import capacity_lines
 from assay.reports.chart_base import clear_of_modebar, step_label
 from assay.reports.compare import (
     AlignedStep,
     Row,
     align_steps,
+    capacity_lines,
     compare_step,
     format_change,
     format_value,
