@@ -12,9 +12,9 @@ from assay.metrics import StepAggregator
 from assay.reports import Report, StepReport, build_report
 from assay.reports.capacity import CapacityReport, capacity_lines, passing_steps
 from assay.reports.capacity_chart import capacity_sections
-from assay.reports.capacity_compare import capacity_change
-from assay.reports.capacity_compare import capacity_lines as compared_lines
 from assay.reports.capacity_search import capacity_report
+from assay.reports.compare import capacity_change
+from assay.reports.compare import capacity_lines as compared_lines
 from assay.spec.capacity import Capacity, SloTarget
 from assay.spec.load import Constant
 from assay.spec.run import RunEcho

@@ -116,6 +116,41 @@ def test_summary_csv_quotes_hostile_names_and_keeps_them_whole() -> None:
     assert all(row["profile"] == "constant" for row in rows)
 
 
+FORMULAS = ('=HYPERLINK("http://x","y")', "+cmd|' /C calc'!A0", "-2+3", "@SUM(1)", "\tx", "\ry")
+
+
+def test_summary_csv_defuses_names_a_spreadsheet_would_run_as_formulas() -> None:
+    rows = list(csv.DictReader(io.StringIO(summary_csv(_hostile_report((*FORMULAS, "m-1"))))))
+    named = [row["model"] for row in rows if row["step"] == "0" and row["model"]]
+    assert named == [*sorted("'" + name for name in FORMULAS), "m-1"]
+    assert all(row["profile"] == "constant" for row in rows)
+    # Numbers stay numbers; the cell with a bare CR is quoted, so the rows stay whole.
+    assert [row["error_rate"] for row in rows if not row["model"]] == ["0.342857"] * 2
+    assert len(rows) == 2 * (1 + len(FORMULAS) + 1)
+
+
+def test_a_real_runs_summary_csv_defuses_a_data_files_formula_model_names(
+    tmp_path: Path,
+) -> None:
+    """A data file's `model` column names each request's model; the mock answers any name."""
+    names = ('=HYPERLINK("http://x","y")', "+cmd|calc", "-2+3", "@SUM(1)", "plain")
+    data = tmp_path / "prompts.jsonl"
+    data.write_text("".join(json.dumps({"prompt": "hi", "model": n}) + "\n" for n in names))
+    ran = run_fast(tmp_path / "run", "--data", data, "--processes", "1")
+    assert ran.exit_code == 0, ran.stderr
+    text = (tmp_path / "run" / "summary.csv").read_text()
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert sorted(row["model"] for row in rows if row["model"]) == sorted(
+        ["'" + n for n in names[:4]] + ["plain"]
+    )
+    assert '\n0,"=HYPERLINK' not in text
+    assert "\n0,+cmd" not in text
+    # report.json keeps each name as the server was sent it.
+    models = read_report(tmp_path / "run").steps[0].models
+    assert models is not None
+    assert sorted(models) == sorted(names)
+
+
 def test_a_megabyte_long_name_is_cut_where_it_is_shown_and_kept_whole_in_the_files(
     tmp_path: Path,
 ) -> None:

@@ -9,7 +9,7 @@ No credential of the target is sent to the exporter.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from assay.backend import BackendSettings
@@ -17,14 +17,8 @@ from assay.backend import BackendSettings
 # The scrapes verify TLS as the requests do: the system's CAs and the --ca-bundle, or not at all.
 from assay.backend.client import _ssl_setting
 from assay.errors import ConfigError
-from assay.server_metrics import (
-    ServerMetricsObserver,
-    ServerMetricsReport,
-    StepBounds,
-    TimedSample,
-)
+from assay.server_metrics import ServerMetricsObserver, TimedSample
 from assay.server_metrics.gpu_energy import NO_DCGM, GpuScrapes, dcgm_only, has_gpu_metrics
-from assay.server_metrics.summary import summarize_gpus
 from assay.spec.sections import ServerMetrics
 from assay.spec.target import mask_url
 
@@ -64,10 +58,3 @@ def gpu_scrapes(observer: ServerMetricsObserver) -> GpuScrapes:
     """The exporter's scrapes after a last one (taken now): its DCGM samples and problems."""
     observer.scrape_now()
     return GpuScrapes(observer.url, dcgm_only(observer.samples), observer.problems)
-
-
-def gpu_metrics_report(
-    observer: ServerMetricsObserver, bounds: Sequence[StepBounds]
-) -> ServerMetricsReport | None:
-    """The server-metrics section of a run that scraped the exporter alone: the energy."""
-    return summarize_gpus(gpu_scrapes(observer), observer.interval_s, bounds)

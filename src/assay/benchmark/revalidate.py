@@ -10,16 +10,15 @@ and assay's own internal errors are kept as they were.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
-from typing import TypeVar
 
 from returns.result import Failure, Result, Success
 
 from assay.benchmark.chain_spec import ChainSpec
-from assay.benchmark.shard_sink import model_key, model_snapshots
+from assay.benchmark.shard_sink import add_to_groups, model_snapshots
 from assay.core import GenerationResponse, UnusableResponse
 from assay.errors import DataError
 from assay.metrics import Slo, StepAggregator, StepMetrics, Timeline, TimeWindow
@@ -110,19 +109,17 @@ def revalidate(
     validate = spec()
     slo = Slo.model_validate(ran.slo) if ran.slo else None
     steps_by_index = {step.index: step for step in old.steps}
-    aggregators = {
-        step.index: StepAggregator(slo=slo, window=_window(step), origin_ns=_origin(step))
-        for step in old.steps
-    }
+
+    def fresh(step: int) -> StepAggregator:
+        ran = steps_by_index[step]
+        return StepAggregator(slo=slo, window=_window(ran), origin_ns=_origin(ran))
+
+    aggregators = {step.index: fresh(step.index) for step in old.steps}
     # Session turns judged again by turn index, for the steps that ran sessions, and records
     # by the model they named, for a run that sent several (as the run's own sinks aggregate
     # them).
     turns: dict[int, dict[int, StepAggregator]] = {}
     models: dict[int, dict[str, StepAggregator]] = {}
-
-    def fresh(step: int) -> StepAggregator:
-        ran = steps_by_index[step]
-        return StepAggregator(slo=slo, window=_window(ran), origin_ns=_origin(ran))
 
     timelines = {
         step.index: Timeline(origin_ns=step.timeline.origin_ns)
@@ -153,11 +150,12 @@ def revalidate(
             timeline = timelines.get(judged.step)
             if timeline is not None:
                 timeline.add(judged)
-            _add_grouped(turns, judged.turn, judged, fresh)
-            model = judged.model  # past MAX_MODELS, under OTHER_MODELS as the sinks do
-            if model is not None:
-                model = model_key(models.setdefault(judged.step, {}), model)
-            _add_grouped(models, model, judged, fresh)
+            add_to_groups(
+                turns.setdefault(judged.step, {}),
+                models.setdefault(judged.step, {}),
+                judged,
+                partial(fresh, judged.step),
+            )
     steps = [
         # What never became a record (scheduled, not sent, lost, how the sessions went) is not
         # the validators' to change; the figures, the turns' and models' included, are judged
@@ -200,26 +198,7 @@ def revalidate(
     )
 
 
-_Key = TypeVar("_Key", int, str)
-
-
-def _add_grouped(
-    groups: dict[int, dict[_Key, StepAggregator]],
-    key: _Key | None,
-    record: RequestRecord[GenerationResponse],
-    fresh: Callable[[int], StepAggregator],
-) -> None:
-    """Add `record` to its step's aggregator of `key` (a turn, a model), made by `fresh` for
-    the step at the key's first record; nothing when the record has no such key."""
-    if key is None:
-        return
-    by_key = groups.setdefault(record.step, {})
-    if key not in by_key:
-        by_key[key] = fresh(record.step)
-    by_key[key].add(record)
-
-
-def _snapshots(groups: dict[_Key, StepAggregator] | None) -> dict[_Key, StepMetrics] | None:
+def _snapshots(groups: dict[int, StepAggregator] | None) -> dict[int, StepMetrics] | None:
     return {key: groups[key].snapshot() for key in sorted(groups)} if groups else None
 
 

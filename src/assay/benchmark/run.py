@@ -397,20 +397,25 @@ def _write_records(
     result: BenchmarkResult[ShardSummary],
     recovered: dict[int, list[ShardSummary]],
 ) -> None:
-    """Merge the shards into records.jsonl, then drop them."""
+    """Concatenate every shard, step by step and in process order, into records.jsonl (removed
+    again if that fails: the shards stay whole for `assay report`), then drop them."""
     records = folder.path / RECORDS_FILE
+    shards = [
+        summary.shard
+        for step in result.steps
+        for summary in sorted(
+            [*step.sink_results, *recovered.get(step.index, [])],
+            key=lambda summary: summary.process,
+        )
+    ]
     try:
-        _merge_shards(result, recovered, records)
+        concatenate_shards(records, shards)
     except OSError as error:
         raise OutputError(
             f"cannot write {records}: {error.strerror or error}; the records are whole in "
             f"{folder.shards}: free some space, then `assay report {folder.path}` writes the report"
         ) from None
-    folder.drop_shards(
-        summary.shard
-        for step in result.steps
-        for summary in (*step.sink_results, *recovered.get(step.index, []))
-    )
+    folder.drop_shards(shards)
 
 
 def context_window_of(config: RunConfig, served: ServedModel) -> ContextWindow | None:
@@ -503,21 +508,3 @@ def step_report(
         data_rows=data_rows if step.stopped_by is StopReason.data_exhausted else None,
         client_load=step.client,
     )
-
-
-def _merge_shards(
-    result: BenchmarkResult[ShardSummary],
-    recovered: dict[int, list[ShardSummary]],
-    target: Path,
-) -> None:
-    """Concatenate every shard, step by step and in process order, into one records.jsonl
-    (removed again if that fails: the shards stay whole for `assay report`)."""
-    shards = [
-        summary.shard
-        for step in result.steps
-        for summary in sorted(
-            [*step.sink_results, *recovered.get(step.index, [])],
-            key=lambda summary: summary.process,
-        )
-    ]
-    concatenate_shards(target, shards)

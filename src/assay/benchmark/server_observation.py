@@ -10,7 +10,7 @@ from assay.backend import BackendSettings
 
 # The scrapes verify TLS as the requests do: the system's CAs and the --ca-bundle, or not at all.
 from assay.backend.client import _ssl_setting
-from assay.benchmark.gpu_observation import gpu_metrics_report, gpu_scrapes
+from assay.benchmark.gpu_observation import gpu_scrapes
 from assay.core.diagnostics import DiagnosticCode, Stage, stage_of
 from assay.core.response import TokenSource
 from assay.errors import ConfigError
@@ -25,6 +25,7 @@ from assay.server_metrics import (
     TimedSample,
     summarize,
 )
+from assay.server_metrics.summary import summarize_gpus
 from assay.spec.sections import ServerMetrics
 from assay.spec.target import mask_url
 
@@ -156,7 +157,8 @@ def server_metrics_report(
     the DCGM exporter's of `--gpu-metrics`); None without data."""
     bounds = _step_bounds(steps)
     if observer is None or first is None:
-        return None if gpus is None else gpu_metrics_report(gpus, bounds)
+        # The exporter scraped alone: the section holds the GPUs' energy.
+        return None if gpus is None else summarize_gpus(gpu_scrapes(gpus), gpus.interval_s, bounds)
     observer.scrape_now()
     samples = observer.samples
     if not samples:

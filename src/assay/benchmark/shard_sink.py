@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import IO, TypeVar
 
@@ -102,6 +103,20 @@ def add_to_group(
     aggregator.add(record)
 
 
+def add_to_groups(
+    turns: dict[int, StepAggregator],
+    models: dict[str, StepAggregator],
+    record: RequestRecord[GenerationResponse],
+    fresh: Callable[[], StepAggregator],
+) -> None:
+    """Add `record` to the aggregator of its session turn and of the model it named (see
+    `model_key`), where it has them; a group's aggregator is made by `fresh` at its first."""
+    if record.turn is not None:
+        add_to_group(turns, record.turn, record, fresh)
+    if record.model is not None:  # set only when the run sends several models
+        add_to_group(models, model_key(models, record.model), record, fresh)
+
+
 class ShardSink:
     """Writes every record to a shard and aggregates those in the measured window.
 
@@ -114,11 +129,10 @@ class ShardSink:
         "_aggregator",
         "_context",
         "_flushed_ns",
+        "_fresh",
         "_models",
-        "_slo",
         "_timeline",
         "_turns",
-        "_window",
         "_writer",
     )
 
@@ -128,9 +142,9 @@ class ShardSink:
         self._context = context
         self._aggregator = factory.aggregator_for(context)
         self._timeline = Timeline(origin_ns=context.start_ns)
-        self._slo, self._window = factory.slo, factory.window_for(context)
-        self._turns: dict[int, StepAggregator] | None = None
-        self._models: dict[str, StepAggregator] | None = None
+        self._fresh = partial(factory.aggregator_for, context)
+        self._turns: dict[int, StepAggregator] = {}
+        self._models: dict[str, StepAggregator] = {}
         path = factory.shard_path(context.step, context.process)
         self._writer: RecordWriter | Spool = (
             Spool(path) if spool else RecordWriter(path, opener=factory.open_shard)
@@ -152,19 +166,7 @@ class ShardSink:
             raise shard_error(self._writer.path, error) from None
         self._aggregator.add(record)
         self._timeline.add(record)
-        turn = record.turn
-        if turn is not None:
-            if self._turns is None:
-                self._turns = {}
-            add_to_group(self._turns, turn, record, self._fresh)
-        model = record.model  # set only when the run sends several models
-        if model is not None:
-            if self._models is None:
-                self._models = {}
-            add_to_group(self._models, model_key(self._models, model), record, self._fresh)
-
-    def _fresh(self) -> StepAggregator:
-        return StepAggregator(slo=self._slo, window=self._window, origin_ns=self._context.start_ns)
+        add_to_groups(self._turns, self._models, record, self._fresh)
 
     def spooled(self) -> bytes:
         """The records' lines since the last call, when this sink spools (else nothing)."""
@@ -182,8 +184,8 @@ class ShardSink:
             self._writer.path,
             self._writer.written,
             self._timeline,
-            self._turns,
-            self._models,
+            self._turns or None,
+            self._models or None,
         )
 
 
@@ -241,17 +243,12 @@ class ShardSinkFactory:
         timeline = Timeline(origin_ns=context.start_ns)
         turns: dict[int, StepAggregator] = {}
         models: dict[str, StepAggregator] = {}
-
-        def fresh() -> StepAggregator:
-            return self.aggregator_for(context)
+        fresh = partial(self.aggregator_for, context)
 
         def keep(record: RequestRecord[GenerationResponse]) -> None:
             aggregator.add(record)
             timeline.add(record)
-            if record.turn is not None:
-                add_to_group(turns, record.turn, record, fresh)
-            if record.model is not None:
-                add_to_group(models, model_key(models, record.model), record, fresh)
+            add_to_groups(turns, models, record, fresh)
 
         kept = recover_shard(path, keep)
         return ShardSummary(

@@ -61,9 +61,7 @@ def with_model(source: SourceAhead, model: str) -> SourceAhead:
     match source:
         case FileSource():
             return _file_with_model(source, model)
-        case FileSessions():
-            return replace(source, rows=_file_with_model(source.rows, model))
-        case PlainTrace():
+        case FileSessions() | PlainTrace():
             return replace(source, rows=_file_with_model(source.rows, model))
         case MooncakeTrace():
             if source.config.model == model:

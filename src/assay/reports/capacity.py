@@ -60,17 +60,13 @@ class CapacityReport(BaseModel):
     levels: tuple[CapacityLevel, ...]
 
     @property
-    def unit(self) -> str:
+    def unit(self) -> Literal["req/s", "streams"]:
         """The unit of a load on the axis searched."""
-        return _unit(self.axis)
-
-
-def _unit(axis: CapacityAxis) -> Literal["req/s", "streams"]:
-    match axis:
-        case "rate":
-            return "req/s"
-        case "concurrency":
-            return "streams"
+        match self.axis:
+            case "rate":
+                return "req/s"
+            case "concurrency":
+                return "streams"
 
 
 def passing_steps(report: CapacityReport) -> frozenset[int]:

@@ -22,6 +22,13 @@ with the other run's step of the same load (the same profile and concurrency, or
 1 %). Steps left over are paired in order within their kind, as a sweep's rate steps are (each
 sweep measures its own rates, so two sweeps' rates differ): their figures are shown side by
 side, their loads named, and their changes not judged, since a different load explains them.
+
+Capacity runs (`capacity_lines`): each search brackets its capacity in [last pass, first
+fail], every verdict in it taken at its stated confidence, so two capacities differ only when
+their brackets do not overlap: a run whose first fail is at or below the baseline's capacity is
+worse, one whose capacity is at or above the baseline's first fail is better, and overlapping
+brackets are "~" (within the searches' precision). A bracket without a first fail reaches up
+without bound; runs of different SLOs or axes are not judged.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Final
+from typing import Final, Literal
 
 from pydantic import JsonValue
 from pydantic_core import to_jsonable_python
@@ -39,6 +46,7 @@ from pydantic_core import to_jsonable_python
 from assay.metrics.cost import StepCost
 from assay.metrics.sketch import Distribution
 from assay.metrics.step_metrics import StepMetrics
+from assay.reports.capacity import CapacityReport
 from assay.reports.models import model_step
 from assay.reports.report import Report, StepReport
 from assay.reports.step_words import describe_load, format_ms, rate_is_meaningful
@@ -267,18 +275,11 @@ def compare_step(steps: Sequence[StepReport | None], *, judged: bool = True) -> 
     baseline = steps[0]
     assert baseline is not None  # the baseline always has the step
     rows = []
-    for label, unit, better, figure in _FIGURES:
-        base = figure(baseline)
-        changes = tuple(
-            Change(None, None, "")
-            if other is None
-            else _change(base, figure(other), better if judged else Better.neither)
-            for other in steps[1:]
-        )
-        rows.append(Row(label, base.value, changes, unit))
-    for label, unit, better, figure in _COST_FIGURES:
+    for label, unit, better, figure in (*_FIGURES, *_COST_FIGURES):
         # Cost and energy rows only where some run has them (a price, or GPU metrics).
-        if all(step is None or figure(step).value is None for step in steps):
+        if unit in _COST_UNITS and all(
+            step is None or figure(step).value is None for step in steps
+        ):
             continue
         base = figure(baseline)
         changes = tuple(
@@ -478,6 +479,7 @@ def _cost_figure(read: Callable[[StepCost], float | None]) -> Callable[[StepRepo
     return figure
 
 
+_COST_UNITS: Final = ("usd", "J")
 _COST_FIGURES: Final[tuple[tuple[str, str, Better, Callable[[StepReport], _Figure]], ...]] = (
     ("$ / M usable out tok", "usd", Better.lower,
      _cost_figure(lambda c: c.usd_per_million_usable_output_tokens)),
@@ -488,3 +490,57 @@ _COST_FIGURES: Final[tuple[tuple[str, str, Better, Callable[[StepReport], _Figur
     ("J / usable out tok", "J", Better.lower,
      _cost_figure(lambda c: c.joules_per_usable_output_token)),
 )  # fmt: skip
+
+
+CapacityChange = Literal["better", "worse", "~", "not comparable"]
+
+
+def _bracket(report: CapacityReport) -> tuple[float, float]:
+    low = report.capacity if report.capacity is not None else 0.0
+    high = report.first_fail if report.first_fail is not None else math.inf
+    return low, high
+
+
+def capacity_change(base: CapacityReport, other: CapacityReport) -> CapacityChange:
+    """How `other`'s capacity stands against `base`'s, by the noise rule above.
+
+    >>> def run(low, high):
+    ...     return CapacityReport(axis="rate", slos=("ttft_ms=500@p99",), confidence=0.95,
+    ...         precision=0.05, capacity=low, first_fail=high, end="precise", levels=())
+    >>> capacity_change(run(80, 84), run(60, 63)), capacity_change(run(80, 84), run(82, 86))
+    ('worse', '~')
+    """
+    if base.slos != other.slos or base.axis != other.axis:
+        return "not comparable"
+    base_low, base_high = _bracket(base)
+    low, high = _bracket(other)
+    if high <= base_low:
+        return "worse"
+    if low >= base_high:
+        return "better"
+    return "~"
+
+
+def _describe(report: CapacityReport) -> str:
+    if report.capacity is None:
+        return "none found"
+    high = "-" if report.first_fail is None else f"{report.first_fail:g}"
+    return f"{report.capacity:g} {report.unit} [{report.capacity:g}, {high}]"
+
+
+def capacity_lines(reports: Sequence[Report]) -> list[str]:
+    """The comparison of the runs' capacities, one line per run; empty unless the first run
+    and another searched for capacity."""
+    base = reports[0].capacity if reports else None
+    if base is None or all(report.capacity is None for report in reports[1:]):
+        return []
+    lines = [f"Capacity (SLOs {', '.join(base.slos)}; brackets that overlap are ~):"]
+    lines.append(f"  run 1: {_describe(base)} (baseline)")
+    for number, report in enumerate(reports[1:], start=2):
+        capacity = report.capacity
+        if capacity is None:
+            lines.append(f"  run {number}: not a capacity search")
+            continue
+        change = capacity_change(base, capacity)
+        lines.append(f"  run {number}: {_describe(capacity)} {change}")
+    return lines

@@ -9,12 +9,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from assay.reports.capacity_compare import capacity_lines
 from assay.reports.compare import (
     AlignedStep,
     Change,
     Row,
     align_steps,
+    capacity_lines,
     compare_step,
     format_change,
     format_value,
@@ -51,17 +51,16 @@ def render_comparison(reports: Sequence[Report], labels: Sequence[str], console:
         console.print(line, highlight=False)
     console.print()
     for group in groups:
-        # The title on its own line: a table's title wraps to the table's width.
-        console.print(Text(step_title(group), style="bold"))
-        console.print(unclipped(_step_table(group)))
-        errors = _errors_line(group.steps)
-        if errors is not None:
-            console.print(errors)
-        console.print()
-        for name, seen in model_groups(group):  # a traffic mix: model by model
-            console.print(Text(f"{step_title(group)}, model {shown_name(name)}", style="bold"))
-            console.print(unclipped(_step_table(seen)))
-            errors = _errors_line(seen.steps)
+        title = step_title(group)
+        # A traffic mix: its step, then model by model.
+        models = (
+            (f"{title}, model {shown_name(name)}", seen) for name, seen in model_groups(group)
+        )
+        for shown, aligned in [(title, group), *models]:
+            # The title on its own line: a table's title wraps to the table's width.
+            console.print(Text(shown, style="bold"))
+            console.print(unclipped(_step_table(aligned)))
+            errors = _errors_line(aligned.steps)
             if errors is not None:
                 console.print(errors)
             console.print()

@@ -9,12 +9,12 @@ from pathlib import Path
 from pydantic import JsonValue
 
 from assay.file_writes import replace_with
-from assay.reports.capacity_compare import capacity_lines
 from assay.reports.chart_base import clear_of_modebar, step_label
 from assay.reports.compare import (
     AlignedStep,
     Row,
     align_steps,
+    capacity_lines,
     compare_step,
     format_change,
     format_value,
@@ -108,18 +108,18 @@ def _figures(
     steps: list[JsonValue] = [step.replace(" | ", "<br>") for step, _ in steps_rows]
     figures: list[dict[str, JsonValue]] = []
     for number, row in enumerate(steps_rows[0][1]):
+        same = [rows[number] for _, rows in steps_rows]
+        if all(r.baseline is None and all(c.value is None for c in r.changes) for r in same):
+            continue  # a figure no run has (goodput without an SLO): no empty frame
         data: list[JsonValue] = []
         for run, label in enumerate(labels):
             values: list[JsonValue] = []
-            for _, rows in steps_rows:
-                same = rows[number]
-                value = same.baseline if run == 0 else same.changes[run - 1].value
+            for figure in same:
+                value = figure.baseline if run == 0 else figure.changes[run - 1].value
                 # An error rate in %, as the table and the console show it.
                 scale = 100.0 if row.unit == "fraction" else 1.0
                 values.append(None if value is None else value * scale)
             data.append({"type": "bar", "name": label, "x": steps, "y": values})
-        if all(value is None for trace in data for value in _values(trace)):
-            continue  # a figure no run has (goodput without an SLO): no empty frame
         unit = _UNITS.get(row.unit, row.unit)
         figures.append(
             {
@@ -141,11 +141,6 @@ def _figures(
             }
         )
     return [{**spec, "layout": clear_of_modebar(spec["layout"])} for spec in figures]
-
-
-def _values(trace: JsonValue) -> list[JsonValue]:
-    values = trace.get("y") if isinstance(trace, dict) else None
-    return values if isinstance(values, list) else []
 
 
 def titled(label: str, unit: str) -> str:

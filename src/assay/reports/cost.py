@@ -21,13 +21,8 @@ def price_of(report: Report) -> Price | None:
 
 def energy_of(step: StepReport, report: Report) -> float | None:
     """The GPUs' energy over `step` (J), from the report's server metrics; None without."""
-    server = report.server_metrics
-    if server is None:
-        return None
-    for counts in server.steps:
-        if counts.index == step.index:
-            return counts.gpu_energy_joules
-    return None
+    steps = () if report.server_metrics is None else report.server_metrics.steps
+    return next((c.gpu_energy_joules for c in steps if c.index == step.index), None)
 
 
 def cost_of(step: StepReport, report: Report, price: Price | None) -> StepCost | None:

@@ -119,19 +119,42 @@ def summary_row(step: StepReport) -> dict[str, Cell]:
     return {name: cell(step) for name, cell in _SUMMARY}
 
 
+# What a spreadsheet reads as the start of a formula in a cell (OWASP, "CSV Injection").
+_FORMULA_STARTS: Final = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _defused(cell: Cell) -> Cell:
+    """A text cell as summary.csv writes it: one a spreadsheet would run as a formula (a model
+    named `=HYPERLINK(...)`) starts with a `'`, so it is shown as text; numbers stay numbers.
+
+    >>> _defused("=1+2"), _defused("@SUM(1)"), _defused("lora-a"), _defused(-1.5)
+    ("'=1+2", "'@SUM(1)", 'lora-a', -1.5)
+    """
+    return "'" + cell if isinstance(cell, str) and cell.startswith(_FORMULA_STARTS) else cell
+
+
 def summary_csv(report: Report) -> str:
     """summary.csv's text: a row per step; a run that sent several models has a `model` column
-    (second), empty on a step's row, and after each step's row a row per model of its mix."""
+    (second), empty on a step's row, and after each step's row a row per model of its mix.
+    Text cells are defused (`_defused`)."""
     mixed = has_models(report)
     columns = (SUMMARY_COLUMNS[0], "model", *SUMMARY_COLUMNS[1:]) if mixed else SUMMARY_COLUMNS
-    table = io.StringIO()
-    writer = csv.DictWriter(table, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
+    rows: list[dict[str, Cell]] = [dict(zip(columns, columns, strict=True))]  # the header
     for step in report.steps:
-        writer.writerow(summary_row(step))
-        for name, seen in model_steps(step):
-            writer.writerow({**summary_row(seen), "model": name})
-    return table.getvalue()
+        rows.append(summary_row(step))
+        rows += ({**summary_row(seen), "model": name} for name, seen in model_steps(step))
+    # Each line is written alone by a writer ending it in "\r\n", so that a cell holding a bare CR
+    # is quoted as one holding "\n" is (a reader would end the row there), then ends in "\n".
+    line = io.StringIO()
+    writer = csv.DictWriter(line, fieldnames=columns, lineterminator="\r\n")
+
+    def written(row: dict[str, Cell]) -> str:
+        line.seek(0)
+        line.truncate()
+        writer.writerow({column: _defused(cell) for column, cell in row.items()})
+        return line.getvalue().removesuffix("\r\n") + "\n"
+
+    return "".join(map(written, rows))
 
 
 def write_report(report: Report, out_dir: Path) -> tuple[Path, Path]:

@@ -25,7 +25,7 @@ from assay.reports.charts import figures_of
 from assay.reports.client_bound import client_bound_html
 from assay.reports.cost import cost_html, price_of
 from assay.reports.definitions import definitions_html, with_found
-from assay.reports.input_table import inputs_html
+from assay.reports.inputs import inputs_html
 from assay.reports.loader import load_report
 from assay.reports.models_html import models_html
 from assay.reports.readback import read_back

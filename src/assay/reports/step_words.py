@@ -12,10 +12,7 @@ from typing import Final
 from assay.reports.report import Report, StepReport
 from assay.spec.constraints import Constraints, StopReason
 from assay.spec.load import load_words
-from assay.spec.load_words import LoadWords, rate_words
-from assay.spec.load_words import rate_text as rate_text
-from assay.spec.load_words import seconds_text as seconds_text
-from assay.spec.load_words import short_rate as short_rate
+from assay.spec.load_words import LoadWords, rate_text, rate_words, seconds_text
 
 MIN_RATE_WINDOW_S: Final = 1.0
 """Below this step duration a request rate is not shown: a handful of requests over a few

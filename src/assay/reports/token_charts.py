@@ -77,15 +77,14 @@ def prefill_decode_figure(report: Report) -> Figure:
 
 def per_user_figure(report: Report) -> Figure:
     """Per-user output tokens/s (one value per answer) at its low and middle points, per step."""
-    points = (("min", "min"), ("p50", "p50"), ("mean", "mean"), ("max", "max"))
+    points: list[JsonValue] = ["min", "p50", "mean", "max"]
     data: list[dict[str, JsonValue]] = []
     for step in report.steps:
         distribution = step.metrics.throughput.per_user_output_tokens_per_s
         if distribution is None:
             continue
-        values = [float(getattr(distribution, name)) for name, _ in points]
-        labels = [label for _, label in points]
-        data.append(scatter("lines+markers", step_label(step), labels, values))
+        values = [float(getattr(distribution, str(name))) for name in points]
+        data.append(scatter("lines+markers", step_label(step), points, values))
     layout = chart_layout("Per-user output tokens/s", "statistic over answers", "tokens/s")
     if not data:
         say_no_data(layout, "not measured in this run")
