@@ -245,16 +245,19 @@ class StepAggregator:
         if self._last_finish_ns is None or finished > self._last_finish_ns:
             self._last_finish_ns = finished
         self._concurrency.add(dispatched, finished)
-        # Kept as `add` keeps a value; the lag takes one per record, the other sketches of
-        # `_fold_sketches` at most one: folding all when the lag's are due keeps each to FOLD_EVERY.
+        # Kept as `add` keeps them; all folded when the lag's are due (one value every record).
         lag = self._dispatch_lag._pending
         lag.append(dispatched - record.targeted_start_ns)
         if len(lag) >= FOLD_EVERY:
             self._fold_sketches()
-        match record.outcome:
-            case Completed(response=response):
-                self._completed += 1
-                self._add_completed(response, record.targeted_start_ns)
+        outcome = record.outcome
+        # Most records are completed: told by their type first, as a pydantic model's instance
+        # check (what a class pattern makes, per arm) is a Python call.
+        if type(outcome) is Completed or isinstance(outcome, Completed):
+            self._completed += 1
+            self._add_completed(outcome.response, record.targeted_start_ns)
+            return
+        match outcome:
             case Errored(diagnostic=diagnostic):
                 self._errored += 1
                 tally = self._errors.get(diagnostic.code)
@@ -278,12 +281,10 @@ class StepAggregator:
                 self._cancelled += 1
 
     def _fold_sketches(self) -> None:
-        # The sketches `add` appends to: each takes at most one value per record.
-        sketches = (self._dispatch_lag, self._e2e, self._e2e_from_target, self._prompt_tokens)
-        for sketch in (*sketches, self._output_tokens, self._ttft, self._decode, self._tpot):
+        first = (self._dispatch_lag, self._e2e, self._e2e_from_target, self._prompt_tokens)
+        then = (self._output_tokens, self._ttft, self._decode, self._tpot, self._per_user)
+        for sketch in (*first, *then, self._ttst):  # each takes at most one value a record
             sketch._fold()
-        self._per_user._fold()
-        self._ttst._fold()
 
     def _add_completed(self, response: GenerationResponse, targeted_start_ns: int) -> None:
         timing = response.timing
@@ -305,13 +306,15 @@ class StepAggregator:
             self._usable_prompt_tokens += prompt_tokens
         if response.sent is not None:
             self._inputs.add(response)
-        match response.answer:
+        answer = response.answer
+        if type(answer) is TextAnswer:  # a final class: the other kinds are matched below
+            self._add_generated(response, e2e, output_tokens)
+            return
+        match answer:
             case Vectors():
                 self._add_vectors(response, e2e)
             case Scores():
                 self._add_scores(response, e2e)
-            case TextAnswer():
-                self._add_generated(response, e2e, output_tokens)
 
     def _add_vectors(self, response: GenerationResponse, e2e: int) -> None:
         # Vectors, not tokens: no output count, no token timing; E2E is the latency.
