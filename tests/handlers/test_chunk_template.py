@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from assay.core import Endpoint, GenerationRequest
 from assay.handlers import handler_for
 from assay.handlers.base import Transfer
+from assay.handlers.chunk_template import ChunkTemplate
 from assay.handlers.stream import StreamDraft
 
 
@@ -77,3 +78,28 @@ def test_a_plain_stream_is_read_through_the_template() -> None:
     response = accumulator.partial(Transfer(send_ns=0, end_ns=9))
     assert response.text == "Rivers run!"
     assert response.streamed_tokens == 3
+
+
+def _plain_piece(middle: bytes) -> str | None:
+    """What a template reads between its head and tail: the bytes as text when they hold no
+    quote, backslash or control character and are valid UTF-8 (the rule, spelled out)."""
+    if any(byte < 0x20 or byte in b'"\\' for byte in middle):
+        return None
+    try:
+        return middle.decode()
+    except UnicodeDecodeError:
+        return None
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    middle=st.one_of(
+        st.binary(min_size=1, max_size=8),
+        st.text(min_size=1, max_size=8).map(str.encode),
+        st.sampled_from([b"\x7f", b"\xc2\xa0", b"a\tb", b"\xe2\x80\xa8", b" caf\xc3\xa9"]),
+    )
+)
+def test_a_template_reads_a_piece_exactly_when_it_is_plain(middle: bytes) -> None:
+    head, tail = b'{"choices":[{"text":"', b'"}]}'
+    template = ChunkTemplate(head, tail)
+    assert template.piece(head + middle + tail) == _plain_piece(middle)

@@ -23,6 +23,7 @@ from assay.core import (
 )
 from assay.errors import ConfigError
 from assay.metrics import RELATIVE_ERROR, Slo, StepAggregator, StepMetrics, TimeWindow
+from assay.metrics import sketch as sketch_module
 from assay.metrics.arrivals import add_spread_gaps
 from assay.metrics.sketch import QuantileSketch
 from assay.records import Cancelled, Completed, Errored, JudgedBy, RequestRecord
@@ -507,3 +508,25 @@ def test_rerank_answers_count_their_documents_not_output_tokens() -> None:
     assert metrics.latency.ttft_ms is None
     assert metrics.latency.e2e_ms is not None
     assert metrics.latency.e2e_ms.count == 2
+
+
+def test_many_records_keep_every_sketchs_unfolded_values_bounded_and_exact() -> None:
+    # `add` appends a record's figures to the sketches' kept values and folds them all when the
+    # dispatch lag's are due: none may keep more than FOLD_EVERY, and the figures must
+    # equal those of sketches fed one `QuantileSketch.add` at a time.
+    count = sketch_module.FOLD_EVERY * 2 + 7
+    aggregator = StepAggregator()
+    e2e = QuantileSketch()
+    ttft = QuantileSketch()
+    for i in range(count):
+        response = _streamed(f"r{i}", i, i + 3 + i % 5, (2 + i % 3, 1), usage_tokens=3)
+        aggregator.add(_completed(response, i))
+        e2e.add(response.timing.end_ns - response.timing.send_ns)
+        ttft.add((3 + i % 5) * MS)
+        for name in aggregator.__slots__:
+            value = getattr(aggregator, name)
+            if isinstance(value, QuantileSketch):
+                assert len(value._pending) <= sketch_module.FOLD_EVERY, name
+    latency = aggregator.snapshot().latency
+    assert latency.e2e_ms == e2e.summary(1e-6)
+    assert latency.ttft_ms == ttft.summary(1e-6)

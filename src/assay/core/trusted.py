@@ -23,6 +23,11 @@ _set_dict = BaseModel.__dict__["__dict__"].__set__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+# Per model, the set of its declared field names: every instance `trusted` builds with all of
+# them shares it, instead of a new set per instance. Sharing is safe: pydantic copies the set
+# when it copies a model (`model_copy`), and the one change it makes in place, adding a field
+# name on assignment, adds a name already there.
+_all_fields: dict[type[BaseModel], set[str]] = {}
 
 
 def trusted(model: type[ModelT], fields: dict[str, object]) -> ModelT:
@@ -39,7 +44,10 @@ def trusted(model: type[ModelT], fields: dict[str, object]) -> ModelT:
     """
     built = _new(model)
     _set_dict(built, fields)
-    _set_fields_set(built, set(fields))
+    names = _all_fields.get(model)
+    if names is None:
+        names = _all_fields[model] = set(model.__pydantic_fields__)
+    _set_fields_set(built, names if len(fields) == len(names) else set(fields))
     _set_extra(built, None)
     _set_private(built, None)
     return built

@@ -55,13 +55,16 @@ class ChunkTemplate:
             or not frame.endswith(self._tail)
         ):
             return None
-        middle = frame[len(self._head) : len(frame) - self._tail_size]
-        if _NOT_PLAIN.search(middle) is not None:
-            return None
         try:
-            return middle.decode()
+            piece = frame[len(self._head) : len(frame) - self._tail_size].decode()
         except UnicodeDecodeError:
             return None
+        # Printable text holds no control character: with no quote or backslash it is plain,
+        # told cheaper than by `_NOT_PLAIN`'s search, which decides the rest (a tab, a no-break
+        # space) on the same bytes (valid UTF-8 encodes back to itself).
+        if piece.isprintable() and '"' not in piece and "\\" not in piece:
+            return piece
+        return None if _NOT_PLAIN.search(piece.encode()) is not None else piece
 
     @classmethod
     def learn(

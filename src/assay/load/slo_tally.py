@@ -109,13 +109,17 @@ class SloTally:
         ):
             return
         self._attempted += 1
-        match record.outcome:
-            case Completed(response=response):
-                for position, missed in enumerate(misses(response, self._slos)):
-                    self._missed[position] += missed
-            case Errored() | Cancelled():
-                for position in range(len(self._missed)):
-                    self._missed[position] += 1
+        outcome = record.outcome
+        # Told by its type first: a pydantic model's instance check (a class pattern's) is a
+        # Python call, and most records are completed.
+        if type(outcome) is Completed or isinstance(outcome, Completed):
+            for position, missed in enumerate(misses(outcome.response, self._slos)):
+                self._missed[position] += missed
+        else:
+            match outcome:
+                case Errored() | Cancelled():
+                    for position in range(len(self._missed)):
+                        self._missed[position] += 1
 
     def counts(self) -> SloMisses:
         """The counts so far, as a frozen value."""

@@ -519,22 +519,26 @@ class _StepRunner(Generic[S]):
     def _take(self, record: RequestRecord[GenerationResponse]) -> None:
         tally = self.tally
         reason: StopReason | None = None
-        match record.outcome:
-            case Completed():
-                tally.completed += 1
-                tally.recent.append(0)
-                reason = self.watch.observe(errored=False)
-            case Errored(diagnostic=diagnostic):
-                tally.errored += 1
-                tally.recent.append(1)
-                # Every record, whatever the measured window: the live count (see `StepTally`).
-                code = diagnostic.code.value
-                tally.errors_by_code[code] = tally.errors_by_code.get(code, 0) + 1
-                reason = self.watch.observe(errored=True)
-                if self.errors_are_urgent:
-                    self._report_soon()
-            case Cancelled():
-                tally.cancelled += 1
+        outcome = record.outcome
+        # Told by its type first: a pydantic model's instance check (a class pattern's) is a
+        # Python call, and most records are completed.
+        if type(outcome) is Completed or isinstance(outcome, Completed):
+            tally.completed += 1
+            tally.recent.append(0)
+            reason = self.watch.observe(errored=False)
+        else:
+            match outcome:
+                case Errored(diagnostic=diagnostic):
+                    tally.errored += 1
+                    tally.recent.append(1)
+                    # Every record, whatever the measured window: the live count (`StepTally`).
+                    code = diagnostic.code.value
+                    tally.errors_by_code[code] = tally.errors_by_code.get(code, 0) + 1
+                    reason = self.watch.observe(errored=True)
+                    if self.errors_are_urgent:
+                        self._report_soon()
+                case Cancelled():
+                    tally.cancelled += 1
         if self.slo_tally is not None:
             self.slo_tally.add(record)
         self.sink.add(record)

@@ -62,7 +62,7 @@ from assay.errors import ConfigError
 from assay.metrics.arrivals import add_arrivals, add_spread_gaps, second_token_ns
 from assay.metrics.concurrency import ConcurrencyTracker
 from assay.metrics.inputs import InputTally
-from assay.metrics.sketch import QuantileSketch
+from assay.metrics.sketch import FOLD_EVERY, QuantileSketch
 from assay.metrics.slo import Slo
 from assay.metrics.step_metrics import (
     Concurrency,
@@ -245,11 +245,19 @@ class StepAggregator:
         if self._last_finish_ns is None or finished > self._last_finish_ns:
             self._last_finish_ns = finished
         self._concurrency.add(dispatched, finished)
-        self._dispatch_lag.add(dispatched - record.targeted_start_ns)
-        match record.outcome:
-            case Completed(response=response):
-                self._completed += 1
-                self._add_completed(response, record.targeted_start_ns)
+        # Kept as `add` keeps them; all folded when the lag's are due (one value every record).
+        lag = self._dispatch_lag._pending
+        lag.append(dispatched - record.targeted_start_ns)
+        if len(lag) >= FOLD_EVERY:
+            self._fold_sketches()
+        outcome = record.outcome
+        # Most records are completed: told by their type first, as a pydantic model's instance
+        # check (what a class pattern makes, per arm) is a Python call.
+        if type(outcome) is Completed or isinstance(outcome, Completed):
+            self._completed += 1
+            self._add_completed(outcome.response, record.targeted_start_ns)
+            return
+        match outcome:
             case Errored(diagnostic=diagnostic):
                 self._errored += 1
                 tally = self._errors.get(diagnostic.code)
@@ -272,13 +280,19 @@ class StepAggregator:
             case Cancelled():
                 self._cancelled += 1
 
+    def _fold_sketches(self) -> None:
+        first = (self._dispatch_lag, self._e2e, self._e2e_from_target, self._prompt_tokens)
+        then = (self._output_tokens, self._ttft, self._decode, self._tpot, self._per_user)
+        for sketch in (*first, *then, self._ttst):  # each takes at most one value a record
+            sketch._fold()
+
     def _add_completed(self, response: GenerationResponse, targeted_start_ns: int) -> None:
         timing = response.timing
         send = timing.send_ns
         end = timing.end_ns
         e2e = end - send
-        self._e2e.add(e2e)
-        self._e2e_from_target.add(end - targeted_start_ns)
+        self._e2e._pending.append(e2e)
+        self._e2e_from_target._pending.append(end - targeted_start_ns)
         # `output_tokens`, `output_token_source` and `prompt_tokens` of the response, read from
         # its usage once instead of through three properties.
         usage = response.usage
@@ -288,17 +302,19 @@ class StepAggregator:
             output_tokens = usage.completion_tokens
             prompt_tokens = usage.prompt_tokens
         if prompt_tokens is not None:
-            self._prompt_tokens.add(prompt_tokens)
+            self._prompt_tokens._pending.append(prompt_tokens)
             self._usable_prompt_tokens += prompt_tokens
         if response.sent is not None:
             self._inputs.add(response)
-        match response.answer:
+        answer = response.answer
+        if type(answer) is TextAnswer:  # a final class: the other kinds are matched below
+            self._add_generated(response, e2e, output_tokens)
+            return
+        match answer:
             case Vectors():
                 self._add_vectors(response, e2e)
             case Scores():
                 self._add_scores(response, e2e)
-            case TextAnswer():
-                self._add_generated(response, e2e, output_tokens)
 
     def _add_vectors(self, response: GenerationResponse, e2e: int) -> None:
         # Vectors, not tokens: no output count, no token timing; E2E is the latency.
@@ -330,7 +346,7 @@ class StepAggregator:
             source = response.streamed_token_source
         else:
             source = TokenSource.usage
-        self._output_tokens.add(output_tokens)
+        self._output_tokens._pending.append(output_tokens)
         self._usable_output_tokens += output_tokens
         self._attempted_output_tokens += output_tokens
         self._reported_output_tokens += output_tokens
@@ -359,20 +375,20 @@ class StepAggregator:
         first_token = timing.first_token_ns
         if first_token is not None:
             ttft = first_token - send
-            self._ttft.add(ttft)
-            self._decode.add(e2e - ttft)
+            self._ttft._pending.append(ttft)
+            self._decode._pending.append(e2e - ttft)
             if output_tokens >= 2:
                 tpot = (e2e - ttft) / (output_tokens - 1)
-                self._tpot.add(tpot)
+                self._tpot._pending.append(tpot)
                 if tpot > 0:
-                    self._per_user.add(1e9 / tpot)
+                    self._per_user._pending.append(1e9 / tpot)
             if one_per_chunk:
                 if len(times) > 1:
-                    self._ttst.add(times[1] - first_token)
+                    self._ttst._pending.append(times[1] - first_token)
             else:
                 second_token = second_token_ns(timing)
                 if second_token is not None:
-                    self._ttst.add(second_token - first_token)
+                    self._ttst._pending.append(second_token - first_token)
 
         worst_gap = self._add_gaps(times, counts, one_per_chunk) if len(times) > 1 else 0.0
         slo = self.slo

@@ -129,26 +129,31 @@ class Timeline:
         start_bucket = sent // width
         end_bucket = finished // width
         self._dispatched[start_bucket] += 1
-        match record.outcome:
-            case Completed(response=response):
-                self._completed[end_bucket] += 1
-                self._output_tokens[end_bucket] += response.output_tokens
-                timing = response.timing
-                first = timing.first_token_ns
-                if first is not None:
-                    ttft = first - timing.send_ns
-                    self._ttft_sum_ns[start_bucket] += ttft
-                    self._ttft_count[start_bucket] += 1
-                    if ttft > self._ttft_max_ns[start_bucket]:
-                        self._ttft_max_ns[start_bucket] = ttft
-            case Errored(diagnostic=diagnostic):
-                self._errored_series(str(diagnostic.code))[end_bucket] += 1
-            case Cancelled():
-                self._cancelled[end_bucket] += 1
+        outcome = record.outcome
+        if type(outcome) is Completed or isinstance(outcome, Completed):  # see StepAggregator.add
+            self._add_completed(outcome.response, start_bucket, end_bucket)
+        else:
+            match outcome:
+                case Errored(diagnostic=diagnostic):
+                    self._errored_series(str(diagnostic.code))[end_bucket] += 1
+                case Cancelled():
+                    self._cancelled[end_bucket] += 1
         if start_bucket == end_bucket:
             self._busy_ns[start_bucket] += finished - sent
         else:
             self._add_busy(sent, finished)
+
+    def _add_completed(self, response: GenerationResponse, start: int, end: int) -> None:
+        self._completed[end] += 1
+        self._output_tokens[end] += response.output_tokens
+        timing = response.timing
+        first = timing.first_token_ns
+        if first is not None:
+            ttft = first - timing.send_ns
+            self._ttft_sum_ns[start] += ttft
+            self._ttft_count[start] += 1
+            if ttft > self._ttft_max_ns[start]:
+                self._ttft_max_ns[start] = ttft
 
     def merge(self, other: Timeline) -> None:
         """Add `other` (same origin; any width of the same doubling series) into this one."""

@@ -63,24 +63,28 @@ def record_line(record: RequestRecord[GenerationResponse]) -> dict[str, Any]:
     line["finished_ns"] = record.finished_ns
     response: GenerationResponse | None = None
     ids: ExchangeIds | None = None
-    match record.outcome:
-        case Completed(response=completed):
-            response = completed
-        case Errored(diagnostic=diagnostic, judged_by=judged_by, validator=validator):
-            evidence = diagnostic.evidence
-            line["code"] = diagnostic.code.value
-            line["stage"] = diagnostic.stage.value
-            line["message"] = diagnostic.message
-            line["judged_by"] = judged_by.value
-            line["validator"] = validator
-            line["http_status"] = evidence.http_status
-            line["excerpt"] = evidence.excerpt
-            if evidence.traceback is not None:
-                line["traceback"] = evidence.traceback
-            response = evidence.partial
-            ids = evidence.ids
-        case Cancelled(reason=reason):
-            line["reason"] = reason
+    outcome = record.outcome
+    # Most records are completed: told by their type first, as a pydantic model's instance check
+    # (what a class pattern makes, per arm) is a Python call.
+    if type(outcome) is Completed or isinstance(outcome, Completed):
+        response = outcome.response
+    else:
+        match outcome:
+            case Errored(diagnostic=diagnostic, judged_by=judged_by, validator=validator):
+                evidence = diagnostic.evidence
+                line["code"] = diagnostic.code.value
+                line["stage"] = diagnostic.stage.value
+                line["message"] = diagnostic.message
+                line["judged_by"] = judged_by.value
+                line["validator"] = validator
+                line["http_status"] = evidence.http_status
+                line["excerpt"] = evidence.excerpt
+                if evidence.traceback is not None:
+                    line["traceback"] = evidence.traceback
+                response = evidence.partial
+                ids = evidence.ids
+            case Cancelled(reason=reason):
+                line["reason"] = reason
     if response is not None and response.ids is not None:
         ids = response.ids
     if ids is not None:
