@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, cast, get_args
 
-from assay.cli.capacity_flags import parse_fraction, parse_slo_limits
 from assay.cli.options import (
+    parse_fraction,
     parse_headers,
     parse_json_objects,
     parse_mapping,
     parse_pairs,
+    parse_slo_limits,
     parse_texts,
 )
 
