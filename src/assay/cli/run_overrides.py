@@ -64,20 +64,33 @@ def capacity_slos(
     profile = flags.get("profile") or keys.get("profile")
     texts = flags.get("slo")
     if isinstance(texts, list) and texts:
-        with_percentile = [text for text in texts if "@" in str(text)]
-        if profile != "capacity" and with_percentile:
-            raise ConfigError(
-                f"--slo {with_percentile[0]}: a percentile applies to --profile capacity "
-                "(goodput counts every request against the limit)"
-            )
-        if profile != "capacity" or flags.get("capacity_slos"):
-            return {}
-        return {"capacity_slos": [str(text) for text in texts]}
-    slo = keys.get("slo")
+        return _slo_flags_as_capacity_slos(texts, profile, flags.get("capacity_slos"))
     named = flags.get("capacity_slos") or keys.get("capacity_slos")
+    return _slo_table_as_capacity_slos(keys.get("slo"), profile, named)
+
+
+def _slo_table_as_capacity_slos(slo: object, profile: object, named: object) -> dict[str, object]:
+    """A config file's `slo` table as the capacity search's SLOs, at their default percentile,
+    unless `named` (`--capacity-slos` or the file's `capacity_slos`) gave them."""
     if profile != "capacity" or named or not isinstance(slo, dict) or not slo:
         return {}
     return {"capacity_slos": [f"{name}={limit}" for name, limit in slo.items()]}
+
+
+def _slo_flags_as_capacity_slos(
+    texts: list[object], profile: object, named: object
+) -> dict[str, object]:
+    """`--slo`'s SLOs as the capacity search's, unless `named` (`--capacity-slos`) gave them; a
+    percentile on another profile is refused."""
+    if profile == "capacity":
+        return {} if named else {"capacity_slos": [str(text) for text in texts]}
+    with_percentile = [text for text in texts if "@" in str(text)]
+    if with_percentile:
+        raise ConfigError(
+            f"--slo {with_percentile[0]}: a percentile applies to --profile capacity "
+            "(goodput counts every request against the limit)"
+        )
+    return {}
 
 
 __all__ = ["NOT_CONFIG", "capacity_slos", "read_run_config", "run_overrides"]
