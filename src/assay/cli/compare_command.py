@@ -3,7 +3,6 @@
 # Annotations are evaluated here, once, at import (no `from __future__ import annotations`):
 # typer reads every flag's annotation at each start, and would otherwise evaluate the strings.
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -29,36 +28,31 @@ def compare(
     """
 
     def body() -> int:
-        return compare_runs(run_dirs, force=force, html=html)
+        from assay.cli.console import output_console
+        from assay.errors import ConfigError
+        from assay.reports import load_report
+        from assay.reports.compare import workload_differences
+        from assay.reports.compare_console import render_comparison
+        from assay.reports.compare_html import write_compare_html
+
+        if len(run_dirs) < 2:
+            raise ConfigError("compare needs at least two run directories")
+        reports = [load_report(run_dir) for run_dir in run_dirs]
+        differences = workload_differences(reports)
+        console = output_console()
+        if differences and not force:
+            raise ConfigError(
+                "the runs' workloads differ, so their figures are not comparable: "
+                + "; ".join(differences)
+                + " (--force compares them anyway)"
+            )
+        for difference in differences:
+            console.print(f"warning: workloads differ: {difference}", style="yellow")
+        labels = [str(run_dir) for run_dir in run_dirs]
+        render_comparison(reports, labels, console)
+        if html is not None:
+            write_compare_html(html, reports, labels)
+            console.print(f"wrote {html}", highlight=False)
+        return EXIT_VALID
 
     exit_guarded(body)
-
-
-def compare_runs(run_dirs: Sequence[Path], *, force: bool, html: Path | None = None) -> int:
-    """Load the runs, check their workloads agree (unless `force`), print the comparison."""
-    from assay.cli.console import output_console
-    from assay.errors import ConfigError
-    from assay.reports import load_report
-    from assay.reports.compare import workload_differences
-    from assay.reports.compare_console import render_comparison
-    from assay.reports.compare_html import write_compare_html
-
-    if len(run_dirs) < 2:
-        raise ConfigError("compare needs at least two run directories")
-    reports = [load_report(run_dir) for run_dir in run_dirs]
-    differences = workload_differences(reports)
-    console = output_console()
-    if differences and not force:
-        raise ConfigError(
-            "the runs' workloads differ, so their figures are not comparable: "
-            + "; ".join(differences)
-            + " (--force compares them anyway)"
-        )
-    for difference in differences:
-        console.print(f"warning: workloads differ: {difference}", style="yellow")
-    labels = [str(run_dir) for run_dir in run_dirs]
-    render_comparison(reports, labels, console)
-    if html is not None:
-        write_compare_html(html, reports, labels)
-        console.print(f"wrote {html}", highlight=False)
-    return EXIT_VALID

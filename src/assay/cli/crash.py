@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from assay import __version__
 from assay.cli.exit_codes import EXIT_CRASH
 from assay.file_writes import open_append
-from assay.run_folder import CRASH_FILE, SHARDS_DIR
+from assay.run_folder import CRASH_FILE, RECORDS_FILE, REPORT_FILE, SHARDS_DIR, shard_files
 
 if TYPE_CHECKING:
     from assay.config import RunConfig
@@ -82,10 +82,7 @@ def merge_after_crash(site: CrashSite, saved: Path) -> list[str]:
         return []
     shards = folder / SHARDS_DIR
     try:
-        from assay.benchmark.run import RECORDS_FILE
         from assay.benchmark.unfinished_run import finish_unfinished_run
-        from assay.reports import REPORT_FILE
-        from assay.run_folder import shard_files
 
         if (folder / REPORT_FILE).exists():
             return []  # the run wrote its report before it crashed

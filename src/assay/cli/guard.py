@@ -105,9 +105,7 @@ def interrupted(error: BaseException) -> bool:
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        if isinstance(current, KeyboardInterrupt):
-            return True
-        if _wraps_an_interrupt(current):
+        if isinstance(current, KeyboardInterrupt) or _wraps_an_interrupt(current):
             return True
         current = current.__cause__ or current.__context__
     return False

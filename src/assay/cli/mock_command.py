@@ -5,7 +5,7 @@ table of faults it can inject."""
 # typer reads every flag's annotation at each start, and would otherwise evaluate the strings.
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Final
+from typing import TYPE_CHECKING, Annotated, Final, get_args
 
 import typer
 from typer._click.core import Context as _ClickContext
@@ -107,87 +107,60 @@ def mock(
     """Serve an OpenAI-compatible mock LLM with fault injection (per request with the header
     `X-Assay-Fault: NAME; after=N`, or per run with --fault NAME=RATE).
     """
-    from assay.cli.options import parse_pairs
 
     def body() -> int:
-        serve_mock(
-            host=host, port=port, workers=workers, ttft_ms=ttft_ms, itl_ms=itl_ms,
-            output_tokens=output_tokens, faults=parse_pairs(fault, "--fault") or {},
-            fault_after=fault_after, seed=seed, model_name=model_name,
-            served_models=tuple(served_model or ()), metrics_scale=metrics_scale,
-            record_requests=record_requests, max_model_len=max_model_len,
-            server=server_model(slots, tokens_per_s, fault_past, load_fault),
-            gpu_watts=gpu_watts,
-        )  # fmt: skip
+        from pydantic import ValidationError
+
+        from assay.cli.options import parse_pairs
+        from assay.config import describe_validation_error
+        from assay.errors import ConfigError
+        from assay.mock import Fixed, LatencyModel, MockConfig, serve
+        from assay.mock.capacity import ServerModel
+
+        faults = parse_pairs(fault, "--fault") or {}
+        server = server_model(slots, tokens_per_s, fault_past, load_fault)
+        try:
+            latency = LatencyModel(
+                time_to_first_token=Fixed(value=ttft_ms / 1000),
+                inter_token_latency=Fixed(value=itl_ms / 1000),
+                output_tokens=Fixed(value=output_tokens),
+            )
+            models = served_models_of(tuple(served_model or ()), latency, model_name)
+            config = MockConfig(
+                latency=latency,
+                fault_rates=faults,
+                fault_after_tokens=fault_after,
+                seed=seed,
+                model_name=model_name,
+                models=models,
+                metrics_scale=metrics_scale,
+                record_requests=record_requests,
+                max_model_len=max_model_len,
+                server=ServerModel.model_validate(server),
+                gpu_watts=gpu_watts,
+            )
+        except ValidationError as error:
+            flags = {name: f"--{name.replace('_', '-')}" for name in MockConfig.model_fields}
+            raise ConfigError(describe_validation_error(error, flags)) from None
+        check_listen_address(host, port, workers)
+
+        def ready(url: str) -> None:
+            typer.echo(f"assay mock serving {model_name!r} at {url} (Ctrl-C stops)")
+            for line in startup_lines(faults, ttft_ms, itl_ms, output_tokens):
+                typer.echo(line)
+            if models:
+                typer.echo(served_models_line(models))
+            if config.server.bounded:
+                typer.echo(capacity_line(config.server))
+            if gpu_watts is not None:
+                typer.echo(
+                    f"GPU: one simulated GPU drawing {gpu_watts:g} W in /metrics (DCGM series)"
+                )
+
+        serve(config, host=host, port=port, workers=workers, on_ready=ready)
         return EXIT_VALID
 
     exit_guarded(body)
-
-
-def serve_mock(
-    *,
-    host: str,
-    port: int,
-    workers: int,
-    ttft_ms: float,
-    itl_ms: float,
-    output_tokens: int,
-    faults: dict[str, float],
-    fault_after: int,
-    seed: int,
-    model_name: str,
-    served_models: tuple[str, ...] = (),
-    metrics_scale: float = 1.0,
-    record_requests: Path | None = None,
-    max_model_len: int | None = None,
-    server: dict[str, object] | None = None,
-    gpu_watts: float | None = None,
-) -> None:
-    """Build the mock's config from the flags and serve until interrupted."""
-    from pydantic import ValidationError
-
-    from assay.config import describe_validation_error
-    from assay.errors import ConfigError
-    from assay.mock import Fixed, LatencyModel, MockConfig, serve
-    from assay.mock.capacity import ServerModel
-
-    try:
-        latency = LatencyModel(
-            time_to_first_token=Fixed(value=ttft_ms / 1000),
-            inter_token_latency=Fixed(value=itl_ms / 1000),
-            output_tokens=Fixed(value=output_tokens),
-        )
-        models = served_models_of(served_models, latency, model_name)
-        config = MockConfig(
-            latency=latency,
-            fault_rates=faults,
-            fault_after_tokens=fault_after,
-            seed=seed,
-            model_name=model_name,
-            models=models,
-            metrics_scale=metrics_scale,
-            record_requests=record_requests,
-            max_model_len=max_model_len,
-            server=ServerModel.model_validate(server or {}),
-            gpu_watts=gpu_watts,
-        )
-    except ValidationError as error:
-        flags = {name: f"--{name.replace('_', '-')}" for name in MockConfig.model_fields}
-        raise ConfigError(describe_validation_error(error, flags)) from None
-    check_listen_address(host, port, workers)
-
-    def ready(url: str) -> None:
-        typer.echo(f"assay mock serving {model_name!r} at {url} (Ctrl-C stops)")
-        for line in startup_lines(faults, ttft_ms, itl_ms, output_tokens):
-            typer.echo(line)
-        if models:
-            typer.echo(served_models_line(models))
-        if config.server.bounded:
-            typer.echo(capacity_line(config.server))
-        if gpu_watts is not None:
-            typer.echo(f"GPU: one simulated GPU drawing {gpu_watts:g} W in /metrics (DCGM series)")
-
-    serve(config, host=host, port=port, workers=workers, on_ready=ready)
 
 
 def startup_lines(
@@ -307,26 +280,22 @@ def server_model(
     >>> server_model(40, None, None, "empty")
     {'slots': 40}
     """
-    given: dict[str, object] = {
-        key: value
-        for key, value in (
-            ("slots", slots),
-            ("tokens_per_s", tokens_per_s),
-            ("fault_past", fault_past),
-        )
-        if value is not None
-    }
+    from assay.cli.run_flags import either
     from assay.errors import ConfigError
+    from assay.mock.capacity import LoadFault
 
-    for flag, value in (
-        ("--slots", slots),
-        ("--tokens-per-s", tokens_per_s),
-        ("--fault-past", fault_past),
+    given: dict[str, object] = {}
+    for key, value in (
+        ("slots", slots),
+        ("tokens_per_s", tokens_per_s),
+        ("fault_past", fault_past),
     ):
         if value is not None and not value > 0:
-            raise ConfigError(f"{flag} {value:g}: give a number above 0")
-    if load_fault not in ("empty", "cut"):
-        raise ConfigError(f"--load-fault {load_fault!r}: empty or cut")
+            raise ConfigError(f"--{key.replace('_', '-')} {value:g}: give a number above 0")
+        if value is not None:
+            given[key] = value
+    if load_fault not in get_args(LoadFault):
+        raise ConfigError(f"--load-fault {load_fault!r}: {either(get_args(LoadFault))}")
     if fault_past is not None:
         given["fault"] = load_fault
     elif load_fault != "empty":

@@ -1,6 +1,6 @@
-"""Parsing of the repeatable flags into the values of their config keys, with one-line errors
-that name the flag. What a parser needs is imported when it runs: the table of flags
-(`assay.cli.run_flags`) imports this module at every start."""
+"""Parsing of the repeatable flags (and `--capacity-precision 5%`) into the values of their
+config keys, with one-line errors that name the flag. What a parser needs is imported when it
+runs: the table of flags (`assay.cli.run_flags`) imports this module at every start."""
 
 from __future__ import annotations
 
@@ -24,18 +24,60 @@ def parse_pairs(values: list[str] | None, flag: str) -> dict[str, float] | None:
     >>> parse_pairs(["ttft_ms=500", "tpot_ms=50"], "--slo")
     {'ttft_ms': 500.0, 'tpot_ms': 50.0}
     """
+    return dict(_pair(value, value, flag, "NAME=NUMBER") for value in values) if values else None
+
+
+def _pair(value: str, text: str, flag: str, form: str) -> tuple[str, float]:
+    """`text` (`value` or its part before `@`) as `NAME=NUMBER`; an error quotes `value`."""
+    key, sep, number = text.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"{flag} {value!r}: expected {form}")
+    try:
+        return key.strip(), float(number)
+    except ValueError:
+        raise ConfigError(f"{flag} {value!r}: {number!r} is not a number") from None
+
+
+def parse_slo_limits(values: list[str] | None, flag: str) -> dict[str, float] | None:
+    """`["ttft_ms=500@p99", "e2e_ms=2000"]` -> the limits `{"ttft_ms": 500.0, "e2e_ms": 2000.0}`
+    (goodput counts every request against them); a percentile is checked here and kept for a
+    capacity search by `assay.cli.run_overrides`. None when the flag was not given.
+
+    >>> parse_slo_limits(["ttft_ms=500@p99", "e2e_ms=2000"], "--slo")
+    {'ttft_ms': 500.0, 'e2e_ms': 2000.0}
+    """
     if not values:
         return None
-    pairs: dict[str, float] = {}
+    limits: dict[str, float] = {}
     for value in values:
-        key, sep, number = value.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"{flag} {value!r}: expected NAME=NUMBER")
+        text, at, percentile = value.partition("@")
+        key, limit = _pair(value, text, flag, "NAME=NUMBER (FIGURE=MS[@pXX])")
+        limits[key] = limit
+        if not at:
+            continue
         try:
-            pairs[key.strip()] = float(number)
+            number = float(percentile.strip().removeprefix("p"))
         except ValueError:
-            raise ConfigError(f"{flag} {value!r}: {number!r} is not a number") from None
-    return pairs
+            raise ConfigError(f"{flag} {value!r}: the percentile is pXX, e.g. p99") from None
+        if not 0 < number < 100:
+            raise ConfigError(f"{flag} {value!r}: a percentile is within (0, 100), not {number:g}")
+    return limits
+
+
+def parse_fraction(value: object, flag: str) -> float | None:
+    """`5%` or `0.05` -> 0.05; None when the flag was not given.
+
+    >>> parse_fraction("5%", "--capacity-precision"), parse_fraction("0.1", "--capacity-precision")
+    (0.05, 0.1)
+    """
+    if value is None:
+        return None
+    text = str(value).strip()
+    try:
+        number = float(text.removesuffix("%"))
+    except ValueError:
+        raise ConfigError(f"{flag} {text!r}: give a fraction (0.05) or a percentage (5%)") from None
+    return number / 100 if text.endswith("%") else number
 
 
 def parse_headers(values: list[str] | None, flag: str) -> dict[str, str] | None:

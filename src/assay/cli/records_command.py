@@ -11,7 +11,7 @@ import typer
 
 from assay.cli.exit_codes import EXIT_INVALID, EXIT_VALID
 from assay.cli.guard import exit_guarded
-from assay.run_folder import RECORDS_FILE as _RECORDS_FILE
+from assay.run_folder import RECORDS_FILE
 
 # vLLM's engine ids, as its spans and logs show them: the answer's id with the prompt's index
 # (`cmpl-<sent id>-0`, `resp_<hex>_0`), its prefix around the request id assay sent.
@@ -65,9 +65,9 @@ def records(
     from assay.records.lookup import find_lines
 
     def body() -> int:
-        path = run_dir / _RECORDS_FILE if run_dir.is_dir() else run_dir
+        path = run_dir / RECORDS_FILE if run_dir.is_dir() else run_dir
         if not path.is_file():
-            raise DataError(f"{run_dir}: no {_RECORDS_FILE} (give the run's output directory)")
+            raise DataError(f"{run_dir}: no {RECORDS_FILE} (give the run's output directory)")
         wanted = wanted_id.strip()
         if not wanted:
             raise DataError("--id: an empty id finds nothing")

@@ -10,6 +10,7 @@ import typer
 
 from assay.cli.exit_codes import EXIT_VALID
 from assay.cli.guard import exit_guarded
+from assay.run_folder import CRASH_FILE, RECORDS_FILE, REPORT_FILE, run_in_progress, shard_files
 
 if TYPE_CHECKING:
     from assay.reports.latency_samples import Samples
@@ -57,10 +58,6 @@ def report(
 def _left_unfinished(run_dir: Path) -> bool:
     """Whether `run_dir` holds what a run left without its report: shards, or the records and
     traceback of a run that crashed after it merged them."""
-    from assay.reports.files import REPORT_FILE
-    from assay.reports.html import RECORDS_FILE
-    from assay.run_folder import CRASH_FILE, shard_files
-
     if (run_dir / REPORT_FILE).exists():
         return False
     crashed_after_merge = (run_dir / RECORDS_FILE).is_file() and (run_dir / CRASH_FILE).is_file()
@@ -72,7 +69,6 @@ def _finish(run_dir: Path) -> int:
     from assay.benchmark.unfinished_run import finish_unfinished_run
     from assay.errors import DataError
     from assay.printable import printable
-    from assay.run_folder import CRASH_FILE, run_in_progress
 
     if run_in_progress(run_dir):
         raise DataError(
@@ -99,7 +95,7 @@ def _finish(run_dir: Path) -> int:
         )
         typer.echo(
             f"merged {merged.records} records from {merged.shards} shard(s) into "
-            f"{run_dir / 'records.jsonl'}{dropped}"
+            f"{run_dir / RECORDS_FILE}{dropped}"
         )
     incomplete = finished.report.incomplete
     assert incomplete is not None  # a report of what a run left is always marked
@@ -118,7 +114,6 @@ def _print_definitions(run_dir: Path) -> "tuple[Report, Samples | None]":
     none: a run stored before they were kept); return the report with them, and the page's
     latency samples when records.jsonl was read for them (one pass serves both)."""
     from assay.reports.definitions import definitions_text, with_found
-    from assay.reports.html import RECORDS_FILE
     from assay.reports.loader import load_report
     from assay.reports.readback import read_back
 
@@ -141,8 +136,6 @@ def _drop_half_merge(run_dir: Path) -> None:
     disk stopped it, in a version of assay that did not remove it): it holds only their first
     bytes, so the shards are merged again in its place."""
     from assay.records.shards import repeats_shards
-    from assay.reports.html import RECORDS_FILE
-    from assay.run_folder import shard_files
 
     records = run_dir / RECORDS_FILE
     shards = shard_files(run_dir)

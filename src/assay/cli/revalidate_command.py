@@ -43,54 +43,34 @@ def revalidate(
     """
 
     def body() -> int:
-        return revalidate_run(
+        from assay.benchmark.revalidate import REVALIDATED_DIR
+        from assay.benchmark.revalidate import revalidate as revalidate_records
+        from assay.cli.console import output_console
+        from assay.reports import render_summary
+
+        console = output_console()
+        result = revalidate_records(
             run_dir,
-            validators=tuple(validator or ()),
+            extra=tuple(validator or ()),
             strict=strict,
-            default_validators=not no_default_validators,
+            use_defaults=not no_default_validators,
             allow_missing_done=allow_missing_done,
             max_error_rate=max_error_rate,
         )
+        render_summary(result.report, console)
+        if result.output_dir.name != REVALIDATED_DIR:
+            console.print(
+                f"{REVALIDATED_DIR}/ already exists: this revalidation went to "
+                f"{result.output_dir.name}/ (none is ever overwritten)"
+            )
+        console.print(
+            f"revalidated: {result.newly_errored} completed -> errored, "
+            f"{result.newly_completed} errored -> completed, "
+            f"{recoded_phrase(result.recoded, result.recodings)}; files: {result.output_dir}/"
+        )
+        return EXIT_VALID if result.report.validity.valid else EXIT_INVALID
 
     exit_guarded(body)
-
-
-def revalidate_run(
-    run_dir: Path,
-    *,
-    validators: tuple[str, ...],
-    strict: bool,
-    default_validators: bool,
-    allow_missing_done: bool,
-    max_error_rate: float | None,
-) -> int:
-    """Revalidate, print the new summary and what changed; the exit code of the new verdict."""
-    from assay.benchmark.revalidate import REVALIDATED_DIR
-    from assay.benchmark.revalidate import revalidate as revalidate_records
-    from assay.cli.console import output_console
-    from assay.reports import render_summary
-
-    console = output_console()
-    result = revalidate_records(
-        run_dir,
-        extra=validators,
-        strict=strict,
-        use_defaults=default_validators,
-        allow_missing_done=allow_missing_done,
-        max_error_rate=max_error_rate,
-    )
-    render_summary(result.report, console)
-    if result.output_dir.name != REVALIDATED_DIR:
-        console.print(
-            f"{REVALIDATED_DIR}/ already exists: this revalidation went to "
-            f"{result.output_dir.name}/ (none is ever overwritten)"
-        )
-    console.print(
-        f"revalidated: {result.newly_errored} completed -> errored, "
-        f"{result.newly_completed} errored -> completed, "
-        f"{recoded_phrase(result.recoded, result.recodings)}; files: {result.output_dir}/"
-    )
-    return EXIT_VALID if result.report.validity.valid else EXIT_INVALID
 
 
 def recoded_phrase(count: int, recodings: Mapping[tuple[str, str], int]) -> str:

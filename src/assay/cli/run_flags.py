@@ -13,19 +13,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, cast, get_args
+from typing import Any, Final, cast, get_args
 
-from assay.cli.capacity_flags import parse_fraction, parse_slo_limits
 from assay.cli.options import (
+    parse_fraction,
     parse_headers,
     parse_json_objects,
     parse_mapping,
     parse_pairs,
+    parse_slo_limits,
     parse_texts,
 )
-
-if TYPE_CHECKING:
-    from pydantic import BaseModel
 
 TARGET: Final = "Target"
 LOAD: Final = "Load"
@@ -116,30 +114,29 @@ def _profiles() -> tuple[str, ...]:
     return get_args(ProfileKind)
 
 
-def _ramp_curves() -> tuple[str, ...]:
-    from assay.spec.load import RampCurve
-
-    return get_args(RampCurve)
-
-
 def key_choices(key: str) -> tuple[str, ...]:
-    """The values a config key typed as a `Literal` takes, read from its field in its section.
+    """The values a config key typed as a `Literal` takes, read from its field in its section
+    (of a union of sections, the load profiles, the one that has the field).
 
-    >>> key_choices("image_format"), key_choices("engine")
-    (('png', 'jpeg'), ('local', 'ray'))
+    >>> key_choices("image_format"), key_choices("engine"), key_choices("capacity_axis")
+    (('png', 'jpeg'), ('local', 'ray'), ('rate', 'concurrency'))
     """
     from assay.config import RunConfig
     from assay.spec.flat import FLAT_KEYS
 
-    section: type[BaseModel] = RunConfig
-    *path, name = FLAT_KEYS[key]
-    for part in path:
-        section = section.model_fields[part].annotation  # type: ignore[assignment]  # a section
-    return get_args(section.model_fields[name].annotation)
+    annotation: Any = RunConfig
+    for part in FLAT_KEYS[key]:
+        sections = get_args(annotation) or (annotation,)
+        owner = next(each for each in sections if part in getattr(each, "model_fields", ()))
+        annotation = owner.model_fields[part].annotation
+    return get_args(annotation)
 
 
-def _image_formats() -> tuple[str, ...]:
-    return key_choices("image_format")
+def choices(
+    key: str, text: str = "{}", join: Callable[[Sequence[str]], str] = "|".join
+) -> ClosedSet:
+    """The closed set of the values config key `key` takes (`key_choices`)."""
+    return ClosedSet(lambda: key_choices(key), text, join)
 
 
 def _column_roles() -> tuple[str, ...]:
@@ -163,7 +160,7 @@ RUN_FLAGS: Final[tuple[Flag, ...]] = (
          "be served.", metavar="NAME|A=W,B=W,..."),
     Flag("model_mix", str, TARGET, "How a mix picks each request's model: random draws it from "
          "the weights, seeded by --seed; round-robin cycles the models in order, each as many "
-         "times as its weight (a=2,b=1: a,a,b,...) [random].", metavar="random|round-robin"),
+         "times as its weight (a=2,b=1: a,a,b,...) [random].", metavar=choices("model_mix")),
     Flag("api_key_env", str, TARGET, "Environment variable holding the API key; one named here "
          "must be set [OPENAI_API_KEY, when set]."),
     Flag("headers", list[str], TARGET, "Extra request header 'Name: value' (repeatable).",
@@ -200,7 +197,7 @@ RUN_FLAGS: Final[tuple[Flag, ...]] = (
          "by --seed.", metavar="F"),
     Flag("ramp_up", str, LOAD, "Ramp the offered rate from --ramp-up-start-rate to "
          "--ramp-up-end-rate over --max-seconds (or over the time the ramp takes to offer "
-         "--max-requests).", metavar=ClosedSet(_ramp_curves, join="|".join)),
+         "--max-requests).", metavar=choices("ramp_up")),
     Flag("ramp_up_start_rate", float, LOAD, "Requests/s at the ramp's start."),
     Flag("ramp_up_end_rate", float, LOAD, "Requests/s at the ramp's end."),
     Flag("trace", Path, LOAD, "A timestamped JSONL trace for --profile replay (Mooncake or prompt "
@@ -209,9 +206,9 @@ RUN_FLAGS: Final[tuple[Flag, ...]] = (
     Flag("capacity_slos", list[str], LOAD, "A capacity search's SLOs [those of --slo].",
          metavar="FIGURE=MS@pXX", parse=parse_texts),
     Flag("capacity_axis", str, LOAD, "What a capacity search varies [rate].",
-         metavar="rate|concurrency"),
+         metavar=choices("capacity_axis")),
     Flag("capacity_arrivals", str, LOAD, "A rate search's arrivals [constant].",
-         metavar="constant|poisson"),
+         metavar=choices("capacity_arrivals")),
     Flag("capacity_start", float, LOAD, "A capacity search's first load [enough requests to "
          "pass its strictest SLO in one step; 1 stream]."),
     Flag("capacity_growth", float, LOAD, "Multiply the load by this until a step fails [2]."),
@@ -269,7 +266,7 @@ RUN_FLAGS: Final[tuple[Flag, ...]] = (
          "normal:MEAN,STDEV,MIN,MAX [0]."),
     Flag("image_size", str, DATA, "Synthetic image size WxH in pixels [512x512]."),
     Flag("image_format", str, DATA,
-         ClosedSet(_image_formats, "Synthetic image encoding: {} [png].", either)),
+         choices("image_format", "Synthetic image encoding: {} [png].", either)),
     Flag("audio_seconds", float, DATA, "Seconds of synthetic WAV audio: an input_audio part of "
          "each chat request, or the file a transcription uploads; at most 600 [0]."),
     Flag("tokenizer", str, DATA, "A local tokenizer.json (file or directory); default: built-in."),
@@ -337,7 +334,7 @@ RUN_FLAGS: Final[tuple[Flag, ...]] = (
     Flag("mock_fault_past", int, MOCK, "Mock answers badly past this many requests in it.",
          metavar="REQUESTS"),
     Flag("mock_load_fault", str, MOCK, "How the mock answers past --mock-fault-past [empty].",
-         metavar="empty|cut"),
+         metavar=choices("mock_load_fault")),
     Flag("mock_gpu_watts", float, MOCK, "The mock's /metrics shows a simulated GPU drawing this "
          "many watts (DCGM power and energy), so a run reports joules per usable token.",
          metavar="WATTS"),
@@ -355,5 +352,6 @@ __all__ = [
     "ClosedSet",
     "Flag",
     "either",
+    "choices",
     "key_choices",
 ]

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from assay.cli.capacity_flags import capacity_overrides
 from assay.cli.run_flags import CONFIG_FILE_FLAG, RUN_FLAGS
+from assay.errors import ConfigError
 
 if TYPE_CHECKING:
     from assay.config import RunConfig
@@ -36,7 +36,6 @@ def run_overrides(flags: Mapping[str, object]) -> dict[str, object]:
         value = row.config_value(flags.get(row.name))
         if value is not None or row.key not in overrides:
             overrides[row.key] = value
-    overrides.update(capacity_overrides(flags, flags.get("profile")))
     return overrides
 
 
@@ -45,32 +44,53 @@ def read_run_config(flags: Mapping[str, object]) -> RunConfig:
     from assay.config import build_config, load_config_file
 
     path = flags.get(CONFIG_FILE_FLAG.name)
-    if not isinstance(path, Path):
-        return build_config({}, run_overrides(flags))
-    # The profile may be the file's: `--slo ...@p99` then feeds its capacity search too.
-    file_keys = load_config_file(path)
-    profile = flags.get("profile") or file_keys.get("profile")
-    overrides = run_overrides({**flags, "profile": profile})
-    overrides["profile"] = flags.get("profile")  # the file's stays the file's
-    return build_config(file_keys, overrides | _file_capacity_slos(file_keys, overrides))
+    file_keys = load_config_file(path) if isinstance(path, Path) else {}
+    return build_config(file_keys, run_overrides(flags) | capacity_slos(flags, file_keys))
 
 
-def _file_capacity_slos(
-    file_keys: Mapping[str, object], overrides: Mapping[str, object]
+def capacity_slos(
+    flags: Mapping[str, object], file_keys: Mapping[str, object]
 ) -> dict[str, object]:
-    """A config file's `slo` table as the capacity search's SLOs (at their default percentile),
-    as `--slo` is with `--profile capacity`, when neither the file nor a flag names them.
+    """The capacity search's SLOs when the run's profile (a flag's or the config file's) is
+    capacity and neither `--capacity-slos` nor the file names them: `--slo`'s, else the file's
+    `slo` table (at the default percentile). A percentile on another profile is refused.
 
-    >>> _file_capacity_slos({"profile": "capacity", "slo": {"ttft_ms": 500}}, {})
+    >>> capacity_slos({"slo": ["ttft_ms=500@p99"], "profile": "capacity"}, {})
+    {'capacity_slos': ['ttft_ms=500@p99']}
+    >>> capacity_slos({}, {"profile": "capacity", "slo": {"ttft_ms": 500}})
     {'capacity_slos': ['ttft_ms=500']}
     """
     keys = {str(key).replace("-", "_"): value for key, value in file_keys.items()}
-    profile = overrides.get("profile") or keys.get("profile")
-    named = overrides.get("capacity_slos") or keys.get("capacity_slos")
-    slo = keys.get("slo")
+    profile = flags.get("profile") or keys.get("profile")
+    texts = flags.get("slo")
+    if isinstance(texts, list) and texts:
+        return _slo_flags_as_capacity_slos(texts, profile, flags.get("capacity_slos"))
+    named = flags.get("capacity_slos") or keys.get("capacity_slos")
+    return _slo_table_as_capacity_slos(keys.get("slo"), profile, named)
+
+
+def _slo_table_as_capacity_slos(slo: object, profile: object, named: object) -> dict[str, object]:
+    """A config file's `slo` table as the capacity search's SLOs, at their default percentile,
+    unless `named` (`--capacity-slos` or the file's `capacity_slos`) gave them."""
     if profile != "capacity" or named or not isinstance(slo, dict) or not slo:
         return {}
     return {"capacity_slos": [f"{name}={limit}" for name, limit in slo.items()]}
 
 
-__all__ = ["NOT_CONFIG", "read_run_config", "run_overrides"]
+def _slo_flags_as_capacity_slos(
+    texts: list[object], profile: object, named: object
+) -> dict[str, object]:
+    """`--slo`'s SLOs as the capacity search's, unless `named` (`--capacity-slos`) gave them; a
+    percentile on another profile is refused."""
+    if profile == "capacity":
+        return {} if named else {"capacity_slos": [str(text) for text in texts]}
+    with_percentile = [text for text in texts if "@" in str(text)]
+    if with_percentile:
+        raise ConfigError(
+            f"--slo {with_percentile[0]}: a percentile applies to --profile capacity "
+            "(goodput counts every request against the limit)"
+        )
+    return {}
+
+
+__all__ = ["NOT_CONFIG", "capacity_slos", "read_run_config", "run_overrides"]
