@@ -122,8 +122,19 @@ def _wraps_an_interrupt(error: BaseException) -> bool:
     )
 
 
-def exit_guarded(body: Callable[[], int], site: CrashSite | None = None) -> NoReturn:
-    """Run a command's body `guarded` and end the command with its exit code."""
+def exit_guarded(
+    body: Callable[[], int], site: CrashSite | None = None, *, collector_later: bool = False
+) -> NoReturn:
+    """Run a command's body `guarded` and end the command with its exit code.
+
+    The garbage collector, off while the command line starts (`assay.cli.app.main`), is on
+    again before the body runs, or, with `collector_later`, once the body turns it on itself
+    (`assay run`, after its imports and before its load).
+    """
+    import gc
+
     import typer
 
+    if not collector_later:
+        gc.enable()
     raise typer.Exit(guarded(body, site))

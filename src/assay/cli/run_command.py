@@ -89,7 +89,7 @@ def run(**flags: object) -> None:
     from assay.cli.run_steps import run_from_flags
 
     site = CrashSite()
-    exit_guarded(lambda: run_from_flags(flags, site), site)
+    exit_guarded(lambda: run_from_flags(flags, site), site, collector_later=True)
 
 
 run.__signature__ = inspect.Signature(  # type: ignore[attr-defined]  # read by typer

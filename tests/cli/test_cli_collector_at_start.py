@@ -1,0 +1,96 @@
+"""The garbage collector is off while the command line starts and on again for a command's work:
+every command turns it on before its body, and `assay run` before its load."""
+
+from __future__ import annotations
+
+import gc
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import typer
+
+from assay.cli.guard import exit_guarded
+
+# Runs `assay run` through the console entry point with the step's collector block wrapped, so
+# the collector's state at the load's start is seen as the load sees it.
+_RUN_WATCHED = """
+import contextlib, gc, json, sys
+import assay.load.collector as collector
+
+seen = []
+plain = collector.quiet_collector
+
+@contextlib.contextmanager
+def watched():
+    seen.append(gc.isenabled())
+    with plain():
+        yield
+
+collector.quiet_collector = watched
+sys.argv = ["assay", *sys.argv[1:]]
+try:
+    from assay.cli.app import main
+    main()
+finally:
+    print(json.dumps({"at_load": seen, "at_end": gc.isenabled()}))
+"""
+
+
+@pytest.fixture
+def collector_off() -> Iterator[None]:
+    """The collector off, as `assay.cli.app.main` leaves it; back as it was afterwards."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _state_in_body(collector_later: bool) -> bool:
+    seen: list[bool] = []
+
+    def body() -> int:
+        seen.append(gc.isenabled())
+        return 0
+
+    with pytest.raises(typer.Exit):
+        exit_guarded(body, collector_later=collector_later)
+    return seen[0]
+
+
+def test_a_commands_body_runs_with_the_collector_on(collector_off: None) -> None:
+    assert _state_in_body(collector_later=False) is True
+
+
+def test_a_body_that_turns_it_on_itself_starts_with_it_off(collector_off: None) -> None:
+    assert _state_in_body(collector_later=True) is False
+
+
+def test_assay_run_loads_with_the_collector_on(tmp_path: Path) -> None:
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _RUN_WATCHED,
+            "run",
+            "--max-requests",
+            "3",
+            "--output-dir",
+            str(tmp_path / "run"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    state = json.loads(completed.stdout.strip().splitlines()[-1])
+    assert state["at_load"], state  # the load ran in this process
+    assert all(state["at_load"]), state
+    assert state["at_end"] is True
