@@ -66,6 +66,8 @@ def test_a_run_against_a_server_imports_no_aiohttp(tmp_path: Path) -> None:
     assert [name for name in modules if name.split(".")[0] == "aiohttp"] == []
     # A plain metrics page is read without the Prometheus package (and its http.server).
     assert [name for name in modules if name.split(".")[0] == "prometheus_client"] == []
+    # A run that sends no image does not load Pillow.
+    assert [name for name in modules if name.split(".")[0] == "PIL"] == []
 
 
 def test_reading_reports_imports_no_metrics_parser() -> None:

@@ -12,8 +12,6 @@ import io
 import warnings
 from typing import Final
 
-from PIL import Image, UnidentifiedImageError
-
 from assay.spec.limits import MAX_IMAGE_PIXELS_PER_REQUEST
 
 _PNG_SIGNATURE: Final = b"\x89PNG\r\n\x1a\n"
@@ -30,6 +28,8 @@ class ImageBytesError(ValueError):
 
 def image_format(data: bytes, what: str) -> str:
     """The Pillow format name of an image Pillow can decode; `ImageBytesError` otherwise."""
+    from PIL import Image, UnidentifiedImageError  # only a run that sends images loads Pillow
+
     try:
         with warnings.catch_warnings():
             # Above Pillow's bomb limit (89,478,485 pixels) it warns, above twice that it
@@ -75,6 +75,8 @@ def image_to_send(data: bytes, what: str) -> tuple[bytes, str]:
             return _reencoded(data, what), "image/png"
     if end is None:
         raise ImageBytesError(f"{what}: the {kind} image has no end marker where it should")
+    from PIL import Image
+
     return data[:end], Image.MIME[kind]
 
 
@@ -155,6 +157,8 @@ def riff_end(data: bytes) -> int | None:
 
 
 def _reencoded(data: bytes, what: str) -> bytes:
+    from PIL import Image
+
     try:
         with Image.open(io.BytesIO(data)) as image:
             width, height = image.size

@@ -15,7 +15,6 @@ import random
 import wave
 from typing import Final, Literal
 
-from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from assay.data.image_bytes import ImageBytesError, image_format
@@ -71,10 +70,13 @@ def _ascii_digits(text: str) -> bool:
 def synthetic_image(size: ImageSize, image_format: ImageFormat, rng: random.Random) -> bytes:
     """An encoded image of `size`, drawn from `rng`: a grid of random colours, smoothed.
 
+    >>> from PIL import Image
     >>> data = synthetic_image(ImageSize(width=64, height=32), "png", random.Random(1))
     >>> data[:4], Image.open(io.BytesIO(data)).size
     (b'\\x89PNG', (64, 32))
     """
+    from PIL import Image  # only a run that sends images loads Pillow
+
     grid = Image.frombytes("RGB", (_GRID, _GRID), rng.randbytes(_GRID * _GRID * 3))
     image = grid.resize((size.width, size.height), Image.Resampling.BILINEAR)
     out = io.BytesIO()
