@@ -72,6 +72,21 @@ def test_a_body_that_turns_it_on_itself_starts_with_it_off(collector_off: None) 
     assert _state_in_body(collector_later=True) is False
 
 
+def test_main_gives_its_caller_the_collector_back_after_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A usage error ends the command before any body turns the collector on; a process that
+    called `main` (a test suite, say) still gets it back on."""
+    from assay.cli.app import main
+
+    monkeypatch.setattr(sys, "argv", ["assay", "run", "--no-such-flag"])
+    assert gc.isenabled()
+    with pytest.raises(SystemExit) as ended:
+        main()
+    assert ended.value.code == 2
+    assert gc.isenabled()
+
+
 def test_assay_run_loads_with_the_collector_on(tmp_path: Path) -> None:
     completed = subprocess.run(
         [

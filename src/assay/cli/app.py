@@ -28,7 +28,8 @@ def main() -> None:
     # Start-up builds a few hundred thousand objects that live as long as the command (pydantic's
     # schemas, typer's commands); the collector would walk them all several times while they are
     # built and free nothing (~45 ms of a 10-request run). `assay.cli.guard` turns it back on
-    # before a command's work, and `assay run` once its imports are done, before the load.
+    # before a command's work, and `assay run` once its imports are done, before the load; a
+    # caller of `main` in its own process (a test) gets it back on however the command ends.
     gc.disable()
 
     try:
@@ -43,6 +44,8 @@ def main() -> None:
         if not interrupted(error):  # e.g. pydantic's SchemaError wrapping the interrupt
             raise
         code = _INTERRUPTED
+    finally:
+        gc.enable()
     if code == _INTERRUPTED:
         from assay.cli.console import interruption_said
 
