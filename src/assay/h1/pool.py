@@ -80,12 +80,9 @@ class H1Pool:
 
     async def acquire(self) -> H1Connection:
         """A pooled connection that is still open, else a new one (raises `ConnectFailure`)."""
-        idle = self._idle
-        while idle:
-            connection = idle.pop()
-            if not connection.closed:
-                return connection
-            self._open -= 1
+        connection = self.take()
+        if connection is not None:
+            return connection
         while self._open >= self._limit:
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
@@ -97,11 +94,9 @@ class H1Pool:
                 else:
                     waiter.cancel()
                 raise
-            while idle:
-                connection = idle.pop()
-                if not connection.closed:
-                    return connection
-                self._open -= 1
+            connection = self.take()
+            if connection is not None:
+                return connection
         self._open += 1
         try:
             return await self._connect()
