@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Final, Literal
+from typing import Annotated, Final, Literal, TypeAlias
 
 from pydantic import (
     BaseModel,
@@ -250,6 +250,10 @@ class Output(BaseModel):
 # real servers produce, so a first run shows what assay catches (and stays a valid run).
 DEMO_FAULTS: Final = {"empty_stream": 0.01, "truncated_stream": 0.005, "inband_error": 0.005}
 
+LoadFault: TypeAlias = Literal["empty", "cut"]
+"""How a finite mock's answer past its load goes bad (`--load-fault`, `--mock-load-fault`): empty,
+or cut mid-stream (`assay.mock.capacity`)."""
+
 
 class Mock(BaseModel):
     """The embedded mock, started when the run has no target: its processes, latencies (ms),
@@ -267,7 +271,7 @@ class Mock(BaseModel):
     slots: int | None = Field(default=None, gt=0)
     tokens_per_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     fault_past: int | None = Field(default=None, gt=0)
-    load_fault: Literal["empty", "cut"] = "empty"
+    load_fault: LoadFault = "empty"
     # A simulated GPU drawing this many watts, in the mock's /metrics (`--mock-gpu-watts`).
     gpu_watts: float | None = Field(default=None, gt=0, le=100_000, allow_inf_nan=False)
 
@@ -306,6 +310,7 @@ __all__ = [
     "DEMO_FAULTS",
     "IMAGE_FIELDS",
     "Engine",
+    "LoadFault",
     "Mock",
     "Output",
     "Request",
