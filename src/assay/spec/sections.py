@@ -31,6 +31,7 @@ from assay.spec.limits import (
 )
 from assay.spec.price import Price, price_of_setting
 from assay.spec.source import PromptColumns
+from assay.spec.target import MaskedUrl
 from assay.spec.validation import DEFAULT_MAX_ERROR_RATE, DEFAULT_MAX_NOT_SENT_RATE, slo_problem
 
 # A number where text is expected is its text: `output_tokens = 32` in a TOML file is the
@@ -291,9 +292,11 @@ class ServerMetrics(BaseModel):
 
     model_config = SECTION
 
-    url: str | None = None
+    # A password in either URL is masked wherever the section is stored (the report's echo);
+    # the scrapes send it as Basic credentials.
+    url: MaskedUrl | None = None
     interval: float = Field(default=1.0, gt=0, le=3600)
-    gpu_url: str | None = None
+    gpu_url: MaskedUrl | None = None
 
     @model_validator(mode="after")
     def _url_or_off(self) -> ServerMetrics:
