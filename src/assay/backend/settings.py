@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import base64
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -22,6 +21,7 @@ from pydantic import (
 from assay.backend.redaction import Redactor, header_secrets, url_secrets
 from assay.backend.trace_context import TraceContext
 from assay.errors import ConfigError
+from assay.h1.credentials import basic_authorization
 from assay.spec.endpoint import Endpoint
 
 # What a sendable header is and how secrets are masked belong to the run's vocabulary: the run
@@ -164,11 +164,7 @@ class BackendSettings(BaseModel):
         user and password as Basic credentials, else none."""
         if self.api_key is not None:
             return f"Bearer {self.api_key.get_secret_value()}"
-        parts = urlsplit(self.base_url)
-        if parts.username is None:
-            return None
-        pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
-        return "Basic " + base64.b64encode(pair.encode()).decode()
+        return basic_authorization(self.base_url)
 
     def redactor(self) -> Redactor:
         """A redactor for every credential these settings hold."""

@@ -23,18 +23,13 @@ from pydantic import ValidationError
 
 from assay.benchmark.chain_spec import ChainSpec, slo_of
 from assay.benchmark.run import RECORDS_FILE
-from assay.benchmark.shard_sink import (
-    ShardSinkFactory,
-    add_to_group,
-    model_key,
-    model_snapshots,
-)
+from assay.benchmark.shard_sink import ShardSinkFactory, add_to_groups, model_snapshots
 from assay.config import RunConfig
 from assay.config.limits import load_processes
 from assay.errors import DataError
 from assay.file_writes import open_new
 from assay.load.benchmark_plan import next_load
-from assay.metrics import StepAggregator, Timeline
+from assay.metrics import StepAggregator, StepMetrics, Timeline
 from assay.records.jsonl import MAX_RECORD_LINE_BYTES, read_records, record_from_line
 from assay.records.sink import StepContext
 from assay.reports import REPORT_FILE, Report, StepReport, build_report, write_report
@@ -268,7 +263,9 @@ def _steps(
     aggregators: dict[int, StepAggregator] = {}
     timelines: dict[int, Timeline] = {}
     contexts: dict[int, StepContext] = {}
-    models: dict[int, dict[str, StepAggregator]] = {}  # a traffic mix's, by step and model
+    # By step: a sessions run's records by turn, a traffic mix's by model (as the run's sinks).
+    turns: dict[int, dict[int, StepAggregator]] = {}
+    models: dict[int, dict[str, StepAggregator]] = {}
     for step, (start_ns, _) in spans.items():
         context = StepContext(
             step=step,
@@ -285,10 +282,12 @@ def _steps(
     for record in read_records(records):
         aggregators[record.step].add(record)
         timelines[record.step].add(record)
-        if record.model is not None:
-            fresh = partial(sinks.aggregator_for, contexts[record.step])
-            step_models = models.setdefault(record.step, {})
-            add_to_group(step_models, model_key(step_models, record.model), record, fresh)
+        add_to_groups(
+            turns.setdefault(record.step, {}),
+            models.setdefault(record.step, {}),
+            record,
+            partial(sinks.aggregator_for, contexts[record.step]),
+        )
     profile = None if config is None else config.load
     steps = []
     for index in sorted(aggregators):
@@ -299,10 +298,16 @@ def _steps(
                 name if load is None else load,
                 aggregators[index].snapshot(),
                 timeline=timelines[index].snapshot(),
+                turns=_turn_snapshots(turns.get(index, {})),
                 models=model_snapshots(models.get(index, {})),
             )
         )
     return steps
+
+
+def _turn_snapshots(turns: dict[int, StepAggregator]) -> dict[int, StepMetrics] | None:
+    """Each session turn's figures, by turn index; None for a step that ran no sessions."""
+    return {turn: turns[turn].snapshot() for turn in sorted(turns)} if turns else None
 
 
 def _step_load(profile: Profile, index: int) -> tuple[str, StepLoad | None]:

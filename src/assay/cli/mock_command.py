@@ -4,8 +4,9 @@ table of faults it can inject."""
 # Annotations are evaluated here, once, at import (no `from __future__ import annotations`):
 # typer reads every flag's annotation at each start, and would otherwise evaluate the strings.
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Final, get_args
+from typing import TYPE_CHECKING, Annotated, Final, TypeVar
 
 import typer
 from typer._click.core import Context as _ClickContext
@@ -17,8 +18,11 @@ from assay.cli.guard import exit_guarded
 from assay.printable import printable
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from assay.mock.capacity import ServerModel
     from assay.mock.config import LatencyModel, ServedModel
+    from assay.spec.sections import Mock
 
 
 class MockCommand(TyperCommand):
@@ -109,39 +113,52 @@ def mock(
     """
 
     def body() -> int:
-        from pydantic import ValidationError
-
         from assay.cli.options import parse_pairs
-        from assay.config import describe_validation_error
-        from assay.errors import ConfigError
         from assay.mock import Fixed, LatencyModel, MockConfig, serve
         from assay.mock.capacity import ServerModel
+        from assay.spec.sections import Mock
 
+        # The flags `assay run` has too (`--mock-ttft-ms`, ...) take its ranges, from its section.
+        shared = validated(
+            Mock,
+            {
+                "ttft_ms": ttft_ms,
+                "itl_ms": itl_ms,
+                "slots": slots,
+                "tokens_per_s": tokens_per_s,
+                "fault_past": fault_past,
+                "load_fault": load_fault,
+                "gpu_watts": gpu_watts,
+            },
+        )
+        server = validated(ServerModel, server_model(shared), {"fault": "--load-fault"})
+        latency = LatencyModel(
+            time_to_first_token=Fixed(value=shared.ttft_ms / 1000),
+            inter_token_latency=Fixed(value=shared.itl_ms / 1000),
+            output_tokens=validated(Fixed, {"value": output_tokens}, {"value": "--output-tokens"}),
+        )
+        models = served_models_of(tuple(served_model or ()), latency, model_name)
         faults = parse_pairs(fault, "--fault") or {}
-        server = server_model(slots, tokens_per_s, fault_past, load_fault)
-        try:
-            latency = LatencyModel(
-                time_to_first_token=Fixed(value=ttft_ms / 1000),
-                inter_token_latency=Fixed(value=itl_ms / 1000),
-                output_tokens=Fixed(value=output_tokens),
-            )
-            models = served_models_of(tuple(served_model or ()), latency, model_name)
-            config = MockConfig(
-                latency=latency,
-                fault_rates=faults,
-                fault_after_tokens=fault_after,
-                seed=seed,
-                model_name=model_name,
-                models=models,
-                metrics_scale=metrics_scale,
-                record_requests=record_requests,
-                max_model_len=max_model_len,
-                server=ServerModel.model_validate(server),
-                gpu_watts=gpu_watts,
-            )
-        except ValidationError as error:
-            flags = {name: f"--{name.replace('_', '-')}" for name in MockConfig.model_fields}
-            raise ConfigError(describe_validation_error(error, flags)) from None
+        # The rates are checked by the config as a whole (known names, each a probability, a sum
+        # of at most 1), so its problems are said of the one flag that gives them.
+        validated(MockConfig, {"fault_rates": faults}, prefix="--fault: ")
+        config = validated(
+            MockConfig,
+            {
+                "latency": latency,
+                "fault_rates": faults,
+                "fault_after_tokens": fault_after,
+                "seed": seed,
+                "model_name": model_name,
+                "models": models,
+                "metrics_scale": metrics_scale,
+                "record_requests": record_requests,
+                "max_model_len": max_model_len,
+                "server": server,
+                "gpu_watts": shared.gpu_watts,
+            },
+            {"fault_rates": "--fault", "fault_after_tokens": "--fault-after"},
+        )
         check_listen_address(host, port, workers)
 
         def ready(url: str) -> None:
@@ -272,35 +289,59 @@ def served_models_line(models: "tuple[ServedModel, ...]") -> str:
     return f"also serves: {described}"
 
 
-def server_model(
-    slots: int | None, tokens_per_s: float | None, fault_past: int | None, load_fault: str
-) -> dict[str, object]:
-    """The finite server the flags ask for, as `MockConfig.server` takes it (validated there).
+def server_model(flags: "Mock") -> dict[str, object]:
+    """The finite server the flags ask for, as `ServerModel` takes it (validated there).
 
-    >>> server_model(40, None, None, "empty")
+    >>> from assay.spec.sections import Mock
+    >>> server_model(Mock(slots=40))
     {'slots': 40}
     """
-    from assay.cli.run_flags import either
     from assay.errors import ConfigError
-    from assay.mock.capacity import LoadFault
 
-    given: dict[str, object] = {}
-    for key, value in (
-        ("slots", slots),
-        ("tokens_per_s", tokens_per_s),
-        ("fault_past", fault_past),
-    ):
-        if value is not None and not value > 0:
-            raise ConfigError(f"--{key.replace('_', '-')} {value:g}: give a number above 0")
-        if value is not None:
-            given[key] = value
-    if load_fault not in get_args(LoadFault):
-        raise ConfigError(f"--load-fault {load_fault!r}: {either(get_args(LoadFault))}")
-    if fault_past is not None:
-        given["fault"] = load_fault
-    elif load_fault != "empty":
+    given: dict[str, object] = {
+        key: value
+        for key, value in (
+            ("slots", flags.slots),
+            ("tokens_per_s", flags.tokens_per_s),
+            ("fault_past", flags.fault_past),
+        )
+        if value is not None
+    }
+    if flags.fault_past is not None:
+        given["fault"] = flags.load_fault
+    elif flags.load_fault != "empty":
         raise ConfigError("--load-fault needs --fault-past (the load past which it strikes)")
     return given
+
+
+Model = TypeVar("Model", bound="BaseModel")
+
+
+def validated(
+    model: type[Model],
+    values: dict[str, object],
+    flags: Mapping[str, str] | None = None,
+    prefix: str = "",
+) -> Model:
+    """`values` as `model`, the `assay mock` flags giving them; a problem is a `ConfigError`
+    naming the flag as `assay run` names its own: a key by `flags`, else `--key-with-dashes`.
+
+    >>> from assay.spec.sections import Mock
+    >>> validated(Mock, {"ttft_ms": -5})
+    Traceback (most recent call last):
+    ...
+    assay.errors.ConfigError: --ttft-ms: Input should be greater than or equal to 0
+    """
+    from pydantic import ValidationError
+
+    from assay.config import describe_validation_error
+    from assay.errors import ConfigError
+
+    try:
+        return model.model_validate(values)
+    except ValidationError as error:
+        names = {key: f"--{key.replace('_', '-')}" for key in values} | dict(flags or {})
+        raise ConfigError(prefix + describe_validation_error(error, names)) from None
 
 
 def capacity_line(server: "ServerModel") -> str:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
 from assay.h1.connection import H1Connection
+from assay.h1.credentials import with_url_credentials
 from assay.h1.pool import open_connection
 from assay.h1.request import PATH_SAFE
 
@@ -87,12 +88,16 @@ def request_bytes(
     method: str, url: str, headers: Mapping[str, str], body: bytes | None
 ) -> tuple[str, int, bool, bytes]:
     """The host, port, TLS flag and bytes of a request; `ValueError` when it cannot be sent.
+    User info in `url` is sent as Basic credentials unless `headers` hold an Authorization
+    header, and never on the request line or in Host.
 
     >>> host, port, tls, data = request_bytes("GET", "http://h:9/m?a=1", {"X": "y"}, None)
     >>> host, port, tls
     ('h', 9, False)
     >>> data.decode().split("\\r\\n")
     ['GET /m?a=1 HTTP/1.1', 'Host: h:9', 'X: y', 'Connection: close', '', '']
+    >>> request_bytes("GET", "http://bob:pw@h/m", {}, None)[3].decode().split("\\r\\n")[:3]
+    ['GET /m HTTP/1.1', 'Host: h', 'Authorization: Basic Ym9iOnB3']
     >>> request_bytes("GET", "ftp://h/", {}, None)
     Traceback (most recent call last):
     ...
@@ -106,7 +111,7 @@ def request_bytes(
     if parts.query:
         target += "?" + quote(parts.query, safe=PATH_SAFE + "?")
     lines = [f"{method} {target} HTTP/1.1", f"Host: {parts.netloc.rpartition('@')[2]}"]
-    for name, value in headers.items():
+    for name, value in with_url_credentials(url, headers).items():
         if any(c in name + value for c in "\r\n\0") or not name:
             raise ValueError("a header name or value holds a line break")
         lines.append(f"{name}: {value}")

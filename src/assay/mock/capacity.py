@@ -24,12 +24,11 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Literal, Self
+from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-LoadFault = Literal["empty", "cut"]
-"""How an answer past `fault_past` goes bad: empty, or cut mid-stream."""
+from assay.spec.sections import LoadFault
 
 _FAULT_NAMES: dict[LoadFault, str] = {"empty": "empty_stream", "cut": "truncated_stream"}
 

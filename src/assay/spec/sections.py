@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Final, Literal
+from typing import Annotated, Final, Literal, TypeAlias
 
 from pydantic import (
     BaseModel,
@@ -31,6 +31,7 @@ from assay.spec.limits import (
 )
 from assay.spec.price import Price, price_of_setting
 from assay.spec.source import PromptColumns
+from assay.spec.target import MaskedUrl
 from assay.spec.validation import DEFAULT_MAX_ERROR_RATE, DEFAULT_MAX_NOT_SENT_RATE, slo_problem
 
 # A number where text is expected is its text: `output_tokens = 32` in a TOML file is the
@@ -250,6 +251,10 @@ class Output(BaseModel):
 # real servers produce, so a first run shows what assay catches (and stays a valid run).
 DEMO_FAULTS: Final = {"empty_stream": 0.01, "truncated_stream": 0.005, "inband_error": 0.005}
 
+LoadFault: TypeAlias = Literal["empty", "cut"]
+"""How a finite mock's answer past its load goes bad (`--load-fault`, `--mock-load-fault`): empty,
+or cut mid-stream (`assay.mock.capacity`)."""
+
 
 class Mock(BaseModel):
     """The embedded mock, started when the run has no target: its processes, latencies (ms),
@@ -267,7 +272,7 @@ class Mock(BaseModel):
     slots: int | None = Field(default=None, gt=0)
     tokens_per_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     fault_past: int | None = Field(default=None, gt=0)
-    load_fault: Literal["empty", "cut"] = "empty"
+    load_fault: LoadFault = "empty"
     # A simulated GPU drawing this many watts, in the mock's /metrics (`--mock-gpu-watts`).
     gpu_watts: float | None = Field(default=None, gt=0, le=100_000, allow_inf_nan=False)
 
@@ -287,9 +292,11 @@ class ServerMetrics(BaseModel):
 
     model_config = SECTION
 
-    url: str | None = None
+    # A password in either URL is masked wherever the section is stored (the report's echo);
+    # the scrapes send it as Basic credentials.
+    url: MaskedUrl | None = None
     interval: float = Field(default=1.0, gt=0, le=3600)
-    gpu_url: str | None = None
+    gpu_url: MaskedUrl | None = None
 
     @model_validator(mode="after")
     def _url_or_off(self) -> ServerMetrics:
@@ -306,6 +313,7 @@ __all__ = [
     "DEMO_FAULTS",
     "IMAGE_FIELDS",
     "Engine",
+    "LoadFault",
     "Mock",
     "Output",
     "Request",
