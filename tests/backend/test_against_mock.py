@@ -22,7 +22,6 @@ from assay.core import (
     Vectors,
 )
 from assay.data.media import synthetic_wav
-from assay.mock.asks import api_of
 from assay.mock.faults import FAULT_HEADER, FAULTS, fault_applies
 from assay.records.record import Completed, Errored, RequestRecord
 from assay.spec.endpoint import Answer, Carries
@@ -51,7 +50,7 @@ FAULT_CASES = [
     pytest.param(name, endpoint, stream, id=f"{name}-{endpoint}-{'stream' if stream else 'body'}")
     for name in FAULTS
     for endpoint, stream in MODES
-    if fault_applies(name, api_of(endpoint), stream)
+    if fault_applies(name, endpoint, stream)
 ]
 
 

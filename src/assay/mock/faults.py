@@ -14,7 +14,7 @@ from types import MappingProxyType
 
 from assay.core.diagnostics import DiagnosticCode
 from assay.errors import ConfigError
-from assay.mock.asks import Api
+from assay.spec.endpoint import Endpoint
 
 FAULT_HEADER = "X-Assay-Fault"
 REQUEST_ID_HEADER = "X-Request-Id"
@@ -197,38 +197,38 @@ RANKING_FAULTS = frozenset(
 _DONE_ENDED = _STREAMED | _CHOICES | {"missing_done"}
 
 
-def _applicable(api: Api, stream: bool) -> frozenset[str]:
+def _applicable(api: Endpoint, stream: bool) -> frozenset[str]:
     """The faults that can be produced on `api`, streamed or not (`stream` is ignored by an API
     that never streams)."""
     match api:
-        case Api.chat:
+        case Endpoint.chat:
             return (_DONE_ENDED if stream else _GENERATION | _CHOICES) | {"invalid_tool_call"}
-        case Api.completions:
+        case Endpoint.completions:
             return _DONE_ENDED if stream else _GENERATION | _CHOICES
-        case Api.responses:
+        case Endpoint.responses:
             return _STREAMED if stream else _GENERATION
-        case Api.embeddings:
+        case Endpoint.embeddings:
             return _EVERYWHERE | {"empty_embedding"}
-        case Api.rerank | Api.score:
+        case Endpoint.rerank | Endpoint.score:
             return _EVERYWHERE | RANKING_FAULTS
-        case Api.transcriptions if stream:
+        case Endpoint.transcriptions if stream:
             # A transcript has no JSON mode, no tool call, no ignore_eos (a short one is not a
             # fault a client can tell) and, in OpenAI's stream, no finish_reason.
             return (_STREAMED - {"invalid_json_output", "short_output"}) | {
                 "missing_done",
                 "choices_empty",
             }
-        case Api.transcriptions:
+        case Endpoint.transcriptions:
             return _EVERYWHERE | {"empty_stream"}
 
 
-def fault_applies(fault: str, api: Api, stream: bool) -> bool:
+def fault_applies(fault: str, api: Endpoint, stream: bool) -> bool:
     """Whether `fault` can be produced on this endpoint and mode (`drop` can; `choices_empty`
     has no meaning for `/v1/responses`, `sse_error_event` none for a whole JSON body).
 
-    >>> fault_applies("empty_embedding", Api.embeddings, False)
+    >>> fault_applies("empty_embedding", Endpoint.embeddings, False)
     True
-    >>> fault_applies("sse_error_event", Api.chat, False)
+    >>> fault_applies("sse_error_event", Endpoint.chat, False)
     False
     """
     return fault in _applicable(api, stream)
