@@ -23,7 +23,8 @@ from assay.core import (
     Vectors,
 )
 from assay.data.media import synthetic_wav
-from assay.mock.faults import FAULT_HEADER, FAULTS, fault_applies
+from assay.mock.faults import FAULT_HEADER, FAULTS
+from assay.mock.per_endpoint import fault_applies
 from assay.records.record import Completed, Errored, RequestRecord
 from assay.spec.endpoint import Carries
 from assay.validators import default_chain

@@ -25,7 +25,6 @@ from assay.mock.asks import (
     EmbeddingAsk,
     GenerationAsk,
     RankingAsk,
-    answer_id,
     load_body,
     read_embedding,
     read_generation,
@@ -42,7 +41,6 @@ from assay.mock.faults import (
     TRACEPARENT_HEADER,
     FaultSpec,
     choose_fault,
-    fault_applies,
     parse_fault_header,
 )
 from assay.mock.metrics import (
@@ -52,6 +50,7 @@ from assay.mock.metrics import (
     ServedCounters,
     gpu_lines,
 )
+from assay.mock.per_endpoint import answer_id, fault_applies
 from assay.mock.ranking import ranking_body
 from assay.mock.responses import responses_body, responses_stream
 from assay.mock.script import (

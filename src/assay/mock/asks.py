@@ -18,30 +18,6 @@ from assay.mock.media import MediaRejected, audio_tokens, image_tokens
 from assay.spec.endpoint import Endpoint
 
 
-def answer_id(api: Endpoint, response_id: str) -> str:
-    """The id the mock's answer on `api` carries, prefixed as vLLM prefixes them (a
-    transcription's on its stream chunks only).
-
-    >>> answer_id(Endpoint.chat, "1f00000001"), answer_id(Endpoint.responses, "1f00000001")
-    ('chatcmpl-1f00000001', 'resp_1f00000001')
-    """
-    match api:
-        case Endpoint.chat:
-            return f"chatcmpl-{response_id}"
-        case Endpoint.completions:
-            return f"cmpl-{response_id}"
-        case Endpoint.responses:
-            return f"resp_{response_id}"
-        case Endpoint.embeddings:
-            return f"embd-{response_id}"
-        case Endpoint.rerank:
-            return f"rerank-{response_id}"
-        case Endpoint.score:
-            return f"score-{response_id}"
-        case Endpoint.transcriptions:
-            return f"trsc-{response_id}"
-
-
 class BadRequest(Exception):
     """The request body is unusable; the mock answers 400 with this message."""
 
@@ -336,7 +312,6 @@ def _charged(rule: Callable[[object], int], part: object) -> int:
 
 
 __all__ = [
-    "answer_id",
     "BadRequest",
     "EmbeddingAsk",
     "GenerationAsk",

@@ -11,8 +11,8 @@ from typing import Any
 
 import orjson
 
-from assay.mock.asks import answer_id
 from assay.mock.faults import CUT_FAULTS, FaultSpec
+from assay.mock.per_endpoint import answer_id
 from assay.mock.script import (
     DONE_FRAME,
     Answer,

@@ -13,8 +13,9 @@ from typing import Any, Final
 
 import orjson
 
-from assay.mock.asks import RankingAsk, answer_id
+from assay.mock.asks import RankingAsk
 from assay.mock.faults import FaultSpec
+from assay.mock.per_endpoint import answer_id
 from assay.mock.script import BodyScript, error_object, faulted_body
 from assay.spec.endpoint import Endpoint
 
