@@ -163,19 +163,10 @@ def test_metrics_count_output_tokens_only_for_a_text_answer(endpoint: Endpoint) 
     aggregator = StepAggregator()
     aggregator.add(_completed(endpoint))
     tokens = aggregator.snapshot().tokens
-    match endpoint.traits.answer:
-        case Answer.text:
-            assert tokens.embeddings == 0
-            assert tokens.output_sources == {TokenSource.usage: 1}
-            assert tokens.output_per_request is not None
-        case Answer.vectors:
-            assert tokens.embeddings == 1
-            assert tokens.output_sources == {}
-            assert tokens.output_per_request is None
-        case Answer.scores:
-            assert (tokens.embeddings, tokens.scored) == (0, 1)
-            assert tokens.output_sources == {}
-            assert tokens.output_per_request is None
+    kind, generates = endpoint.traits.answer, endpoint.traits.generates
+    assert tokens.output_sources == ({TokenSource.usage: 1} if generates else {})
+    assert (tokens.output_per_request is not None) is generates
+    assert (tokens.embeddings, tokens.scored) == (kind is Answer.vectors, kind is Answer.scores)
 
 
 @pytest.mark.parametrize("endpoint", list(Endpoint))
