@@ -75,7 +75,6 @@ _PROXY_PAGE = (
     b"<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n"
     b"</body>\r\n</html>\r\n"
 )
-# The mock's routes: the path of each endpoint, by its API.
 
 
 class MockStats:
