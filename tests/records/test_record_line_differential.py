@@ -7,33 +7,29 @@ model; the reference is the line with every model dumped by pydantic (`pydantic_
 
 from __future__ import annotations
 
+from typing import get_args
+
 import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.core import (
     DiagnosticCode,
-    EmbeddingSummary,
     Endpoint,
     Evidence,
     ExchangeIds,
     GenerationResponse,
     RequestEcho,
     ResponseTiming,
-    Scores,
-    ScoreSummary,
     SentBody,
-    TextAnswer,
     TokenSource,
-    ToolCall,
     UnusableResponse,
     Usage,
-    Vectors,
 )
 from assay.core.answer import AnyAnswer
 from assay.records import Cancelled, Completed, Errored, JudgedBy, RequestRecord
 from assay.records.jsonl import _MODEL_FIELDS, record_line
-from assay.spec.endpoint import Answer
+from tests.drawn_answers import answers
 from tests.records.test_record_line_bytes import PARENT, pydantic_line, streamed_chat
 
 Record = RequestRecord[GenerationResponse]
@@ -51,7 +47,6 @@ usages = st.builds(
     cached_tokens=maybe_counts,
     total_tokens=maybe_counts,
 )
-tool_calls = st.builds(ToolCall, index=counts, id=maybe_texts, name=maybe_texts, arguments=texts)
 echoes = st.builds(
     RequestEcho,
     max_output_tokens=maybe_counts,
@@ -83,32 +78,6 @@ def timings(draw: st.DrawFn) -> ResponseTiming:
         chunk_times_ns=times,
         chunk_tokens=chunk_tokens,
     )
-
-
-def answers(kind: Answer) -> st.SearchStrategy[AnyAnswer]:
-    """Answers of `kind`: a new kind is a type error here until it is drawn too."""
-    match kind:
-        case Answer.text:
-            return st.builds(
-                TextAnswer,
-                text=texts,
-                reasoning=texts,
-                tool_calls=st.lists(tool_calls, max_size=3).map(tuple),
-            )
-        case Answer.vectors:
-            return st.builds(
-                Vectors,
-                summary=st.none()
-                | st.builds(
-                    EmbeddingSummary, count=counts, dimension=counts, all_finite=st.booleans()
-                ),
-            )
-        case Answer.scores:
-            return st.builds(
-                Scores,
-                summary=st.none()
-                | st.builds(ScoreSummary, count=counts, lowest_index=maybe_counts),
-            )
 
 
 endpoints_and_answers = st.sampled_from(list(Endpoint)).flatmap(
@@ -208,4 +177,6 @@ def test_a_streamed_chat_answer_built_by_the_handler_writes_pydantics_bytes() ->
 
 def test_the_fields_looked_at_are_every_field_that_can_hold_a_model() -> None:
     """A field added to `GenerationResponse` that holds a model is looked at without a change."""
-    assert set(_MODEL_FIELDS) == {"echo", "tool_calls", "embeddings", "scores", "sent"}
+    answer_keys = {key for kind in get_args(AnyAnswer) for key in kind.STORED_AS}
+    # Every key an answer is stored under holds a model (a summary, tool calls) but its texts.
+    assert set(_MODEL_FIELDS) == {"echo", "sent"} | (answer_keys - {"text", "reasoning"})

@@ -11,14 +11,13 @@ from assay.core import (
     Endpoint,
     GenerationResponse,
     ResponseTiming,
-    Scores,
     TextAnswer,
     TokenSource,
     UnusableResponse,
     Usage,
-    Vectors,
     outcome,
 )
+from assay.core.answer import AnyAnswer
 from assay.records import RequestRecord
 from assay.testing import FakeClock
 from assay.validators import (
@@ -95,6 +94,6 @@ async def test_worker_record_is_typed_by_the_resolver_response() -> None:
 
 
 def test_the_answer_is_one_of_the_sealed_kinds() -> None:
-    assert_type(ANSWER.answer, TextAnswer | Vectors | Scores)
+    assert_type(ANSWER.answer, AnyAnswer)
     assert_type(ANSWER.text, str)
     assert isinstance(ANSWER.answer, TextAnswer)

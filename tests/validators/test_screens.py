@@ -22,7 +22,7 @@ from assay.core import (
     UnusableResponse,
     Usage,
 )
-from assay.core.answer import Scores, TextAnswer, Vectors
+from assay.core.answer import AnyAnswer, Scores, TextAnswer, Vectors
 from assay.spec.endpoint import Answer
 from assay.validators import (
     BUILTIN_VALIDATORS,
@@ -34,6 +34,7 @@ from assay.validators import (
 )
 from assay.validators.chain import screen_of, screened, screened_steps
 from assay.worker import judge
+from tests.drawn_answers import answers
 
 SCREENED = [builtin for builtin in BUILTIN_VALIDATORS if screen_of(builtin.validator) is not None]
 
@@ -98,20 +99,19 @@ def responses(draw: st.DrawFn) -> GenerationResponse:
         )
     )
     endpoint = draw(st.sampled_from(list(Endpoint)))
-    answer: TextAnswer | Vectors | Scores
-    match endpoint.traits.answer:
-        case Answer.text:
-            answer = TextAnswer(
-                text=draw(
-                    st.sampled_from(["", " ", "\n\t", "Paris", '{"city": "Paris"}', '{"city": '])
-                ),
-                reasoning=draw(st.sampled_from(["", "thinking..."])),
-                tool_calls=draw(_tool_calls),
-            )
-        case Answer.vectors:
-            answer = Vectors(summary=embeddings)
-        case Answer.scores:
-            answer = Scores(summary=scores)
+    # The kinds whose validators look at these values get them; any other kind is drawn whole.
+    kind = endpoint.traits.answer
+    targeted: dict[Answer, st.SearchStrategy[AnyAnswer]] = {
+        Answer.text: st.builds(
+            TextAnswer,
+            text=st.sampled_from(["", " ", "\n\t", "Paris", '{"city": "Paris"}', '{"city": ']),
+            reasoning=st.sampled_from(["", "thinking..."]),
+            tool_calls=_tool_calls,
+        ),
+        Answer.vectors: st.just(Vectors(summary=embeddings)),
+        Answer.scores: st.just(Scores(summary=scores)),
+    }
+    answer = draw(targeted[kind] if kind in targeted else answers(kind))
     return GenerationResponse(
         request_id="r-screen",
         endpoint=endpoint,

@@ -144,21 +144,6 @@ def shared_rng(seed: int, purpose: str) -> random.Random:
     return random.Random(f"assay:{seed}:{purpose}")
 
 
-def _limit_keys(endpoint: Endpoint) -> tuple[str, ...]:
-    """The body fields that set the output-token limit on `endpoint`."""
-    match endpoint:
-        case Endpoint.chat:
-            return ("max_tokens", "max_completion_tokens")
-        case Endpoint.completions:
-            return ("max_tokens",)
-        case Endpoint.responses:
-            return ("max_output_tokens",)
-        case Endpoint.embeddings | Endpoint.rerank | Endpoint.score:
-            return ()
-        case Endpoint.transcriptions:
-            return ("max_completion_tokens",)
-
-
 def asked_limits(
     endpoint: Endpoint,
     fields: Mapping[str, JsonValue],
@@ -172,7 +157,7 @@ def asked_limits(
     >>> asked_limits(Endpoint.responses, {"max_tokens": 7}, 128, False)
     (128, False)
     """
-    for key in _limit_keys(endpoint):
+    for key in endpoint.traits.limit_keys:
         value = fields.get(key)
         if type(value) is int:
             max_output_tokens = value

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, cast
 import orjson
 from returns.result import Failure, Result, Success
 
-from assay.core.answer import AnyAnswer, Scores, TextAnswer, ToolCall, Vectors
+from assay.core.answer import AnyAnswer, TextAnswer, ToolCall, answer_type
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
 from assay.core.response import (
@@ -355,13 +355,9 @@ class StreamDraft:
     def _answer(self) -> AnyAnswer:
         """What the stream delivered, as an answer of its endpoint's kind: text, reasoning and
         tool calls for a text answer; a stream of another kind holds nothing usable."""
-        match self._request.endpoint.traits.answer:
-            case Answer.text:
-                pass
-            case Answer.vectors:
-                return Vectors()
-            case Answer.scores:
-                return Scores()
+        kind = self._request.endpoint.traits.answer
+        if kind is not Answer.text:
+            return answer_type(kind)()
         tools = self._tools
         text: TextAnswer = trusted(
             TextAnswer,

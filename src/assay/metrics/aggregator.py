@@ -310,25 +310,13 @@ class StepAggregator:
         if type(answer) is TextAnswer:  # a final class: the other kinds are matched below
             self._add_generated(response, e2e, output_tokens)
             return
+        # Any other kind is not tokens: no output count, no token timing; E2E is the latency.
         match answer:
             case Vectors():
-                self._add_vectors(response, e2e)
+                self._embeddings += 1
             case Scores():
-                self._add_scores(response, e2e)
-
-    def _add_vectors(self, response: GenerationResponse, e2e: int) -> None:
-        # Vectors, not tokens: no output count, no token timing; E2E is the latency.
-        self._embeddings += 1
-        self._not_streamed += not response.streamed
-        slo = self.slo
-        if slo is not None and _meets(slo, e2e, None, 0.0, e2e):
-            self._good += 1
-
-    def _add_scores(self, response: GenerationResponse, e2e: int) -> None:
-        # Scores of documents, not tokens: no output count, no token timing; E2E is the latency
-        # and the documents scored are the work done.
-        self._scored += 1
-        self._usable_documents += response.echo.documents or 0
+                self._scored += 1
+                self._usable_documents += response.echo.documents or 0  # the work done
         self._not_streamed += not response.streamed
         slo = self.slo
         if slo is not None and _meets(slo, e2e, None, 0.0, e2e):

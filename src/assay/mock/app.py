@@ -21,13 +21,10 @@ from assay.data.tokenizer import BuiltinTokenizer
 from assay.errors import ConfigError
 from assay.mock.answer_plan import LatencySampler, output_pieces, plan_length
 from assay.mock.asks import (
-    Api,
     BadRequest,
     EmbeddingAsk,
     GenerationAsk,
     RankingAsk,
-    answer_id,
-    api_of,
     load_body,
     read_embedding,
     read_generation,
@@ -44,7 +41,6 @@ from assay.mock.faults import (
     TRACEPARENT_HEADER,
     FaultSpec,
     choose_fault,
-    fault_applies,
     parse_fault_header,
 )
 from assay.mock.metrics import (
@@ -54,6 +50,7 @@ from assay.mock.metrics import (
     ServedCounters,
     gpu_lines,
 )
+from assay.mock.per_endpoint import answer_id, fault_applies
 from assay.mock.ranking import ranking_body
 from assay.mock.responses import responses_body, responses_stream
 from assay.mock.script import (
@@ -66,7 +63,7 @@ from assay.mock.script import (
     error_object,
 )
 from assay.mock.transcriptions import read_transcription, transcription_body
-from assay.spec.endpoint import Endpoint
+from assay.spec.endpoint import Carries, Endpoint
 
 _HTTP_FAULTS = {
     "http_429": (429, "rate limit reached (injected by the mock)", "rate_limit_error"),
@@ -78,8 +75,6 @@ _PROXY_PAGE = (
     b"<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n"
     b"</body>\r\n</html>\r\n"
 )
-# The mock's routes: the path of each endpoint, by its API.
-_SERVED_PATHS: dict[Api, str] = {api_of(endpoint): endpoint.path for endpoint in Endpoint}
 
 
 class MockStats:
@@ -152,8 +147,8 @@ class MockService:
         """The aiohttp application serving every route of the mock, reading bodies up to
         `client_max_size` bytes (HTTP 413 beyond)."""
         app = web.Application(client_max_size=client_max_size)
-        for api, path in _SERVED_PATHS.items():
-            app.router.add_post(path, self._handler(api))
+        for endpoint in Endpoint:
+            app.router.add_post(endpoint.path, self._handler(endpoint))
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/health", self._health)
         app.router.add_get("/mock/stats", self._stats)
@@ -168,7 +163,7 @@ class MockService:
         lenient: it answers any name)."""
         return self._samplers.get(model, self._sampler)
 
-    def _handler(self, api: Api) -> Any:
+    def _handler(self, api: Endpoint) -> Any:
         async def handle(request: web.Request) -> web.StreamResponse:
             return await self._serve(request, api)
 
@@ -215,8 +210,9 @@ class MockService:
     async def _models(self, request: web.Request) -> web.Response:
         return _json(self.config.model_list(self._started))
 
-    async def _serve(self, request: web.Request, api: Api) -> web.StreamResponse:
-        if api is Api.transcriptions:
+    async def _serve(self, request: web.Request, api: Endpoint) -> web.StreamResponse:
+        carries = api.traits.carries
+        if carries is Carries.audio:
             return await self._serve_transcription(request)  # a multipart upload, not JSON
         response_id = f"{self._id_prefix}{next(self._ids):08x}"
         try:
@@ -225,15 +221,15 @@ class MockService:
                 self._record(request, raw, answer_id(api, response_id))
             body = load_body(raw)
             ask: GenerationAsk | EmbeddingAsk | RankingAsk
-            match api:
-                case Api.embeddings:
+            match carries:
+                case Carries.inputs:
                     ask = read_embedding(body, self._tokenizer, self.config.model_name)
-                case Api.rerank | Api.score:
+                case Carries.documents:
                     ask = read_ranking(api, body, self._tokenizer, self.config.model_name)
-                case Api.chat | Api.completions | Api.responses:
+                case Carries.messages | Carries.prompt:
                     ask = read_generation(api, body, self._tokenizer, self.config.model_name)
                 case _:
-                    assert_never(api)
+                    assert_never(carries)
             stream = isinstance(ask, GenerationAsk) and ask.stream
             fault = self._choose_fault(request, api, stream)
         except (BadRequest, ConfigError) as error:
@@ -248,7 +244,7 @@ class MockService:
     async def _answer_with(
         self,
         request: web.Request,
-        api: Api,
+        api: Endpoint,
         ask: GenerationAsk | EmbeddingAsk | RankingAsk,
         stream: bool,
         fault: FaultSpec | None,
@@ -289,26 +285,30 @@ class MockService:
         return served
 
     def _one_body(
-        self, api: Api, ask: EmbeddingAsk | RankingAsk, fault: FaultSpec | None, response_id: str
+        self,
+        api: Endpoint,
+        ask: EmbeddingAsk | RankingAsk,
+        fault: FaultSpec | None,
+        response_id: str,
     ) -> BodyScript:
-        """The answer of an API that answers in one body without output tokens, by its API (an
-        API whose body reads as another's ask is not served that API's answer)."""
+        """The answer of an endpoint that answers in one body without output tokens: where a new
+        one is answered (an endpoint whose body reads as another's ask is not served that
+        endpoint's answer)."""
         match api:
-            case Api.embeddings if isinstance(ask, EmbeddingAsk):
-                dimension = self.config.embedding_dimension
-                return embeddings_body(ask, dimension, fault, answer_id(api, response_id))
-            case Api.rerank | Api.score if isinstance(ask, RankingAsk):
-                return ranking_body(api, ask, response_id, fault)
+            case Endpoint.embeddings:
+                if isinstance(ask, EmbeddingAsk):
+                    dimension = self.config.embedding_dimension
+                    return embeddings_body(ask, dimension, fault, answer_id(api, response_id))
+            case Endpoint.rerank | Endpoint.score:
+                if isinstance(ask, RankingAsk):
+                    return ranking_body(api, ask, response_id, fault)
             case (
-                Api.embeddings
-                | Api.rerank
-                | Api.score
-                | Api.chat
-                | Api.completions
-                | Api.responses
-                | Api.transcriptions
+                Endpoint.chat | Endpoint.completions | Endpoint.responses | Endpoint.transcriptions
             ):
-                raise AssertionError(f"{api} does not answer a {type(ask).__name__}")
+                pass  # generated answers, played by `_play_answer` and `_serve_transcription`
+            case _:
+                assert_never(api)
+        raise AssertionError(f"{api} does not answer a {type(ask).__name__}")
 
     async def _serve_transcription(self, request: web.Request) -> web.StreamResponse:
         """A multipart upload in, a transcript out (see `assay.mock.transcriptions`)."""
@@ -320,9 +320,9 @@ class MockService:
                     request,
                     {**ask.form, "audio_seconds": ask.audio_seconds},
                     # vLLM's stream chunks carry an id; a whole transcript is text and usage.
-                    answer_id(Api.transcriptions, response_id) if ask.stream else None,
+                    answer_id(Endpoint.transcriptions, response_id) if ask.stream else None,
                 )
-            fault = self._choose_fault(request, Api.transcriptions, ask.stream)
+            fault = self._choose_fault(request, Endpoint.transcriptions, ask.stream)
         except (BadRequest, ConfigError) as error:
             return _error_response(400, str(error), "BadRequestError")
         self.stats.requests += 1
@@ -348,7 +348,7 @@ class MockService:
         counters.add(Served.running, 1, model)
         try:
             if ask.stream:
-                script = choices_stream(Api.transcriptions, answer, fault, self._tool_pieces)
+                script = choices_stream(Endpoint.transcriptions, answer, fault, self._tool_pieces)
                 served = await self._play_stream(request, script, sampler)
             else:
                 body = transcription_body(answer, ask.audio_seconds, fault)
@@ -358,26 +358,26 @@ class MockService:
         finally:
             counters.add(Served.running, -1, model)
         if fault is None or fault.name in FINISHED_FAULTS:
-            written = self._generated_tokens(Api.transcriptions, answer, fault)
+            written = self._generated_tokens(Endpoint.transcriptions, answer, fault)
             counters.finished(answer.finish_reason, ask.prompt_tokens, written, model)
         return served
 
-    def _generated_tokens(self, api: Api, answer: Answer, fault: FaultSpec | None) -> int:
+    def _generated_tokens(self, api: Endpoint, answer: Answer, fault: FaultSpec | None) -> int:
         """The output tokens of a finished answer, as its usage reports them when the usage is
         true: a tool call's arguments when it called a tool, none for an empty answer."""
         name = fault.name if fault is not None else None
         if name in EMPTY_FAULTS:
             return 0
-        if api is Api.chat and name == "invalid_tool_call":
+        if api is Endpoint.chat and name == "invalid_tool_call":
             return len(self._tool_pieces)
-        if api is Api.chat and name is None and answer.tool_pieces is not None:
+        if api is Endpoint.chat and name is None and answer.tool_pieces is not None:
             return len(answer.tool_pieces)
         return len(answer.pieces)
 
     async def _play_answer(
         self,
         request: web.Request,
-        api: Api,
+        api: Endpoint,
         ask: GenerationAsk,
         answer: Answer,
         fault: FaultSpec | None,
@@ -387,35 +387,33 @@ class MockService:
         tool_pieces = self._tool_pieces
         n = len(answer.pieces)
         match api:
-            case Api.chat | Api.completions if stream:
+            case Endpoint.chat | Endpoint.completions if stream:
                 return await self._play_stream(
                     request, choices_stream(api, answer, fault, tool_pieces), sampler
                 )
-            case Api.chat | Api.completions:
+            case Endpoint.chat | Endpoint.completions:
                 return await self._play_body(
                     request, choices_body(api, answer, fault, tool_pieces), n, sampler
                 )
-            case Api.responses if stream:
+            case Endpoint.responses if stream:
                 return await self._play_stream(
                     request, responses_stream(answer, ask.max_tokens, fault), sampler
                 )
-            case Api.responses:
+            case Endpoint.responses:
                 return await self._play_body(
                     request, responses_body(answer, ask.max_tokens, fault), n, sampler
                 )
-            case Api.embeddings | Api.rerank | Api.score | Api.transcriptions:
+            case _:
                 raise AssertionError(f"{api} answers are played by their own route")
 
-    def _choose_fault(self, request: web.Request, api: Api, stream: bool) -> FaultSpec | None:
+    def _choose_fault(self, request: web.Request, api: Endpoint, stream: bool) -> FaultSpec | None:
         after = self.config.fault_after_tokens
         header = request.headers.get(FAULT_HEADER)
         if header is not None and header.strip():
             spec = parse_fault_header(header, default_after=after)
             if not fault_applies(spec.name, api, stream):
                 mode = "streamed" if stream else "non-streamed"
-                raise ConfigError(
-                    f"fault {spec.name!r} does not apply to POST {_SERVED_PATHS[api]} ({mode})"
-                )
+                raise ConfigError(f"fault {spec.name!r} does not apply to POST {api.path} ({mode})")
             return spec
         if not self.config.fault_rates:
             return None

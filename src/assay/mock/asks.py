@@ -9,73 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import StrEnum
-from typing import Any, assert_never
+from typing import Any
 
 import orjson
 
 from assay.data.tokenizer import BuiltinTokenizer
 from assay.mock.media import MediaRejected, audio_tokens, image_tokens
 from assay.spec.endpoint import Endpoint
-
-
-class Api(StrEnum):
-    """The endpoints the mock serves, by the body they read and the answer they write."""
-
-    chat = "chat"
-    completions = "completions"
-    responses = "responses"
-    embeddings = "embeddings"
-    rerank = "rerank"
-    score = "score"
-    transcriptions = "transcriptions"
-
-
-def api_of(endpoint: Endpoint) -> Api:
-    """The mock's API for `endpoint`: a new endpoint is a type error here until the mock serves it.
-
-    >>> api_of(Endpoint.chat)
-    <Api.chat: 'chat'>
-    """
-    match endpoint:
-        case Endpoint.chat:
-            return Api.chat
-        case Endpoint.completions:
-            return Api.completions
-        case Endpoint.responses:
-            return Api.responses
-        case Endpoint.embeddings:
-            return Api.embeddings
-        case Endpoint.rerank:
-            return Api.rerank
-        case Endpoint.score:
-            return Api.score
-        case Endpoint.transcriptions:
-            return Api.transcriptions
-
-
-def answer_id(api: Api, response_id: str) -> str:
-    """The id the mock's answer on `api` carries, prefixed as vLLM prefixes them (a
-    transcription's on its stream chunks only).
-
-    >>> answer_id(Api.chat, "1f00000001"), answer_id(Api.responses, "1f00000001")
-    ('chatcmpl-1f00000001', 'resp_1f00000001')
-    """
-    match api:
-        case Api.chat:
-            return f"chatcmpl-{response_id}"
-        case Api.completions:
-            return f"cmpl-{response_id}"
-        case Api.responses:
-            return f"resp_{response_id}"
-        case Api.embeddings:
-            return f"embd-{response_id}"
-        case Api.rerank:
-            return f"rerank-{response_id}"
-        case Api.score:
-            return f"score-{response_id}"
-        case Api.transcriptions:
-            return f"trsc-{response_id}"
 
 
 class BadRequest(Exception):
@@ -137,23 +77,21 @@ def load_body(raw: bytes) -> dict[str, Any]:
 
 
 def read_generation(
-    api: Api, body: dict[str, Any], tokenizer: BuiltinTokenizer, default_model: str
+    api: Endpoint, body: dict[str, Any], tokenizer: BuiltinTokenizer, default_model: str
 ) -> GenerationAsk:
     """The generation facts of a chat, completions or responses body."""
     match api:
-        case Api.embeddings | Api.rerank | Api.score | Api.transcriptions:
-            raise BadRequest(f"{api} requests carry no generation parameters")
-        case Api.chat:
+        case Endpoint.chat:
             max_tokens = _limit(body, "max_completion_tokens")
             if max_tokens is None:
                 max_tokens = _limit(body, "max_tokens")
             prompt_tokens = sum(_count_message(m, tokenizer) for m in _list(body, "messages"))
             response_format = body.get("response_format")
-        case Api.completions:
+        case Endpoint.completions:
             max_tokens = _limit(body, "max_tokens")
             prompt_tokens = _count_content(body.get("prompt"), tokenizer)
             response_format = body.get("response_format")
-        case Api.responses:
+        case Endpoint.responses:
             max_tokens = _limit(body, "max_output_tokens")
             prompt_tokens = _count_content(body.get("input"), tokenizer) + _count_content(
                 body.get("instructions"), tokenizer
@@ -161,7 +99,7 @@ def read_generation(
             text = body.get("text")
             response_format = text.get("format") if isinstance(text, dict) else None
         case _:
-            assert_never(api)
+            raise BadRequest(f"{api} requests carry no generation parameters")
     stream_options = body.get("stream_options")
     options = stream_options if isinstance(stream_options, dict) else {}
     return GenerationAsk(
@@ -175,7 +113,7 @@ def read_generation(
         json_mode=_format_type(response_format) in {"json_object", "json_schema"},
         tool_name=_first_tool_name(body.get("tools")),
         prompt_tokens=prompt_tokens,
-        tool_arguments=_tool_arguments(body) if api is Api.chat else None,
+        tool_arguments=_tool_arguments(body) if api is Endpoint.chat else None,
     )
 
 
@@ -211,7 +149,7 @@ def read_embedding(
 
 
 def read_ranking(
-    api: Api, body: dict[str, Any], tokenizer: BuiltinTokenizer, default_model: str
+    api: Endpoint, body: dict[str, Any], tokenizer: BuiltinTokenizer, default_model: str
 ) -> RankingAsk:
     """The pairs of a rerank (`query`, `documents`, `top_n`) or score (`text_1`, `text_2`) body.
 
@@ -237,16 +175,16 @@ def read_ranking(
     )
 
 
-def _pairs(api: Api, body: dict[str, Any]) -> tuple[list[str], list[str], int]:
+def _pairs(api: Endpoint, body: dict[str, Any]) -> tuple[list[str], list[str], int]:
     """The query of each document, the documents, and rerank's `top_n` (0 for all)."""
     match api:
-        case Api.rerank:
+        case Endpoint.rerank:
             query = body.get("query")
             if not isinstance(query, str):
                 raise BadRequest("rerank request without a text `query`")
             documents = _texts(body.get("documents"), "documents")
             return [query] * len(documents), documents, _limit(body, "top_n") or 0
-        case Api.score:
+        case Endpoint.score:
             documents = _texts(body.get("text_2"), "text_2")
             first = body.get("text_1")
             if isinstance(first, str):
@@ -260,7 +198,7 @@ def _pairs(api: Api, body: dict[str, Any]) -> tuple[list[str], list[str], int]:
                     "one text, or as many as `text_2`"
                 )
             return queries, documents, 0
-        case Api.chat | Api.completions | Api.responses | Api.embeddings | Api.transcriptions:
+        case _:
             raise BadRequest(f"{api} requests carry no query and documents")
 
 
@@ -374,9 +312,6 @@ def _charged(rule: Callable[[object], int], part: object) -> int:
 
 
 __all__ = [
-    "Api",
-    "answer_id",
-    "api_of",
     "BadRequest",
     "EmbeddingAsk",
     "GenerationAsk",

@@ -11,8 +11,8 @@ from typing import Any
 
 import orjson
 
-from assay.mock.asks import Api, answer_id
 from assay.mock.faults import CUT_FAULTS, FaultSpec
+from assay.mock.per_endpoint import answer_id
 from assay.mock.script import (
     DONE_FRAME,
     Answer,
@@ -27,6 +27,7 @@ from assay.mock.script import (
     understated,
     usage_object,
 )
+from assay.spec.endpoint import Endpoint
 
 # Not JSON: a tool call's arguments as a careless model writes them (unquoted, unclosed).
 BAD_TOOL_ARGUMENTS = '{"city": Paris, "unit": celsius'
@@ -37,16 +38,16 @@ _MIDSTREAM_ERROR = error_object(
 
 # The `object` of a streamed chunk; a transcription streams chat-like deltas.
 _CHUNK_OBJECTS = {
-    Api.chat: "chat.completion.chunk",
-    Api.completions: "text_completion",
-    Api.transcriptions: "transcription.chunk",
+    Endpoint.chat: "chat.completion.chunk",
+    Endpoint.completions: "text_completion",
+    Endpoint.transcriptions: "transcription.chunk",
 }
 
 
 class _ChunkWriter:
     """Byte templates for the chunks of one streamed answer."""
 
-    def __init__(self, api: Api, answer: Answer) -> None:
+    def __init__(self, api: Endpoint, answer: Answer) -> None:
         self._api = api
         self._answer = answer
         self._prefix = (
@@ -65,7 +66,7 @@ class _ChunkWriter:
     def token(self, index: int, piece: str, finish_reason: str | None) -> bytes:
         content = orjson.dumps(piece)
         reason = b"null" if finish_reason is None else orjson.dumps(finish_reason)
-        if self._api is not Api.completions:
+        if self._api is not Endpoint.completions:
             body = b'"delta":{"content":' + content + b'},"logprobs":null,"finish_reason":'
         else:
             body = b'"text":' + content + b',"logprobs":null,"finish_reason":'
@@ -106,12 +107,12 @@ class _ChunkWriter:
 
 
 def choices_stream(
-    api: Api, answer: Answer, fault: FaultSpec | None, tool_pieces: list[str]
+    api: Endpoint, answer: Answer, fault: FaultSpec | None, tool_pieces: list[str]
 ) -> StreamScript:
     """The SSE script of a chat, completions or transcription answer, with `fault` applied."""
     writer = _ChunkWriter(api, answer)
     name = fault.name if fault is not None else None
-    head = [writer.role()] if api is Api.chat else []
+    head = [writer.role()] if api is Endpoint.chat else []
     if fault is not None and name == "stall":
         return stalled(choices_stream(api, answer, None, tool_pieces), fault.after, fault.seconds)
     match name:
@@ -127,9 +128,9 @@ def choices_stream(
                 for p in answer.pieces
             ]
             return StreamScript(head=[], tokens=frames, tail=[DONE_FRAME])
-        case "invalid_tool_call" if api is Api.chat:
+        case "invalid_tool_call" if api is Endpoint.chat:
             return _tool_call_stream(writer, head, answer, tool_pieces, "tool_calls")
-        case None if api is Api.chat and answer.tool_pieces is not None:
+        case None if api is Endpoint.chat and answer.tool_pieces is not None:
             return _tool_call_stream(writer, head, answer, answer.tool_pieces, answer.finish_reason)
         case str() if name in CUT_FAULTS:  # a stall was played above
             return _cut_stream(writer, head, answer, fault)
@@ -194,7 +195,7 @@ def _fault_tail(name: str, answer: Answer) -> list[bytes]:
 
 
 def choices_body(
-    api: Api, answer: Answer, fault: FaultSpec | None, tool_pieces: list[str]
+    api: Endpoint, answer: Answer, fault: FaultSpec | None, tool_pieces: list[str]
 ) -> BodyScript:
     """The whole-body answer of a chat or completions request, with `fault` applied."""
     name = fault.name if fault is not None else None
@@ -218,7 +219,7 @@ def choices_body(
         case _:
             pass
     choice: dict[str, Any] = {"index": 0, "logprobs": None, "finish_reason": finish_reason}
-    if api is Api.chat:
+    if api is Endpoint.chat:
         message: dict[str, Any] = {"role": "assistant", "content": text, "tool_calls": []}
         called = tool_pieces if name == "invalid_tool_call" else None
         if name is None and answer.tool_pieces is not None:
@@ -244,7 +245,7 @@ def choices_body(
         choice["text"] = text
     payload: dict[str, Any] = {
         "id": answer_id(api, answer.response_id),
-        "object": "chat.completion" if api is Api.chat else "text_completion",
+        "object": "chat.completion" if api is Endpoint.chat else "text_completion",
         "created": answer.created,
         "model": answer.model,
         "choices": [choice],

@@ -14,7 +14,6 @@ from types import MappingProxyType
 
 from assay.core.diagnostics import DiagnosticCode
 from assay.errors import ConfigError
-from assay.mock.asks import Api
 
 FAULT_HEADER = "X-Assay-Fault"
 REQUEST_ID_HEADER = "X-Request-Id"
@@ -175,15 +174,6 @@ def choose_fault(seed: int, rates: Mapping[str, float], request_key: str) -> str
     return None
 
 
-_EVERYWHERE = frozenset(
-    {"no_body", "inband_error", "drop", "stall", "http_429", "http_500", "http_503"}
-    | {"html_200", "invalid_json", "unexpected_shape"}
-)
-_GENERATION = _EVERYWHERE | {"empty_stream", "short_output", "invalid_json_output"}
-# Faults only a stream has: an SSE frame, an end without terminal event, usage against streamed
-# tokens (a whole body has no streamed count to disagree with).
-_STREAMED = _GENERATION | {"sse_error_event", "truncated_stream", "wrong_usage"}
-_CHOICES = frozenset({"choices_empty", "missing_finish_reason"})
 RANKING_FAULTS = frozenset(
     {
         "no_results",
@@ -193,45 +183,6 @@ RANKING_FAULTS = frozenset(
         "non_finite_score",
     }
 )
-# `[DONE]` ends only a chat/completions stream; a responses stream ends with its terminal event.
-_DONE_ENDED = _STREAMED | _CHOICES | {"missing_done"}
-
-
-def _applicable(api: Api, stream: bool) -> frozenset[str]:
-    """The faults that can be produced on `api`, streamed or not (`stream` is ignored by an API
-    that never streams)."""
-    match api:
-        case Api.chat:
-            return (_DONE_ENDED if stream else _GENERATION | _CHOICES) | {"invalid_tool_call"}
-        case Api.completions:
-            return _DONE_ENDED if stream else _GENERATION | _CHOICES
-        case Api.responses:
-            return _STREAMED if stream else _GENERATION
-        case Api.embeddings:
-            return _EVERYWHERE | {"empty_embedding"}
-        case Api.rerank | Api.score:
-            return _EVERYWHERE | RANKING_FAULTS
-        case Api.transcriptions if stream:
-            # A transcript has no JSON mode, no tool call, no ignore_eos (a short one is not a
-            # fault a client can tell) and, in OpenAI's stream, no finish_reason.
-            return (_STREAMED - {"invalid_json_output", "short_output"}) | {
-                "missing_done",
-                "choices_empty",
-            }
-        case Api.transcriptions:
-            return _EVERYWHERE | {"empty_stream"}
-
-
-def fault_applies(fault: str, api: Api, stream: bool) -> bool:
-    """Whether `fault` can be produced on this endpoint and mode (`drop` can; `choices_empty`
-    has no meaning for `/v1/responses`, `sse_error_event` none for a whole JSON body).
-
-    >>> fault_applies("empty_embedding", Api.embeddings, False)
-    True
-    >>> fault_applies("sse_error_event", Api.chat, False)
-    False
-    """
-    return fault in _applicable(api, stream)
 
 
 __all__ = [
@@ -245,6 +196,5 @@ __all__ = [
     "FaultInfo",
     "FaultSpec",
     "choose_fault",
-    "fault_applies",
     "parse_fault_header",
 ]

@@ -13,9 +13,11 @@ from typing import Any, Final
 
 import orjson
 
-from assay.mock.asks import Api, RankingAsk, answer_id
+from assay.mock.asks import RankingAsk
 from assay.mock.faults import FaultSpec
+from assay.mock.per_endpoint import answer_id
 from assay.mock.script import BodyScript, error_object, faulted_body
+from assay.spec.endpoint import Endpoint
 
 # A placeholder written where the `non_finite_score` fault puts a NaN: orjson writes no NaN,
 # Python's default JSON encoder (which servers use) writes the bare word.
@@ -33,7 +35,7 @@ def relevance(query: str, document: str) -> float:
 
 
 def ranking_body(
-    api: Api, ask: RankingAsk, response_id: str, fault: FaultSpec | None
+    api: Endpoint, ask: RankingAsk, response_id: str, fault: FaultSpec | None
 ) -> BodyScript:
     """The rerank or score answer of one request, with `fault` applied."""
     name = fault.name if fault is not None else None
@@ -55,13 +57,13 @@ def ranking_body(
 
 
 def _payload(
-    api: Api, ask: RankingAsk, response_id: str, fault: str | None
+    api: Endpoint, ask: RankingAsk, response_id: str, fault: str | None
 ) -> tuple[dict[str, Any], str]:
     """The answer's JSON object and the key of its result list."""
     scores = [relevance(q, d) for q, d in zip(ask.queries, ask.documents, strict=True)]
     results: list[tuple[int, float | str]] = list(enumerate(scores))
     match api:
-        case Api.rerank:
+        case Endpoint.rerank:
             results.sort(key=lambda result: -scores[result[0]])
             if 0 < ask.top_n < len(results):
                 results = results[: ask.top_n]
@@ -81,7 +83,7 @@ def _payload(
                 ],
             }
             return rerank, "results"
-        case Api.score:
+        case Endpoint.score:
             results = _with_fault(results, fault, len(ask.documents))
             score = {
                 "id": answer_id(api, response_id),
@@ -98,7 +100,7 @@ def _payload(
                 },
             }
             return score, "data"
-        case Api.chat | Api.completions | Api.responses | Api.embeddings | Api.transcriptions:
+        case _:
             raise AssertionError(f"{api} answers are not rankings")
 
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import orjson
 
-from assay.mock.asks import Api, answer_id
 from assay.mock.faults import CUT_FAULTS, FaultSpec
+from assay.mock.per_endpoint import answer_id
 from assay.mock.script import (
     Answer,
     BodyScript,
@@ -24,6 +24,7 @@ from assay.mock.script import (
     stalled,
     understated,
 )
+from assay.spec.endpoint import Endpoint
 
 
 class _Response:
@@ -32,7 +33,7 @@ class _Response:
     def __init__(self, answer: Answer, max_output_tokens: int | None) -> None:
         self.answer = answer
         self.item_id = f"msg_{answer.response_id}"
-        self.id = answer_id(Api.responses, answer.response_id)
+        self.id = answer_id(Endpoint.responses, answer.response_id)
         self._base: dict[str, Any] = {
             "id": self.id,
             "object": "response",

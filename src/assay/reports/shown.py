@@ -33,12 +33,7 @@ def produces_tokens(report: Report) -> bool:
     >>> [produces_tokens(of(name)) for name in ("chat", "rerank", "embeddings")]
     [True, False, False]
     """
-    endpoint = Endpoint(report.run_config.endpoint)
-    match endpoint.traits.answer:
-        case Answer.text:
-            return True
-        case Answer.vectors | Answer.scores:
-            return False
+    return Endpoint(report.run_config.endpoint).traits.generates
 
 
 def scores_documents(report: Report) -> bool:

@@ -35,7 +35,6 @@ from assay.reports.step_words import (
 )
 from assay.reports.unclipped import unclipped
 from assay.spec.constraints import StopReason
-from assay.spec.endpoint import Answer
 
 DISPATCH_LAG_WARNING_MS = 25.0
 """A dispatch lag p99 from which a step warns that the client could not keep its schedule."""
@@ -133,7 +132,8 @@ def _render_step(step: StepReport, report: Report, console: Console) -> None:
         f"{m.outcomes.completed}."
     )
     if embeddings:
-        console.print(Text(_no_output_words(report)) + prompts)
+        words = report.run_config.endpoint.traits.answer.traits.no_output_words
+        console.print(Text(words) + prompts)
     else:
         console.print(Text(f"Output token counts from: {m.tokens.output_source_note}; ") + prompts)
     console.print(f"Concurrency (requests in flight): {_concurrency_words(m)}", highlight=False)
@@ -151,15 +151,6 @@ def is_embeddings(step: StepReport, report: Report) -> bool:
         return True
     tokens = step.metrics.tokens
     return tokens.embeddings > 0 and tokens.embeddings == step.metrics.outcomes.completed
-
-
-def _no_output_words(report: Report) -> str:
-    """How the console names answers without output tokens, by the run's kind of answer."""
-    match report.run_config.endpoint.traits.answer:
-        case Answer.vectors | Answer.text:
-            return "Embeddings: no output tokens; "
-        case Answer.scores:
-            return "Rankings (scored documents): no output tokens; "
 
 
 def _render_sessions(step: StepReport, console: Console) -> None:

@@ -62,6 +62,46 @@ class Answer(StrEnum):
     vectors = "vectors"
     scores = "scores"
 
+    @property
+    def traits(self) -> AnswerTraits:
+        """What the other layers say and decide by about answers of this kind.
+
+        >>> Answer.scores.traits.noun
+        'a ranking'
+        """
+        return _ANSWER_TRAITS[self]
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerTraits:
+    """The facts about one kind of answer that other layers decide or word by.
+
+    - `generates`: whether it is generated tokens (output-token limits, EOS, token metrics).
+    - `noun`: one answer of it in a sentence ("--max-tokens: an embedding has no output tokens").
+    - `no_output_words`: how the console's step summary opens when its answers held no output
+      tokens.
+    """
+
+    generates: bool
+    noun: str
+    no_output_words: str
+
+
+def _answer_traits_of(answer: Answer) -> AnswerTraits:
+    embeddings = "Embeddings: no output tokens; "
+    match answer:
+        case Answer.text:
+            # A text step whose every answer was an embedding is worded as one of embeddings.
+            return AnswerTraits(True, "its answer", embeddings)
+        case Answer.vectors:
+            return AnswerTraits(False, "an embedding", embeddings)
+        case Answer.scores:
+            words = "Rankings (scored documents): no output tokens; "
+            return AnswerTraits(False, "a ranking", words)
+
+
+_ANSWER_TRAITS: Final = {answer: _answer_traits_of(answer) for answer in Answer}
+
 
 class Carries(StrEnum):
     """What a request body carries, which decides how a data source fills a request.
@@ -96,6 +136,7 @@ class EndpointTraits:
       stream ends with a status instead (assay derives the finish_reason from it).
     - `takes_conversation`: whether a request may carry a multi-turn conversation, so sessions
       can run on it.
+    - `limit_keys`: the body fields that set its output-token limit (none unless it generates).
     """
 
     path: str
@@ -105,15 +146,12 @@ class EndpointTraits:
     terminal_marker: str | None
     streams_finish_reason: bool
     takes_conversation: bool
+    limit_keys: tuple[str, ...] = ()
 
     @property
     def generates(self) -> bool:
         """Whether the answer is generated tokens (output-token limits, EOS, token metrics)."""
-        match self.answer:
-            case Answer.text:
-                return True
-            case Answer.vectors | Answer.scores:
-                return False
+        return self.answer.traits.generates
 
     @property
     def takes_images(self) -> bool:
@@ -146,11 +184,15 @@ class EndpointTraits:
 def _traits_of(endpoint: Endpoint) -> EndpointTraits:
     match endpoint:
         case Endpoint.completions:
-            return _streamed("/v1/completions", Carries.prompt, "[DONE]")
+            return _streamed("/v1/completions", Carries.prompt, "[DONE]", "max_tokens")
         case Endpoint.chat:
-            return _streamed("/v1/chat/completions", Carries.messages, "[DONE]")
+            path, limits = "/v1/chat/completions", ("max_tokens", "max_completion_tokens")
+            return _streamed(path, Carries.messages, "[DONE]", *limits)
         case Endpoint.responses:
-            return _streamed("/v1/responses", Carries.prompt, "response.completed", reason=False)
+            marker = "response.completed"
+            return _streamed(
+                "/v1/responses", Carries.prompt, marker, "max_output_tokens", reason=False
+            )
         case Endpoint.embeddings:
             return _answered_whole("/v1/embeddings", Carries.inputs, Answer.vectors)
         case Endpoint.rerank:
@@ -161,16 +203,22 @@ def _traits_of(endpoint: Endpoint) -> EndpointTraits:
             # vLLM's stream is `transcription.chunk` objects ended by `[DONE]` (a finish_reason
             # on the last choice); OpenAI's is `transcript.text.delta` events ended by
             # `transcript.text.done`, with no finish_reason: neither is required of a stream.
-            path = "/v1/audio/transcriptions"
-            return _streamed(path, Carries.audio, "[DONE]", reason=False, conversation=False)
+            path, limit = "/v1/audio/transcriptions", "max_completion_tokens"
+            return _streamed(path, Carries.audio, "[DONE]", limit, reason=False, conversation=False)
 
 
 def _streamed(
-    path: str, carries: Carries, marker: str, *, reason: bool = True, conversation: bool = True
+    path: str,
+    carries: Carries,
+    marker: str,
+    *limits: str,
+    reason: bool = True,
+    conversation: bool = True,
 ) -> EndpointTraits:
-    """An endpoint whose text answer may stream, ended by `marker`, with a finish_reason
-    (`reason`) and taking a conversation (`conversation`) unless told otherwise."""
-    return EndpointTraits(path, carries, Answer.text, True, marker, reason, conversation)
+    """An endpoint whose text answer may stream, ended by `marker`, its output limit set by the
+    body fields `limits`, with a finish_reason (`reason`) and taking a conversation
+    (`conversation`) unless told otherwise."""
+    return EndpointTraits(path, carries, Answer.text, True, marker, reason, conversation, limits)
 
 
 def _answered_whole(path: str, carries: Carries, answer: Answer) -> EndpointTraits:
@@ -181,4 +229,4 @@ def _answered_whole(path: str, carries: Carries, answer: Answer) -> EndpointTrai
 _TRAITS: Final = {endpoint: _traits_of(endpoint) for endpoint in Endpoint}
 
 
-__all__ = ["Answer", "Carries", "Endpoint", "EndpointTraits"]
+__all__ = ["Answer", "AnswerTraits", "Carries", "Endpoint", "EndpointTraits"]

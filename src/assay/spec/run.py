@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_serializer, 
 from assay.spec.capacity import Capacity, slos_fit
 from assay.spec.constraints import Constraints
 from assay.spec.echo import EchoedConstraints, _AsWritten, echoed_fields, settings_model
-from assay.spec.endpoint import Answer, Carries, Endpoint, EndpointTraits
+from assay.spec.endpoint import Carries, Endpoint, EndpointTraits
 from assay.spec.flat import FLAT_KEYS, flag_of, flattened, sectioned
 from assay.spec.load import Profile, ProfileKind, Replay, Throughput, most_in_flight
 from assay.spec.price import Price
@@ -381,16 +381,6 @@ _RULES: Final[tuple[Callable[[RunConfig], str | None], ...]] = (
 )
 
 
-def _answer_noun(answer: Answer) -> str:
-    match answer:
-        case Answer.vectors:
-            return "an embedding"
-        case Answer.scores:
-            return "a ranking"
-        case Answer.text:
-            return "its answer"
-
-
 def _carries_documents(traits: EndpointTraits) -> bool:
     return traits.carries is Carries.documents
 
@@ -405,7 +395,7 @@ def _what_it_lacks(traits: EndpointTraits) -> str:
         )
         if lacking
     ]
-    return f"{_answer_noun(traits.answer)} {' and '.join(lacks)}"
+    return f"{traits.answer.traits.noun} {' and '.join(lacks)}"
 
 
 def _numeric(annotation: object) -> bool:
