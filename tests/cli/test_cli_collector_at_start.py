@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import typer
 
-from assay.cli.guard import exit_guarded
+from assay.cli.guard import collector_on, exit_guarded
 
 # Runs `assay run` through the console entry point with the step's collector block wrapped, so
 # the collector's state at the load's start is seen as the load sees it.
@@ -42,12 +42,16 @@ finally:
 
 @pytest.fixture
 def collector_off() -> Iterator[None]:
-    """The collector off, as `assay.cli.app.main` leaves it; back as it was afterwards."""
+    """The collector off, as `assay.cli.app.main` leaves it; back as it was afterwards (and
+    nothing left frozen that was not before)."""
     was = gc.isenabled()
+    froze = gc.get_freeze_count() > 0
     gc.disable()
     try:
         yield
     finally:
+        if not froze:
+            gc.unfreeze()
         if was:
             gc.enable()
 
@@ -66,6 +70,34 @@ def _state_in_body(collector_later: bool) -> bool:
 
 def test_a_commands_body_runs_with_the_collector_on(collector_off: None) -> None:
     assert _state_in_body(collector_later=False) is True
+
+
+def test_a_commands_body_runs_with_start_ups_objects_frozen(collector_off: None) -> None:
+    """What start-up built is frozen as the collector comes back on, so neither the body's
+    collections nor the interpreter's exit walk it again."""
+    if gc.get_freeze_count():
+        pytest.skip("this process froze objects of its own before")
+    built_at_start_up = [[] for _ in range(1000)]  # lists: objects the collector tracks
+    seen: list[int] = []
+
+    def body() -> int:
+        seen.append(gc.get_freeze_count())
+        return 0
+
+    with pytest.raises(typer.Exit):
+        exit_guarded(body)
+    assert seen[0] >= len(built_at_start_up)
+
+
+def test_collector_on_does_not_freeze_twice(collector_off: None) -> None:
+    """A process that froze objects already (or ran a command before) keeps its own freeze."""
+    gc.freeze()
+    frozen = gc.get_freeze_count()
+    leftover = [[] for _ in range(1000)]
+    collector_on()
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == frozen
+    del leftover
 
 
 def test_a_body_that_turns_it_on_itself_starts_with_it_off(collector_off: None) -> None:
