@@ -79,7 +79,8 @@ def test_a_commands_body_finds_start_ups_objects_in_the_oldest_generation(
     so the young collections never walk it, and nothing is left frozen."""
     if gc.get_freeze_count():
         pytest.skip("this process froze objects of its own")
-    built_at_start_up = [[] for _ in range(1000)]  # lists: objects the collector tracks
+    # lists: objects the collector tracks
+    built_at_start_up: list[list[int]] = [[] for _ in range(1000)]
     seen: list[tuple[bool, int]] = []
 
     def body() -> int:

@@ -56,7 +56,8 @@ def test_the_load_starts_with_the_collector_on_and_the_imports_in_the_oldest_gen
     if gc.get_freeze_count():
         pytest.skip("this process froze objects of its own")
     gc.disable()
-    built_by_imports = [[] for _ in range(1000)]  # lists: objects the collector tracks
+    # lists: objects the collector tracks
+    built_by_imports: list[list[int]] = [[] for _ in range(1000)]
     _collector_on()
     oldest = {id(held) for held in gc.get_objects(generation=2)}
     assert gc.isenabled()
