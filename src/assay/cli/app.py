@@ -22,15 +22,23 @@ def main() -> None:
     import signal
 
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    import atexit
     import gc
     import sys
 
     # Start-up builds a few hundred thousand objects that live as long as the command (pydantic's
     # schemas, typer's commands); the collector would walk them all several times while they are
-    # built and free nothing (~45 ms of a 10-request run). `assay.cli.guard` turns it back on
-    # before a command's work, and `assay run` once its imports are done, before the load; a
-    # caller of `main` in its own process (a test) gets it back on however the command ends.
+    # built and free nothing (~45 ms of a 10-request run). `assay.cli.guard.collector_on` turns
+    # it back on, with those objects in the oldest generation, before a command's work, and
+    # `assay run` once its imports are done, before the load; a caller of `main` in its own
+    # process (a test) gets it back on however the command ends.
     gc.disable()
+    # The interpreter's exit ends with two full collections that would walk every object still
+    # alive (~80 ms after a run, to free nothing worth it); frozen at exit, they are skipped.
+    # Registered for the exit, not done as the command ends, so a process that calls `main`
+    # (a test) keeps its collector as it was until it exits itself.
+    atexit.unregister(gc.freeze)
+    atexit.register(gc.freeze)
 
     try:
         from assay.cli.commands import run_app

@@ -87,13 +87,12 @@ def run_and_report(
 ) -> int:
     """Run with its progress shown, print the summary and where the files are; the exit code
     for the outcome."""
-    import gc
-
     from assay.benchmark.run import run_from_config
     from assay.cli.console import output_console
+    from assay.cli.guard import collector_on
     from assay.cli.progress import ProgressDisplay
 
-    gc.enable()  # off while the command line started (`assay.cli.app.main`); on for the load
+    collector_on()  # off while the command line started (`assay.cli.app.main`); on for the load
     console = output_console()
     limit = config.constraints_in_force().max_seconds
     with ProgressDisplay(console, steps=_progress_steps(config), max_seconds=limit) as shown:

@@ -1,0 +1,65 @@
+"""A load process imports the run path with the garbage collector off and loads with it on,
+what the imports built moved to the oldest generation without being walked."""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+from collections.abc import Iterator
+from multiprocessing.connection import Pipe
+
+import pytest
+
+from assay.engine import load_child
+from assay.engine.load_process import _collector_on
+
+_seen: dict[str, bool] = {}
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if event == "import" and args[0] == "assay.engine.load_process" and "importing" not in _seen:
+        _seen["importing"] = gc.isenabled()
+
+
+sys.addaudithook(_audit)
+
+
+@pytest.fixture
+def collector_restored() -> Iterator[None]:
+    was, froze = gc.isenabled(), gc.get_freeze_count() > 0
+    try:
+        yield
+    finally:
+        if not froze:
+            gc.unfreeze()
+        if was:
+            gc.enable()
+
+
+def test_the_entry_point_imports_the_body_with_the_collector_off(
+    collector_restored: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The body counts as not imported yet, so the entry point imports it again here.
+    monkeypatch.delitem(sys.modules, "assay.engine.load_process")
+    _seen.clear()
+    parent, child = Pipe(duplex=True)
+    with parent, child:
+        parent.send(None)  # the parent gave up before the plan: the body returns at once
+        load_child.main(os.dup(child.fileno()))  # the body closes its copy
+    assert _seen == {"importing": False}
+
+
+def test_the_load_starts_with_the_collector_on_and_the_imports_in_the_oldest_generation(
+    collector_restored: None,
+) -> None:
+    if gc.get_freeze_count():
+        pytest.skip("this process froze objects of its own")
+    gc.disable()
+    # lists: objects the collector tracks
+    built_by_imports: list[list[int]] = [[] for _ in range(1000)]
+    _collector_on()
+    oldest = {id(held) for held in gc.get_objects(generation=2)}
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
+    assert all(id(one) in oldest for one in built_by_imports)
