@@ -23,6 +23,8 @@ CASES: dict[str, tuple[tuple[str, ...], str]] = {
     # Was named by the config's field, `--fault-after-tokens`, a flag that does not exist.
     "fault_after_negative": (("--fault-after", "-1"), "error: --fault-after: "),
     "metrics_scale_negative": (("--metrics-scale", "-1"), "error: --metrics-scale: "),
+    # Was accepted: every counter of /metrics then read inf.
+    "metrics_scale_infinite": (("--metrics-scale", "inf"), "error: --metrics-scale: "),
     "max_model_len_zero": (("--max-model-len", "0"), "error: --max-model-len: "),
     "gpu_watts_negative": (("--gpu-watts", "-5"), "error: --gpu-watts: "),
     # Was `tokens-per-s: ...`, without the dashes of a flag.
@@ -56,6 +58,22 @@ def test_mock_ranges_are_the_embedded_mocks_of_assay_run() -> None:
     run_line = assert_one_error_line(run)
     mock_line = assert_one_error_line(mock)
     assert run_line.replace("--mock-ttft-ms", "--ttft-ms") == mock_line
+
+
+# `assay run --mock-fault ...` -> the start of its one error line: the flag, never "embedded mock".
+RUN_FAULT_CASES: dict[str, tuple[str, str]] = {
+    "rate_above_one": ("empty_stream=2", "error: --mock-fault.empty_stream: "),
+    "rate_not_finite": ("empty_stream=nan", "error: --mock-fault.empty_stream: "),
+    "unknown": ("nope=0.1", "error: --mock-fault: unknown fault(s) ['nope']"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RUN_FAULT_CASES))
+def test_run_mock_fault_out_of_range_names_the_flag(case: str) -> None:
+    value, start = RUN_FAULT_CASES[case]
+    result = run_assay("run", "--max-requests", "1", "--mock-fault", value, timeout_s=30)
+    line = assert_one_error_line(result, start)
+    assert line.startswith(start), line
 
 
 def test_validated_names_a_problem_by_the_flag_given_for_its_key() -> None:

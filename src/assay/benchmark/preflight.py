@@ -30,7 +30,8 @@ def check_before_start(config: RunConfig, mock_check: Callable[[], object] | Non
     """Raise `ConfigError` or `DataError` for any setting the run would fail on.
 
     `mock_check` builds the embedded mock's config (when the run starts one), so a bad
-    `--mock-fault` is refused with the rest.
+    `--mock-fault` is refused with the rest; the mock's other settings are checked by the
+    run's own `Mock` section, so what the config refuses is the fault list's.
     """
     # Imported here: the checks of the source need no HTTP client (see `check_source`).
     from assay.backend.settings import settings_for
@@ -40,7 +41,7 @@ def check_before_start(config: RunConfig, mock_check: Callable[[], object] | Non
     url = target.url or _PLACEHOLDER_URL
     _checked("", lambda: settings_for(target, url, seed=config.seed))
     if mock_check is not None:
-        _checked("embedded mock: ", mock_check)
+        _checked(f"{flag_of('mock_faults')}: ", mock_check)
 
 
 def check_source(config: RunConfig) -> None:

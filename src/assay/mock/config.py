@@ -190,7 +190,7 @@ class MockConfig(BaseModel):
     models: tuple[ServedModel, ...] = ()
     # /metrics reports its counters times this (1 = truthfully); tests of a client's
     # cross-check make the mock misreport with it.
-    metrics_scale: float = Field(default=1.0, ge=0)
+    metrics_scale: float = Field(default=1.0, ge=0, allow_inf_nan=False)
     # A JSONL file that receives every request as it arrives (path, request id, body): the
     # bytes on the wire, for checking what a client really sent.
     record_requests: Path | None = None
