@@ -18,10 +18,10 @@ from pathlib import Path
 from returns.result import Failure, Result, Success
 
 from assay.benchmark.chain_spec import ChainSpec
-from assay.benchmark.shard_sink import add_to_groups, model_snapshots
+from assay.benchmark.shard_sink import add_to_groups, model_snapshots, turn_snapshots
 from assay.core import GenerationResponse, UnusableResponse
 from assay.errors import DataError
-from assay.metrics import Slo, StepAggregator, StepMetrics, Timeline, TimeWindow
+from assay.metrics import Slo, StepAggregator, Timeline, TimeWindow
 from assay.records import Cancelled, Completed, Errored, JudgedBy, RequestRecord
 from assay.records.jsonl import RecordWriter, read_records
 from assay.reports import Report, StepReport, build_report, write_report
@@ -163,7 +163,7 @@ def revalidate(
         step.judged_again(
             aggregators[step.index].snapshot(),
             timeline=timelines[step.index].snapshot() if step.index in timelines else None,
-            turns=_snapshots(turns.get(step.index)),
+            turns=turn_snapshots(turns.get(step.index)),
             models=model_snapshots(models.get(step.index, {})),
         )
         for step in old.steps
@@ -196,10 +196,6 @@ def revalidate(
         recoded=sum(recodings.values()),
         recodings=recodings,
     )
-
-
-def _snapshots(groups: dict[int, StepAggregator] | None) -> dict[int, StepMetrics] | None:
-    return {key: groups[key].snapshot() for key in sorted(groups)} if groups else None
 
 
 def _window(step: StepReport) -> TimeWindow | None:

@@ -25,7 +25,7 @@ from assay.benchmark.gpu_observation import observe_gpus
 from assay.benchmark.preflight import check_before_start
 from assay.benchmark.proxy_check import proxy_in_front
 from assay.benchmark.server_observation import observe_server, server_metrics_report
-from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary, merged_models
+from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary, merged_models, merged_turns
 from assay.benchmark.source_ahead import ReadAhead, SourceAhead, read_ahead, with_model
 from assay.config import RunConfig, check_machine_limits
 from assay.config.limits import load_processes
@@ -47,7 +47,7 @@ from assay.engine import (
 from assay.engine.interrupt import SigintFlag, sigint_as_flag
 from assay.errors import OutputError
 from assay.load_launcher import LoadProcesses
-from assay.metrics import Goodput, StepAggregator
+from assay.metrics import Goodput
 from assay.records.shards import concatenate_shards
 from assay.reports import Report, StepReport, build_report, write_report
 from assay.reports.capacity_search import capacity_of
@@ -484,13 +484,6 @@ def step_report(
         if process.scheduled is not None:
             scheduled = (scheduled or 0) + process.scheduled
             not_sent += max(0, process.scheduled - sent)
-    turns: dict[int, StepAggregator] = {}
-    for summary in summaries:
-        for turn, part in (summary.turns or {}).items():
-            if turn in turns:
-                turns[turn].merge(part)
-            else:
-                turns[turn] = part
     sessions = step.sessions
     return StepReport.of(
         step.index,
@@ -503,7 +496,7 @@ def step_report(
         lost=lost,
         lost_processes=tuple(process.reason for process in step.lost_processes),
         sessions=None if sessions is None else SessionSummary.model_validate(asdict(sessions)),
-        turns={turn: turns[turn].snapshot() for turn in sorted(turns)} if turns else None,
+        turns=merged_turns(summaries),
         models=merged_models(summaries),
         data_rows=data_rows if step.stopped_by is StopReason.data_exhausted else None,
         client_load=step.client,

@@ -54,14 +54,25 @@ def merged_models(summaries: Iterable[ShardSummary]) -> dict[str, StepMetrics] |
     """Each model's figures over every process of a step, by model name; None when no record
     named a model (a run that sent one). Past `MAX_MODELS` models over the processes, those
     with the fewest records (then the last by name) are merged under `OTHER_MODELS`."""
-    models: dict[str, StepAggregator] = {}
-    for summary in summaries:
-        for name, part in (summary.models or {}).items():
-            if name in models:
-                models[name].merge(part)
+    return model_snapshots(_merged(summary.models for summary in summaries))
+
+
+def merged_turns(summaries: Iterable[ShardSummary]) -> dict[int, StepMetrics] | None:
+    """Each session turn's figures over every process of a step, by turn index; None for a
+    step that ran no sessions."""
+    return turn_snapshots(_merged(summary.turns for summary in summaries))
+
+
+def _merged(groups: Iterable[dict[_Key, StepAggregator] | None]) -> dict[_Key, StepAggregator]:
+    """The processes' aggregators of one group key merged into one (the first one kept)."""
+    merged: dict[_Key, StepAggregator] = {}
+    for group in groups:
+        for key, part in (group or {}).items():
+            if key in merged:
+                merged[key].merge(part)
             else:
-                models[name] = part
-    return model_snapshots(models)
+                merged[key] = part
+    return merged
 
 
 def _bounded(models: dict[str, StepAggregator]) -> dict[str, StepMetrics]:
@@ -88,6 +99,11 @@ def model_snapshots(models: dict[str, StepAggregator]) -> dict[str, StepMetrics]
         return None
     snapshots = _bounded(models)
     return {name: snapshots[name] for name in sorted(snapshots)}
+
+
+def turn_snapshots(turns: dict[int, StepAggregator] | None) -> dict[int, StepMetrics] | None:
+    """Each session turn's figures, by turn index; None for a step that ran no sessions."""
+    return {turn: turns[turn].snapshot() for turn in sorted(turns)} if turns else None
 
 
 def add_to_group(

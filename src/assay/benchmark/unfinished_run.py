@@ -23,13 +23,18 @@ from pydantic import ValidationError
 
 from assay.benchmark.chain_spec import ChainSpec, slo_of
 from assay.benchmark.run import RECORDS_FILE
-from assay.benchmark.shard_sink import ShardSinkFactory, add_to_groups, model_snapshots
+from assay.benchmark.shard_sink import (
+    ShardSinkFactory,
+    add_to_groups,
+    model_snapshots,
+    turn_snapshots,
+)
 from assay.config import RunConfig
 from assay.config.limits import load_processes
 from assay.errors import DataError
 from assay.file_writes import open_new
 from assay.load.benchmark_plan import next_load
-from assay.metrics import StepAggregator, StepMetrics, Timeline
+from assay.metrics import StepAggregator, Timeline
 from assay.records.jsonl import MAX_RECORD_LINE_BYTES, read_records, record_from_line
 from assay.records.sink import StepContext
 from assay.reports import REPORT_FILE, Report, StepReport, build_report, write_report
@@ -298,16 +303,11 @@ def _steps(
                 name if load is None else load,
                 aggregators[index].snapshot(),
                 timeline=timelines[index].snapshot(),
-                turns=_turn_snapshots(turns.get(index, {})),
+                turns=turn_snapshots(turns.get(index)),
                 models=model_snapshots(models.get(index, {})),
             )
         )
     return steps
-
-
-def _turn_snapshots(turns: dict[int, StepAggregator]) -> dict[int, StepMetrics] | None:
-    """Each session turn's figures, by turn index; None for a step that ran no sessions."""
-    return {turn: turns[turn].snapshot() for turn in sorted(turns)} if turns else None
 
 
 def _step_load(profile: Profile, index: int) -> tuple[str, StepLoad | None]:
