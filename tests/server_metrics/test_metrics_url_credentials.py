@@ -6,6 +6,7 @@ that check the header."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -14,8 +15,10 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
+from assay.backend.redaction import Redactor, request_secrets
 from assay.config import build_config
 from assay.h1.fetch import fetch
+from assay.server_metrics import ServerMetricsObserver
 from assay.server_metrics.scrape import scrape
 from tests.cli.cli_harness import read_report, run_fast
 from tests.server_metrics.test_gpu_metrics_url import FakeExporter
@@ -150,3 +153,64 @@ def test_a_run_scrapes_an_exporter_behind_basic_auth_and_stores_no_password(
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert b"s3cret" not in path.read_bytes(), path
+
+
+@asynccontextmanager
+async def echoing_metrics() -> AsyncIterator[str]:
+    """A page on 127.0.0.1 that answers 200 with the credentials it was sent, not metrics:
+    the parser's complaint quotes the last token of its line, the Basic token."""
+
+    async def metrics(request: web.Request) -> web.Response:
+        sent = request.headers.get("Authorization", "none").split()[-1]
+        return web.Response(text=f"sent {sent}\n", content_type="text/plain")
+
+    app = web.Application()
+    app.router.add_get("/metrics", metrics)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}/metrics"
+    finally:
+        await runner.cleanup()
+
+
+async def test_a_scrape_problem_quoting_the_credentials_sent_is_masked() -> None:
+    token = BASIC.split()[1]
+    async with echoing_metrics() as url:
+        raw = await scrape(with_user_info(url), {}, 5.0)
+        assert raw.problem is not None
+        assert token in raw.problem  # what the page made the parser say
+        observer = ServerMetricsObserver(
+            with_user_info(url),
+            timeout_s=5.0,
+            clean=Redactor(request_secrets(with_user_info(url), {})).clean,
+        )
+        with observer:
+            first = await asyncio.to_thread(observer.scrape_now)
+    assert first.problem is not None
+    assert "not Prometheus metrics" in first.problem
+    assert token not in first.problem
+    assert PASSWORD not in first.problem
+    assert observer.problems == (first.problem,)
+
+
+def test_a_run_refusing_a_metrics_page_that_echoes_credentials_prints_none(
+    tmp_path: Path,
+) -> None:
+    token = BASIC.split()[1]
+
+    async def refused() -> tuple[int, str]:
+        async with echoing_metrics() as url:
+            result = await asyncio.to_thread(
+                run_fast, tmp_path, "--max-requests", "2", "--server-metrics", with_user_info(url)
+            )
+        return result.exit_code, result.stdout + result.stderr
+
+    code, said = asyncio.run(refused())
+    assert code == 2, said
+    assert "--server-metrics: GET" in said
+    assert "not Prometheus metrics" in said
+    assert token not in said
+    assert "s3cret" not in said

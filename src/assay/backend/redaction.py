@@ -8,7 +8,7 @@ its head behind, and cleans every fault it builds once more on the way out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from urllib.parse import unquote, urlsplit
 
 import orjson
@@ -16,9 +16,10 @@ import orjson
 from assay.core.answer import TextAnswer
 from assay.core.diagnostics import UnusableResponse, cap_excerpt
 from assay.core.response import GenerationResponse
+from assay.h1.credentials import with_url_credentials
 
 # What is masked, and how, is the run's vocabulary (the config and the report mask with it too).
-from assay.spec.target import MASK
+from assay.spec.target import MASK, is_secret_header
 
 _MASK_BYTES = MASK.encode()
 
@@ -56,6 +57,20 @@ def url_secrets(url: str) -> list[str]:
     except ValueError:
         return []
     return [] if password is None else [password, unquote(password)]
+
+
+def request_secrets(url: str, headers: Mapping[str, str], marked: Iterable[str] = ()) -> list[str]:
+    """What one request to `url` with `headers` sends that is secret: the URL's password, the
+    Basic credentials made of its user info, and each credential header's value and token.
+
+    >>> request_secrets("http://bob:pw-123@h/metrics", {"X-Api-Key": "k-9876", "Accept": "*/*"})
+    ['pw-123', 'pw-123', 'k-9876', 'Basic Ym9iOnB3LTEyMw==', 'Ym9iOnB3LTEyMw==']
+    """
+    found = url_secrets(url)
+    for name, value in with_url_credentials(url, headers).items():
+        if is_secret_header(name, marked):
+            found.extend(header_secrets(name, value))
+    return found
 
 
 class Redactor:

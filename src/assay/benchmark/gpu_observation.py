@@ -16,6 +16,7 @@ from assay.backend import BackendSettings
 
 # The scrapes verify TLS as the requests do: the system's CAs and the --ca-bundle, or not at all.
 from assay.backend.client import _ssl_setting
+from assay.backend.redaction import Redactor, request_secrets
 from assay.errors import ConfigError
 from assay.server_metrics import ServerMetricsObserver, TimedSample
 from assay.server_metrics.gpu_energy import NO_DCGM, GpuScrapes, dcgm_only, has_gpu_metrics
@@ -44,6 +45,7 @@ def observe_gpus(
         verify_tls=_ssl_setting(backend),
         shown_url=shown,
         metrics_elsewhere=True,
+        clean=Redactor(request_secrets(url, {})).clean,
     ) as observer:
         first = observer.scrape_first()
         if first.problem is not None:

@@ -10,6 +10,7 @@ from assay.backend import BackendSettings
 
 # The scrapes verify TLS as the requests do: the system's CAs and the --ca-bundle, or not at all.
 from assay.backend.client import _ssl_setting
+from assay.backend.redaction import Redactor, request_secrets
 from assay.benchmark.gpu_observation import gpu_scrapes
 from assay.core.diagnostics import DiagnosticCode, Stage, stage_of
 from assay.core.response import TokenSource
@@ -94,6 +95,7 @@ def observe_server(
         verify_tls=_ssl_setting(backend),
         shown_url=mask_url(url),
         metrics_elsewhere=not same_origin,
+        clean=Redactor(request_secrets(url, headers, backend.secret_headers)).clean,
     ) as observer:
         first = observer.scrape_first()
         if first.problem is not None:

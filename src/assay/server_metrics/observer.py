@@ -13,8 +13,8 @@ import concurrent.futures
 import ssl
 import threading
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Self
 
@@ -59,8 +59,11 @@ class ServerMetricsObserver:
         verify_tls: bool | ssl.SSLContext = True,
         shown_url: str | None = None,
         metrics_elsewhere: bool = False,
+        clean: Callable[[str], str] | None = None,
     ) -> None:
         self._url = url
+        # Masks what the requests send that is secret in a problem (a page that echoes them).
+        self._clean = clean
         self.metrics_elsewhere = metrics_elsewhere
         # What reports and messages show: the URL with any credentials masked.
         self.url = url if shown_url is None else shown_url
@@ -155,6 +158,8 @@ class ServerMetricsObserver:
 
     async def _scrape_and_keep(self) -> Scraped:
         result = await scrape(self._url, self._headers, self._timeout_s, self.url, self._tls)
+        if result.problem is not None and self._clean is not None:
+            result = replace(result, problem=self._clean(result.problem))
         now = time.perf_counter_ns()
         with self._lock:
             if result.problem is None:
