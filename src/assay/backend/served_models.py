@@ -13,6 +13,7 @@ is cut at the window instead); TGI has its limits at `/info` (`max_input_tokens`
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -78,12 +79,60 @@ def unserved(names: tuple[str, ...], listed: list[ServedModel], where: str) -> s
     missing = [name for name in names if name not in served]
     if not missing:
         return None
-    offered = ", ".join(repr(model.id) for model in listed[:_SHOWN_AT_MOST]) or "none"
-    if len(listed) > _SHOWN_AT_MOST:
-        offered += f" and {len(listed) - _SHOWN_AT_MOST} more"
+    offered = _offered(listed)
     some = "models" if len(missing) > 1 else "model"
     names_text = ", ".join(repr(name) for name in missing[:_SHOWN_AT_MOST])
     return printable(f"{some} of --model not served at {where}: {names_text}; it serves: {offered}")
+
+
+@dataclass(frozen=True, slots=True)
+class RowModels:
+    """The models a data file's rows name (its `model` column), which the server must list as
+    it must list a mix's: `named` gives each naming row's model and number, in file order and
+    repeats included, every time it is iterated; `origin` says where they come from (`--data
+    rows`) and `unit` what a row's number counts (`line`, `item`, `row`)."""
+
+    origin: str
+    unit: str
+    named: Iterable[tuple[str, int]]
+
+
+def unserved_rows(rows: RowModels, listed: list[ServedModel], where: str) -> str | None:
+    """What is wrong when rows name models `/v1/models` at `where` does not list, each with the
+    row that first names it, or None when it lists them all.
+
+    The rows are walked once against the listed names and only the names not listed are kept:
+    a file of a million rows naming the served model builds no set of its names.
+
+    >>> rows = RowModels("--data rows", "line", [("m", 1), ("nope", 3), ("nope", 4)])
+    >>> unserved_rows(rows, [ServedModel("m")], "http://h:1")
+    "models named by --data rows not served at http://h:1: 'nope' (first at line 3); it serves: 'm'"
+    >>> unserved_rows(rows, [ServedModel("m"), ServedModel("nope")], "http://h:1") is None
+    True
+    """
+    served = {model.id for model in listed}
+    missing: dict[str, int] = {}
+    for name, number in rows.named:
+        if name not in served and name not in missing:
+            missing[name] = number
+    if not missing:
+        return None
+    shown = list(missing.items())[:_SHOWN_AT_MOST]
+    names_text = ", ".join(f"{name!r} (first at {rows.unit} {number})" for name, number in shown)
+    if len(missing) > _SHOWN_AT_MOST:
+        names_text += f" and {len(missing) - _SHOWN_AT_MOST} more"
+    return printable(
+        f"models named by {rows.origin} not served at {where}: {names_text}; "
+        f"it serves: {_offered(listed)}"
+    )
+
+
+def _offered(listed: list[ServedModel]) -> str:
+    """The models a server lists, as a message names them (the first `_SHOWN_AT_MOST`)."""
+    offered = ", ".join(repr(model.id) for model in listed[:_SHOWN_AT_MOST]) or "none"
+    if len(listed) > _SHOWN_AT_MOST:
+        offered += f" and {len(listed) - _SHOWN_AT_MOST} more"
+    return offered
 
 
 def _window_problem(window: JsonValue) -> str:
@@ -96,4 +145,4 @@ def _window_problem(window: JsonValue) -> str:
     return f"/v1/models names {WINDOW_KEY} {window}, not a window of at least one token"
 
 
-__all__ = ["WINDOW_KEY", "ServedModel", "served_models", "unserved"]
+__all__ = ["WINDOW_KEY", "RowModels", "ServedModel", "served_models", "unserved", "unserved_rows"]
