@@ -101,8 +101,9 @@ def unserved_rows(rows: RowModels, listed: list[ServedModel], where: str) -> str
     """What is wrong when rows name models `/v1/models` at `where` does not list, each with the
     row that first names it, or None when it lists them all.
 
-    The rows are walked once against the listed names and only the names not listed are kept:
-    a file of a million rows naming the served model builds no set of its names.
+    The rows are walked once against the listed names, and only the first `_SHOWN_AT_MOST`
+    names not listed are kept (the rows naming others are counted): whatever the file's size
+    and however many names it holds, the check builds no set but the listing's.
 
     >>> rows = RowModels("--data rows", "line", [("m", 1), ("nope", 3), ("nope", 4)])
     >>> unserved_rows(rows, [ServedModel("m")], "http://h:1")
@@ -112,15 +113,21 @@ def unserved_rows(rows: RowModels, listed: list[ServedModel], where: str) -> str
     """
     served = {model.id for model in listed}
     missing: dict[str, int] = {}
+    others = 0  # rows naming a model not listed beyond the names kept
     for name, number in rows.named:
-        if name not in served and name not in missing:
+        if name in served or name in missing:
+            continue
+        if len(missing) < _SHOWN_AT_MOST:
             missing[name] = number
+        else:
+            others += 1
     if not missing:
         return None
-    shown = list(missing.items())[:_SHOWN_AT_MOST]
-    names_text = ", ".join(f"{name!r} (first at {rows.unit} {number})" for name, number in shown)
-    if len(missing) > _SHOWN_AT_MOST:
-        names_text += f" and {len(missing) - _SHOWN_AT_MOST} more"
+    names_text = ", ".join(
+        f"{name!r} (first at {rows.unit} {number})" for name, number in missing.items()
+    )
+    if others:
+        names_text += f" and more in {others:,} other {rows.unit}{'s' if others > 1 else ''}"
     return printable(
         f"models named by {rows.origin} not served at {where}: {names_text}; "
         f"it serves: {_offered(listed)}"
