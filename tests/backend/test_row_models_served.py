@@ -40,8 +40,7 @@ def test_each_unlisted_name_is_given_with_the_row_that_first_names_it() -> None:
 def test_a_json_arrays_rows_are_items_and_an_empty_listing_serves_none() -> None:
     rows = RowModels("--trace rows", "item", [("x", 4)])
     assert unserved_rows(rows, [], URL) == (
-        f"models named by --trace rows not served at {URL}: 'x' (first at item 4); "
-        "it serves: none"
+        f"models named by --trace rows not served at {URL}: 'x' (first at item 4); it serves: none"
     )
 
 
