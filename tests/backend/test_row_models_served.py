@@ -152,3 +152,14 @@ async def test_a_mix_and_its_rows_are_both_checked() -> None:
                 mix=("chat-only",),
                 rows=_rows(("lora", 2)),
             )
+
+
+async def test_a_row_naming_the_runs_own_unlisted_model_passes_as_that_model_does() -> None:
+    # One `--model` given alone is used as given (some servers accept any name): a row naming
+    # it is not refused for it; a row naming another unlisted model still is.
+    async with serve_chat_only() as server:
+        settings = BackendSettings(base_url=server.url)
+        ready = await wait_for_model(settings, "tgi-model", rows=_rows(("tgi-model", 1)))
+        assert ready == ServedModel("tgi-model")
+        with pytest.raises(ServerNotReady, match=r"'other' \(first at line 2\); it serves:"):
+            await wait_for_model(settings, "tgi-model", rows=_rows(("tgi-model", 1), ("other", 2)))

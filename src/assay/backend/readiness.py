@@ -107,8 +107,8 @@ async def wait_for_model(
     A traffic mix's models (`mix`, `model` its first) must all be listed; one that is not is
     refused (`ServerNotReady`) with what the server serves. A server without the listing route
     cannot be checked and is taken at its word. The models a data file's `rows` name must be
-    listed the same way (refused naming the row that first names one), without bearing on the
-    model or window returned.
+    listed the same way (refused naming the row that first names one; a row naming the model
+    returned passes, as that model did), without bearing on the model or window returned.
 
     Returns None as soon as `interrupted()` is true (Ctrl-C), also in the middle of a request.
     Retried: nothing listening, no answer in time, 429/500/502/503/504, an empty model list.
@@ -178,7 +178,8 @@ async def _attempt(
         raise
     chosen = _chosen(models, model, mix, backend.settings.display_url)
     if rows is not None:
-        problem = unserved_rows(rows, models, backend.settings.display_url)
+        # A row naming the run's own model passes as that model did (listed or not).
+        problem = unserved_rows(rows, models, backend.settings.display_url, chosen.id)
         if problem is not None:
             raise ServerNotReady(problem)  # not retried, as a mix's model is not
     return chosen

@@ -97,9 +97,12 @@ class RowModels:
     named: Iterable[tuple[str, int]]
 
 
-def unserved_rows(rows: RowModels, listed: list[ServedModel], where: str) -> str | None:
+def unserved_rows(
+    rows: RowModels, listed: list[ServedModel], where: str, run_model: str | None = None
+) -> str | None:
     """What is wrong when rows name models `/v1/models` at `where` does not list, each with the
-    row that first names it, or None when it lists them all.
+    row that first names it, or None when it lists them all. A row naming `run_model` (the
+    run's own `--model`) passes as that model does: one model given alone is used as given.
 
     The rows are walked once against the listed names, and only the first `_SHOWN_AT_MOST`
     names not listed are kept (the rows naming others are counted): whatever the file's size
@@ -110,8 +113,12 @@ def unserved_rows(rows: RowModels, listed: list[ServedModel], where: str) -> str
     "models named by --data rows not served at http://h:1: 'nope' (first at line 3); it serves: 'm'"
     >>> unserved_rows(rows, [ServedModel("m"), ServedModel("nope")], "http://h:1") is None
     True
+    >>> unserved_rows(rows, [ServedModel("m")], "http://h:1", run_model="nope") is None
+    True
     """
     served = {model.id for model in listed}
+    if run_model is not None:
+        served.add(run_model)
     missing: dict[str, int] = {}
     others = 0  # rows naming a model not listed beyond the names kept
     for name, number in rows.named:
