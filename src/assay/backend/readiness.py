@@ -14,7 +14,7 @@ from typing import Final, TypeVar
 
 from assay.backend.client import Backend, open_backend
 from assay.backend.model_list import ModelsStatus, ModelsUnreachable, NotAModelList
-from assay.backend.served_models import ServedModel, unserved
+from assay.backend.served_models import RowModels, ServedModel, unserved, unserved_rows
 from assay.backend.settings import BackendSettings
 from assay.core.clock import Clock, MonotonicClock
 from assay.errors import ServerNotReady
@@ -98,6 +98,7 @@ async def wait_for_model(
     retry_interval_s: float = RETRY_INTERVAL_S,
     note: Callable[[str], None] = lambda _: None,
     mix: tuple[str, ...] = (),
+    rows: RowModels | None = None,
 ) -> ServedModel | None:
     """The model to benchmark, with its context window when `/v1/models` names it (read from
     the same answer, no request more), retrying a server that is not ready yet for up to
@@ -105,7 +106,9 @@ async def wait_for_model(
 
     A traffic mix's models (`mix`, `model` its first) must all be listed; one that is not is
     refused (`ServerNotReady`) with what the server serves. A server without the listing route
-    cannot be checked and is taken at its word.
+    cannot be checked and is taken at its word. The models a data file's `rows` name must be
+    listed the same way (refused naming the row that first names one; a row naming the model
+    returned passes, as that model did), without bearing on the model or window returned.
 
     Returns None as soon as `interrupted()` is true (Ctrl-C), also in the middle of a request.
     Retried: nothing listening, no answer in time, 429/500/502/503/504, an empty model list.
@@ -120,7 +123,7 @@ async def wait_for_model(
         async with open_backend(settings, clock) as backend:
             for attempt in range(1, _MAX_ATTEMPTS + 1):
                 try:
-                    return await until_interrupted(_attempt(backend, model, mix), interrupted)
+                    return await until_interrupted(_attempt(backend, model, mix, rows), interrupted)
                 except _NotYet as not_yet:
                     now_ns = clock.now_ns()
                     if now_ns >= deadline_ns or attempt == _MAX_ATTEMPTS:
@@ -145,7 +148,12 @@ def _gave_up(reason: str, wait_s: float, attempts: int) -> str:
     return f"{reason} (still not ready after {wait_s:g} s of --wait-ready, {attempts} attempts)"
 
 
-async def _attempt(backend: Backend, model: str | None, mix: tuple[str, ...] = ()) -> ServedModel:
+async def _attempt(
+    backend: Backend,
+    model: str | None,
+    mix: tuple[str, ...] = (),
+    rows: RowModels | None = None,
+) -> ServedModel:
     try:
         models = await backend.served_models()
     except ModelsStatus as error:
@@ -168,14 +176,27 @@ async def _attempt(backend: Backend, model: str | None, mix: tuple[str, ...] = (
         if model is not None:
             return ServedModel(model)
         raise
+    chosen = _chosen(models, model, mix, backend.settings.display_url)
+    if rows is not None:
+        # A row naming the run's own model passes as that model did (listed or not).
+        problem = unserved_rows(rows, models, backend.settings.display_url, chosen.id)
+        if problem is not None:
+            raise ServerNotReady(problem)  # not retried, as a mix's model is not
+    return chosen
+
+
+def _chosen(
+    models: list[ServedModel], model: str | None, mix: tuple[str, ...], where: str
+) -> ServedModel:
+    """The model to benchmark once `/v1/models` answered with `models`."""
     if mix:
-        return _mix_served(models, model or mix[0], mix, backend.settings.display_url)
+        return _mix_served(models, model or mix[0], mix, where)
     if model is not None:
         # The window of the model as listed; a model the server does not list has none known.
         listed = next((served for served in models if served.id == model), None)
         return listed or ServedModel(model)
     if not models:
-        raise _NotYet(f"{backend.settings.display_url} returned no models")
+        raise _NotYet(f"{where} returned no models")
     return models[0]
 
 

@@ -13,6 +13,7 @@ is cut at the window instead); TGI has its limits at `/info` (`max_input_tokens`
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -78,12 +79,74 @@ def unserved(names: tuple[str, ...], listed: list[ServedModel], where: str) -> s
     missing = [name for name in names if name not in served]
     if not missing:
         return None
-    offered = ", ".join(repr(model.id) for model in listed[:_SHOWN_AT_MOST]) or "none"
-    if len(listed) > _SHOWN_AT_MOST:
-        offered += f" and {len(listed) - _SHOWN_AT_MOST} more"
+    offered = _offered(listed)
     some = "models" if len(missing) > 1 else "model"
     names_text = ", ".join(repr(name) for name in missing[:_SHOWN_AT_MOST])
     return printable(f"{some} of --model not served at {where}: {names_text}; it serves: {offered}")
+
+
+@dataclass(frozen=True, slots=True)
+class RowModels:
+    """The models a data file's rows name (its `model` column), which the server must list as
+    it must list a mix's: `named` gives each naming row's model and number, in file order and
+    repeats included, every time it is iterated; `origin` says where they come from (`--data
+    rows`) and `unit` what a row's number counts (`line`, `item`, `row`)."""
+
+    origin: str
+    unit: str
+    named: Iterable[tuple[str, int]]
+
+
+def unserved_rows(
+    rows: RowModels, listed: list[ServedModel], where: str, run_model: str | None = None
+) -> str | None:
+    """What is wrong when rows name models `/v1/models` at `where` does not list, each with the
+    row that first names it, or None when it lists them all. A row naming `run_model` (the
+    run's own `--model`) passes as that model does: one model given alone is used as given.
+
+    The rows are walked once against the listed names, and only the first `_SHOWN_AT_MOST`
+    names not listed are kept (the rows naming others are counted): whatever the file's size
+    and however many names it holds, the check builds no set but the listing's.
+
+    >>> rows = RowModels("--data rows", "line", [("m", 1), ("nope", 3), ("nope", 4)])
+    >>> unserved_rows(rows, [ServedModel("m")], "http://h:1")
+    "models named by --data rows not served at http://h:1: 'nope' (first at line 3); it serves: 'm'"
+    >>> unserved_rows(rows, [ServedModel("m"), ServedModel("nope")], "http://h:1") is None
+    True
+    >>> unserved_rows(rows, [ServedModel("m")], "http://h:1", run_model="nope") is None
+    True
+    """
+    served = {model.id for model in listed}
+    if run_model is not None:
+        served.add(run_model)
+    missing: dict[str, int] = {}
+    others = 0  # rows naming a model not listed beyond the names kept
+    for name, number in rows.named:
+        if name in served or name in missing:
+            continue
+        if len(missing) < _SHOWN_AT_MOST:
+            missing[name] = number
+        else:
+            others += 1
+    if not missing:
+        return None
+    names_text = ", ".join(
+        f"{name!r} (first at {rows.unit} {number})" for name, number in missing.items()
+    )
+    if others:
+        names_text += f" and more in {others:,} other {rows.unit}{'s' if others > 1 else ''}"
+    return printable(
+        f"models named by {rows.origin} not served at {where}: {names_text}; "
+        f"it serves: {_offered(listed)}"
+    )
+
+
+def _offered(listed: list[ServedModel]) -> str:
+    """The models a server lists, as a message names them (the first `_SHOWN_AT_MOST`)."""
+    offered = ", ".join(repr(model.id) for model in listed[:_SHOWN_AT_MOST]) or "none"
+    if len(listed) > _SHOWN_AT_MOST:
+        offered += f" and {len(listed) - _SHOWN_AT_MOST} more"
+    return offered
 
 
 def _window_problem(window: JsonValue) -> str:
@@ -96,4 +159,4 @@ def _window_problem(window: JsonValue) -> str:
     return f"/v1/models names {WINDOW_KEY} {window}, not a window of at least one token"
 
 
-__all__ = ["WINDOW_KEY", "ServedModel", "served_models", "unserved"]
+__all__ = ["WINDOW_KEY", "RowModels", "ServedModel", "served_models", "unserved", "unserved_rows"]

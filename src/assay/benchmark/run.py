@@ -24,6 +24,7 @@ from assay.benchmark.chain_spec import ChainSpec, slo_of
 from assay.benchmark.gpu_observation import observe_gpus
 from assay.benchmark.preflight import check_before_start
 from assay.benchmark.proxy_check import proxy_in_front
+from assay.benchmark.row_models import rows_to_list
 from assay.benchmark.server_observation import observe_server, server_metrics_report
 from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary, merged_models, merged_turns
 from assay.benchmark.source_ahead import ReadAhead, SourceAhead, read_ahead, with_model
@@ -346,6 +347,7 @@ def _ready_source(
             interrupted=interrupted.is_set,
             note=note,
             mix=() if mix is None else mix.names,
+            rows=rows_to_list(config, ahead),
         )
     )
     if ready is None:

@@ -7,7 +7,7 @@ request's body over the run's request fields.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -60,6 +60,8 @@ class FileSource:
     carries_images: bool = False
     # Whether any row names its model (the `model` column): its records then carry models.
     names_models: bool = False
+    # What a row's number counts in messages: `line`, `item` (a JSON array) or `row`.
+    row_unit: str = "line"
 
     @classmethod
     def load(cls, config: FileSourceConfig) -> FileSource:
@@ -96,6 +98,7 @@ class FileSource:
             notes=check.notes(),
             carries_images=any(row.images for row in rows),
             names_models=any(row.model is not None for row in rows),
+            row_unit=check.unit,
         )
 
     def size(self) -> int | None:
@@ -105,6 +108,11 @@ class FileSource:
     def several_models(self) -> bool:
         """Whether its requests may name different models: a mix, or rows naming theirs."""
         return self.names_models or self.config.mix is not None
+
+    def named_models(self) -> NamedModels | None:
+        """The models its rows name, read from the rows already loaded (never the file again);
+        None when no row names one (known from the load, no walk)."""
+        return NamedModels(self.row_unit, self.rows) if self.names_models else None
 
     def cycled(self) -> FileSource:
         """The same rows, reused in file order pass after pass (`--data-cycle`)."""
@@ -164,6 +172,29 @@ class FileSource:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class NamedModels:
+    """The models a file's rows name: iterating gives each naming row's model and number (its
+    line, item or row: `unit`), in file order, repeats included, walked from the loaded rows
+    each time. Nothing is collected here: whoever reads them keeps only what it needs (the
+    check against `/v1/models` keeps the names the server does not list), so a file of a
+    million rows builds no set of its names.
+
+    >>> rows = (PromptRow(3, "hi", None, None, None, {}, model="a"),
+    ...         PromptRow(4, "yo", None, None, None, {}))
+    >>> list(NamedModels("line", rows))
+    [('a', 3)]
+    """
+
+    unit: str
+    rows: tuple[PromptRow, ...]
+
+    def __iter__(self) -> Iterator[tuple[str, int]]:
+        for row in self.rows:
+            if row.model is not None:
+                yield row.model, row.line
+
+
 def local_media(path: Path, file_format: FileFormat, allowed: tuple[Path, ...]) -> LocalMedia:
     """Where a data file's local images are read from: relative to its folder, and only inside
     it and the `allowed` folders. A Hugging Face dataset saved on disk counts as its folder;
@@ -177,4 +208,4 @@ def local_media(path: Path, file_format: FileFormat, allowed: tuple[Path, ...]) 
     return LocalMedia(Path.cwd(), allowed)
 
 
-__all__ = ["FileSource", "FileSourceConfig", "local_media"]
+__all__ = ["FileSource", "FileSourceConfig", "NamedModels", "local_media"]

@@ -16,7 +16,7 @@ from typing import Protocol, overload, runtime_checkable
 from pydantic import JsonValue
 
 from assay.core import GenerationRequest
-from assay.data.file_source import FileSource
+from assay.data.file_source import FileSource, NamedModels
 from assay.data.source import RequestSettings, asked_limits, index_rng, request_id
 from assay.data.synthetic import SyntheticSource
 from assay.data.token_count import sample_token_count
@@ -139,6 +139,10 @@ class FileSessions:
 
     def several_models(self) -> bool:
         return self.rows.several_models()
+
+    def named_models(self) -> NamedModels | None:
+        """The models its rows name (see `FileSource.named_models`)."""
+        return self.rows.named_models()
 
     def request(self, index: int) -> GenerationRequest:
         """The first turn of session `index` (what a session starts with)."""

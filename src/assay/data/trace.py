@@ -37,7 +37,7 @@ from pydantic import Field, JsonValue
 
 from assay.core import GenerationRequest
 from assay.data.file_formats import check_file_size, jsonl_records
-from assay.data.file_source import FileSource, FileSourceConfig
+from assay.data.file_source import FileSource, FileSourceConfig, NamedModels
 from assay.data.row_values import within_request_limit
 from assay.data.source import NO_AUDIO, RequestSettings, asked_limits, request_id
 from assay.data.tokenizer import Tokenizer
@@ -109,6 +109,10 @@ class MooncakeTrace:
     def several_models(self) -> bool:
         return self.config.mix is not None
 
+    def named_models(self) -> NamedModels | None:
+        """None: a Mooncake, Azure or BurstGPT row names no model."""
+        return None
+
     def offset_ns(self, index: int) -> int:
         return self.offsets[index]
 
@@ -157,6 +161,10 @@ class PlainTrace:
 
     def several_models(self) -> bool:
         return self.rows.several_models()
+
+    def named_models(self) -> NamedModels | None:
+        """The models its rows name (see `FileSource.named_models`)."""
+        return self.rows.named_models()
 
     def offset_ns(self, index: int) -> int:
         return self.offsets[index]
