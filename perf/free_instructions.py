@@ -36,6 +36,9 @@ def count(url: str, answer: bytes, requests: int, out: Path) -> int:
         *ceiling_arguments(url, 3600, processes=1),
         "--max-requests",
         str(requests),
+        # Scrapes come once a second of the run's wall time, which callgrind stretches by a
+        # factor the machine's load moves: counted, they would move the figure.
+        "--no-server-metrics",
     ]
     with tempfile.TemporaryDirectory(prefix="assay-perf-free-ir-") as folder:
         command = [
