@@ -14,7 +14,7 @@ from assay.core.response import MAX_KEPT_CHUNK_TIMES
 from assay.handlers import handler_for
 from assay.handlers.base import SseFrame, Transfer
 from assay.handlers.chunk_template import ChunkTemplate
-from assay.handlers.stream import StreamDraft
+from assay.handlers.stream import StreamDraft, _delta_piece, _put_delta_piece
 
 
 def _request(endpoint: Endpoint) -> GenerationRequest:
@@ -153,3 +153,42 @@ def test_a_template_reads_a_piece_exactly_when_it_is_plain(middle: bytes) -> Non
     # Beside plain pieces in one read: the run ends where this one is not plain.
     frames: list[SseFrame] = [head + b"a" + tail, head + middle + tail, head + b"b" + tail]
     assert template.pieces(frames, 0, 3) == (["a"] if plain is None else ["a", plain, "b"])
+
+
+def _learned(frame: bytes) -> ChunkTemplate | None:
+    obj = orjson.loads(frame)
+    piece = obj["choices"][0]["delta"]["content"]
+    return ChunkTemplate.learn(frame, obj, piece, _delta_piece, _put_delta_piece)
+
+
+def test_a_piece_whose_quoted_bytes_occur_twice_is_never_learned() -> None:
+    # Unescaped frames, so no probe parse: the piece's bytes as a key, and "," spanning two
+    # strings (`"a","b"`), are other occurrences of the quoted piece.
+    as_key = b'{"Rivers":1,"choices":[{"delta":{"content":"Rivers"}}]}'
+    spanning = b'{"ids":["a","b"],"choices":[{"delta":{"content":","}}]}'
+    assert _learned(as_key) is None
+    assert _learned(spanning) is None
+    alone = _learned(b'{"ids":["a"],"choices":[{"delta":{"content":","}}]}')
+    assert alone is not None
+    assert alone.pieces([b'{"ids":["a"],"choices":[{"delta":{"content":" b"}}]}'], 0, 1) == [" b"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    keys=st.lists(st.text(max_size=4), max_size=3),
+    piece=st.text(min_size=1, max_size=4),
+    other=st.text(min_size=1, max_size=4),
+)
+def test_a_template_learned_without_a_probe_reads_what_a_parse_reads(
+    keys: list[str], piece: str, other: str
+) -> None:
+    # Chunks with other strings around the piece, escaped or not: whatever is learned reads a
+    # later chunk's piece exactly as its parse does.
+    extra = {key: key for key in keys}
+    frame = orjson.dumps({**extra, "choices": [{"delta": {"content": piece}}]})
+    template = _learned(frame)
+    if template is None:
+        return
+    later = orjson.dumps({**extra, "choices": [{"delta": {"content": other}}]})
+    plain = all(char >= " " and char not in '"\\' for char in other)
+    assert template.pieces([later], 0, 1) == ([other] if plain else [])

@@ -5,10 +5,11 @@ A streaming server writes nearly every chunk of an answer as the same bytes arou
 piece of text: `{"id":"chatcmpl-1",...,"delta":{"content":"` + piece + `"},...}`. Once a
 chunk has been parsed, its bytes are split at its piece into a head and a tail, and the split is
 proven: the head and tail around another plain string must parse to the same JSON value with
-only that piece replaced. A later chunk that is that head, a plain string (no quote, backslash
-or control character, valid UTF-8) and that tail is then the same sequence of JSON tokens with
-one string value changed, so parsing it would give the learned chunk with that piece: the
-accumulator counts it exactly as it counts the parsed one. Anything else is parsed as usual.
+only that piece replaced (a chunk with no backslash proves it by its bytes alone, see `learn`).
+A later chunk that is that head, a plain string (no quote, backslash or control character,
+valid UTF-8) and that tail is then the same sequence of JSON tokens with one string value
+changed, so parsing it would give the learned chunk with that piece: the accumulator counts it
+exactly as it counts the parsed one. Anything else is parsed as usual.
 """
 
 from __future__ import annotations
@@ -113,6 +114,13 @@ class ChunkTemplate:
         if at < 0 or frame.find(encoded, at + 1) >= 0:
             return None
         head, tail = frame[: at + 1], frame[at + len(encoded) - 1 :]
+        if b"\\" not in frame:
+            # Proven without a probe: with no backslash in the frame every string is written
+            # as its raw bytes between two quotes, and a quote only opens or closes one. The
+            # piece's own string is then an occurrence of `encoded`, and the only one: the
+            # bytes between head and tail are that value, and another plain piece there
+            # changes that value alone. (The commonest chunk; the probe below costs a parse.)
+            return cls(head, tail)
         probe = "q" if piece == "p" else "p"
         try:
             probed = orjson.loads(head + probe.encode() + tail)
