@@ -64,14 +64,14 @@ def _run_once(open_accumulator: Callable[[], StreamAccumulator], pieces: list[by
     parser = SseParser()
     accumulator = open_accumulator()
     events = 0
-    for piece in pieces:
-        for event in parser.feed(piece):
-            accumulator.feed(event, events)
-            events += 1
-    for event in parser.close():
-        accumulator.feed(event, events)
-        events += 1
-    accumulator.finish(Transfer(send_ns=0, end_ns=events))
+    for read, piece in enumerate(pieces):
+        frames = parser.feed(piece)
+        accumulator.feed_all(frames, read)
+        events += len(frames)
+    frames = parser.close()
+    accumulator.feed_all(frames, len(pieces))
+    events += len(frames)
+    accumulator.finish(Transfer(send_ns=0, end_ns=len(pieces)))
     return events
 
 

@@ -90,14 +90,12 @@ def install(answer: bytes) -> None:
             await asyncio.sleep(0)  # the answer's body, in one read as the mock's mostly comes
             received_ns = clock.now_ns()
             watch.saw_bytes(self._loop.time())
-            for frame in parser.feed(answer):
-                accumulator.feed(frame, received_ns)
+            accumulator.feed_all(parser.feed(answer), received_ns)
             if accumulator.ended:
                 exchange.terminal_ns = received_ns
                 return accumulator.finish(exchange.transfer(received_ns))
             end_ns = clock.now_ns()
-            for frame in parser.close():
-                accumulator.feed(frame, end_ns)
+            accumulator.feed_all(parser.close(), end_ns)
             return accumulator.finish(exchange.transfer(end_ns))
 
     client.Backend = FreeBackend  # type: ignore[misc]

@@ -39,17 +39,23 @@ def learned() -> ChunkTemplate:
     return template
 
 
+def piece(template: ChunkTemplate, frame: bytes) -> str | None:
+    """The piece `template` reads from `frame` alone, or None."""
+    found = template.pieces([frame], 0, 1)
+    return found[0] if found else None
+
+
 def test_a_chunk_whose_bytes_around_the_piece_differ_is_not_read_by_the_template() -> None:
     template = learned()
-    assert template.piece(frame_of(chat_chunk(" run"))) == " run"
+    assert piece(template, frame_of(chat_chunk(" run"))) == " run"
     # Same piece, another finish reason or a usage: other bytes around it, so parsed.
-    assert template.piece(frame_of(chat_chunk(" run", "stop"))) is None
-    assert template.piece(frame_of(with_usage(" run", "stop"))) is None
+    assert piece(template, frame_of(chat_chunk(" run", "stop"))) is None
+    assert piece(template, frame_of(with_usage(" run", "stop"))) is None
     # A "piece" that would close the string and rewrite the tail is never plain.
     plain = frame_of(chat_chunk("x"))
     at = plain.index(b'"x"') + 1
     forged = plain[:at] + b'x"},"finish_reason":"length","delta":{"content":"y' + plain[at + 1 :]
-    assert template.piece(forged) is None
+    assert piece(template, forged) is None
 
 
 async def test_finish_reason_and_usage_after_learned_chunks_are_counted() -> None:

@@ -10,10 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.core import Endpoint, GenerationRequest
+from assay.core.response import MAX_KEPT_CHUNK_TIMES
 from assay.handlers import handler_for
-from assay.handlers.base import Transfer
+from assay.handlers.base import SseFrame, Transfer
 from assay.handlers.chunk_template import ChunkTemplate
-from assay.handlers.stream import StreamDraft
+from assay.handlers.stream import StreamDraft, _delta_piece, _put_delta_piece
 
 
 def _request(endpoint: Endpoint) -> GenerationRequest:
@@ -41,13 +42,32 @@ _FINISH = st.sampled_from([b"null", b"null", b"null", b'"stop"', b'""', b"1"])
 _EXTRA = st.sampled_from([b"", b"", b"", b',"usage":null', b',"usage":{"completion_tokens":3}'])
 
 
-def _run(endpoint: Endpoint, frames: list[bytes], learn: bool) -> object:
+def _run(
+    endpoint: Endpoint,
+    frames: list[bytes],
+    learn: bool,
+    reads: list[int] | None = None,
+    one_at_a_time: bool = False,
+) -> object:
+    """The result and the partial answer of `frames`, each its own read, or in reads of the
+    sizes `reads` (the rest in one) given to `feed_all` (or to `feed` one at a time)."""
     accumulator = handler_for(endpoint).open_accumulator(_request(endpoint), 0)
     assert isinstance(accumulator, StreamDraft)
     if not learn:
         accumulator._chunk_template = False  # never learned: every chunk parsed
-    for number, frame in enumerate(frames):
-        accumulator.feed(frame, 1000 + number)
+    if reads is None:
+        for number, frame in enumerate(frames):
+            accumulator.feed(frame, 1000 + number)
+    else:
+        at = 0
+        for number, size in enumerate([*reads, len(frames)]):
+            read = list[SseFrame](frames[at : at + size])
+            at += size
+            if one_at_a_time:
+                for each in read:
+                    accumulator.feed(each, 1000 + number)
+            else:
+                accumulator.feed_all(read, 1000 + number)
     transfer = Transfer(send_ns=0, end_ns=10_000)
     result = accumulator.finish(transfer)
     return (repr(result), accumulator.partial(transfer).model_dump())
@@ -66,6 +86,32 @@ def test_learned_chunks_count_exactly_as_parsed_ones(
     if done:
         frames.append(b"[DONE]")
     assert _run(endpoint, frames, learn=True) == _run(endpoint, frames, learn=False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    endpoint=st.sampled_from([Endpoint.chat, Endpoint.completions]),
+    chunks=st.lists(st.tuples(_PIECES, _FINISH, _EXTRA), min_size=1, max_size=12),
+    reads=st.lists(st.integers(min_value=0, max_value=5), max_size=4),
+)
+def test_chunks_read_many_at_a_time_count_exactly_as_parsed_ones(
+    endpoint: Endpoint, chunks: list[tuple[bytes, bytes, bytes]], reads: list[int]
+) -> None:
+    # Mostly the common chunk, so runs of them come in one read.
+    frames = [_chunk(endpoint, b"Rivers", b"null", b"")]
+    frames += [_chunk(endpoint, *chunk) for chunk in chunks]
+    frames += [_chunk(endpoint, b" run", b"null", b""), b"[DONE]"]
+    parsed = _run(endpoint, frames, learn=False, reads=reads, one_at_a_time=True)
+    assert _run(endpoint, frames, learn=True, reads=reads) == parsed
+    assert _run(endpoint, frames, learn=True, reads=reads, one_at_a_time=True) == parsed
+
+
+def test_a_run_longer_than_the_kept_chunk_times_folds_as_one_chunk_at_a_time() -> None:
+    count = MAX_KEPT_CHUNK_TIMES + 100
+    frames = [_chunk(Endpoint.chat, b"w%d" % (number % 7), b"null", b"") for number in range(count)]
+    reads = [1, MAX_KEPT_CHUNK_TIMES - 1]
+    parsed = _run(Endpoint.chat, frames, learn=False, reads=reads, one_at_a_time=True)
+    assert _run(Endpoint.chat, frames, learn=True, reads=reads) == parsed
 
 
 def test_a_plain_stream_is_read_through_the_template() -> None:
@@ -102,4 +148,47 @@ def _plain_piece(middle: bytes) -> str | None:
 def test_a_template_reads_a_piece_exactly_when_it_is_plain(middle: bytes) -> None:
     head, tail = b'{"choices":[{"text":"', b'"}]}'
     template = ChunkTemplate(head, tail)
-    assert template.piece(head + middle + tail) == _plain_piece(middle)
+    plain = _plain_piece(middle)
+    assert template.pieces([head + middle + tail], 0, 1) == ([] if plain is None else [plain])
+    # Beside plain pieces in one read: the run ends where this one is not plain.
+    frames: list[SseFrame] = [head + b"a" + tail, head + middle + tail, head + b"b" + tail]
+    assert template.pieces(frames, 0, 3) == (["a"] if plain is None else ["a", plain, "b"])
+
+
+def _learned(frame: bytes) -> ChunkTemplate | None:
+    obj = orjson.loads(frame)
+    piece = obj["choices"][0]["delta"]["content"]
+    return ChunkTemplate.learn(frame, obj, piece, _delta_piece, _put_delta_piece)
+
+
+def test_a_piece_whose_quoted_bytes_occur_twice_is_never_learned() -> None:
+    # Unescaped frames, so no probe parse: the piece's bytes as a key, and "," spanning two
+    # strings (`"a","b"`), are other occurrences of the quoted piece.
+    as_key = b'{"Rivers":1,"choices":[{"delta":{"content":"Rivers"}}]}'
+    spanning = b'{"ids":["a","b"],"choices":[{"delta":{"content":","}}]}'
+    assert _learned(as_key) is None
+    assert _learned(spanning) is None
+    alone = _learned(b'{"ids":["a"],"choices":[{"delta":{"content":","}}]}')
+    assert alone is not None
+    assert alone.pieces([b'{"ids":["a"],"choices":[{"delta":{"content":" b"}}]}'], 0, 1) == [" b"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    keys=st.lists(st.text(max_size=4), max_size=3),
+    piece=st.text(min_size=1, max_size=4),
+    other=st.text(min_size=1, max_size=4),
+)
+def test_a_template_learned_without_a_probe_reads_what_a_parse_reads(
+    keys: list[str], piece: str, other: str
+) -> None:
+    # Chunks with other strings around the piece, escaped or not: whatever is learned reads a
+    # later chunk's piece exactly as its parse does.
+    extra = {key: key for key in keys}
+    frame = orjson.dumps({**extra, "choices": [{"delta": {"content": piece}}]})
+    template = _learned(frame)
+    if template is None:
+        return
+    later = orjson.dumps({**extra, "choices": [{"delta": {"content": other}}]})
+    plain = all(char >= " " and char not in '"\\' for char in other)
+    assert template.pieces([later], 0, 1) == ([other] if plain else [])

@@ -90,7 +90,7 @@ class AnswerReader:
         self._loop = loop
         self._size = 0
         self._decoder: zlib._Decompress | _DeflateAnyHeader | None = None
-        self._feed: Callable[[SseFrame, int], None] | None = None
+        self._feed: Callable[[list[SseFrame], int], None] | None = None
         self.mode = Mode.waiting
         self.content_type: str | None = None
         self.accumulator: StreamAccumulator | None = None
@@ -116,7 +116,7 @@ class AnswerReader:
         if _is_event_stream(content_type):
             accumulator = self._handler.open_accumulator(self._request, exchange.send_ns)
             exchange.accumulator = self._watch.accumulator = self.accumulator = accumulator
-            self._feed = accumulator.feed
+            self._feed = accumulator.feed_all
             self.parser = SseParser()
             self.mode = Mode.stream
         else:
@@ -165,12 +165,10 @@ class AnswerReader:
         if terminal_ns is not None:
             # After the terminal marker: what follows is counted, never part of the answer, and
             # no more of it is read past the limit (the answer ended; the connection is cut).
-            for frame in self._frames(parser.feed(chunk)):
-                feed(frame, terminal_ns)
+            feed(self._frames(parser.feed(chunk)), terminal_ns)
             size = self._size = self._size + len(chunk)
             return size > self._limit
-        for frame in self._frames(parser.feed(chunk)):
-            feed(frame, received_ns)
+        feed(self._frames(parser.feed(chunk)), received_ns)
         size = self._size = self._size + len(chunk)
         if size > self._limit:
             # An endless stream, or one line that never ends (the parser holds it): memory
@@ -189,8 +187,7 @@ class AnswerReader:
         parser = self.parser
         feed = self._feed
         if parser is not None and feed is not None:
-            for frame in self._frames(parser.close()):
-                feed(frame, end_ns)
+            feed(self._frames(parser.close()), end_ns)
 
     def _frames(self, frames: list[SseFrame]) -> list[SseFrame]:
         clean = self._clean

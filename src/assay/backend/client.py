@@ -17,7 +17,7 @@ import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from returns.result import Failure, Result
+from returns.result import Failure, Result, Success
 
 from assay.backend.answer_reader import (
     ERROR_BODY_LIMIT,
@@ -97,9 +97,44 @@ class Backend:
         """Send `request` and compile the answer; every server or network fault is a `Failure`.
 
         Either way the answer (or, when there is none, the evidence) carries the exchange's ids.
+        One coroutine per request: the body, the deadline scope and the exchange's outcome are
+        read here, the rarer paths in plain methods.
         """
         exchange = Exchange()
-        result = await self._resolve(request, exchange)
+        handler = handler_for(request.endpoint)
+        payload = handler.build_body(request)
+        if self.settings.continuous_usage_stats:
+            ask_continuous_usage(payload)
+        body, content_type = encoded_body(request, payload)
+        watch = DeadlineWatch(self.settings.timeouts, self._loop)
+        try:
+            async with asyncio.timeout(None) as scope:
+                watch.start(scope)
+                try:
+                    result = await self._exchange(
+                        request, handler, body, content_type, exchange, watch
+                    )
+                finally:
+                    watch.stop()
+        except TimeoutError:
+            # Only the deadline scope raises here: `_exchange` turns the connect deadline
+            # into values before they can escape.
+            result = self._timed_out(request, exchange, watch)
+        if request.images is not None or request.audio_seconds or request.audio_file:
+            sent = SentBody(
+                body_bytes=len(body),
+                images=request.images or 0,
+                audio_seconds=request.audio_seconds,
+            )
+            result = result.map(lambda response: response.model_copy(update={"sent": sent}))
+        if type(result) is Success:
+            return result
+        return self._failed(result, exchange)
+
+    def _failed(
+        self, result: Result[GenerationResponse, UnusableResponse], exchange: Exchange
+    ) -> Result[GenerationResponse, UnusableResponse]:
+        """A failure with the exchange's ids where it holds no partial answer, scrubbed."""
         match result:
             case Failure(unusable):
                 evidence = unusable.evidence
@@ -113,61 +148,27 @@ class Backend:
             case _:
                 return result
 
-    async def _resolve(
-        self, request: GenerationRequest, exchange: Exchange
+    def _timed_out(
+        self, request: GenerationRequest, exchange: Exchange, watch: DeadlineWatch
     ) -> Result[GenerationResponse, UnusableResponse]:
-        handler = handler_for(request.endpoint)
-        payload = handler.build_body(request)
-        if self.settings.continuous_usage_stats:
-            ask_continuous_usage(payload)
-        body, content_type = encoded_body(request, payload)
-        result = await self._send(request, handler, body, content_type, exchange)
-        if request.images is not None or request.audio_seconds or request.audio_file:
-            sent = SentBody(
-                body_bytes=len(body),
-                images=request.images or 0,
-                audio_seconds=request.audio_seconds,
-            )
-            return result.map(lambda response: response.model_copy(update={"sent": sent}))
-        return result
-
-    async def _send(
-        self,
-        request: GenerationRequest,
-        handler: EndpointHandler,
-        body: bytes,
-        content_type: str | None,
-        exchange: Exchange,
-    ) -> Result[GenerationResponse, UnusableResponse]:
-        watch = DeadlineWatch(self.settings.timeouts, self._loop)
-        try:
-            async with asyncio.timeout(None) as scope:
-                watch.start(scope)
-                try:
-                    return await self._exchange(
-                        request, handler, body, content_type, exchange, watch
-                    )
-                finally:
-                    watch.stop()
-        except TimeoutError:
-            # Only the deadline scope raises here: `_exchange` turns the connect deadline
-            # into values before they can escape.
-            accumulator = exchange.accumulator
-            if accumulator is not None and accumulator.ended and not accumulator.failed:
-                # A deadline that passes after the terminal marker cuts nothing of the answer.
-                end_ns = exchange.terminal_ns or self._clock.now_ns()
-                return accumulator.finish(exchange.transfer(end_ns))
-            status = exchange.http_status
-            if status is not None and not 200 <= status < 300:
-                # The status is the diagnostic; a slow error body only shortens the excerpt.
-                received = exchange.received_bytes() or b""
-                return Failure(
-                    http_status_fault(
-                        status, exchange.reason, request.endpoint.path, received, self._redactor
-                    )
+        """The answer when the deadline scope expired: whole after all, or the deadline's
+        fault (or the error status that came before it)."""
+        accumulator = exchange.accumulator
+        if accumulator is not None and accumulator.ended and not accumulator.failed:
+            # A deadline that passes after the terminal marker cuts nothing of the answer.
+            end_ns = exchange.terminal_ns or self._clock.now_ns()
+            return accumulator.finish(exchange.transfer(end_ns))
+        status = exchange.http_status
+        if status is not None and not 200 <= status < 300:
+            # The status is the diagnostic; a slow error body only shortens the excerpt.
+            received = exchange.received_bytes() or b""
+            return Failure(
+                http_status_fault(
+                    status, exchange.reason, request.endpoint.path, received, self._redactor
                 )
-            code = watch.expired or DiagnosticCode.timeout_total
-            return Failure(self._deadline_fault(code, exchange))
+            )
+        code = watch.expired or DiagnosticCode.timeout_total
+        return Failure(self._deadline_fault(code, exchange))
 
     def _request_headers(
         self, request: GenerationRequest, exchange: Exchange

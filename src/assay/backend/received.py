@@ -107,8 +107,7 @@ def compile_received(
         parser = SseParser()
         # Events after a fault or the terminal marker are ignored by the accumulator (and those
         # after the marker counted), exactly as when they arrive in a live stream.
-        for frame in [*parser.feed(body), *parser.close()]:
-            accumulator.feed(frame, transfer.end_ns)
+        accumulator.feed_all([*parser.feed(body), *parser.close()], transfer.end_ns)
         result = accumulator.finish(transfer)
     else:
         result = compile_whole_body(

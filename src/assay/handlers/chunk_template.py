@@ -5,10 +5,11 @@ A streaming server writes nearly every chunk of an answer as the same bytes arou
 piece of text: `{"id":"chatcmpl-1",...,"delta":{"content":"` + piece + `"},...}`. Once a
 chunk has been parsed, its bytes are split at its piece into a head and a tail, and the split is
 proven: the head and tail around another plain string must parse to the same JSON value with
-only that piece replaced. A later chunk that is that head, a plain string (no quote, backslash
-or control character, valid UTF-8) and that tail is then the same sequence of JSON tokens with
-one string value changed, so parsing it would give the learned chunk with that piece: the
-accumulator counts it exactly as it counts the parsed one. Anything else is parsed as usual.
+only that piece replaced (a chunk with no backslash proves it by its bytes alone, see `learn`).
+A later chunk that is that head, a plain string (no quote, backslash or control character,
+valid UTF-8) and that tail is then the same sequence of JSON tokens with one string value
+changed, so parsing it would give the learned chunk with that piece: the accumulator counts it
+exactly as it counts the parsed one. Anything else is parsed as usual.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
+
+from assay.handlers.base import SseFrame
 
 # What a JSON string's bytes must not hold to be read as they are: a quote, a backslash (an
 # escape), or a control character (invalid JSON, which the parse must report).
@@ -33,10 +36,10 @@ class ChunkTemplate:
     >>> def put(obj: Any, text: str) -> None:
     ...     obj["choices"][0]["delta"]["content"] = text
     >>> template = ChunkTemplate.learn(frame, orjson.loads(frame), "Rivers", piece, put)
-    >>> template.piece(b'{"choices":[{"delta":{"content":" run"},"finish_reason":null}]}')
-    ' run'
-    >>> template.piece(b'{"choices":[{"delta":{"content":"a\\\\"b"},"finish_reason":1}]}') is None
-    True
+    >>> template.pieces([b'{"choices":[{"delta":{"content":" run"},"finish_reason":null}]}'], 0, 1)
+    [' run']
+    >>> template.pieces([b'{"choices":[{"delta":{"content":"a\\\\"b"},"finish_reason":1}]}'], 0, 1)
+    []
     """
 
     __slots__ = ("_head", "_size", "_tail", "_tail_size")
@@ -47,24 +50,52 @@ class ChunkTemplate:
         self._tail_size = len(tail)
         self._size = len(head) + len(tail)
 
-    def piece(self, frame: bytes) -> str | None:
-        """The piece of `frame` when it is the common chunk with a plain, non-empty piece."""
-        if (
-            len(frame) <= self._size
-            or not frame.startswith(self._head)
-            or not frame.endswith(self._tail)
-        ):
-            return None
-        try:
-            piece = frame[len(self._head) : len(frame) - self._tail_size].decode()
-        except UnicodeDecodeError:
-            return None
-        # Printable text holds no control character: with no quote or backslash it is plain,
-        # told cheaper than by `_NOT_PLAIN`'s search, which decides the rest (a tab, a no-break
-        # space) on the same bytes (valid UTF-8 encodes back to itself).
-        if piece.isprintable() and '"' not in piece and "\\" not in piece:
-            return piece
-        return None if _NOT_PLAIN.search(piece.encode()) is not None else piece
+    def pieces(self, frames: list[SseFrame], start: int, most: int) -> list[str]:
+        """The pieces of the run of common chunks in `frames` from `start`, at most `most`.
+
+        A frame is the common chunk when it is the head, a plain non-empty piece (valid UTF-8
+        with no quote, backslash or control character: `_plain`) and the tail; the run ends at
+        the first frame that is not. A read brings many events at once: their pieces are read in
+        one loop and told plain in one test of their joined text (printable, with no quote or
+        backslash, holds for the whole exactly when it holds for each).
+
+        >>> frame = b'{"choices":[{"delta":{"content":"Rivers"},"finish_reason":null}]}'
+        >>> def piece(obj: Any) -> object:
+        ...     return obj["choices"][0]["delta"]["content"]
+        >>> def put(obj: Any, text: str) -> None:
+        ...     obj["choices"][0]["delta"]["content"] = text
+        >>> template = ChunkTemplate.learn(frame, orjson.loads(frame), "Rivers", piece, put)
+        >>> chunk = frame.replace(b"Rivers", b" run")
+        >>> template.pieces([frame, chunk, frame.replace(b"Rivers", b'a\\"'), chunk], 0, 9)
+        ['Rivers', ' run']
+        >>> template.pieces([frame, chunk], 1, 9), template.pieces([frame, chunk], 0, 1)
+        ([' run'], ['Rivers'])
+        """
+        head, size, tail, cut = self._head, self._size, self._tail, self._tail_size
+        at = len(head)
+        pieces: list[str] = []
+        for frame in frames[start : start + most] if start or len(frames) > most else frames:
+            if (
+                type(frame) is not bytes
+                or len(frame) <= size
+                or not frame.startswith(head)
+                or not frame.endswith(tail)
+            ):
+                break
+            try:
+                pieces.append(frame[at : len(frame) - cut].decode())
+            except UnicodeDecodeError:
+                break
+        if not pieces:
+            return pieces
+        joined = "".join(pieces)
+        if joined.isprintable() and '"' not in joined and "\\" not in joined:
+            return pieces
+        # Some piece is not plain at first sight: each decided alone.
+        for taken, text in enumerate(pieces):
+            if not _plain(text):
+                return pieces[:taken]
+        return pieces
 
     @classmethod
     def learn(
@@ -83,6 +114,13 @@ class ChunkTemplate:
         if at < 0 or frame.find(encoded, at + 1) >= 0:
             return None
         head, tail = frame[: at + 1], frame[at + len(encoded) - 1 :]
+        if b"\\" not in frame:
+            # Proven without a probe: with no backslash in the frame every string is written
+            # as its raw bytes between two quotes, and a quote only opens or closes one. The
+            # piece's own string is then an occurrence of `encoded`, and the only one: the
+            # bytes between head and tail are that value, and another plain piece there
+            # changes that value alone. (The commonest chunk; the probe below costs a parse.)
+            return cls(head, tail)
         probe = "q" if piece == "p" else "p"
         try:
             probed = orjson.loads(head + probe.encode() + tail)
@@ -94,3 +132,16 @@ class ChunkTemplate:
         # Equal apart from the piece: the bytes between head and tail are that value and
         # nothing else.
         return cls(head, tail) if probed == obj else None
+
+
+def _plain(piece: str) -> bool:
+    """Whether `piece` (decoded from valid UTF-8) holds no quote, backslash or control
+    character: read as it is, it is the JSON string's value.
+
+    Printable text holds no control character: with no quote or backslash it is plain, told
+    cheaper than by `_NOT_PLAIN`'s search, which decides the rest (a tab, a no-break space) on
+    the same bytes (valid UTF-8 encodes back to itself).
+    """
+    if piece.isprintable() and '"' not in piece and "\\" not in piece:
+        return True
+    return _NOT_PLAIN.search(piece.encode()) is None

@@ -70,9 +70,10 @@ class SseParser:
         last = parts.pop()
         if parts and parts[0][:6] == b"data: ":
             last = b"data: " + last
-            # Each split took two line ends; any other line end belongs to an event with more
-            # than one line, or to the last part, which is read below.
-            if chunk.count(b"\n") == 2 * len(parts) + last.count(b"\n"):
+            # Each split took two line ends; any other line end in the parts belongs to an
+            # event with more than one line (the last part is read below). `in` finds one at
+            # memchr's speed, where counting them reads the chunk a byte at a time.
+            if b"\n" not in b"".join(parts):
                 frames: list[SseFrame] = list(parts)
                 frames[0] = parts[0][6:]
                 return self._take(last, frames)

@@ -49,7 +49,7 @@ class _ToolCallDraft:
         )
 
 
-class StreamDraft:
+class StreamDraft(ABC):
     """The state every streaming accumulator keeps; subclasses add `feed` for their wire format.
 
     Counting rule (documented on `GenerationResponse.streamed_tokens`): a chunk that carries
@@ -119,6 +119,16 @@ class StreamDraft:
         # The stream's common chunk (`ChoiceStream`): None until learned, False once it could
         # not be (it is tried once per stream).
         self._chunk_template: ChunkTemplate | bool | None = None
+
+    @abstractmethod
+    def feed(self, frame: SseFrame, received_ns: int) -> None:
+        """Take one event (see `StreamAccumulator.feed`)."""
+
+    def feed_all(self, frames: list[SseFrame], received_ns: int) -> None:
+        """Take the events of one read, in order, as `feed` takes each."""
+        feed = self.feed
+        for frame in frames:
+            feed(frame, received_ns)
 
     @property
     def failed(self) -> bool:
@@ -398,24 +408,39 @@ class ChoiceStream(StreamDraft, ABC):
 
     def feed(self, frame: SseFrame, received_ns: int) -> None:
         """Take one event: a chunk, `[DONE]`, or an error frame."""
-        template = self._chunk_template
-        if type(template) is ChunkTemplate and not self._closed and type(frame) is bytes:
-            piece = template.piece(frame)
-            if piece is not None:
-                # The common chunk with another piece: counted as its parse would be
-                # (`assay.handlers.chunk_template`), without one.
-                self._events += 1
-                self._text.append(piece)
-                if self._first_content_ns is None:
-                    self._first_content_ns = received_ns
-                if self._first_token_ns is None:
-                    self._first_token_ns = received_ns
-                self._chunk_times.append(received_ns)
-                self._chunk_tokens.append(1)
-                if len(self._chunk_times) > MAX_KEPT_CHUNK_TIMES:
-                    self.fold_chunk_times()
-                return
-        self._feed_parsed(frame, received_ns)
+        # This class's own, also for a subclass that reads some events itself and hands the
+        # rest here (`TranscriptionsAccumulator`).
+        ChoiceStream.feed_all(self, [frame], received_ns)
+
+    def feed_all(self, frames: list[SseFrame], received_ns: int) -> None:
+        """Take the events of one read, in order: each run of common chunks in one pass (their
+        pieces read by the learned template, `ChunkTemplate.pieces`), every other event parsed.
+
+        A run is counted as its chunks' parses would be, one at a time: each a token of its
+        piece, at most up to the chunk times' bound, where one chunk more is taken and folded.
+        """
+        at, count = 0, len(frames)
+        while at < count:
+            template = self._chunk_template
+            if type(template) is ChunkTemplate and not self._closed:
+                times = self._chunk_times
+                pieces = template.pieces(frames, at, max(MAX_KEPT_CHUNK_TIMES - len(times), 1))
+                if pieces:
+                    taken = len(pieces)
+                    at += taken
+                    self._events += taken
+                    self._text.extend(pieces)
+                    if self._first_content_ns is None:
+                        self._first_content_ns = received_ns
+                    if self._first_token_ns is None:
+                        self._first_token_ns = received_ns
+                    times.extend([received_ns] * taken)
+                    self._chunk_tokens.extend([1] * taken)
+                    if len(times) > MAX_KEPT_CHUNK_TIMES:
+                        self.fold_chunk_times()
+                    continue
+            self._feed_parsed(frames[at], received_ns)
+            at += 1
 
     def _feed_parsed(self, frame: SseFrame, received_ns: int) -> None:
         """`feed` of a chunk that is parsed."""

@@ -110,6 +110,10 @@ class TranscriptionsAccumulator(ChatAccumulator):
         else:
             super().feed(frame, received_ns)
 
+    def feed_all(self, frames: list[SseFrame], received_ns: int) -> None:
+        """Each event through `feed`: a typed event is never a chat chunk."""
+        StreamDraft.feed_all(self, frames, received_ns)
+
     def _feed_event(self, frame: SseFrame, received_ns: int) -> None:
         obj = self._load(frame)
         if obj is None:

@@ -58,18 +58,23 @@ def parse_usage(raw: object) -> Usage | None:
     """
     if not isinstance(raw, dict):
         return None
-    prompt = int_field(raw, "prompt_tokens")
-    if prompt is None:
+    # Read once per answer: the common names first, the others and the details only when the
+    # first are missing or present (a usage without details looks none of them up).
+    prompt = raw.get("prompt_tokens")
+    if type(prompt) is not int:
         prompt = int_field(raw, "input_tokens")
-    completion = int_field(raw, "completion_tokens")
-    if completion is None:
+    completion = raw.get("completion_tokens")
+    if type(completion) is not int:
         completion = int_field(raw, "output_tokens")
-    reasoning = _nested_int(raw, "completion_tokens_details", "reasoning_tokens")
-    if reasoning is None:
-        reasoning = _nested_int(raw, "output_tokens_details", "reasoning_tokens")
-    cached = _nested_int(raw, "prompt_tokens_details", "cached_tokens")
-    if cached is None:
-        cached = _nested_int(raw, "input_tokens_details", "cached_tokens")
+    reasoning = cached = None
+    if "completion_tokens_details" in raw or "output_tokens_details" in raw:
+        reasoning = _nested_int(raw, "completion_tokens_details", "reasoning_tokens")
+        if reasoning is None:
+            reasoning = _nested_int(raw, "output_tokens_details", "reasoning_tokens")
+    if "prompt_tokens_details" in raw or "input_tokens_details" in raw:
+        cached = _nested_int(raw, "prompt_tokens_details", "cached_tokens")
+        if cached is None:
+            cached = _nested_int(raw, "input_tokens_details", "cached_tokens")
     # Every figure passed `int_field` (an int or None), so there is nothing left to validate.
     return trusted(
         Usage,

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from assay.handlers import Transfer as Transfer
     from assay.handlers import handler_for as handler_for
     from assay.handlers.base import EndpointHandler as EndpointHandler
+    from assay.load.ahead import RequestBuilds as RequestBuilds
     from assay.load.step_runner import StepWork as StepWork
     from assay.load.step_runner import run_step as run_step
     from assay.metrics import ConcurrencyTracker as ConcurrencyTracker
@@ -76,6 +77,7 @@ _HOMES = {
         ("handler_for", "SseParser", "StreamAccumulator", "Transfer"), "assay.handlers"
     ),
     "EndpointHandler": "assay.handlers.base",
+    "RequestBuilds": "assay.load.ahead",
     **dict.fromkeys(("run_step", "StepWork"), "assay.load.step_runner"),
     **dict.fromkeys(("Slo", "StepAggregator"), "assay.metrics"),
     **dict.fromkeys(("ConcurrencyTracker", "Timeline"), "assay.metrics"),
