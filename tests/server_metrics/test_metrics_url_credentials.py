@@ -15,11 +15,15 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
+from assay.backend import BackendSettings
 from assay.backend.redaction import Redactor, request_secrets
+from assay.benchmark.server_observation import observe_server
 from assay.config import build_config
+from assay.errors import ConfigError
 from assay.h1.fetch import fetch
 from assay.server_metrics import ServerMetricsObserver
 from assay.server_metrics.scrape import scrape
+from assay.spec.sections import ServerMetrics
 from tests.cli.cli_harness import read_report, run_fast
 from tests.server_metrics.test_gpu_metrics_url import FakeExporter
 
@@ -156,13 +160,16 @@ def test_a_run_scrapes_an_exporter_behind_basic_auth_and_stores_no_password(
 
 
 @asynccontextmanager
-async def echoing_metrics() -> AsyncIterator[str]:
-    """A page on 127.0.0.1 that answers 200 with the credentials it was sent, not metrics:
-    the parser's complaint quotes the last token of its line, the Basic token."""
+async def echoing_metrics(header: str = "Authorization", filler: int = 0) -> AsyncIterator[str]:
+    """A page on 127.0.0.1 that answers 200 with the credential it was sent in `header`, not
+    metrics: the parser's complaint quotes the last token of its line, the credential's
+    (after `filler` characters, a line it quotes whole, the credential across the quote's cut)."""
 
     async def metrics(request: web.Request) -> web.Response:
-        sent = request.headers.get("Authorization", "none").split()[-1]
-        return web.Response(text=f"sent {sent}\n", content_type="text/plain")
+        sent = request.headers.get(header, "none")
+        if filler:  # an invalid name, which the parser quotes whole, credential included
+            return web.Response(text=f"{'-' * filler}auth={sent}\n", content_type="text/plain")
+        return web.Response(text=f"sent {sent.split()[-1]}\n", content_type="text/plain")
 
     app = web.Application()
     app.router.add_get("/metrics", metrics)
@@ -214,3 +221,37 @@ def test_a_run_refusing_a_metrics_page_that_echoes_credentials_prints_none(
     assert "not Prometheus metrics" in said
     assert token not in said
     assert "s3cret" not in said
+
+
+async def test_a_credential_across_the_quotes_cut_leaves_no_head_behind() -> None:
+    # The quote is cut at 200 characters: cleaned after the cut, the token's head survived.
+    token = BASIC.split()[1]
+    async with echoing_metrics(filler=150) as url:
+        observer = ServerMetricsObserver(
+            with_user_info(url),
+            timeout_s=5.0,
+            clean=Redactor(request_secrets(with_user_info(url), {})).clean,
+        )
+        with observer:
+            first = await asyncio.to_thread(observer.scrape_now)
+    assert first.problem is not None
+    assert "not Prometheus metrics" in first.problem
+    assert token[:8] not in first.problem
+
+
+async def test_a_same_origin_page_echoing_the_targets_key_names_it_masked() -> None:
+    key = "sk-target-key-0123456789"
+    async with echoing_metrics("X-Api-Key") as url:
+        origin = url.removesuffix("/metrics")
+        backend = BackendSettings(base_url=origin, headers={"X-Api-Key": key})
+        metrics = ServerMetrics(url=url)
+
+        def first_scrape() -> str:
+            with pytest.raises(ConfigError) as refused, observe_server(metrics, backend, print):
+                pass
+            return str(refused.value)
+
+        said = await asyncio.to_thread(first_scrape)
+    assert said.startswith("--server-metrics: GET")
+    assert "not Prometheus metrics" in said
+    assert key[:8] not in said

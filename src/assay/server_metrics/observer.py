@@ -59,7 +59,7 @@ class ServerMetricsObserver:
         verify_tls: bool | ssl.SSLContext = True,
         shown_url: str | None = None,
         metrics_elsewhere: bool = False,
-        clean: Callable[[str], str] | None = None,
+        clean: Callable[[str], str] = str,
     ) -> None:
         self._url = url
         # Masks what the requests send that is secret in a problem (a page that echoes them).
@@ -157,9 +157,10 @@ class ServerMetricsObserver:
                 await self._scrape_and_keep()
 
     async def _scrape_and_keep(self) -> Scraped:
-        result = await scrape(self._url, self._headers, self._timeout_s, self.url, self._tls)
-        if result.problem is not None and self._clean is not None:
-            result = replace(result, problem=self._clean(result.problem))
+        clean = self._clean
+        result = await scrape(self._url, self._headers, self._timeout_s, self.url, self._tls, clean)
+        if result.problem is not None:
+            result = replace(result, problem=clean(result.problem))
         now = time.perf_counter_ns()
         with self._lock:
             if result.problem is None:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -93,11 +93,13 @@ async def scrape(
     timeout_s: float,
     shown_url: str | None = None,
     tls: ssl.SSLContext | None = None,
+    clean: Callable[[str], str] = str,
 ) -> Scraped:
     """GET `url` and parse it; any failure is a `Scraped` with a `problem`, never an exception.
 
     `tls` is the context of an https:// URL. Problems name the URL as `shown_url` (credentials
-    masked) when given.
+    masked) when given; `clean` masks what the request sent that is secret in a page's quote
+    (a page may echo it), before the quote is cut.
     """
     # Imported where a scrape runs: reading a stored report (`ServerMetricsReport`) must not
     # import the HTTP client.
@@ -139,7 +141,7 @@ async def scrape(
     try:
         return Scraped(parse_exposition(body.decode("utf-8", errors="replace")))
     except ValueError as error:
-        said = str(error)
+        said = clean(str(error))  # before the cut: a secret cut in half would keep its head
         if len(said) > _MOST_QUOTED:
             said = said[:_MOST_QUOTED] + "…"
         return Scraped({}, f"GET {shown}: not Prometheus metrics ({said})", may_pass=True)
