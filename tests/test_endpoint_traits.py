@@ -89,7 +89,8 @@ EXPECTED: dict[Endpoint, EndpointTraits] = {
 
 
 def test_each_endpoint_keeps_its_traits() -> None:
-    # A pin of the endpoints there are; a new one is held to the rules below and run end to end.
+    # A pin of the traits of the endpoints there were when it was written (none of them may
+    # drift); a new endpoint is not pinned here, but held to the rules below on every endpoint.
     for endpoint, traits in EXPECTED.items():
         assert endpoint.traits == traits
         assert endpoint.path == traits.path

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import gc
 import os
+import pickle
+import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from multiprocessing.connection import Pipe
 
 import pytest
 
-from assay.engine import load_child
+from assay.engine import load_child, load_process
 from assay.engine.load_process import _collector_on
 
 _seen: dict[str, bool] = {}
@@ -63,3 +65,28 @@ def test_the_load_starts_with_the_collector_on_and_the_imports_in_the_oldest_gen
     assert gc.isenabled()
     assert gc.get_freeze_count() == 0
     assert all(id(one) in oldest for one in built_by_imports)
+
+
+def test_the_body_turns_the_collector_on_before_its_load(
+    collector_restored: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The load itself stands in: what matters is the collector's state as it starts.
+    seen: dict[str, bool] = {}
+
+    def the_load(coroutine: Coroutine[object, object, None]) -> None:
+        seen["enabled"] = gc.isenabled()
+        coroutine.close()
+
+    monkeypatch.setattr(load_process, "run_event_loop", the_load)
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    gc.disable()
+    parent, child = Pipe(duplex=True)
+    try:
+        with parent, child:
+            parent.send((0, list(sys.path)))
+            parent.send_bytes(pickle.dumps((None, None)))
+            load_process.child_main(child)
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+    assert seen == {"enabled": True}

@@ -52,6 +52,7 @@ from __future__ import annotations
 import itertools
 import operator
 from dataclasses import dataclass
+from typing import assert_never
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -317,6 +318,8 @@ class StepAggregator:
             case Scores():
                 self._scored += 1
                 self._usable_documents += response.echo.documents or 0  # the work done
+            case unknown:  # a new kind of answer decides what it counts here
+                assert_never(unknown)
         self._not_streamed += not response.streamed
         slo = self.slo
         if slo is not None and _meets(slo, e2e, None, 0.0, e2e):
