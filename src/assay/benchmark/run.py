@@ -24,10 +24,15 @@ from assay.benchmark.chain_spec import ChainSpec, slo_of
 from assay.benchmark.gpu_observation import observe_gpus
 from assay.benchmark.preflight import check_before_start
 from assay.benchmark.proxy_check import proxy_in_front
-from assay.benchmark.row_models import rows_to_list
 from assay.benchmark.server_observation import observe_server, server_metrics_report
 from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary, merged_models, merged_turns
-from assay.benchmark.source_ahead import ReadAhead, SourceAhead, read_ahead, with_model
+from assay.benchmark.source_ahead import (
+    ReadAhead,
+    SourceAhead,
+    read_ahead,
+    rows_to_list,
+    with_model,
+)
 from assay.config import RunConfig, check_machine_limits
 from assay.config.limits import load_processes
 from assay.data.context_fit import ContextWindow, check_fits_context
