@@ -61,8 +61,7 @@ from assay.reports.definitions import with_found
 from assay.reports.html import write_html
 from assay.reports.readback import read_back
 from assay.reports.report import SessionSummary
-from assay.run_folder import RECORDS_FILE as RECORDS_FILE
-from assay.run_folder import RunFolder, claim_run_folder
+from assay.run_folder import RECORDS_FILE, RunFolder, claim_run_folder
 from assay.server_metrics import accounting_notes, accounting_of
 from assay.spec.constraints import StopReason
 from assay.spec.model_mix import ModelMix
