@@ -10,7 +10,7 @@ from pydantic import SecretStr
 
 from assay.backend import BackendSettings
 from assay.backend.proxies import LITELLM, detect_proxy
-from assay.benchmark.proxy_check import proxy_in_front
+from assay.benchmark.run import proxy_in_front
 from assay.config import RunConfig
 from assay.mock import open_mock_server
 from assay.spec.endpoint import Endpoint

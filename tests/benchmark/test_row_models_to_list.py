@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from assay.benchmark.row_models import rows_to_list
-from assay.benchmark.source_ahead import read_ahead
+from assay.benchmark.source_ahead import read_ahead, rows_to_list
 from assay.config import RunConfig
 
 TARGET = "http://127.0.0.1:9"

@@ -16,7 +16,8 @@ import pytest
 
 from assay.reports import load_report
 from assay.reports.charts import figures_of
-from assay.reports.html import HTML_FILE, plotly_js, read_latency_samples, render_html
+from assay.reports.html import plotly_js, read_latency_samples, render_html
+from assay.run_folder import HTML_FILE
 from tests.cli.cli_harness import read_report, run_assay, run_fast
 from tests.reports.browser import ChartState, artifacts_dir, render
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.reports.html import HTML_FILE
+from assay.run_folder import HTML_FILE
 from tests.cli.cli_harness import run_assay, run_fast
 from tests.reports.browser import ChartState, artifacts_dir, render
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.reports.html import HTML_FILE
+from assay.run_folder import HTML_FILE
 from tests.cli.cli_harness import run_assay
 from tests.reports.test_html_report import _figures_on
 

@@ -14,7 +14,7 @@ from typing import Final
 import orjson
 import pytest
 
-from assay.reports.html import HTML_FILE
+from assay.run_folder import HTML_FILE
 from tests.cli.cli_harness import run_assay, run_fast
 from tests.reports.browser import artifacts_dir, render
 

@@ -17,17 +17,22 @@ from typing import TYPE_CHECKING
 
 from assay.backend import split_endpoint_path
 from assay.backend.probe import probe_endpoint
+from assay.backend.proxies import seen_proxy
 from assay.backend.readiness import wait_for_model
 from assay.backend.served_models import ServedModel
 from assay.backend.settings import BackendSettings, settings_for
 from assay.benchmark.chain_spec import ChainSpec, slo_of
 from assay.benchmark.gpu_observation import observe_gpus
 from assay.benchmark.preflight import check_before_start
-from assay.benchmark.proxy_check import proxy_in_front
-from assay.benchmark.row_models import rows_to_list
 from assay.benchmark.server_observation import observe_server, server_metrics_report
 from assay.benchmark.shard_sink import ShardSinkFactory, ShardSummary, merged_models, merged_turns
-from assay.benchmark.source_ahead import ReadAhead, SourceAhead, read_ahead, with_model
+from assay.benchmark.source_ahead import (
+    ReadAhead,
+    SourceAhead,
+    read_ahead,
+    rows_to_list,
+    with_model,
+)
 from assay.config import RunConfig, check_machine_limits
 from assay.config.limits import load_processes
 from assay.data.context_fit import ContextWindow, check_fits_context
@@ -56,11 +61,12 @@ from assay.reports.definitions import with_found
 from assay.reports.html import write_html
 from assay.reports.readback import read_back
 from assay.reports.report import SessionSummary
-from assay.run_folder import RECORDS_FILE as RECORDS_FILE
-from assay.run_folder import RunFolder, claim_run_folder
+from assay.run_folder import RECORDS_FILE, RunFolder, claim_run_folder
 from assay.server_metrics import accounting_notes, accounting_of
 from assay.spec.constraints import StopReason
 from assay.spec.model_mix import ModelMix
+from assay.spec.proxy import SeenProxy
+from assay.spec.target import Target
 
 if TYPE_CHECKING:
     from assay.mock import MockConfig
@@ -169,6 +175,20 @@ def open_target(
     with start_mock_processes(mock, workers=config.mock.workers, interrupted=interrupted) as url:
         note(f"target: embedded mock server at {url} (injected faults: {faults})")
         yield url
+
+
+def proxy_in_front(
+    target: Target, backend: BackendSettings, note: Callable[[str], None]
+) -> SeenProxy | None:
+    """The known proxy answering at a real target (issue 38: through LiteLLM cut streams
+    completed, VALID, exit 0, and assay said nothing), noted in the run's notes; None for the
+    embedded mock, with `--no-probe` (no request before the load), or when none is seen."""
+    if target.url is None or not target.probe:
+        return None
+    proxy = seen_proxy(backend, target.endpoint)
+    if proxy is not None:
+        note(proxy.note())
+    return proxy
 
 
 def run_from_config(

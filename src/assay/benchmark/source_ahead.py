@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Final, assert_never
 
+from assay.backend.served_models import RowModels
 from assay.config import RunConfig
 from assay.data.file_source import FileSource
 from assay.data.session import FileSessions
@@ -77,4 +78,17 @@ def _file_with_model(rows: FileSource, model: str) -> FileSource:
     return replace(rows, config=rows.config.model_copy(update={"model": model}))
 
 
-__all__ = ["ReadAhead", "SourceAhead", "read_ahead", "with_model"]
+def rows_to_list(config: RunConfig, ahead: SourceAhead | None) -> RowModels | None:
+    """The models `ahead`'s rows name, for `wait_for_model` to find listed before the load (as
+    a traffic mix's are); None when no row names one, no file was read, or the target is the
+    embedded mock (it answers every model name)."""
+    if ahead is None or config.target.url is None:
+        return None
+    named = ahead.named_models()
+    if named is None:
+        return None
+    flag = "--trace" if config.source.trace is not None else "--data"
+    return RowModels(f"{flag} rows", named.unit, named)
+
+
+__all__ = ["ReadAhead", "SourceAhead", "read_ahead", "rows_to_list", "with_model"]

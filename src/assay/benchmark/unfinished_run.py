@@ -22,7 +22,6 @@ import orjson
 from pydantic import ValidationError
 
 from assay.benchmark.chain_spec import ChainSpec, slo_of
-from assay.benchmark.run import RECORDS_FILE
 from assay.benchmark.shard_sink import (
     ShardSinkFactory,
     add_to_groups,
@@ -42,7 +41,7 @@ from assay.reports.definitions import with_found
 from assay.reports.html import write_html
 from assay.reports.readback import read_back
 from assay.reports.report import Incomplete
-from assay.run_folder import SHARDS_DIR, shard_files
+from assay.run_folder import RECORDS_FILE, SHARDS_DIR, shard_files
 from assay.spec.load import (
     Concurrent,
     Profile,

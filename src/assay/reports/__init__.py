@@ -1,12 +1,6 @@
 """Run outputs: per-request JSONL records, report.json and summary.csv, the console summary."""
 
-from assay.reports.files import (
-    REPORT_FILE,
-    SUMMARY_COLUMNS,
-    SUMMARY_FILE,
-    summary_row,
-    write_report,
-)
+from assay.reports.files import SUMMARY_COLUMNS, summary_row, write_report
 from assay.reports.loader import load_report
 from assay.reports.report import (
     SCHEMA_VERSION,
@@ -20,6 +14,7 @@ from assay.reports.report import (
 )
 from assay.reports.summary import render_summary
 from assay.reports.validity import Validity, assess_validity
+from assay.run_folder import REPORT_FILE, SUMMARY_FILE
 
 __all__ = [
     "REPORT_FILE",

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from pydantic import JsonValue
 
-from assay.metrics.sketch import Distribution
+from assay.metrics.sketch import PERCENTILES, Distribution
 from assay.reports.capacity import CapacityLevel, CapacityReport
 from assay.reports.chart_base import SLO_COLOUR, Figure, chart_layout, scatter
 from assay.reports.report import Report, StepReport
 
 _VERDICT_COLOURS = {"pass": "#2e7d32", "fail": "#c62828", "undecided": "#9e9e9e"}
-# The percentiles a step's latency distribution keeps, by the field holding each.
-_KEPT_PERCENTILES = ((50.0, "p50"), (90.0, "p90"), (95.0, "p95"), (99.0, "p99"), (99.9, "p999"))
 
 
 def capacity_sections(report: Report) -> list[tuple[str, list[Figure]]]:
@@ -126,8 +124,13 @@ def goodput_figure(report: Report, capacity: CapacityReport) -> Figure:
 
 
 def _kept_field(percentile: float) -> tuple[float, str]:
-    """The kept percentile nearest to `percentile` (a p97 SLO is drawn against p95 or p99)."""
-    return min(_KEPT_PERCENTILES, key=lambda kept: abs(kept[0] - percentile))
+    """The kept percentile nearest to `percentile` (a p97 SLO is drawn against p95 or p99).
+
+    >>> _kept_field(97.0), _kept_field(99.5), _kept_field(99.0)
+    ((95.0, 'p95'), (99.9, 'p999'), (99.0, 'p99'))
+    """
+    name, q = min(PERCENTILES, key=lambda kept: abs(kept[1] * 100 - percentile))
+    return q * 100, name
 
 
 def slo_figure(report: Report, capacity: CapacityReport, position: int) -> Figure:

@@ -8,8 +8,9 @@ from typing import TypeVar
 
 from assay.load.benchmark_plan import StepResult, probe_of
 from assay.load.capacity import LevelVerdict, SearchState, search_state
+from assay.load.step_verdict import SloJudgement
 from assay.reports.capacity import CapacityLevel, CapacityReport, SloVerdict
-from assay.spec.capacity import Capacity
+from assay.spec.capacity import Capacity, SloTarget
 
 S = TypeVar("S")
 
@@ -57,16 +58,20 @@ def _level(profile: Capacity, level: LevelVerdict, steps: list[int]) -> Capacity
         attempted=level.misses.attempted,
         verdict=level.verdict,
         slos=tuple(
-            SloVerdict(
-                slo=str(slo),
-                missed=judgement.missed,
-                allowed=judgement.allowed,
-                lower=judgement.lower,
-                upper=judgement.upper,
-                verdict=judgement.verdict,
-            )
+            _slo_verdict(slo, judgement)
             for slo, judgement in zip(profile.slos, level.judgements, strict=True)
         ),
+    )
+
+
+def _slo_verdict(slo: SloTarget, judgement: SloJudgement) -> SloVerdict:
+    return SloVerdict(
+        slo=str(slo),
+        missed=judgement.missed,
+        allowed=judgement.allowed,
+        lower=judgement.lower,
+        upper=judgement.upper,
+        verdict=judgement.verdict,
     )
 
 
@@ -75,14 +80,7 @@ def _failed_slo(profile: Capacity, state: SearchState) -> SloVerdict | None:
     if failed is None:
         return None
     index, judgement = failed
-    return SloVerdict(
-        slo=str(profile.slos[index]),
-        missed=judgement.missed,
-        allowed=judgement.allowed,
-        lower=judgement.lower,
-        upper=judgement.upper,
-        verdict=judgement.verdict,
-    )
+    return _slo_verdict(profile.slos[index], judgement)
 
 
 def capacity_of(

@@ -8,16 +8,14 @@ from dataclasses import dataclass, field
 
 from pydantic import JsonValue
 
+from assay.metrics.sketch import PERCENTILES
 from assay.reports.report import Report, StepReport
 from assay.reports.step_words import step_label as step_label  # the charts' name for a step
 from assay.spec.validation import SLO_KEYS
 
-PERCENTILE_FIELDS: tuple[tuple[str, str], ...] = (
-    ("p50", "p50"),
-    ("p90", "p90"),
-    ("p95", "p95"),
-    ("p99", "p99"),
-    ("p999", "p99.9"),
+# Each kept percentile's field and its label: "p999" is drawn as "p99.9".
+PERCENTILE_FIELDS: tuple[tuple[str, str], ...] = tuple(
+    (name, f"p{q * 100:g}") for name, q in PERCENTILES
 )
 LATENCY_METRICS: tuple[tuple[str, str], ...] = (
     ("ttft_ms", "Time to first token"),

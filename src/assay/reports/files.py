@@ -15,9 +15,7 @@ from assay.reports.cost import price_of, with_costs
 from assay.reports.definitions import with_definitions
 from assay.reports.models import has_models, model_steps
 from assay.reports.report import Report, StepReport
-from assay.run_folder import RECORDS_FILE
-from assay.run_folder import REPORT_FILE as REPORT_FILE
-from assay.run_folder import SUMMARY_FILE as SUMMARY_FILE
+from assay.run_folder import RECORDS_FILE, REPORT_FILE, SUMMARY_FILE
 
 Cell: TypeAlias = str | int | float | None
 Column: TypeAlias = Callable[[StepReport], Cell]

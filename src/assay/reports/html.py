@@ -34,8 +34,7 @@ from assay.reports.report import Report, StepReport
 from assay.reports.shown import config_shown, header_cards, produces_tokens
 from assay.reports.step_words import peak_output_text
 from assay.reports.token_charts import has_token_figures
-from assay.run_folder import HTML_FILE as HTML_FILE
-from assay.run_folder import RECORDS_FILE as RECORDS_FILE
+from assay.run_folder import HTML_FILE, RECORDS_FILE
 
 _STYLE: Final = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0;

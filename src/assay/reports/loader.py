@@ -9,8 +9,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from assay.errors import DataError
-from assay.reports.files import REPORT_FILE
 from assay.reports.report import Report
+from assay.run_folder import REPORT_FILE
 
 
 def load_report(path: Path) -> Report:

@@ -13,7 +13,7 @@ from pydantic import JsonValue
 from assay.reports.chart_base import Figure
 from assay.reports.report import Report
 from assay.reports.step_words import MIN_RATE_WINDOW_S
-from assay.spec.endpoint import Answer, Endpoint
+from assay.spec.endpoint import Answer
 
 # The keys of a plotly trace that hold its points.
 _POINT_KEYS = ("x", "y", "values", "z")
@@ -33,12 +33,12 @@ def produces_tokens(report: Report) -> bool:
     >>> [produces_tokens(of(name)) for name in ("chat", "rerank", "embeddings")]
     [True, False, False]
     """
-    return Endpoint(report.run_config.endpoint).traits.generates
+    return report.run_config.endpoint.traits.generates
 
 
 def scores_documents(report: Report) -> bool:
     """Whether the run's endpoint scores documents (rerank, score)."""
-    return Endpoint(report.run_config.endpoint).traits.answer is Answer.scores
+    return report.run_config.endpoint.traits.answer is Answer.scores
 
 
 def has_points(figure: Figure) -> bool:

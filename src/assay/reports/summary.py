@@ -22,7 +22,7 @@ from assay.reports.cost import cost_lines, cost_of, price_of
 from assay.reports.inputs import input_lines
 from assay.reports.models import models_lines, models_table
 from assay.reports.report import Report, StepReport
-from assay.reports.shown import scores_documents
+from assay.reports.shown import produces_tokens, scores_documents
 from assay.reports.step_words import (
     MIN_RATE_WINDOW_S,
     bursty_rate_note,
@@ -147,7 +147,7 @@ def _render_step(step: StepReport, report: Report, console: Console) -> None:
 def is_embeddings(step: StepReport, report: Report) -> bool:
     """Whether the step's answers have no output tokens and no token timing (embeddings,
     rerank and score)."""
-    if not report.run_config.endpoint.traits.generates:
+    if not produces_tokens(report):
         return True
     tokens = step.metrics.tokens
     return tokens.embeddings > 0 and tokens.embeddings == step.metrics.outcomes.completed

@@ -84,11 +84,6 @@ class ServerMetricsReport(BaseModel):
     # The DCGM exporter the energy was read from (`--gpu-metrics`), when not the metrics above.
     gpu_url: str | None = Field(default=None, exclude_if=lambda url: url is None)
 
-    @property
-    def disagreements(self) -> tuple[CrossCheck, ...]:
-        """The checks that failed."""
-        return tuple(check for check in self.checks if not check.agrees)
-
 
 @dataclass(frozen=True, slots=True)
 class StepBounds:
