@@ -15,7 +15,7 @@ clients, all on asyncio's own loop in one process:
 Instructions are not time (a cache miss costs many), so these are the work each client asks
 for, not its speed; they say where assay stands between the bare and the limit loop.
 
-    python -m perf.instructions [--requests 1000] [--base 200]   # needs valgrind
+    python -m perf.instructions [--requests 1000] [--base 200] [--only resolve]  # valgrind
 """
 
 from __future__ import annotations
@@ -103,26 +103,29 @@ def count_instructions(client: str, url: str, requests: int) -> int:
         return int(found.group(1))
 
 
-def measure(requests: int, base: int) -> dict[str, object]:
-    """Instructions per request of every client, and assay's over the bare and limit loops."""
+def measure(requests: int, base: int, clients: tuple[str, ...] = CLIENTS) -> dict[str, object]:
+    """Instructions per request of `clients` (every one by default), and each over the bare
+    and limit loops when both are measured."""
     if shutil.which("valgrind") is None:
         raise RuntimeError("valgrind is not installed (Debian: apt-get install valgrind)")
     per_request: dict[str, int] = {}
     with running_mock(output_tokens=OUTPUT_TOKENS, workers=1) as mock:
-        for client in CLIENTS:
+        for client in clients:
             few = count_instructions(client, mock.url, base)
             many = count_instructions(client, mock.url, base + requests)
             per_request[client] = round((many - few) / requests)
-    bare, limit = per_request["bare"], per_request["limit"]
-    return {
+    figures: dict[str, object] = {
         "requests": requests,
         "base_requests": base,
         "concurrency": CONCURRENCY,
         "output_tokens": OUTPUT_TOKENS,
         "instructions_per_request": per_request,
-        "over_bare": {name: round(count / bare, 2) for name, count in per_request.items()},
-        "over_limit": {name: round(count / limit, 2) for name, count in per_request.items()},
     }
+    bare, limit = per_request.get("bare"), per_request.get("limit")
+    if bare is not None and limit is not None:
+        figures["over_bare"] = {name: round(n / bare, 2) for name, n in per_request.items()}
+        figures["over_limit"] = {name: round(n / limit, 2) for name, n in per_request.items()}
+    return figures
 
 
 def main() -> None:
@@ -130,13 +133,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--base", type=int, default=200)
+    parser.add_argument(
+        "--only", choices=CLIENTS, action="append", help="measure this client (repeatable)"
+    )
     parser.add_argument("--client", choices=CLIENTS, help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.client is not None:
         run_client(options.client, options.url, options.requests)
         return
-    print(json.dumps(measure(options.requests, options.base), indent=1))
+    clients = tuple(options.only) if options.only else CLIENTS
+    print(json.dumps(measure(options.requests, options.base, clients), indent=1))
 
 
 if __name__ == "__main__":

@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import get_args
 
 from pydantic import BaseModel
+from returns.pipeline import is_successful
+from returns.result import Success
 
 from assay.core import Endpoint, GenerationRequest, GenerationResponse
 from assay.core.answer import AnyAnswer
 from assay.core.response import ExchangeIds, ResponseFields, ResponseTiming, Usage
-from assay.core.trusted import trusted
+from assay.core.trusted import success, trusted
 from assay.handlers import handler_for
 from assay.handlers.wire import parse_usage
 from assay.spec.endpoint import Answer
@@ -129,3 +131,18 @@ def test_the_answer_field_holds_every_kind_of_answer() -> None:
     # One type per `Answer` kind, tagged by it: a new kind is a member of both.
     kinds = {kind.model_fields["kind"].default for kind in get_args(AnyAnswer)}
     assert kinds == set(Answer)
+
+
+def test_success_is_the_constructed_success() -> None:
+    value = Usage(prompt_tokens=3, completion_tokens=2, total_tokens=5)
+    built = success(value)
+    assert type(built) is Success
+    assert built == Success(value)
+    assert is_successful(built)
+    assert built.unwrap() is value
+    assert built.map(lambda usage: usage.total_tokens) == Success(5)
+    match built:
+        case Success(inner):
+            assert inner is value
+        case _:
+            raise AssertionError("not matched as a Success")

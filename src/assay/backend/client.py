@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+from asyncio import current_task as _current_task
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -107,18 +108,22 @@ class Backend:
             ask_continuous_usage(payload)
         body, content_type = encoded_body(request, payload)
         watch = DeadlineWatch(self.settings.timeouts, self._loop)
+        task = _current_task()
+        if task is None:
+            raise RuntimeError("a request is resolved inside a task")
         try:
-            async with asyncio.timeout(None) as scope:
-                watch.start(scope)
-                try:
-                    result = await self._exchange(
-                        request, handler, body, content_type, exchange, watch
-                    )
-                finally:
-                    watch.stop()
+            watch.start(task)
+            try:
+                result = await self._exchange(request, handler, body, content_type, exchange, watch)
+            finally:
+                watch.stop()
+        except asyncio.CancelledError:
+            if not watch.cut:
+                raise  # not a deadline: the run (or a caller) cancelled the request
+            result = self._timed_out(request, exchange, watch)
         except TimeoutError:
-            # Only the deadline scope raises here: `_exchange` turns the connect deadline
-            # into values before they can escape.
+            # Not raised by the watch, which cancels; `_exchange` turns the connect deadline
+            # into values before they can escape, so none is expected here either.
             result = self._timed_out(request, exchange, watch)
         if request.images is not None or request.audio_seconds or request.audio_file:
             sent = SentBody(

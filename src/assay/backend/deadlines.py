@@ -20,21 +20,30 @@ _SLACK_S = 1e-3
 
 
 class DeadlineWatch:
-    """Expires an `asyncio.timeout` scope when the earliest live deadline of a request passes.
+    """Cancels the request's task when the earliest live deadline of the request passes.
 
     `expired` names the deadline that passed. The first-token deadline stands until the
     accumulator (streamed) reports a token or `token_seen` is set (a complete JSON body); the
     idle deadline starts with the first body byte (`saw_bytes`, in loop time).
+
+    The watch is its own deadline scope, `asyncio.timeout`'s steps without its object, its
+    two coroutines and its state machine (one of each per request): a deadline that passes
+    cancels the task one loop turn later (as the scope's `reschedule(now)` does), `stop` undoes
+    that cancellation, and `cut` then says whether the `CancelledError` the request ended
+    with was the watch's, by the scope's own test (no other cancellation came since `start`).
     """
 
     __slots__ = (
+        "_due",
         "_first_token_at",
         "_handle",
         "_idle_s",
         "_loop",
-        "_scope",
+        "_task",
+        "_task_cancelling",
         "_total_at",
         "accumulator",
+        "cut",
         "expired",
         "last_byte_at",
         "token_seen",
@@ -46,16 +55,22 @@ class DeadlineWatch:
         self._total_at = now + timeouts.total_s
         self._first_token_at = now + timeouts.first_token_s
         self._idle_s = timeouts.idle_s
-        self._scope: asyncio.Timeout | None = None
+        self._task: asyncio.Task[object] | None = None
+        self._task_cancelling = 0
         self._handle: asyncio.TimerHandle | None = None
+        # Once a deadline passed: the task's cancellation, due next turn.
+        self._due: asyncio.Handle | None = None
+        # Whether the watch cancelled the task (`_cancel`) and nothing else did since `start`.
+        self.cut = False
         self.accumulator: StreamAccumulator | None = None
         self.last_byte_at: float | None = None
         self.token_seen = False
         self.expired: DiagnosticCode | None = None
 
-    def start(self, scope: asyncio.Timeout) -> None:
-        """Watch on behalf of `scope` (an entered `asyncio.timeout(None)`)."""
-        self._scope = scope
+    def start(self, task: asyncio.Task[object]) -> None:
+        """Watch on behalf of `task` (the one running the request), from now."""
+        self._task = task
+        self._task_cancelling = task.cancelling()
         loop = self._loop
         if self.token_seen or self.accumulator is not None or self.last_byte_at is not None:
             when, _ = self._next_deadline()
@@ -81,10 +96,18 @@ class DeadlineWatch:
         self.last_byte_at = at
 
     def stop(self) -> None:
-        """Cancel the timer; the request is over."""
+        """Cancel the timer; the request is over. A cancellation of the task by the watch is
+        taken back, and `cut` tells whether it stands alone (`asyncio.timeout`'s exit)."""
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
+        if self._due is not None:
+            self._due.cancel()
+            self._due = None
+        if self.cut:
+            task = self._task
+            assert task is not None  # set by `start`, before any cancellation
+            self.cut = task.uncancel() <= self._task_cancelling
 
     def _waiting_for_token(self) -> bool:
         if self.token_seen:
@@ -112,7 +135,13 @@ class DeadlineWatch:
         if now + _SLACK_S >= when:
             self._handle = None
             self.expired = code
-            if self._scope is not None:
-                self._scope.reschedule(now)
+            self._due = self._loop.call_soon(self._cancel)
         else:
             self._handle = self._loop.call_at(when, self._check)
+
+    def _cancel(self) -> None:
+        self._due = None
+        task = self._task
+        if task is not None:
+            task.cancel()
+            self.cut = True

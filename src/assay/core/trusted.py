@@ -11,11 +11,14 @@ the name up on the type each time). Data from outside keeps going through valida
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
+from returns.primitives.container import BaseContainer
+from returns.result import Success
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+ValueT = TypeVar("ValueT")
 
 _new = object.__new__
 # The setters of the four slots every pydantic model instance holds (`BaseModel.__slots__`).
@@ -28,6 +31,8 @@ _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 # when it copies a model (`model_copy`), and the one change it makes in place, adding a field
 # name on assignment, adds a name already there.
 _all_fields: dict[type[BaseModel], set[str]] = {}
+# The setter of the one slot a `Success` sets (`BaseContainer.__slots__`).
+_set_inner = BaseContainer.__dict__["_inner_value"].__set__
 
 
 def trusted(model: type[ModelT], fields: dict[str, object]) -> ModelT:
@@ -53,4 +58,16 @@ def trusted(model: type[ModelT], fields: dict[str, object]) -> ModelT:
     return built
 
 
-__all__ = ["trusted"]
+def success(value: ValueT) -> Success[ValueT]:
+    """`Success(value)`, the same object, without its two constructors in Python (`Success`'s
+    and `BaseContainer`'s, which set this one slot): built once per answer.
+
+    >>> success(3) == Success(3), type(success(3)) is Success
+    (True, True)
+    """
+    built: Success[Any] = _new(Success)
+    _set_inner(built, value)
+    return built
+
+
+__all__ = ["success", "trusted"]

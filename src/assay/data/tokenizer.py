@@ -15,6 +15,7 @@ import zlib
 from array import array
 from bisect import bisect_right
 from functools import cache
+from itertools import accumulate
 from typing import Final, Protocol
 
 from assay.errors import DataError
@@ -205,9 +206,7 @@ def _pool() -> tuple[str, array[int]]:
         _CHOICES[int(x)] if x < words else _CHOICES[bisect_right(_CUM_WEIGHTS, x, 0, last)]
         for x in [draw() * _TOTAL_WEIGHT for _ in range(_POOL_PIECES)]
     ]
-    offsets = array("q", [0])
-    for piece in pieces:
-        offsets.append(offsets[-1] + len(piece))
+    offsets = array("q", accumulate(map(len, pieces), initial=0))
     return "".join(pieces), offsets
 
 

@@ -67,7 +67,8 @@ class PreparedRequests:
         """The whole request to `endpoint`: head, this request's `headers`, the body."""
         pieces = [self._heads[endpoint]]
         if headers is not None:
-            pieces.extend(f"{name}: {value}\r\n".encode() for name, value in headers)
+            for name, value in headers:  # one or two: a loop, not a generator's frame
+                pieces.append(f"{name}: {value}\r\n".encode())
         if content_type is not None:
             pieces.append(f"Content-Type: {content_type}\r\n".encode())
         elif self._sent_type is not None:

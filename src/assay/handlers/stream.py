@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from typing import Any, ClassVar, cast
 
 import orjson
-from returns.result import Failure, Result, Success
+from returns.result import Failure, Result
 
 from assay.core.answer import AnyAnswer, TextAnswer, ToolCall, answer_type
 from assay.core.diagnostics import DiagnosticCode, UnusableResponse
@@ -23,7 +23,7 @@ from assay.core.response import (
     ResponseTiming,
     TokenSource,
 )
-from assay.core.trusted import trusted
+from assay.core.trusted import success, trusted
 from assay.handlers.base import SseEvent, SseFrame, Transfer
 from assay.handlers.chunk_template import ChunkTemplate
 from assay.handlers.wire import answer_ids, error_message, int_field, parse_usage, unusable
@@ -394,7 +394,7 @@ class StreamDraft(ABC):
                     partial=self.partial(transfer),
                 )
             )
-        return Success(self.partial(transfer))
+        return success(self.partial(transfer))
 
 
 class ChoiceStream(StreamDraft, ABC):
