@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import typer
 
-from assay.cli.guard import collector_on, exit_guarded
+from assay.cli.guard import exit_guarded
+from assay.load.collector import collector_on
 
 # Runs `assay run` through the console entry point with the step's collector block wrapped, so
 # the collector's state at the load's start is seen as the load sees it.

@@ -1,5 +1,6 @@
-"""A load process imports the run path with the garbage collector off and loads with it on,
-what the imports built moved to the oldest generation without being walked."""
+"""A load process imports the run path with the garbage collector off and loads with it on
+(`assay.load.collector.collector_on`, whose moving of the imports' objects to the oldest
+generation tests/cli/test_cli_collector_at_start.py checks)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from multiprocessing.connection import Pipe
 import pytest
 
 from assay.engine import load_child, load_process
-from assay.engine.load_process import _collector_on
 
 _seen: dict[str, bool] = {}
 
@@ -50,21 +50,6 @@ def test_the_entry_point_imports_the_body_with_the_collector_off(
         parent.send(None)  # the parent gave up before the plan: the body returns at once
         load_child.main(os.dup(child.fileno()))  # the body closes its copy
     assert _seen == {"importing": False}
-
-
-def test_the_load_starts_with_the_collector_on_and_the_imports_in_the_oldest_generation(
-    collector_restored: None,
-) -> None:
-    if gc.get_freeze_count():
-        pytest.skip("this process froze objects of its own")
-    gc.disable()
-    # lists: objects the collector tracks
-    built_by_imports: list[list[int]] = [[] for _ in range(1000)]
-    _collector_on()
-    oldest = {id(held) for held in gc.get_objects(generation=2)}
-    assert gc.isenabled()
-    assert gc.get_freeze_count() == 0
-    assert all(id(one) in oldest for one in built_by_imports)
 
 
 def test_the_body_turns_the_collector_on_before_its_load(

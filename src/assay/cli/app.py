@@ -28,7 +28,7 @@ def main() -> None:
 
     # Start-up builds a few hundred thousand objects that live as long as the command (pydantic's
     # schemas, typer's commands); the collector would walk them all several times while they are
-    # built and free nothing (~45 ms of a 10-request run). `assay.cli.guard.collector_on` turns
+    # built and free nothing (~45 ms of a 10-request run). `assay.load.collector.collector_on` turns
     # it back on, with those objects in the oldest generation, before a command's work, and
     # `assay run` once its imports are done, before the load; a caller of `main` in its own
     # process (a test) gets it back on however the command ends.

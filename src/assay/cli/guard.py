@@ -128,33 +128,14 @@ def exit_guarded(
     """Run a command's body `guarded` and end the command with its exit code.
 
     The garbage collector, off while the command line starts (`assay.cli.app.main`), is on
-    again before the body runs (`collector_on`), or, with `collector_later`, once the body
-    turns it on itself (`assay run`, after its imports and before its load).
+    again before the body runs (`assay.load.collector.collector_on`), or, with
+    `collector_later`, once the body turns it on itself (`assay run`, after its imports and
+    before its load).
     """
     import typer
+
+    from assay.load.collector import collector_on
 
     if not collector_later:
         collector_on()
     raise typer.Exit(guarded(body, site))
-
-
-def collector_on() -> None:
-    """The garbage collector on again for a command's work, with what start-up built moved to
-    the oldest generation without being walked.
-
-    Start-up (imports, pydantic's schemas, typer's commands) leaves ~100,000 tracked objects
-    that live as long as the command; built with the collector off, they are all in the
-    youngest generation, and the first collections would walk them twice to promote them, to
-    free nothing. Frozen and unfrozen at once (`gc.freeze`, `gc.unfreeze`: two list splices)
-    they land in the oldest generation unwalked, and nothing stays frozen: a load step freezes
-    them again cheaply (`assay.load.collector`). A process that froze objects itself keeps them
-    frozen; it only gets the collector back.
-    """
-    import gc
-
-    if gc.isenabled():
-        return
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-        gc.unfreeze()
-    gc.enable()

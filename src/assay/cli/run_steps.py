@@ -89,8 +89,8 @@ def run_and_report(
     for the outcome."""
     from assay.benchmark.run import run_from_config
     from assay.cli.console import output_console
-    from assay.cli.guard import collector_on
     from assay.cli.progress import ProgressDisplay
+    from assay.load.collector import collector_on
 
     collector_on()  # off while the command line started (`assay.cli.app.main`); on for the load
     console = output_console()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import pickle
 import signal
 import sys
@@ -31,6 +30,7 @@ from assay.engine.coordinator import (
 )
 from assay.errors import first_assay_error
 from assay.load.benchmark_plan import BenchmarkPlan
+from assay.load.collector import collector_on
 from assay.load.load_slice import LoadSlice
 from assay.records.sink import SinkFactory
 
@@ -54,7 +54,7 @@ def child_main(conn: Connection) -> None:
         # As multiprocessing does: the parent's path, so the payload's modules import here too.
         sys.path[:] = path
         plan, sink_factory = pickle.loads(conn.recv_bytes())
-        _collector_on()
+        collector_on()
         run_event_loop(_child(plan, sink_factory, process, conn))
     except BaseException as error:
         # One meant for the user (a full disk, say) goes along, for the parent to tell it as
@@ -122,19 +122,6 @@ async def _relay_stop(conn: Connection, step: int, step_stop: asyncio.Event) -> 
                     return message is None
     finally:
         loop.remove_reader(conn.fileno())
-
-
-def _collector_on() -> None:
-    """The collector on for the load, if the entry point had it off while the process imported
-    the run path: what the imports built goes to the oldest generation without being walked
-    (`gc.freeze` then `gc.unfreeze`, two list splices), as `assay.cli.guard.collector_on` does
-    for the parent."""
-    if gc.isenabled():
-        return
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-        gc.unfreeze()
-    gc.enable()
 
 
 __all__ = ["child_main"]

@@ -62,4 +62,25 @@ def quiet_collector() -> Iterator[None]:
             _saved = None
 
 
-__all__ = ["STEP_THRESHOLD_0", "quiet_collector"]
+def collector_on() -> None:
+    """The garbage collector on again after a start-up that ran with it off (the command line,
+    `assay.cli.app.main`; a load process's imports, `assay.engine.load_child`), with what the
+    start-up built moved to the oldest generation without being walked.
+
+    Start-up (imports, pydantic's schemas, typer's commands) leaves ~100,000 tracked objects
+    that live as long as the process; built with the collector off, they are all in the
+    youngest generation, and the first collections would walk them twice to promote them, to
+    free nothing. Frozen and unfrozen at once (`gc.freeze`, `gc.unfreeze`: two list splices)
+    they land in the oldest generation unwalked, and nothing stays frozen: a load step freezes
+    them again cheaply (`quiet_collector`). A process that froze objects itself keeps them
+    frozen; it only gets the collector back.
+    """
+    if gc.isenabled():
+        return
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
+    gc.enable()
+
+
+__all__ = ["STEP_THRESHOLD_0", "collector_on", "quiet_collector"]
