@@ -62,8 +62,8 @@ def test_mock_ranges_are_the_embedded_mocks_of_assay_run() -> None:
 
 # `assay run --mock-fault ...` -> the start of its one error line: the flag, never "embedded mock".
 RUN_FAULT_CASES: dict[str, tuple[str, str]] = {
-    "rate_above_one": ("empty_stream=2", "error: --mock-fault.empty_stream: "),
-    "rate_not_finite": ("empty_stream=nan", "error: --mock-fault.empty_stream: "),
+    "rate_above_one": ("empty_stream=2", "error: --mock-fault: fault rates must be within [0, 1]"),
+    "rate_not_finite": ("empty_stream=nan", "error: --mock-fault: fault rates must be within"),
     "unknown": ("nope=0.1", "error: --mock-fault: unknown fault(s) ['nope']"),
 }
 
