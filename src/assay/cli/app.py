@@ -41,6 +41,14 @@ def main() -> None:
     atexit.register(gc.freeze)
 
     try:
+        # Both stop signals raise and are remembered: a `KeyboardInterrupt` raised where Python
+        # cannot propagate it (inside code a C extension calls) is lost, and the run then starts
+        # with its stop flag set instead of running to its end.
+        from assay.engine.interrupt import STOP_SIGNALS, STOPPED_EARLY, stop_raising
+
+        STOPPED_EARLY.raised = False  # a process may call `main` more than once (a test does)
+        for number in STOP_SIGNALS:
+            signal.signal(number, stop_raising)
         from assay.cli.commands import run_app
 
         code = run_app()
@@ -54,6 +62,9 @@ def main() -> None:
         code = _INTERRUPTED
     finally:
         gc.enable()
+        interrupt = sys.modules.get("assay.engine.interrupt")
+        if interrupt is not None:  # what a process runs after `main` starts unstopped
+            interrupt.STOPPED_EARLY.raised = False
     if code == _INTERRUPTED:
         from assay.cli.console import interruption_said
 

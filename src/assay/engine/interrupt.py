@@ -36,6 +36,19 @@ class SigintFlag:
         return self.raised
 
 
+STOPPED_EARLY: Final = SigintFlag()
+"""Set by `stop_raising` for every stop signal it turns into a `KeyboardInterrupt`: one raised
+where Python cannot propagate it (code a C extension calls back, a finalizer) is printed as
+"Exception ignored" and lost, and a run whose imports swallowed it would have run to its end.
+`sigint_as_flag` starts set when it is."""
+
+
+def stop_raising(signum: int, frame: object) -> None:
+    """A stop signal as Ctrl-C: remembered in `STOPPED_EARLY`, then `KeyboardInterrupt`."""
+    STOPPED_EARLY.set()
+    raise KeyboardInterrupt
+
+
 @contextlib.contextmanager
 def sigint_as_flag() -> Iterator[SigintFlag]:
     """While inside, Ctrl-C or SIGTERM sets the flag instead of raising or ending the process
@@ -44,6 +57,9 @@ def sigint_as_flag() -> Iterator[SigintFlag]:
     Outside the main thread signals cannot be handled; the flag then just stays unset.
     """
     flag = SigintFlag()
+    if STOPPED_EARLY.is_set():
+        flag.set()  # a stop signal came while the run started, and its interrupt was lost
+        STOPPED_EARLY.raised = False
     if threading.current_thread() is not threading.main_thread():
         yield flag
         return
@@ -55,4 +71,4 @@ def sigint_as_flag() -> Iterator[SigintFlag]:
             signal.signal(number, handler)
 
 
-__all__ = ["STOP_SIGNALS", "SigintFlag", "sigint_as_flag"]
+__all__ = ["STOPPED_EARLY", "STOP_SIGNALS", "SigintFlag", "sigint_as_flag", "stop_raising"]
