@@ -22,7 +22,7 @@ from assay.config import build_config
 from assay.errors import ConfigError
 from assay.h1.fetch import fetch
 from assay.server_metrics import ServerMetricsObserver
-from assay.server_metrics.scrape import scrape
+from assay.server_metrics.scrape import Scraped, scrape
 from assay.spec.sections import ServerMetrics
 from tests.cli.cli_harness import read_report, run_fast
 from tests.server_metrics.test_gpu_metrics_url import FakeExporter
@@ -183,19 +183,22 @@ async def echoing_metrics(header: str = "Authorization", filler: int = 0) -> Asy
         await runner.cleanup()
 
 
+async def scraped_cleaned(url: str) -> tuple[Scraped, ServerMetricsObserver]:
+    """One scrape of `url` by an observer that cleans its problems of what it sends."""
+    observer = ServerMetricsObserver(
+        url, timeout_s=5.0, clean=Redactor(request_secrets(url, {})).clean
+    )
+    with observer:
+        return await asyncio.to_thread(observer.scrape_now), observer
+
+
 async def test_a_scrape_problem_quoting_the_credentials_sent_is_masked() -> None:
     token = BASIC.split()[1]
     async with echoing_metrics() as url:
         raw = await scrape(with_user_info(url), {}, 5.0)
         assert raw.problem is not None
         assert token in raw.problem  # what the page made the parser say
-        observer = ServerMetricsObserver(
-            with_user_info(url),
-            timeout_s=5.0,
-            clean=Redactor(request_secrets(with_user_info(url), {})).clean,
-        )
-        with observer:
-            first = await asyncio.to_thread(observer.scrape_now)
+        first, observer = await scraped_cleaned(with_user_info(url))
     assert first.problem is not None
     assert "not Prometheus metrics" in first.problem
     assert token not in first.problem
@@ -227,13 +230,7 @@ async def test_a_credential_across_the_quotes_cut_leaves_no_head_behind() -> Non
     # The quote is cut at 200 characters: cleaned after the cut, the token's head survived.
     token = BASIC.split()[1]
     async with echoing_metrics(filler=150) as url:
-        observer = ServerMetricsObserver(
-            with_user_info(url),
-            timeout_s=5.0,
-            clean=Redactor(request_secrets(with_user_info(url), {})).clean,
-        )
-        with observer:
-            first = await asyncio.to_thread(observer.scrape_now)
+        first, _ = await scraped_cleaned(with_user_info(url))
     assert first.problem is not None
     assert "not Prometheus metrics" in first.problem
     assert token[:8] not in first.problem
