@@ -6,6 +6,7 @@ the chunks vary."""
 from __future__ import annotations
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,7 +15,7 @@ from assay.core.response import MAX_KEPT_CHUNK_TIMES
 from assay.handlers import handler_for
 from assay.handlers.base import SseFrame, Transfer
 from assay.handlers.chunk_template import ChunkTemplate
-from assay.handlers.stream import StreamDraft, _delta_piece, _put_delta_piece
+from assay.handlers.stream import ChoiceStream, StreamDraft, _delta_piece, _put_delta_piece
 
 
 def _request(endpoint: Endpoint) -> GenerationRequest:
@@ -192,3 +193,139 @@ def test_a_template_learned_without_a_probe_reads_what_a_parse_reads(
     later = orjson.dumps({**extra, "choices": [{"delta": {"content": other}}]})
     plain = all(char >= " " and char not in '"\\' for char in other)
     assert template.pieces([later], 0, 1) == ([other] if plain else [])
+
+
+def _stream_chunk(
+    answer_id: bytes, piece: bytes, finish: bytes = b"null", extra: bytes = b""
+) -> bytes:
+    return (
+        b'{"id":'
+        + answer_id
+        + b',"object":"chat.completion.chunk","created":17'
+        + extra
+        + b',"model":"m","choices":[{"index":0,"delta":{"content":"'
+        + piece
+        + b'"},"finish_reason":'
+        + finish
+        + b"}]}"
+    )
+
+
+def _stream(answer_id: bytes, pieces: list[bytes], extra: bytes = b"") -> list[bytes]:
+    """A chat stream: the role chunk, a common chunk per piece, the finish and `[DONE]`."""
+    role = (
+        b'{"id":' + answer_id + b',"object":"chat.completion.chunk","created":17,"model":"m",'
+        b'"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}'
+    )
+    frames = [role] + [_stream_chunk(answer_id, piece, extra=extra) for piece in pieces]
+    return [*frames, _stream_chunk(answer_id, b"", b'"stop"', extra), b"[DONE]"]
+
+
+def _carrying(frames: list[bytes], carried: ChunkTemplate | None) -> tuple[object, ChoiceStream]:
+    """`_run` of a chat stream read after a stream whose learned template was `carried`."""
+    accumulator = handler_for(Endpoint.chat).open_accumulator(_request(Endpoint.chat), 0)
+    assert isinstance(accumulator, ChoiceStream)
+    type(accumulator)._carried = carried
+    for number, frame in enumerate(frames):
+        accumulator.feed(frame, 1000 + number)
+    transfer = Transfer(send_ns=0, end_ns=10_000)
+    result = accumulator.finish(transfer)
+    return (repr(result), accumulator.partial(transfer).model_dump()), accumulator
+
+
+def _learned_from(frames: list[bytes]) -> ChunkTemplate:
+    _, accumulator = _carrying(frames, None)
+    template = accumulator._chunk_template
+    assert isinstance(template, ChunkTemplate)
+    assert not template.carried
+    return template
+
+
+def test_the_next_stream_reads_its_common_chunks_with_the_carried_template(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    carried = _learned_from(_stream(b'"chatcmpl-1"', [b"Rivers", b" run"]))
+    later = _stream(b'"chatcmpl-2345"', [b"Deep", b" water", b" runs"])
+    parsed = _run(Endpoint.chat, later, learn=False)
+    parses: list[bytes] = []
+    loads = orjson.loads
+
+    def counted(data: bytes) -> object:
+        parses.append(data)
+        return loads(data)
+
+    monkeypatch.setattr(orjson, "loads", counted)
+    answer, accumulator = _carrying(later, carried)
+    assert answer == parsed
+    # The role chunk and the finish are parsed; every common chunk is read by the template.
+    assert parses == [later[0], later[-2]]
+    template = accumulator._chunk_template
+    assert isinstance(template, ChunkTemplate)
+    assert template.carried
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [b"0", b',"system_fingerprint":"fp"'],
+    ids=["another created", "another field"],
+)
+def test_a_carried_template_falls_back_when_the_next_streams_chunks_differ(extra: bytes) -> None:
+    carried = _learned_from(_stream(b'"chatcmpl-1"', [b"Rivers", b" run"]))
+    later = _stream(b'"chatcmpl-2"', [b"Deep", b" water"], extra=extra)
+    answer, accumulator = _carrying(later, carried)
+    assert answer == _run(Endpoint.chat, later, learn=False)
+    # The stream learned its own template from its first common chunk, and carries it on.
+    template = accumulator._chunk_template
+    assert isinstance(template, ChunkTemplate)
+    assert not template.carried
+    assert type(accumulator)._carried is template
+    assert template.pieces([later[2]], 0, 1) == [" water"]
+
+
+_IDS = st.one_of(
+    st.text(max_size=8).map(orjson.dumps),
+    st.sampled_from([b'"a\\"b"', b'"\\u00e9"', b"7", b"null", b'"chatcmpl-1"']),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    first=_IDS,
+    second=_IDS,
+    pieces=st.lists(_PIECES, min_size=1, max_size=6),
+    extra=st.sampled_from([b"", b"", b"1", b',"usage":null']),
+)
+def test_a_stream_read_after_another_counts_exactly_as_parsed(
+    first: bytes, second: bytes, pieces: list[bytes], extra: bytes
+) -> None:
+    # Whatever the first stream left (a template, with or without its id's place, or none),
+    # the next one, of whatever id and shape, is counted as its parse chunk by chunk.
+    _, before = _carrying(_stream(first, [b"Rivers", b" run"]), None)
+    template = before._chunk_template
+    later = _stream(second, pieces, extra)
+    answer, _ = _carrying(later, template if isinstance(template, ChunkTemplate) else None)
+    assert answer == _run(Endpoint.chat, later, learn=False)
+
+
+def test_a_stream_whose_first_chunk_names_no_model_learns_its_own_template() -> None:
+    # A parsed common chunk would name the model; one read by a carried template would not.
+    carried = _learned_from(_stream(b'"chatcmpl-1"', [b"Rivers", b" run"]))
+    later = _stream(b'"chatcmpl-2"', [b"Deep", b" water"])
+    later[0] = later[0].replace(b',"model":"m"', b"")
+    answer, accumulator = _carrying(later, carried)
+    assert answer == _run(Endpoint.chat, later, learn=False)
+    assert accumulator.partial(Transfer(send_ns=0, end_ns=1)).model == "m"
+    template = accumulator._chunk_template
+    assert isinstance(template, ChunkTemplate)
+    assert not template.carried
+
+
+def test_an_id_whose_quoted_bytes_occur_twice_is_never_carried() -> None:
+    # The first occurrence is another string's: writing the next id there would be wrong.
+    frame = b'{"object":"c-1","id":"c-1","choices":[{"delta":{"content":"Rivers"}}]}'
+    template = _learned(frame)
+    assert template is not None
+    assert template.for_id("c-2") is None
+    alone = _learned(frame.replace(b'"object":"c-1"', b'"object":"chunk"'))
+    assert alone is not None
+    assert alone.for_id("c-2") is not None

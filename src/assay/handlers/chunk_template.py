@@ -42,13 +42,26 @@ class ChunkTemplate:
     []
     """
 
-    __slots__ = ("_head", "_size", "_tail", "_tail_size")
+    __slots__ = (
+        "_head",
+        "_id_end",
+        "_id_start",
+        "_size",
+        "_tail",
+        "_tail_size",
+        "carried",
+    )
 
-    def __init__(self, head: bytes, tail: bytes) -> None:
+    def __init__(self, head: bytes, tail: bytes, id_start: int = -1, id_end: int = -1) -> None:
         self._head = head
         self._tail = tail
         self._tail_size = len(tail)
         self._size = len(head) + len(tail)
+        # Where the answer's id sits in `head`, between its quotes (`for_id`); -1 when unknown.
+        self._id_start = id_start
+        self._id_end = id_end
+        # Made by `for_id` from another stream's template, not learned from this stream's chunk.
+        self.carried = False
 
     def pieces(self, frames: list[SseFrame], start: int, most: int) -> list[str]:
         """The pieces of the run of common chunks in `frames` from `start`, at most `most`.
@@ -97,6 +110,36 @@ class ChunkTemplate:
                 return pieces[:taken]
         return pieces
 
+    def for_id(self, answer_id: str) -> ChunkTemplate | None:
+        """This template for a stream whose answer id is `answer_id`: the same chunk with that
+        id, or None when the id's place is unknown or `answer_id` is not plain.
+
+        Sound as `learn`'s proof without a probe is: the learned chunk held no backslash, so
+        its id was the raw bytes between two quotes, and a plain id written there changes that
+        one string's value and nothing else.
+
+        >>> frame = b'{"id":"c-1","choices":[{"text":"Rivers"}]}'
+        >>> def piece(obj: Any) -> object:
+        ...     return obj["choices"][0]["text"]
+        >>> def put(obj: Any, text: str) -> None:
+        ...     obj["choices"][0]["text"] = text
+        >>> template = ChunkTemplate.learn(frame, orjson.loads(frame), "Rivers", piece, put)
+        >>> template.for_id("c-22").pieces([frame.replace(b"c-1", b"c-22")], 0, 1)
+        ['Rivers']
+        >>> template.for_id('c"2') is None, template.for_id("c-22").pieces([frame], 0, 1)
+        (True, [])
+        """
+        start, end = self._id_start, self._id_end
+        if start < 0 or not _plain(answer_id):
+            return None
+        encoded = answer_id.encode()
+        head = self._head
+        made = ChunkTemplate(
+            head[:start] + encoded + head[end:], self._tail, start, start + len(encoded)
+        )
+        made.carried = True
+        return made
+
     @classmethod
     def learn(
         cls,
@@ -120,6 +163,13 @@ class ChunkTemplate:
             # piece's own string is then an occurrence of `encoded`, and the only one: the
             # bytes between head and tail are that value, and another plain piece there
             # changes that value alone. (The commonest chunk; the probe below costs a parse.)
+            # The answer's id is found the same way, for the next stream (`for_id`).
+            answer_id = obj.get("id") if type(obj) is dict else None
+            if type(answer_id) is str:
+                quoted = orjson.dumps(answer_id)
+                found = head.find(quoted)
+                if found >= 0 and frame.find(quoted, found + 1) < 0:
+                    return cls(head, tail, found + 1, found + len(quoted) - 1)
             return cls(head, tail)
         probe = "q" if piece == "p" else "p"
         try:

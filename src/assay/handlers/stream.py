@@ -405,6 +405,10 @@ class ChoiceStream(StreamDraft, ABC):
     __slots__ = ()
     # Where the common chunk's piece sits: in the choice's `delta` (chat) or the choice (`text`).
     _IN_DELTA: ClassVar[bool] = False
+    # The common chunk the last stream of this class learned: the next stream, once its first
+    # chunk gave its id, reads its common chunks with it (`ChunkTemplate.for_id`), and learns
+    # its own from the first common chunk that template does not read.
+    _carried: ClassVar[ChunkTemplate | None] = None
 
     def feed(self, frame: SseFrame, received_ns: int) -> None:
         """Take one event: a chunk, `[DONE]`, or an error frame."""
@@ -447,6 +451,8 @@ class ChoiceStream(StreamDraft, ABC):
         obj = self._open_chunk(frame)
         if obj is None:
             return
+        if self._chunk_template is None:
+            self._take_carried()
         choices = obj["choices"]
         if len(choices) == 1:
             # The common chunk, read here with a fraction of `_feed_choices`' lookups and the
@@ -484,25 +490,42 @@ class ChoiceStream(StreamDraft, ABC):
                         self._chunk_tokens.append(1)
                         if len(self._chunk_times) > MAX_KEPT_CHUNK_TIMES:
                             self.fold_chunk_times()
-                        if self._chunk_template is None:
+                        template = self._chunk_template
+                        if template is None or (
+                            type(template) is ChunkTemplate and template.carried
+                        ):
                             self._learn_chunk(frame, obj, piece, finish)
                     else:
                         self._count_choices(received_ns, True, usage)
                     return
         self._feed_choices(obj, choices, frame, received_ns)
 
+    def _take_carried(self) -> None:
+        """Read this stream's common chunks with the template the last stream learned, once the
+        stream's id is known: its chunks are then that chunk with this id (`for_id`). Not while
+        the model is unknown: a parsed chunk would then set it, a chunk read by a template not.
+        """
+        carried = self._carried
+        answer_id = self._answer_id
+        if carried is not None and type(answer_id) is str and self._model is not None:
+            self._chunk_template = carried.for_id(answer_id)
+
     def _learn_chunk(
         self, frame: SseFrame, obj: dict[str, Any], piece: str, finish: object
     ) -> None:
         """Learn the stream's common chunk from `frame`, a chunk with a piece and no finish
-        reason: once (see `ChunkTemplate`)."""
+        reason: once, or again in place of a carried template that did not read it (see
+        `ChunkTemplate`); kept for the next stream of this class."""
         if not piece or finish is not None:
             return  # not the common chunk: wait for one
         learned = None
         if type(frame) is bytes:
             read, put = (_delta_piece, _put_delta_piece) if self._IN_DELTA else (_text, _put_text)
             learned = ChunkTemplate.learn(frame, obj, piece, read, put)
-        self._chunk_template = False if learned is None else learned
+        if learned is None:
+            self._chunk_template = False
+        else:
+            self._chunk_template = type(self)._carried = learned
 
     @abstractmethod
     def _feed_choices(
