@@ -211,21 +211,45 @@ def _stream_chunk(
     )
 
 
-def _stream(answer_id: bytes, pieces: list[bytes], extra: bytes = b"") -> list[bytes]:
-    """A chat stream: the role chunk, a common chunk per piece, the finish and `[DONE]`."""
-    role = (
-        b'{"id":' + answer_id + b',"object":"chat.completion.chunk","created":17,"model":"m",'
-        b'"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}'
-    )
+_ROLE = (
+    b'{"id":ID,"object":"chat.completion.chunk","created":17,"model":"m",'
+    b'"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}'
+)
+# First chunks: the role's, and others that change more than the id, the model and the count.
+_FIRSTS = [
+    _ROLE,
+    _ROLE.replace(b',"model":"m"', b""),
+    _ROLE.replace(b"17", b"18"),
+    _ROLE.replace(b'"content":""', b'"content":"Hi"'),
+    _ROLE.replace(b"null}]}", b'"stop"}]}'),
+    _ROLE.replace(b"null}]}", b'null}],"usage":{"completion_tokens":2}}'),
+    _ROLE.replace(b'"role":"assistant"', b'"reasoning":"hm"'),
+    b'{"id":ID,"error":{"message":"busy"}}',
+    b'{"id":ID,"choices":[]}',
+]
+_CHANGING = ["content", "finish", "usage", "reasoning", "error"]
+
+
+def _stream(
+    answer_id: bytes, pieces: list[bytes], extra: bytes = b"", first: bytes = _ROLE
+) -> list[bytes]:
+    """A chat stream: the first chunk, a common chunk per piece, the finish and `[DONE]`."""
+    role = first.replace(b"ID", answer_id)
     frames = [role] + [_stream_chunk(answer_id, piece, extra=extra) for piece in pieces]
     return [*frames, _stream_chunk(answer_id, b"", b'"stop"', extra), b"[DONE]"]
 
 
-def _carrying(frames: list[bytes], carried: ChunkTemplate | None) -> tuple[object, ChoiceStream]:
-    """`_run` of a chat stream read after a stream whose learned template was `carried`."""
+def _carrying(
+    frames: list[bytes],
+    carried: ChunkTemplate | None,
+    opening: tuple[ChunkTemplate, str | None] | None = None,
+) -> tuple[object, ChoiceStream]:
+    """`_run` of a chat stream read after a stream whose learned template was `carried` and
+    whose first chunk was kept as `opening`."""
     accumulator = handler_for(Endpoint.chat).open_accumulator(_request(Endpoint.chat), 0)
     assert isinstance(accumulator, ChoiceStream)
     type(accumulator)._carried = carried
+    type(accumulator)._opening = opening
     for number, frame in enumerate(frames):
         accumulator.feed(frame, 1000 + number)
     transfer = Transfer(send_ns=0, end_ns=10_000)
@@ -294,17 +318,62 @@ _IDS = st.one_of(
     second=_IDS,
     pieces=st.lists(_PIECES, min_size=1, max_size=6),
     extra=st.sampled_from([b"", b"", b"1", b',"usage":null']),
+    openings=st.tuples(st.sampled_from(_FIRSTS), st.sampled_from(_FIRSTS)),
 )
 def test_a_stream_read_after_another_counts_exactly_as_parsed(
-    first: bytes, second: bytes, pieces: list[bytes], extra: bytes
+    first: bytes,
+    second: bytes,
+    pieces: list[bytes],
+    extra: bytes,
+    openings: tuple[bytes, bytes],
 ) -> None:
-    # Whatever the first stream left (a template, with or without its id's place, or none),
-    # the next one, of whatever id and shape, is counted as its parse chunk by chunk.
-    _, before = _carrying(_stream(first, [b"Rivers", b" run"]), None)
+    # Whatever the first stream left (a template, with or without its id's place, or none; its
+    # first chunk or none), the next one, of whatever id and shape, is counted as its parse
+    # chunk by chunk.
+    _, before = _carrying(_stream(first, [b"Rivers", b" run"], first=openings[0]), None)
     template = before._chunk_template
-    later = _stream(second, pieces, extra)
-    answer, _ = _carrying(later, template if isinstance(template, ChunkTemplate) else None)
+    later = _stream(second, pieces, extra, openings[1])
+    answer, _ = _carrying(
+        later,
+        template if isinstance(template, ChunkTemplate) else None,
+        type(before)._opening,
+    )
     assert answer == _run(Endpoint.chat, later, learn=False)
+
+
+def test_the_next_stream_takes_a_first_chunk_like_the_last_streams_unparsed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _, before = _carrying(_stream(b'"chatcmpl-1"', [b"Rivers"]), None)
+    opening = type(before)._opening
+    assert opening is not None
+    assert opening[1] == "m"
+    later = _stream(b'"chatcmpl-2345"', [b"Deep", b" water"])
+    parsed = _run(Endpoint.chat, later, learn=False)
+    parses: list[bytes] = []
+    loads = orjson.loads
+
+    def counted(data: bytes) -> object:
+        parses.append(data)
+        return loads(data)
+
+    monkeypatch.setattr(orjson, "loads", counted)
+    answer, _ = _carrying(later, None, opening)
+    assert answer == parsed
+    assert later[0] not in parses
+    # Another first chunk is parsed (and kept in its place).
+    other = _stream(b'"chatcmpl-3"', [b"Deep"], first=_FIRSTS[2])
+    answer, accumulator = _carrying(other, None, opening)
+    assert answer == _run(Endpoint.chat, other, learn=False)
+    assert other[0] in parses
+    assert type(accumulator)._opening not in (None, opening)
+
+
+@pytest.mark.parametrize("first", _FIRSTS[3:-1], ids=_CHANGING)
+def test_a_first_chunk_that_changes_more_than_the_id_is_never_kept(first: bytes) -> None:
+    # Its effect is more than the events, the model and the id: taking it unparsed would lose it.
+    _, accumulator = _carrying(_stream(b'"chatcmpl-1"', [b"Rivers"], first=first), None)
+    assert type(accumulator)._opening is None
 
 
 def test_a_stream_whose_first_chunk_names_no_model_learns_its_own_template() -> None:

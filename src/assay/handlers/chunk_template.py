@@ -141,6 +141,26 @@ class ChunkTemplate:
         return made
 
     @classmethod
+    def around(cls, frame: bytes, text: str) -> ChunkTemplate | None:
+        """The template of `frame` around `text`, one of its string values, when its bytes
+        alone prove it (no backslash in the frame, one occurrence of `text` quoted: see
+        `learn`), else None.
+
+        >>> frame = b'{"id":"c-1","choices":[{"delta":{"role":"assistant"}}]}'
+        >>> ChunkTemplate.around(frame, "c-1").pieces([frame.replace(b"c-1", b"c-2")], 0, 1)
+        ['c-2']
+        >>> ChunkTemplate.around(frame.replace(b"c-1", b"c-\\\\1"), "c-\\1") is None
+        True
+        """
+        if b"\\" in frame:
+            return None
+        encoded = orjson.dumps(text)
+        at = frame.find(encoded)
+        if at < 0 or frame.find(encoded, at + 1) >= 0:
+            return None
+        return cls(frame[: at + 1], frame[at + len(encoded) - 1 :])
+
+    @classmethod
     def learn(
         cls,
         frame: bytes,

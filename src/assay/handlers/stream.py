@@ -409,6 +409,10 @@ class ChoiceStream(StreamDraft, ABC):
     # chunk gave its id, reads its common chunks with it (`ChunkTemplate.for_id`), and learns
     # its own from the first common chunk that template does not read.
     _carried: ClassVar[ChunkTemplate | None] = None
+    # The first chunk of the last stream of this class whose first chunk changed nothing but
+    # the count of events, the model (kept here) and the answer's id: the template around that
+    # id. The next stream whose first chunk is that chunk with another id takes it unparsed.
+    _opening: ClassVar[tuple[ChunkTemplate, str | None] | None] = None
 
     def feed(self, frame: SseFrame, received_ns: int) -> None:
         """Take one event: a chunk, `[DONE]`, or an error frame."""
@@ -443,8 +447,39 @@ class ChoiceStream(StreamDraft, ABC):
                     if len(times) > MAX_KEPT_CHUNK_TIMES:
                         self.fold_chunk_times()
                     continue
-            self._feed_parsed(frames[at], received_ns)
+            if self._events:
+                self._feed_parsed(frames[at], received_ns)
+            else:
+                self._feed_first(frames[at], received_ns)
             at += 1
+
+    def _feed_first(self, frame: SseFrame, received_ns: int) -> None:
+        """`feed` of the stream's first event: taken as the last stream's first chunk was when
+        it is that chunk with another id (`_opening`), else parsed, and then kept for the next
+        stream when it changed nothing but the events, the model and the id."""
+        opening = self._opening
+        if opening is not None:
+            found = opening[0].pieces([frame], 0, 1)
+            if found:
+                # The state that chunk's parse leaves, with this stream's id.
+                self._events = 1
+                self._model = opening[1]
+                self._answer_id = found[0]
+                self._take_carried()
+                return
+        self._feed_parsed(frame, received_ns)
+        answer_id = self._answer_id
+        if type(frame) is not bytes or type(answer_id) is not str or self._events != 1:
+            return
+        fresh = object.__new__(type(self))
+        StreamDraft.__init__(fresh, self._request, self._what)
+        for kind in type(self).__mro__:
+            for name in getattr(kind, "__slots__", ()):
+                if name not in _OPENED and getattr(self, name) != getattr(fresh, name):
+                    return
+        template = ChunkTemplate.around(frame, answer_id)
+        if template is not None:
+            type(self)._opening = (template, self._model)
 
     def _feed_parsed(self, frame: SseFrame, received_ns: int) -> None:
         """`feed` of a chunk that is parsed."""
@@ -549,6 +584,10 @@ class NotStreamed(StreamDraft):
             f"{self._what} answer came as an SSE stream, which the endpoint does not define",
             frame_data(frame),
         )
+
+
+# What a stream's first chunk may change and still be taken as the next stream's opening.
+_OPENED = frozenset({"_answer_id", "_chunk_template", "_events", "_model"})
 
 
 def _delta_piece(obj: Any) -> object:
