@@ -398,3 +398,25 @@ def test_an_id_whose_quoted_bytes_occur_twice_is_never_carried() -> None:
     alone = _learned(frame.replace(b'"object":"c-1"', b'"object":"chunk"'))
     assert alone is not None
     assert alone.for_id("c-2") is not None
+
+
+def test_the_frame_that_ends_a_run_is_parsed_without_trying_the_template_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    frames = _stream(b'"chatcmpl-1"', [b"Rivers", b" run", b" deep"])
+    accumulator = handler_for(Endpoint.chat).open_accumulator(_request(Endpoint.chat), 0)
+    assert isinstance(accumulator, ChoiceStream)
+    accumulator.feed_all(list[SseFrame](frames[:2]), 1000)  # the role chunk, one to learn
+    tried: list[int] = []
+    pieces = ChunkTemplate.pieces
+
+    def counted(template: ChunkTemplate, read: list[SseFrame], start: int, most: int) -> list[str]:
+        tried.append(start)
+        return pieces(template, read, start, most)
+
+    monkeypatch.setattr(ChunkTemplate, "pieces", counted)
+    rest = list[SseFrame](frames[2:])  # two common chunks, the finish, [DONE]
+    accumulator.feed_all(rest, 2000)
+    # Tried at the run and at [DONE]; the finish, which ended the run, is parsed untried.
+    assert tried == [0, 3]
+    assert accumulator.partial(Transfer(send_ns=0, end_ns=1)).text == "Rivers run deep"

@@ -432,7 +432,8 @@ class ChoiceStream(StreamDraft, ABC):
             template = self._chunk_template
             if type(template) is ChunkTemplate and not self._closed:
                 times = self._chunk_times
-                pieces = template.pieces(frames, at, max(MAX_KEPT_CHUNK_TIMES - len(times), 1))
+                most = max(MAX_KEPT_CHUNK_TIMES - len(times), 1)
+                pieces = template.pieces(frames, at, most)
                 if pieces:
                     taken = len(pieces)
                     at += taken
@@ -446,7 +447,9 @@ class ChoiceStream(StreamDraft, ABC):
                     self._chunk_tokens.extend([1] * taken)
                     if len(times) > MAX_KEPT_CHUNK_TIMES:
                         self.fold_chunk_times()
-                    continue
+                    if taken == most or at == count:
+                        continue
+                    # The run ended at a frame that is not the common chunk: parsed, not tried.
             if self._events:
                 self._feed_parsed(frames[at], received_ns)
             else:
