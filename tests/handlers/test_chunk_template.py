@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from assay.core import Endpoint, GenerationRequest
 from assay.core.response import MAX_KEPT_CHUNK_TIMES
 from assay.handlers import handler_for
-from assay.handlers.base import SseFrame, Transfer
+from assay.handlers.base import SseEvent, SseFrame, Transfer
 from assay.handlers.chunk_template import ChunkTemplate
 from assay.handlers.stream import ChoiceStream, StreamDraft, _delta_piece, _put_delta_piece
 
@@ -420,3 +420,12 @@ def test_the_frame_that_ends_a_run_is_parsed_without_trying_the_template_again(
     # Tried at the run and at [DONE]; the finish, which ended the run, is parsed untried.
     assert tried == [0, 3]
     assert accumulator.partial(Transfer(send_ns=0, end_ns=1)).text == "Rivers run deep"
+
+
+def test_an_event_with_a_name_ends_a_run() -> None:
+    common = [_stream_chunk(b'"c-1"', piece) for piece in (b"Rivers", b" run", b" deep")]
+    template = _learned(common[0])
+    assert template is not None
+    named = SseEvent(common[1], "delta")
+    assert template.pieces([common[0], named, common[2]], 0, 3) == ["Rivers"]
+    assert template.pieces([named, common[2]], 0, 2) == []

@@ -84,21 +84,19 @@ class ChunkTemplate:
         >>> template.pieces([frame, chunk], 1, 9), template.pieces([frame, chunk], 0, 1)
         ([' run'], ['Rivers'])
         """
-        head, size, tail, cut = self._head, self._size, self._tail, self._tail_size
-        at = len(head)
+        head, size, tail = self._head, self._size, self._tail
+        at, cut = len(head), -self._tail_size  # the tail opens with a quote: never empty
         pieces: list[str] = []
-        for frame in frames[start : start + most] if start or len(frames) > most else frames:
-            if (
-                type(frame) is not bytes
-                or len(frame) <= size
-                or not frame.startswith(head)
-                or not frame.endswith(tail)
-            ):
-                break
-            try:
-                pieces.append(frame[at : len(frame) - cut].decode())
-            except UnicodeDecodeError:
-                break
+        # Read as bytes: an `SseEvent` among them ends the run by the TypeError its `len` raises
+        # (a type test per chunk cost about a tenth of the loop).
+        run: list[Any] = frames[start : start + most] if start or len(frames) > most else frames
+        try:
+            for frame in run:
+                if len(frame) <= size or not frame.startswith(head) or not frame.endswith(tail):
+                    break
+                pieces.append(frame[at:cut].decode())
+        except (TypeError, UnicodeDecodeError):
+            pass  # an event with a name (an `SseEvent` has no length), or invalid UTF-8: run over
         if not pieces:
             return pieces
         joined = "".join(pieces)
