@@ -14,8 +14,9 @@ from assay.core import Endpoint, GenerationRequest
 from assay.core.response import MAX_KEPT_CHUNK_TIMES
 from assay.handlers import handler_for
 from assay.handlers.base import SseEvent, SseFrame, Transfer
+from assay.handlers.choice_stream import ChoiceStream, _delta_piece, _put_delta_piece
 from assay.handlers.chunk_template import ChunkTemplate
-from assay.handlers.stream import ChoiceStream, StreamDraft, _delta_piece, _put_delta_piece
+from assay.handlers.stream import StreamDraft
 
 
 def _request(endpoint: Endpoint) -> GenerationRequest:
