@@ -135,8 +135,10 @@ class QuantileSketch:
             if len(pending) >= FOLD_EVERY:
                 self._fold()
         elif times > 0:
-            # The weighted update must come after the values added before it.
-            self._fold()
+            # The weighted update must come after the values added before it (their moments;
+            # buckets are counts, so the unbucketed values may wait).
+            if self._pending:
+                self._fold_moments()
             self._add_times(value, times)
 
     def add_each(self, values: Iterable[float]) -> None:
@@ -149,7 +151,11 @@ class QuantileSketch:
 
     def _add_times(self, value: float, times: int) -> None:
         buckets = self._buckets
-        key = _key(value)
+        if value > 0:  # `_key(value)`, inline: one call less a weighted value
+            mantissa, exponent = _frexp(value)
+            key = exponent * SUB_BUCKETS + int(mantissa * _TWO_SUB) - SUB_BUCKETS
+        else:
+            key = _NON_POSITIVE
         buckets[key] = buckets.get(key, 0) + times
         # Welford's update, weighted: `times` equal samples at once.
         count = self._count + times
@@ -185,7 +191,12 @@ class QuantileSketch:
             self._fold_moments()
         # The batch's own mean and squared deviations, then the same combination as `merge`.
         batch_mean = math.fsum(values) / n
-        batch_m2 = math.fsum([(v - batch_mean) ** 2 for v in values])
+        if low == high == batch_mean and -math.inf < batch_mean < math.inf:
+            # Every value equals the mean (no NaN, which would make the mean NaN, nor infinity):
+            # each square is 0.0, and so is their sum. A fast server's chunks read at once.
+            batch_m2 = 0.0
+        else:
+            batch_m2 = math.fsum([(v - batch_mean) ** 2 for v in values])
         self._combine(n, batch_mean, batch_m2, float(low), float(high))
         unbucketed = self._unbucketed
         unbucketed.extend(values)
