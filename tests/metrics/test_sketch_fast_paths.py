@@ -110,11 +110,12 @@ equal_runs = st.builds(
     st.one_of(equal_runs, st.lists(st.one_of(finite, gaps), min_size=1, max_size=20)),
     st.lists(st.sampled_from([0, 0.0, -0.0, math.nan]), max_size=3),
 )
-def test_a_batch_of_equal_values_combines_the_formulas_moments_bit_for_bit(
+def test_a_batch_of_equal_values_gives_the_formulas_moments_and_buckets(
     before: list[float], values: list[float], mixed_in: list[float]
 ) -> None:
-    # `add_all` skips the squares when every value equals the batch's mean; the moments must be
-    # those of the formula exactly (NaN, infinities, signed zeros and huge ints included).
+    # `add_all` skips the squares and the sort when every value equals the batch's mean; the
+    # moments must be those of the formula exactly, and the buckets those of the sort (NaN,
+    # infinities, signed zeros and huge ints included).
     values = values + mixed_in
     sketch, reference = QuantileSketch(), QuantileSketch()
     sketch.add_each(before)
@@ -126,6 +127,9 @@ def test_a_batch_of_equal_values_combines_the_formulas_moments_bit_for_bit(
     reference._combine(len(values), batch_mean, batch_m2, float(min(values)), float(max(values)))
     # Read without folding: the buckets of an infinity cannot be counted at all.
     assert repr(_moments(sketch)) == repr(_moments(reference))
+    if all(-math.inf < value < math.inf or value != value for value in before + values):
+        reference._unbucketed.extend(values)
+        assert sketch.buckets == reference.buckets
 
 
 def _moments(sketch: QuantileSketch) -> tuple[float, ...]:

@@ -187,9 +187,13 @@ class PeerTally:
         ended at `end`, its chunks read at `times` carrying `counts` tokens, `n` output tokens."""
         if not times:
             return
-        content, stamped = _content(times, counts)
-        if content is not times and not self._content_apart:
-            self._part_content()
+        if len(counts) == len(times) and 0 not in counts:  # every chunk carried output
+            content: Sequence[int] = times
+            stamped = sum(counts)
+        else:
+            content, stamped = _content(times, counts)
+            if not self._content_apart:
+                self._part_content()
         if content and stamped < 2 and not self._ip_apart:
             self._part_ip()
         self._answers += 1
@@ -355,13 +359,11 @@ class PeerTally:
         )
 
 
-def _content(times: Sequence[int], counts: Sequence[int]) -> tuple[Sequence[int], int]:
-    """The times of the chunks with output and how many tokens they stamped: `times` itself
-    when every chunk carried output. Chunks without output (a running usage that did not rise)
-    are chunks to vLLM and GuideLLM, not to the tools that wait for content; a chunk without a
-    count counts one token."""
-    if len(counts) == len(times) and 0 not in counts:
-        return times, sum(counts)
+def _content(times: Sequence[int], counts: Sequence[int]) -> tuple[list[int], int]:
+    """The times of the chunks with output and how many tokens they stamped, for an answer
+    where some chunk carried none or had no count (`add_answer` reads the common case itself).
+    Chunks without output (a running usage that did not rise) are chunks to vLLM and GuideLLM,
+    not to the tools that wait for content; a chunk without a count counts one token."""
     have = len(counts)
     kept = [i for i in range(len(times)) if i >= have or counts[i] > 0]
     return [times[i] for i in kept], sum([counts[i] if i < have else 1 for i in kept])

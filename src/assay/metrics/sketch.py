@@ -183,20 +183,24 @@ class QuantileSketch:
         n = len(values)
         if n == 0:
             return
-        if low is None:
-            low = min(values)
-        if high is None:
-            high = max(values)
         if self._pending:
             self._fold_moments()
         # The batch's own mean and squared deviations, then the same combination as `merge`.
         batch_mean = math.fsum(values) / n
-        if low == high == batch_mean and -math.inf < batch_mean < math.inf:
-            # Every value equals the mean (no NaN, which would make the mean NaN, nor infinity):
-            # each square is 0.0, and so is their sum. A fast server's chunks read at once.
-            batch_m2 = 0.0
-        else:
-            batch_m2 = math.fsum([(v - batch_mean) ** 2 for v in values])
+        first = values[0]
+        if first == batch_mean and values.count(first) == n and -math.inf < first < math.inf:
+            # Every value equals the mean (a NaN would have made it NaN): each square is 0.0, and
+            # so is their sum; the smallest and largest are the first; they share one bucket.
+            # A fast server's chunks read at once.
+            self._combine(n, batch_mean, 0.0, float(first), float(first))
+            key = _key(first)
+            self._buckets[key] = self._buckets.get(key, 0) + n
+            return
+        if low is None:
+            low = min(values)
+        if high is None:
+            high = max(values)
+        batch_m2 = math.fsum([(v - batch_mean) ** 2 for v in values])
         self._combine(n, batch_mean, batch_m2, float(low), float(high))
         unbucketed = self._unbucketed
         unbucketed.extend(values)
@@ -220,8 +224,11 @@ class QuantileSketch:
         self._m2 += m2 + delta * delta * self._count * count / total
         self._mean += delta * count / total
         self._count = total
-        self._min = min(self._min, low)
-        self._max = max(self._max, high)
+        # `min(self._min, low)` and `max(self._max, high)`, without two calls.
+        if low < self._min:
+            self._min = low
+        if high > self._max:
+            self._max = high
 
     def _fold(self) -> None:
         """Fold every kept value in: the state is then what adding them one by one gives."""
