@@ -134,3 +134,26 @@ def test_a_batch_of_equal_values_gives_the_formulas_moments_and_buckets(
 
 def _moments(sketch: QuantileSketch) -> tuple[float, ...]:
     return (sketch._count, sketch._mean, sketch._m2, sketch._min, sketch._max)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(finite, max_size=5),
+    st.lists(
+        st.tuples(st.one_of(finite, gaps), st.integers(min_value=1, max_value=4)), max_size=50
+    ),
+)
+def test_weighted_values_at_once_equal_adding_each_in_turn(
+    before: list[float], pairs: list[tuple[float, int]]
+) -> None:
+    # A weight of 1 too: `add(value)` keeps it to be folded, `add_weighted` updates at once.
+    at_once, each = QuantileSketch(), QuantileSketch()
+    at_once.add_each(before)
+    each.add_each(before)
+    at_once.add_weighted([value for value, _ in pairs], [times for _, times in pairs])
+    for value, times in pairs:
+        each.add(value, times)
+    at_once._fold()
+    each._fold()
+    assert repr(_moments(at_once)) == repr(_moments(each))
+    assert at_once.buckets == each.buckets

@@ -126,7 +126,11 @@ class PeerTally:
         "_first_send",
         "_first_send_values",
         "_gl_itl",
+        "_gl_itl_values",
+        "_gl_itl_weights",
         "_gl_tpot",
+        "_gl_tpot_values",
+        "_gl_tpot_weights",
         "_ip_apart",
         "_ip_first_send",
         "_ip_tpot",
@@ -156,6 +160,11 @@ class PeerTally:
         self._last_send_values: list[int] = []
         self._last_first_values: list[float] = []
         self._c_end_first_values: list[float] = []
+        # GuideLLM's two weighted series, kept the same way (value and weight).
+        self._gl_tpot_values: list[float] = []
+        self._gl_tpot_weights: list[int] = []
+        self._gl_itl_values: list[float] = []
+        self._gl_itl_weights: list[int] = []
         # The chunks with output (SGLang, AIPerf, inference-perf): the same sketches as every
         # chunk's until `_content_apart`, then their own.
         self._content_apart = False
@@ -204,11 +213,13 @@ class PeerTally:
         self._last_send_values.append(last - send)
         per_token = 0.0
         if n >= 1:
-            self._gl_tpot.add((last - send) / n, n)
+            self._gl_tpot_values.append((last - send) / n)
+            self._gl_tpot_weights.append(n)
         if n >= 2:
             per_token = (last - first) / (n - 1)
             self._last_first_values.append(per_token)
-            self._gl_itl.add(per_token, n - 1)
+            self._gl_itl_values.append(per_token)
+            self._gl_itl_weights.append(n - 1)
         gaps = list(map(operator.sub, times[1:], times))  # none for one chunk
         if gaps:
             self._chunk_gaps.add_all(gaps)
@@ -261,6 +272,14 @@ class PeerTally:
             if values:
                 sketch.add_each(values)
                 values.clear()
+        for values, weights, sketch in (
+            (self._gl_tpot_values, self._gl_tpot_weights, self._gl_tpot),
+            (self._gl_itl_values, self._gl_itl_weights, self._gl_itl),
+        ):
+            if values:
+                sketch.add_weighted(values, weights)
+                values.clear()
+                weights.clear()
 
     def _part_content(self) -> None:
         """Give the content series sketches of their own, copies of what they shared so far."""
