@@ -220,7 +220,10 @@ class PeerTally:
             self._last_first_values.append(per_token)
             self._gl_itl_values.append(per_token)
             self._gl_itl_weights.append(n - 1)
-        gaps = list(map(operator.sub, times[1:], times))  # none for one chunk
+        if first == last and times.count(first) == len(times):
+            gaps = [0] * (len(times) - 1)  # every chunk in one read: what the map below gives
+        else:
+            gaps = list(map(operator.sub, times[1:], times))  # none for one chunk
         if gaps:
             self._chunk_gaps.add_all(gaps)
         if content is not times and content:
