@@ -486,7 +486,10 @@ class _StepRunner(Generic[S]):
                 # A closed loop runs one session at a time: N streams are N sessions at once.
                 await self._session(self.sessions, index, now_ns)
             else:
-                await self._send(await self.builds.request(index), None, now_ns)
+                request = self.builds.here(index)  # on the loop: no coroutine to await
+                if request is None:
+                    request = await self.builds.request(index)
+                await self._send(request, None, now_ns)
 
     async def _session(self, sessions: SessionSource, index: int, target_ns: int) -> None:
         await run_session(
