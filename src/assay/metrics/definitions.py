@@ -220,16 +220,13 @@ class PeerTally:
             self._last_first_values.append(per_token)
             self._gl_itl_values.append(per_token)
             self._gl_itl_weights.append(n - 1)
-        if first == last and times.count(first) == len(times):
-            gaps = [0] * (len(times) - 1)  # every chunk in one read: what the map below gives
-        else:
-            gaps = list(map(operator.sub, times[1:], times))  # none for one chunk
+        gaps = _gaps(times)
         if gaps:
             self._chunk_gaps.add_all(gaps)
         if content is not times and content:
             first, last = content[0], content[-1]
             per_token = (last - first) / (n - 1) if n >= 2 else 0.0
-            gaps = list(map(operator.sub, content[1:], content))
+            gaps = _gaps(content)
         if content:
             if n >= 2:
                 self._c_end_first_values.append((end - first) / (n - 1))
@@ -379,6 +376,19 @@ class PeerTally:
                 e2e_ms=_ms(self._end_send),
             ),
         )
+
+
+def _gaps(times: Sequence[int]) -> list[int]:
+    """The gaps between consecutive chunk times of a non-empty answer (none for one chunk);
+    zeros, without subtracting, when every chunk was read at once.
+
+    >>> _gaps([5, 7, 7]), _gaps([7, 7, 7]), _gaps([7])
+    ([2, 0], [0, 0], [])
+    """
+    first = times[0]
+    if first == times[-1] and times.count(first) == len(times):
+        return [0] * (len(times) - 1)
+    return list(map(operator.sub, times[1:], times))
 
 
 def _content(times: Sequence[int], counts: Sequence[int]) -> tuple[list[int], int]:
