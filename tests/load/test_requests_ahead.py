@@ -327,6 +327,23 @@ async def test_a_closed_loop_builds_off_the_loop_once_builds_prove_slow(
     assert [args[0] for args in executor.submitted] == list(range(on_the_loop, 20))
 
 
+async def test_a_request_built_here_is_none_once_builds_are_off_the_loop() -> None:
+    # The closed loop takes `here`'s request, and awaits `request` only when `here` has none.
+    clock = FakeClock()
+    source = TimedSource(clock, lambda _: 2 * SLOW_BUILD_NS)
+    executor = InlineExecutor()
+    builds = RequestBuilds(source, clock, lambda _: executor, most_at_once=2)
+    here = [builds.here(index) for index in range(SLOW_BUILDS + 2)]
+    assert [request.request_id for request in here[:SLOW_BUILDS] if request is not None] == [
+        f"req-{index:08d}" for index in range(SLOW_BUILDS)
+    ]
+    assert here[SLOW_BUILDS:] == [None, None]
+    assert builds.off_the_loop
+    assert (await builds.request(SLOW_BUILDS)).request_id == f"req-{SLOW_BUILDS:08d}"
+    builds.close()
+    assert [args[0] for args in executor.submitted] == [SLOW_BUILDS]
+
+
 async def test_a_closed_loop_stream_stops_waiting_for_its_build_when_cancelled() -> None:
     clock = FakeClock()
     source = TimedSource(clock, lambda _: STALL_BUILD_NS + 1)

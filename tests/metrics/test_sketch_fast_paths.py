@@ -85,3 +85,75 @@ def test_one_value_added_several_times_has_zero_spread_not_a_domain_error() -> N
     summary = sketch.summary()
     assert summary is not None
     assert summary.count == 3
+
+
+def _reference_batch(sketch: QuantileSketch, values: list[float]) -> tuple[float, float]:
+    """The mean and sum of squares `add_all` combines for `values`, as first written."""
+    batch_mean = math.fsum(values) / len(values)
+    return batch_mean, math.fsum([(v - batch_mean) ** 2 for v in values])
+
+
+equal_runs = st.builds(
+    lambda value, n: [value] * n,
+    st.one_of(
+        st.integers(min_value=-(10**18), max_value=10**18),
+        st.floats(min_value=-1e100, max_value=1e100),
+        st.sampled_from([0, 0.0, -0.0, math.inf, -math.inf, math.nan, 0.1, 2**53 + 1]),
+    ),
+    st.integers(min_value=1, max_value=20),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(finite, max_size=5),
+    st.one_of(equal_runs, st.lists(st.one_of(finite, gaps), min_size=1, max_size=20)),
+    st.lists(st.sampled_from([0, 0.0, -0.0, math.nan]), max_size=3),
+)
+def test_a_batch_of_equal_values_gives_the_formulas_moments_and_buckets(
+    before: list[float], values: list[float], mixed_in: list[float]
+) -> None:
+    # `add_all` skips the squares and the sort when every value equals the batch's mean; the
+    # moments must be those of the formula exactly, and the buckets those of the sort (NaN,
+    # infinities, signed zeros and huge ints included).
+    values = values + mixed_in
+    sketch, reference = QuantileSketch(), QuantileSketch()
+    sketch.add_each(before)
+    reference.add_each(before)
+    sketch.add_all(values)
+    if before:
+        reference._fold_moments()
+    batch_mean, batch_m2 = _reference_batch(reference, values)
+    reference._combine(len(values), batch_mean, batch_m2, float(min(values)), float(max(values)))
+    # Read without folding: the buckets of an infinity cannot be counted at all.
+    assert repr(_moments(sketch)) == repr(_moments(reference))
+    if all(-math.inf < value < math.inf or value != value for value in before + values):
+        reference._unbucketed.extend(values)
+        assert sketch.buckets == reference.buckets
+
+
+def _moments(sketch: QuantileSketch) -> tuple[float, ...]:
+    return (sketch._count, sketch._mean, sketch._m2, sketch._min, sketch._max)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(finite, max_size=5),
+    st.lists(
+        st.tuples(st.one_of(finite, gaps), st.integers(min_value=1, max_value=4)), max_size=50
+    ),
+)
+def test_weighted_values_at_once_equal_adding_each_in_turn(
+    before: list[float], pairs: list[tuple[float, int]]
+) -> None:
+    # A weight of 1 too: `add(value)` keeps it to be folded, `add_weighted` updates at once.
+    at_once, each = QuantileSketch(), QuantileSketch()
+    at_once.add_each(before)
+    each.add_each(before)
+    at_once.add_weighted([value for value, _ in pairs], [times for _, times in pairs])
+    for value, times in pairs:
+        each.add(value, times)
+    at_once._fold()
+    each._fold()
+    assert repr(_moments(at_once)) == repr(_moments(each))
+    assert at_once.buckets == each.buckets

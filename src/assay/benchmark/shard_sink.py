@@ -182,7 +182,8 @@ class ShardSink:
             raise shard_error(self._writer.path, error) from None
         self._aggregator.add(record)
         self._timeline.add(record)
-        add_to_groups(self._turns, self._models, record, self._fresh)
+        if record.turn is not None or record.model is not None:  # most runs: neither
+            add_to_groups(self._turns, self._models, record, self._fresh)
 
     def spooled(self) -> bytes:
         """The records' lines since the last call, when this sink spools (else nothing)."""

@@ -228,11 +228,20 @@ class RequestBuilds:
         """Whether requests are now built on build threads."""
         return self._executor is not None
 
+    def here(self, index: int) -> GenerationRequest | None:
+        """The request at `index` built on the loop, or None once builds are on threads (then
+        `request` awaits it): a closed loop takes a request built here without a coroutine."""
+        return self._build(index) if self._executor is None else None
+
     async def request(self, index: int) -> GenerationRequest:
         """The request at `index`."""
         if self._executor is not None:
             loop = asyncio.get_running_loop()
             return await loop.run_in_executor(self._executor, self._source.request, index)
+        return self._build(index)
+
+    def _build(self, index: int) -> GenerationRequest:
+        """Build the request at `index` on the loop, timed: slow builds move the next ones off."""
         slow = self._slow
         cpu_started_ns = slow.cpu_now() if slow.watching else None
         started_ns = self._clock.now_ns()

@@ -486,7 +486,11 @@ class _StepRunner(Generic[S]):
                 # A closed loop runs one session at a time: N streams are N sessions at once.
                 await self._session(self.sessions, index, now_ns)
             else:
-                await self._send(await self.builds.request(index), None, now_ns)
+                request = self.builds.here(index)  # on the loop: no coroutine to await
+                if request is None:
+                    request = await self.builds.request(index)
+                self.tally.dispatched += 1  # as `_send` counts it, without its coroutine
+                await self._execution(request, None, now_ns)
 
     async def _session(self, sessions: SessionSource, index: int, target_ns: int) -> None:
         await run_session(
@@ -503,7 +507,14 @@ class _StepRunner(Generic[S]):
         record: a session builds its next turn from the answer."""
         # Counted here, on the task's first run: a task cancelled before it ever ran sent nothing.
         self.tally.dispatched += 1
-        return await execute(
+        return await self._execution(request, turn, target_ns)
+
+    def _execution(
+        self, request: GenerationRequest, turn: int | None, target_ns: int
+    ) -> Awaitable[Record]:
+        """`request`'s execution, to be awaited at once by whoever counted it dispatched (a
+        closed loop awaits it in its own coroutine: one coroutine less a request)."""
+        return execute(
             request,
             request_id=request.request_id,
             resolve=self.resolve,

@@ -85,6 +85,8 @@ _USAGE_NOT_BELIEVED = frozenset({DiagnosticCode.impossible_usage, DiagnosticCode
 # streamed count. Every other answer counts as the server reported it (an empty answer's usage
 # included: the server generated those tokens, it only showed none).
 _USAGE_CONTRADICTED = frozenset({DiagnosticCode.impossible_usage, DiagnosticCode.usage_mismatch})
+# Read once: an enum member read through its class is a descriptor call (about 70 ns a record).
+_FROM_USAGE = TokenSource.usage
 
 
 @dataclass(slots=True)
@@ -336,7 +338,7 @@ class StepAggregator:
             output_tokens = response.streamed_tokens
             source = response.streamed_token_source
         else:
-            source = TokenSource.usage
+            source = _FROM_USAGE
         self._output_tokens._pending.append(output_tokens)
         self._usable_output_tokens += output_tokens
         self._attempted_output_tokens += output_tokens

@@ -126,7 +126,11 @@ class PeerTally:
         "_first_send",
         "_first_send_values",
         "_gl_itl",
+        "_gl_itl_values",
+        "_gl_itl_weights",
         "_gl_tpot",
+        "_gl_tpot_values",
+        "_gl_tpot_weights",
         "_ip_apart",
         "_ip_first_send",
         "_ip_tpot",
@@ -156,6 +160,11 @@ class PeerTally:
         self._last_send_values: list[int] = []
         self._last_first_values: list[float] = []
         self._c_end_first_values: list[float] = []
+        # GuideLLM's two weighted series, kept the same way (value and weight).
+        self._gl_tpot_values: list[float] = []
+        self._gl_tpot_weights: list[int] = []
+        self._gl_itl_values: list[float] = []
+        self._gl_itl_weights: list[int] = []
         # The chunks with output (SGLang, AIPerf, inference-perf): the same sketches as every
         # chunk's until `_content_apart`, then their own.
         self._content_apart = False
@@ -187,9 +196,13 @@ class PeerTally:
         ended at `end`, its chunks read at `times` carrying `counts` tokens, `n` output tokens."""
         if not times:
             return
-        content, stamped = _content(times, counts)
-        if content is not times and not self._content_apart:
-            self._part_content()
+        if len(counts) == len(times) and 0 not in counts:  # every chunk carried output
+            content: Sequence[int] = times
+            stamped = sum(counts)
+        else:
+            content, stamped = _content(times, counts)
+            if not self._content_apart:
+                self._part_content()
         if content and stamped < 2 and not self._ip_apart:
             self._part_ip()
         self._answers += 1
@@ -200,18 +213,20 @@ class PeerTally:
         self._last_send_values.append(last - send)
         per_token = 0.0
         if n >= 1:
-            self._gl_tpot.add((last - send) / n, n)
+            self._gl_tpot_values.append((last - send) / n)
+            self._gl_tpot_weights.append(n)
         if n >= 2:
             per_token = (last - first) / (n - 1)
             self._last_first_values.append(per_token)
-            self._gl_itl.add(per_token, n - 1)
-        gaps = list(map(operator.sub, times[1:], times))  # none for one chunk
+            self._gl_itl_values.append(per_token)
+            self._gl_itl_weights.append(n - 1)
+        gaps = _gaps(times)
         if gaps:
             self._chunk_gaps.add_all(gaps)
         if content is not times and content:
             first, last = content[0], content[-1]
             per_token = (last - first) / (n - 1) if n >= 2 else 0.0
-            gaps = list(map(operator.sub, content[1:], content))
+            gaps = _gaps(content)
         if content:
             if n >= 2:
                 self._c_end_first_values.append((end - first) / (n - 1))
@@ -257,6 +272,14 @@ class PeerTally:
             if values:
                 sketch.add_each(values)
                 values.clear()
+        for values, weights, sketch in (
+            (self._gl_tpot_values, self._gl_tpot_weights, self._gl_tpot),
+            (self._gl_itl_values, self._gl_itl_weights, self._gl_itl),
+        ):
+            if values:
+                sketch.add_weighted(values, weights)
+                values.clear()
+                weights.clear()
 
     def _part_content(self) -> None:
         """Give the content series sketches of their own, copies of what they shared so far."""
@@ -355,13 +378,24 @@ class PeerTally:
         )
 
 
-def _content(times: Sequence[int], counts: Sequence[int]) -> tuple[Sequence[int], int]:
-    """The times of the chunks with output and how many tokens they stamped: `times` itself
-    when every chunk carried output. Chunks without output (a running usage that did not rise)
-    are chunks to vLLM and GuideLLM, not to the tools that wait for content; a chunk without a
-    count counts one token."""
-    if len(counts) == len(times) and 0 not in counts:
-        return times, sum(counts)
+def _gaps(times: Sequence[int]) -> list[int]:
+    """The gaps between consecutive chunk times of a non-empty answer (none for one chunk);
+    zeros, without subtracting, when every chunk was read at once.
+
+    >>> _gaps([5, 7, 7]), _gaps([7, 7, 7]), _gaps([7])
+    ([2, 0], [0, 0], [])
+    """
+    first = times[0]
+    if first == times[-1] and times.count(first) == len(times):
+        return [0] * (len(times) - 1)
+    return list(map(operator.sub, times[1:], times))
+
+
+def _content(times: Sequence[int], counts: Sequence[int]) -> tuple[list[int], int]:
+    """The times of the chunks with output and how many tokens they stamped, for an answer
+    where some chunk carried none or had no count (`add_answer` reads the common case itself).
+    Chunks without output (a running usage that did not rise) are chunks to vLLM and GuideLLM,
+    not to the tools that wait for content; a chunk without a count counts one token."""
     have = len(counts)
     kept = [i for i in range(len(times)) if i >= have or counts[i] > 0]
     return [times[i] for i in kept], sum([counts[i] if i < have else 1 for i in kept])

@@ -135,9 +135,7 @@ class QuantileSketch:
             if len(pending) >= FOLD_EVERY:
                 self._fold()
         elif times > 0:
-            # The weighted update must come after the values added before it.
-            self._fold()
-            self._add_times(value, times)
+            self.add_weighted((value,), (times,))
 
     def add_each(self, values: Iterable[float]) -> None:
         """Add every value once, in order: exactly `add` in a loop (`add_all` folds them as
@@ -147,20 +145,42 @@ class QuantileSketch:
         if len(pending) >= FOLD_EVERY:
             self._fold()
 
-    def _add_times(self, value: float, times: int) -> None:
+    def add_weighted(self, values: Iterable[float], weights: Iterable[int]) -> None:
+        """Add each value its weight's times (each weight >= 1), in order: exactly `add(value,
+        times)` in a loop, one call for them all.
+
+        (A weight of 1 rounds as `add(value)` does: multiplying by 1 and dividing by a count
+        held as an int or as a float give the same floats.)
+
+        >>> sketch = QuantileSketch()
+        >>> sketch.add_weighted([10.0, 40.0], [3, 1])
+        >>> sketch.count, sketch.mean
+        (4, 17.5)
+        """
+        # The weighted updates must come after the values added before them (their moments;
+        # buckets are counts, so the unbucketed values may wait).
+        if self._pending:
+            self._fold_moments()
         buckets = self._buckets
-        key = _key(value)
-        buckets[key] = buckets.get(key, 0) + times
-        # Welford's update, weighted: `times` equal samples at once.
-        count = self._count + times
-        delta = value - self._mean
-        self._mean += delta * times / count
-        self._m2 += delta * (value - self._mean) * times
-        self._count = count
-        if value < self._min:
-            self._min = float(value)
-        if value > self._max:
-            self._max = float(value)
+        get = buckets.get
+        count, mean, m2, low, high = self._count, self._mean, self._m2, self._min, self._max
+        for value, times in zip(values, weights, strict=True):
+            if value > 0:  # `_key(value)`, inline
+                mantissa, exponent = _frexp(value)
+                key = exponent * SUB_BUCKETS + int(mantissa * _TWO_SUB) - SUB_BUCKETS
+            else:
+                key = _NON_POSITIVE
+            buckets[key] = get(key, 0) + times
+            # Welford's update, weighted: `times` equal samples at once.
+            count += times
+            delta = value - mean
+            mean += delta * times / count
+            m2 += delta * (value - mean) * times
+            if value < low:
+                low = float(value)
+            if value > high:
+                high = float(value)
+        self._count, self._mean, self._m2, self._min, self._max = count, mean, m2, low, high
 
     def add_all(
         self, values: Sequence[float], *, low: float | None = None, high: float | None = None
@@ -177,14 +197,23 @@ class QuantileSketch:
         n = len(values)
         if n == 0:
             return
-        if low is None:
-            low = min(values)
-        if high is None:
-            high = max(values)
         if self._pending:
             self._fold_moments()
         # The batch's own mean and squared deviations, then the same combination as `merge`.
         batch_mean = math.fsum(values) / n
+        first = values[0]
+        if first == batch_mean and values.count(first) == n and -math.inf < first < math.inf:
+            # Every value equals the mean (a NaN would have made it NaN): each square is 0.0, and
+            # so is their sum; the smallest and largest are the first; they share one bucket.
+            # A fast server's chunks read at once.
+            self._combine(n, batch_mean, 0.0, float(first), float(first))
+            key = _key(first)
+            self._buckets[key] = self._buckets.get(key, 0) + n
+            return
+        if low is None:
+            low = min(values)
+        if high is None:
+            high = max(values)
         batch_m2 = math.fsum([(v - batch_mean) ** 2 for v in values])
         self._combine(n, batch_mean, batch_m2, float(low), float(high))
         unbucketed = self._unbucketed
@@ -209,8 +238,11 @@ class QuantileSketch:
         self._m2 += m2 + delta * delta * self._count * count / total
         self._mean += delta * count / total
         self._count = total
-        self._min = min(self._min, low)
-        self._max = max(self._max, high)
+        # `min(self._min, low)` and `max(self._max, high)`, without two calls.
+        if low < self._min:
+            self._min = low
+        if high > self._max:
+            self._max = high
 
     def _fold(self) -> None:
         """Fold every kept value in: the state is then what adding them one by one gives."""
