@@ -10,12 +10,15 @@ clients, all on asyncio's own loop in one process:
 - `limit`: the least work the promise needs (`perf.limit_loop`);
 - `resolve`: `Backend.resolve` alone, transport and handler (`perf.resolve_vs_bare.resolve_loop`);
 - `execute`: assay's per-request path, resolve, the default chat chain's verdict and the
-  record's JSON line (`assay.worker.execute`, `assay.records.jsonl.record_line`).
+  record's JSON line (`assay.worker.execute`, `assay.records.jsonl.record_line`);
+- `read` (only with `--only read`): the answer's read alone, the mock's streamed answer
+  (captured once) through the SSE parser, the accumulator and `finish`, no transport.
 
 Instructions are not time (a cache miss costs many), so these are the work each client asks
 for, not its speed; they say where assay stands between the bare and the limit loop.
 
     python -m perf.instructions [--requests 1000] [--base 200] [--only resolve]  # valgrind
+    python -m perf.instructions --requests 1000 --base 100 --only read
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ import orjson
 from perf.harness import running_mock
 
 CLIENTS = ("bare", "limit", "resolve", "execute")
+# Measured only when named: the suite's part measures `CLIENTS`.
+EXTRA_CLIENTS = ("read",)
 CONCURRENCY = 64
 OUTPUT_TOKENS = 16
 _TIMEOUT_S = 900.0
@@ -56,6 +61,24 @@ def _execute_loop(url: str, requests: int) -> None:
     asyncio.run(assay_loop(url, CONCURRENCY, requests, keep=write_line))
 
 
+def _read_loop(url: str, requests: int) -> None:
+    """The mock's streamed answer read `requests` times, as the free transport feeds it."""
+    from assay import Endpoint
+    from assay.testing.bench import SseParser, Transfer, handler_for
+    from perf.free_transport import captured_answer
+    from perf.resolve_vs_bare import chat_request
+
+    answer = captured_answer(url)
+    handler = handler_for(Endpoint.chat)
+    request = chat_request(0)
+    for _ in range(requests):
+        accumulator = handler.open_accumulator(request, 0)
+        parser = SseParser()
+        accumulator.feed_all(parser.feed(answer), 1)
+        accumulator.feed_all(parser.close(), 2)
+        accumulator.finish(Transfer(send_ns=0, end_ns=3, first_byte_ns=1))
+
+
 def run_client(client: str, url: str, requests: int) -> None:
     """Run one client for `requests` requests (what runs under callgrind)."""
     from perf.limit_loop import limit_loop_for
@@ -70,6 +93,8 @@ def run_client(client: str, url: str, requests: int) -> None:
             asyncio.run(resolve_loop(url, CONCURRENCY, requests))
         case "execute":
             _execute_loop(url, requests)
+        case "read":
+            _read_loop(url, requests)
         case _:
             raise SystemExit(f"unknown client {client!r}: one of {', '.join(CLIENTS)}")
 
@@ -134,9 +159,12 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--base", type=int, default=200)
     parser.add_argument(
-        "--only", choices=CLIENTS, action="append", help="measure this client (repeatable)"
+        "--only",
+        choices=CLIENTS + EXTRA_CLIENTS,
+        action="append",
+        help="measure this client (repeatable)",
     )
-    parser.add_argument("--client", choices=CLIENTS, help=argparse.SUPPRESS)
+    parser.add_argument("--client", choices=CLIENTS + EXTRA_CLIENTS, help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.client is not None:

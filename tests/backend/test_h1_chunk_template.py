@@ -11,8 +11,8 @@ from returns.result import Success
 
 from assay.backend import BackendSettings
 from assay.core import outcome
+from assay.handlers.choice_stream import _delta_piece, _put_delta_piece
 from assay.handlers.chunk_template import ChunkTemplate
-from assay.handlers.stream import _delta_piece, _put_delta_piece
 from tests.backend.backend_loopback import chat_chunk
 from tests.backend.test_h1_transport import head, serve_kept_alive
 from tests.backend.test_transport_faults import resolve_once

@@ -6,15 +6,17 @@ the chunks vary."""
 from __future__ import annotations
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.core import Endpoint, GenerationRequest
 from assay.core.response import MAX_KEPT_CHUNK_TIMES
 from assay.handlers import handler_for
-from assay.handlers.base import SseFrame, Transfer
+from assay.handlers.base import SseEvent, SseFrame, Transfer
+from assay.handlers.choice_stream import ChoiceStream, _delta_piece, _put_delta_piece
 from assay.handlers.chunk_template import ChunkTemplate
-from assay.handlers.stream import StreamDraft, _delta_piece, _put_delta_piece
+from assay.handlers.stream import StreamDraft
 
 
 def _request(endpoint: Endpoint) -> GenerationRequest:
@@ -192,3 +194,239 @@ def test_a_template_learned_without_a_probe_reads_what_a_parse_reads(
     later = orjson.dumps({**extra, "choices": [{"delta": {"content": other}}]})
     plain = all(char >= " " and char not in '"\\' for char in other)
     assert template.pieces([later], 0, 1) == ([other] if plain else [])
+
+
+def _stream_chunk(
+    answer_id: bytes, piece: bytes, finish: bytes = b"null", extra: bytes = b""
+) -> bytes:
+    return (
+        b'{"id":'
+        + answer_id
+        + b',"object":"chat.completion.chunk","created":17'
+        + extra
+        + b',"model":"m","choices":[{"index":0,"delta":{"content":"'
+        + piece
+        + b'"},"finish_reason":'
+        + finish
+        + b"}]}"
+    )
+
+
+_ROLE = (
+    b'{"id":ID,"object":"chat.completion.chunk","created":17,"model":"m",'
+    b'"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}'
+)
+# First chunks: the role's, and others that change more than the id, the model and the count.
+_FIRSTS = [
+    _ROLE,
+    _ROLE.replace(b',"model":"m"', b""),
+    _ROLE.replace(b"17", b"18"),
+    _ROLE.replace(b'"content":""', b'"content":"Hi"'),
+    _ROLE.replace(b"null}]}", b'"stop"}]}'),
+    _ROLE.replace(b"null}]}", b'null}],"usage":{"completion_tokens":2}}'),
+    _ROLE.replace(b'"role":"assistant"', b'"reasoning":"hm"'),
+    b'{"id":ID,"error":{"message":"busy"}}',
+    b'{"id":ID,"choices":[]}',
+]
+_CHANGING = ["content", "finish", "usage", "reasoning", "error"]
+
+
+def _stream(
+    answer_id: bytes, pieces: list[bytes], extra: bytes = b"", first: bytes = _ROLE
+) -> list[bytes]:
+    """A chat stream: the first chunk, a common chunk per piece, the finish and `[DONE]`."""
+    role = first.replace(b"ID", answer_id)
+    frames = [role] + [_stream_chunk(answer_id, piece, extra=extra) for piece in pieces]
+    return [*frames, _stream_chunk(answer_id, b"", b'"stop"', extra), b"[DONE]"]
+
+
+def _carrying(
+    frames: list[bytes],
+    carried: ChunkTemplate | None,
+    opening: tuple[ChunkTemplate, str | None] | None = None,
+) -> tuple[object, ChoiceStream]:
+    """`_run` of a chat stream read after a stream whose learned template was `carried` and
+    whose first chunk was kept as `opening`."""
+    accumulator = handler_for(Endpoint.chat).open_accumulator(_request(Endpoint.chat), 0)
+    assert isinstance(accumulator, ChoiceStream)
+    type(accumulator)._carried = carried
+    type(accumulator)._opening = opening
+    for number, frame in enumerate(frames):
+        accumulator.feed(frame, 1000 + number)
+    transfer = Transfer(send_ns=0, end_ns=10_000)
+    result = accumulator.finish(transfer)
+    return (repr(result), accumulator.partial(transfer).model_dump()), accumulator
+
+
+def _learned_from(frames: list[bytes]) -> ChunkTemplate:
+    _, accumulator = _carrying(frames, None)
+    template = accumulator._chunk_template
+    assert isinstance(template, ChunkTemplate)
+    assert not template.carried
+    return template
+
+
+def test_the_next_stream_reads_its_common_chunks_with_the_carried_template(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    carried = _learned_from(_stream(b'"chatcmpl-1"', [b"Rivers", b" run"]))
+    later = _stream(b'"chatcmpl-2345"', [b"Deep", b" water", b" runs"])
+    parsed = _run(Endpoint.chat, later, learn=False)
+    parses: list[bytes] = []
+    loads = orjson.loads
+
+    def counted(data: bytes) -> object:
+        parses.append(data)
+        return loads(data)
+
+    monkeypatch.setattr(orjson, "loads", counted)
+    answer, accumulator = _carrying(later, carried)
+    assert answer == parsed
+    # The role chunk and the finish are parsed; every common chunk is read by the template.
+    assert parses == [later[0], later[-2]]
+    template = accumulator._chunk_template
+    assert isinstance(template, ChunkTemplate)
+    assert template.carried
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [b"0", b',"system_fingerprint":"fp"'],
+    ids=["another created", "another field"],
+)
+def test_a_carried_template_falls_back_when_the_next_streams_chunks_differ(extra: bytes) -> None:
+    carried = _learned_from(_stream(b'"chatcmpl-1"', [b"Rivers", b" run"]))
+    later = _stream(b'"chatcmpl-2"', [b"Deep", b" water"], extra=extra)
+    answer, accumulator = _carrying(later, carried)
+    assert answer == _run(Endpoint.chat, later, learn=False)
+    # The stream learned its own template from its first common chunk, and carries it on.
+    template = accumulator._chunk_template
+    assert isinstance(template, ChunkTemplate)
+    assert not template.carried
+    assert type(accumulator)._carried is template
+    assert template.pieces([later[2]], 0, 1) == [" water"]
+
+
+_IDS = st.one_of(
+    st.text(max_size=8).map(orjson.dumps),
+    st.sampled_from([b'"a\\"b"', b'"\\u00e9"', b"7", b"null", b'"chatcmpl-1"']),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    first=_IDS,
+    second=_IDS,
+    pieces=st.lists(_PIECES, min_size=1, max_size=6),
+    extra=st.sampled_from([b"", b"", b"1", b',"usage":null']),
+    openings=st.tuples(st.sampled_from(_FIRSTS), st.sampled_from(_FIRSTS)),
+)
+def test_a_stream_read_after_another_counts_exactly_as_parsed(
+    first: bytes,
+    second: bytes,
+    pieces: list[bytes],
+    extra: bytes,
+    openings: tuple[bytes, bytes],
+) -> None:
+    # Whatever the first stream left (a template, with or without its id's place, or none; its
+    # first chunk or none), the next one, of whatever id and shape, is counted as its parse
+    # chunk by chunk.
+    _, before = _carrying(_stream(first, [b"Rivers", b" run"], first=openings[0]), None)
+    template = before._chunk_template
+    later = _stream(second, pieces, extra, openings[1])
+    answer, _ = _carrying(
+        later,
+        template if isinstance(template, ChunkTemplate) else None,
+        type(before)._opening,
+    )
+    assert answer == _run(Endpoint.chat, later, learn=False)
+
+
+def test_the_next_stream_takes_a_first_chunk_like_the_last_streams_unparsed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _, before = _carrying(_stream(b'"chatcmpl-1"', [b"Rivers"]), None)
+    opening = type(before)._opening
+    assert opening is not None
+    assert opening[1] == "m"
+    later = _stream(b'"chatcmpl-2345"', [b"Deep", b" water"])
+    parsed = _run(Endpoint.chat, later, learn=False)
+    parses: list[bytes] = []
+    loads = orjson.loads
+
+    def counted(data: bytes) -> object:
+        parses.append(data)
+        return loads(data)
+
+    monkeypatch.setattr(orjson, "loads", counted)
+    answer, _ = _carrying(later, None, opening)
+    assert answer == parsed
+    assert later[0] not in parses
+    # Another first chunk is parsed (and kept in its place).
+    other = _stream(b'"chatcmpl-3"', [b"Deep"], first=_FIRSTS[2])
+    answer, accumulator = _carrying(other, None, opening)
+    assert answer == _run(Endpoint.chat, other, learn=False)
+    assert other[0] in parses
+    assert type(accumulator)._opening not in (None, opening)
+
+
+@pytest.mark.parametrize("first", _FIRSTS[3:-1], ids=_CHANGING)
+def test_a_first_chunk_that_changes_more_than_the_id_is_never_kept(first: bytes) -> None:
+    # Its effect is more than the events, the model and the id: taking it unparsed would lose it.
+    _, accumulator = _carrying(_stream(b'"chatcmpl-1"', [b"Rivers"], first=first), None)
+    assert type(accumulator)._opening is None
+
+
+def test_a_stream_whose_first_chunk_names_no_model_learns_its_own_template() -> None:
+    # A parsed common chunk would name the model; one read by a carried template would not.
+    carried = _learned_from(_stream(b'"chatcmpl-1"', [b"Rivers", b" run"]))
+    later = _stream(b'"chatcmpl-2"', [b"Deep", b" water"])
+    later[0] = later[0].replace(b',"model":"m"', b"")
+    answer, accumulator = _carrying(later, carried)
+    assert answer == _run(Endpoint.chat, later, learn=False)
+    assert accumulator.partial(Transfer(send_ns=0, end_ns=1)).model == "m"
+    template = accumulator._chunk_template
+    assert isinstance(template, ChunkTemplate)
+    assert not template.carried
+
+
+def test_an_id_whose_quoted_bytes_occur_twice_is_never_carried() -> None:
+    # The first occurrence is another string's: writing the next id there would be wrong.
+    frame = b'{"object":"c-1","id":"c-1","choices":[{"delta":{"content":"Rivers"}}]}'
+    template = _learned(frame)
+    assert template is not None
+    assert template.for_id("c-2") is None
+    alone = _learned(frame.replace(b'"object":"c-1"', b'"object":"chunk"'))
+    assert alone is not None
+    assert alone.for_id("c-2") is not None
+
+
+def test_the_frame_that_ends_a_run_is_parsed_without_trying_the_template_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    frames = _stream(b'"chatcmpl-1"', [b"Rivers", b" run", b" deep"])
+    accumulator = handler_for(Endpoint.chat).open_accumulator(_request(Endpoint.chat), 0)
+    assert isinstance(accumulator, ChoiceStream)
+    accumulator.feed_all(list[SseFrame](frames[:2]), 1000)  # the role chunk, one to learn
+    tried: list[int] = []
+    pieces = ChunkTemplate.pieces
+
+    def counted(template: ChunkTemplate, read: list[SseFrame], start: int, most: int) -> list[str]:
+        tried.append(start)
+        return pieces(template, read, start, most)
+
+    monkeypatch.setattr(ChunkTemplate, "pieces", counted)
+    rest = list[SseFrame](frames[2:])  # two common chunks, the finish, [DONE]
+    accumulator.feed_all(rest, 2000)
+    # Tried at the run and at [DONE]; the finish, which ended the run, is parsed untried.
+    assert tried == [0, 3]
+    assert accumulator.partial(Transfer(send_ns=0, end_ns=1)).text == "Rivers run deep"
+
+
+def test_an_event_with_a_name_ends_a_run() -> None:
+    common = [_stream_chunk(b'"c-1"', piece) for piece in (b"Rivers", b" run", b" deep")]
+    template = _learned(common[0])
+    assert template is not None
+    named = SseEvent(common[1], "delta")
+    assert template.pieces([common[0], named, common[2]], 0, 3) == ["Rivers"]
+    assert template.pieces([named, common[2]], 0, 2) == []

@@ -12,7 +12,8 @@ from assay.core.diagnostics import DiagnosticCode, UnusableResponse
 from assay.core.request import GenerationRequest
 from assay.core.response import GenerationResponse
 from assay.handlers.base import SseFrame, Transfer
-from assay.handlers.stream import ChoiceStream, frame_data
+from assay.handlers.choice_stream import ChoiceStream
+from assay.handlers.stream import frame_data
 from assay.handlers.wire import (
     body_answer,
     body_list,

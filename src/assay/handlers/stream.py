@@ -8,7 +8,7 @@ in `finish`, so the per-chunk path allocates no `Result` and no pydantic model.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, cast
+from typing import Any, cast
 
 import orjson
 from returns.result import Failure, Result
@@ -397,120 +397,6 @@ class StreamDraft(ABC):
         return success(self.partial(transfer))
 
 
-class ChoiceStream(StreamDraft, ABC):
-    """A chat or completions stream: chunks with a `choices` list, whose common chunk is one
-    choice with one text piece (completions' `text`, chat's delta of exactly `{"content": ...}`).
-    Subclasses read every other chunk in `_feed_choices`."""
-
-    __slots__ = ()
-    # Where the common chunk's piece sits: in the choice's `delta` (chat) or the choice (`text`).
-    _IN_DELTA: ClassVar[bool] = False
-
-    def feed(self, frame: SseFrame, received_ns: int) -> None:
-        """Take one event: a chunk, `[DONE]`, or an error frame."""
-        # This class's own, also for a subclass that reads some events itself and hands the
-        # rest here (`TranscriptionsAccumulator`).
-        ChoiceStream.feed_all(self, [frame], received_ns)
-
-    def feed_all(self, frames: list[SseFrame], received_ns: int) -> None:
-        """Take the events of one read, in order: each run of common chunks in one pass (their
-        pieces read by the learned template, `ChunkTemplate.pieces`), every other event parsed.
-
-        A run is counted as its chunks' parses would be, one at a time: each a token of its
-        piece, at most up to the chunk times' bound, where one chunk more is taken and folded.
-        """
-        at, count = 0, len(frames)
-        while at < count:
-            template = self._chunk_template
-            if type(template) is ChunkTemplate and not self._closed:
-                times = self._chunk_times
-                pieces = template.pieces(frames, at, max(MAX_KEPT_CHUNK_TIMES - len(times), 1))
-                if pieces:
-                    taken = len(pieces)
-                    at += taken
-                    self._events += taken
-                    self._text.extend(pieces)
-                    if self._first_content_ns is None:
-                        self._first_content_ns = received_ns
-                    if self._first_token_ns is None:
-                        self._first_token_ns = received_ns
-                    times.extend([received_ns] * taken)
-                    self._chunk_tokens.extend([1] * taken)
-                    if len(times) > MAX_KEPT_CHUNK_TIMES:
-                        self.fold_chunk_times()
-                    continue
-            self._feed_parsed(frames[at], received_ns)
-            at += 1
-
-    def _feed_parsed(self, frame: SseFrame, received_ns: int) -> None:
-        """`feed` of a chunk that is parsed."""
-        obj = self._open_chunk(frame)
-        if obj is None:
-            return
-        choices = obj["choices"]
-        if len(choices) == 1:
-            # The common chunk, read here with a fraction of `_feed_choices`' lookups and the
-            # same outcome.
-            choice = choices[0]
-            if type(choice) is dict:
-                if self._IN_DELTA:
-                    delta = choice.get("delta")
-                    piece = (
-                        delta.get("content") if type(delta) is dict and len(delta) == 1 else None
-                    )
-                else:
-                    piece = choice.get("text")
-                if type(piece) is str:
-                    finish = choice.get("finish_reason")
-                    if piece:
-                        self._text.append(piece)
-                        if self._first_content_ns is None:
-                            self._first_content_ns = received_ns
-                        if finish is not None and type(finish) is str:
-                            self._finish_reason = finish
-                    elif finish is not None and type(finish) is str:
-                        # `""` closing the choice: a finish marker, not a token.
-                        self._finish_reason = finish
-                        usage = obj.get("usage")
-                        if usage is not None:
-                            self._count_choices(received_ns, False, usage)
-                        return
-                    usage = obj.get("usage")
-                    if usage is None:
-                        # `_token(received_ns, 1)`, inlined.
-                        if self._first_token_ns is None:
-                            self._first_token_ns = received_ns
-                        self._chunk_times.append(received_ns)
-                        self._chunk_tokens.append(1)
-                        if len(self._chunk_times) > MAX_KEPT_CHUNK_TIMES:
-                            self.fold_chunk_times()
-                        if self._chunk_template is None:
-                            self._learn_chunk(frame, obj, piece, finish)
-                    else:
-                        self._count_choices(received_ns, True, usage)
-                    return
-        self._feed_choices(obj, choices, frame, received_ns)
-
-    def _learn_chunk(
-        self, frame: SseFrame, obj: dict[str, Any], piece: str, finish: object
-    ) -> None:
-        """Learn the stream's common chunk from `frame`, a chunk with a piece and no finish
-        reason: once (see `ChunkTemplate`)."""
-        if not piece or finish is not None:
-            return  # not the common chunk: wait for one
-        learned = None
-        if type(frame) is bytes:
-            read, put = (_delta_piece, _put_delta_piece) if self._IN_DELTA else (_text, _put_text)
-            learned = ChunkTemplate.learn(frame, obj, piece, read, put)
-        self._chunk_template = False if learned is None else learned
-
-    @abstractmethod
-    def _feed_choices(
-        self, obj: dict[str, Any], choices: list[Any], frame: SseFrame, received_ns: int
-    ) -> None:
-        """Any other chunk, read by the endpoint's own loop (each endpoint's accumulator)."""
-
-
 class NotStreamed(StreamDraft):
     """The accumulator of an endpoint that never streams (embeddings, rerank, score): an SSE
     answer is unexpected_shape, none at all no_terminal_response (it exists so every endpoint
@@ -528,14 +414,6 @@ class NotStreamed(StreamDraft):
         )
 
 
-def _delta_piece(obj: Any) -> object:
-    return obj["choices"][0]["delta"]["content"]
-
-
-def _put_delta_piece(obj: Any, piece: str) -> None:
-    obj["choices"][0]["delta"]["content"] = piece
-
-
 def _join_tail(parts: list[str], blocks: int) -> int:
     """Join the entries of `parts` after its first `blocks` into one, in place; the count of
     joined blocks now, so `"".join(parts)` is unchanged and each piece is joined once.
@@ -547,14 +425,6 @@ def _join_tail(parts: list[str], blocks: int) -> int:
     if len(parts) - blocks > 1:
         parts[blocks:] = ["".join(parts[blocks:])]
     return len(parts)
-
-
-def _text(obj: Any) -> object:
-    return obj["choices"][0]["text"]
-
-
-def _put_text(obj: Any, piece: str) -> None:
-    obj["choices"][0]["text"] = piece
 
 
 def frame_data(frame: SseFrame) -> bytes:
