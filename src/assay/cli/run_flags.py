@@ -222,8 +222,9 @@ RUN_FLAGS: Final[tuple[Flag, ...]] = (
     Flag("capacity_budget_s", float, LOAD, "The whole search's budget [--max-seconds].",
          metavar="SECONDS"),
     Flag("trace_block_tokens", int, LOAD, "Tokens per Mooncake hash block [512, as Mooncake]."),
-    Flag("processes", int, LOAD, "Load-generating processes [CPU count; 1 for --max-requests up "
-         "to 256]."),
+    Flag("processes", int, LOAD, "Load-generating processes [the CPUs a server on this machine "
+         "leaves: all but the mock's workers, half for a loopback --target; 1 for "
+         "--max-requests up to 256]."),
     Flag("engine", str, LOAD, "Where the load runs: local processes, or ray (actors on a Ray "
          'cluster; pip install -e ".[ray]") [local].'),
     Flag("ray_address", str, LOAD, "The Ray cluster's head, HOST:PORT or auto [a local Ray on "

@@ -13,6 +13,7 @@ from assay.load.machine import usable_cpus
 from assay.spec.capacity import Capacity
 from assay.spec.load import Sweep, most_in_flight, rate_ramp, requested_rate
 from assay.spec.run import RunConfig
+from assay.spec.target import on_this_machine
 
 PROCESSES_PER_CPU: Final = 4
 """Load (or mock) processes allowed per usable CPU; more only compete for the same cores."""
@@ -29,7 +30,8 @@ RESERVED_FILES: Final = 64
 
 def load_processes(config: RunConfig) -> int:
     """Load-generating processes on this machine: `config.processes`, else one for a small run
-    (see `SMALL_RUN_REQUESTS`), else one per usable CPU.
+    (see `SMALL_RUN_REQUESTS`), else one per usable CPU the server leaves (`server_cpus`), at
+    least one.
 
     The run spec holds only what was asked (`processes`, None for "as the run needs"); how many
     CPUs that is depends on the machine the run starts on, a question for the system, asked here.
@@ -45,7 +47,29 @@ def load_processes(config: RunConfig) -> int:
         return config.engine.processes
     if _small_run(config):
         return 1
-    return usable_cpus()
+    cpus = usable_cpus()
+    return max(1, cpus - server_cpus(config, cpus))
+
+
+def server_cpus(config: RunConfig, cpus: int) -> int:
+    """The CPUs of this machine's `cpus` the load leaves to the server when it runs here: the
+    embedded mock's workers, half of them for a target on the loopback, none for one elsewhere.
+
+    A load process on a core the server needs measures the client's contention, not the
+    server: vLLM's API server and engine loop, a proxy, or the mock each want a core of their
+    own (on a 2-core machine, one load process beside `assay mock` serves more than two).
+
+    >>> server_cpus(RunConfig.model_validate({}), 8)  # the embedded mock, one worker
+    1
+    >>> server_cpus(RunConfig.model_validate({"target": "http://127.0.0.1:8000"}), 8)
+    4
+    >>> server_cpus(RunConfig.model_validate({"target": "http://gpu-box:8000"}), 8)
+    0
+    """
+    url = config.target.url
+    if url is None:
+        return config.mock.workers
+    return cpus // 2 if on_this_machine(url) else 0
 
 
 def _small_run(config: RunConfig) -> bool:
@@ -116,6 +140,7 @@ __all__ = [
     "RESERVED_FILES",
     "check_machine_limits",
     "load_processes",
+    "server_cpus",
     "open_file_limit",
     "usable_cpus",
 ]

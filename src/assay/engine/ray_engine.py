@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import os
 import secrets
@@ -24,7 +23,6 @@ import socket
 import sys
 import threading
 import time
-import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +56,7 @@ from assay.errors import AssayError, ConfigError, first_assay_error
 from assay.load.benchmark_plan import BenchmarkPlan, BenchmarkResult
 from assay.load.progress import ProgressSnapshot
 from assay.records.sink import SinkFactory, SpooledSinkFactory
+from assay.spec.target import on_this_machine
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -135,23 +134,13 @@ loopback, which the Ray nodes on 10.0.0.7 cannot reach: give a --target every no
 (the embedded mock listens on loopback only)
         >>> RayActors([], "n1", 2, ("10.0.0.7",)).check_can_reach("http://gateway:8000")
         """
-        host = urllib.parse.urlsplit(url).hostname or ""
-        if not self.other_hosts or not _is_loopback(host):
+        if not self.other_hosts or not on_this_machine(url):
             return
         raise ConfigError(
             f"the target {url} is on this machine's loopback, which the Ray nodes on "
             f"{', '.join(self.other_hosts)} cannot reach: give a --target every node can reach "
             "(the embedded mock listens on loopback only)"
         )
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _hosts_beside_the_driver(

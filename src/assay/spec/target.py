@@ -7,6 +7,7 @@ value or a URL's password never reaches a stored or printed text.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Final, TypeAlias
@@ -153,6 +154,26 @@ def mask_url(url: str) -> str:
 
 MaskedUrl: TypeAlias = Annotated[str, PlainSerializer(mask_url)]
 """A URL dumped with its password masked (`mask_url`)."""
+
+
+def on_this_machine(url: str) -> bool:
+    """Whether `url` names a server on this machine's loopback (`localhost`, 127.0.0.0/8, ::1).
+
+    >>> on_this_machine("http://127.0.0.1:8000"), on_this_machine("http://[::1]:8000")
+    (True, True)
+    >>> on_this_machine("http://localhost"), on_this_machine("https://gpu-box:8000")
+    (True, False)
+    """
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _deadline(default: float) -> Any:
@@ -305,5 +326,6 @@ __all__ = [
     "is_secret_header",
     "mask_headers",
     "mask_url",
+    "on_this_machine",
     "sendable_headers",
 ]
