@@ -19,6 +19,16 @@ from assay.handlers.chunk_template import ChunkTemplate
 from assay.handlers.stream import StreamDraft
 
 
+@pytest.fixture(autouse=True)
+def _every_test_starts_with_no_stream_carried() -> None:
+    """What an earlier test's streams left (`ChoiceStream._carried`, `_opening`) is dropped."""
+    classes = ChoiceStream.__subclasses__()
+    while classes:
+        kind = classes.pop()
+        kind.forget_streams()
+        classes.extend(kind.__subclasses__())
+
+
 def _request(endpoint: Endpoint) -> GenerationRequest:
     return GenerationRequest(
         request_id="r1", endpoint=endpoint, model="m", prompt="hi", max_output_tokens=64
@@ -56,7 +66,10 @@ def _run(
     accumulator = handler_for(endpoint).open_accumulator(_request(endpoint), 0)
     assert isinstance(accumulator, StreamDraft)
     if not learn:
-        accumulator._chunk_template = False  # never learned: every chunk parsed
+        # Never learned, nothing carried from an earlier stream: every chunk parsed.
+        if isinstance(accumulator, ChoiceStream):
+            type(accumulator).forget_streams()
+        accumulator._chunk_template = False
     if reads is None:
         for number, frame in enumerate(frames):
             accumulator.feed(frame, 1000 + number)
@@ -297,8 +310,9 @@ def test_the_next_stream_reads_its_common_chunks_with_the_carried_template(
 def test_a_carried_template_falls_back_when_the_next_streams_chunks_differ(extra: bytes) -> None:
     carried = _learned_from(_stream(b'"chatcmpl-1"', [b"Rivers", b" run"]))
     later = _stream(b'"chatcmpl-2"', [b"Deep", b" water"], extra=extra)
+    parsed = _run(Endpoint.chat, later, learn=False)
     answer, accumulator = _carrying(later, carried)
-    assert answer == _run(Endpoint.chat, later, learn=False)
+    assert answer == parsed
     # The stream learned its own template from its first common chunk, and carries it on.
     template = accumulator._chunk_template
     assert isinstance(template, ChunkTemplate)
@@ -364,8 +378,10 @@ def test_the_next_stream_takes_a_first_chunk_like_the_last_streams_unparsed(
     assert later[0] not in parses
     # Another first chunk is parsed (and kept in its place).
     other = _stream(b'"chatcmpl-3"', [b"Deep"], first=_FIRSTS[2])
+    parsed = _run(Endpoint.chat, other, learn=False)
+    parses.clear()
     answer, accumulator = _carrying(other, None, opening)
-    assert answer == _run(Endpoint.chat, other, learn=False)
+    assert answer == parsed
     assert other[0] in parses
     assert type(accumulator)._opening not in (None, opening)
 

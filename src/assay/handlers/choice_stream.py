@@ -28,6 +28,20 @@ class ChoiceStream(StreamDraft, ABC):
     # the count of events, the model (kept here) and the answer's id: the template around that
     # id. The next stream whose first chunk is that chunk with another id takes it unparsed.
     _opening: ClassVar[tuple[ChunkTemplate, str | None] | None] = None
+    # Both are a cache of the process, per class (each subclass its own: a transcription
+    # stream never starts from a chat stream's): they decide what a chunk costs, never what
+    # it counts, since a carried template reads only the bytes it proves (`for_id`, `around`).
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.forget_streams()
+
+    @classmethod
+    def forget_streams(cls) -> None:
+        """Drop what the last stream of this class left for the next (its template and its
+        opening chunk): the next stream parses as the first one did."""
+        cls._carried = None
+        cls._opening = None
 
     def feed(self, frame: SseFrame, received_ns: int) -> None:
         """Take one event: a chunk, `[DONE]`, or an error frame."""
@@ -95,7 +109,10 @@ class ChoiceStream(StreamDraft, ABC):
         StreamDraft.__init__(fresh, self._request, self._what)
         for kind in type(self).__mro__:
             for name in getattr(kind, "__slots__", ()):
-                if name not in _OPENED and getattr(self, name) != getattr(fresh, name):
+                # A slot a subclass sets in its own `__init__` is unset on `fresh`: it differs.
+                if name not in _OPENED and getattr(self, name, _UNSET) != getattr(
+                    fresh, name, _UNSET
+                ):
                     return
         template = ChunkTemplate.around(frame, answer_id)
         if template is not None:
@@ -189,6 +206,7 @@ class ChoiceStream(StreamDraft, ABC):
 
 # What a stream's first chunk may change and still be taken as the next stream's opening.
 _OPENED = frozenset({"_answer_id", "_chunk_template", "_events", "_model"})
+_UNSET = object()
 
 
 def _delta_piece(obj: Any) -> object:
