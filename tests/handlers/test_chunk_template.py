@@ -279,12 +279,8 @@ def _learned_from(frames: list[bytes]) -> ChunkTemplate:
     return template
 
 
-def test_the_next_stream_reads_its_common_chunks_with_the_carried_template(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    carried = _learned_from(_stream(b'"chatcmpl-1"', [b"Rivers", b" run"]))
-    later = _stream(b'"chatcmpl-2345"', [b"Deep", b" water", b" runs"])
-    parsed = _run(Endpoint.chat, later, learn=False)
+def _counted_parses(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """Every chunk orjson parses from now on, in order."""
     parses: list[bytes] = []
     loads = orjson.loads
 
@@ -293,6 +289,16 @@ def test_the_next_stream_reads_its_common_chunks_with_the_carried_template(
         return loads(data)
 
     monkeypatch.setattr(orjson, "loads", counted)
+    return parses
+
+
+def test_the_next_stream_reads_its_common_chunks_with_the_carried_template(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    carried = _learned_from(_stream(b'"chatcmpl-1"', [b"Rivers", b" run"]))
+    later = _stream(b'"chatcmpl-2345"', [b"Deep", b" water", b" runs"])
+    parsed = _run(Endpoint.chat, later, learn=False)
+    parses = _counted_parses(monkeypatch)
     answer, accumulator = _carrying(later, carried)
     assert answer == parsed
     # The role chunk and the finish are parsed; every common chunk is read by the template.
@@ -365,14 +371,7 @@ def test_the_next_stream_takes_a_first_chunk_like_the_last_streams_unparsed(
     assert opening[1] == "m"
     later = _stream(b'"chatcmpl-2345"', [b"Deep", b" water"])
     parsed = _run(Endpoint.chat, later, learn=False)
-    parses: list[bytes] = []
-    loads = orjson.loads
-
-    def counted(data: bytes) -> object:
-        parses.append(data)
-        return loads(data)
-
-    monkeypatch.setattr(orjson, "loads", counted)
+    parses = _counted_parses(monkeypatch)
     answer, _ = _carrying(later, None, opening)
     assert answer == parsed
     assert later[0] not in parses
