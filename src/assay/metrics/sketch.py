@@ -146,8 +146,8 @@ class QuantileSketch:
             self._fold()
 
     def add_weighted(self, values: Iterable[float], weights: Iterable[int]) -> None:
-        """Add each value its weight's times (each weight >= 1), in order: exactly `add(value,
-        times)` in a loop, one call for them all.
+        """Add each value its weight's times, in order: exactly `add(value, times)` in a loop,
+        one call for them all (a weight below 1 adds nothing, as there).
 
         (A weight of 1 rounds as `add(value)` does: multiplying by 1 and dividing by a count
         held as an int or as a float give the same floats.)
@@ -165,6 +165,8 @@ class QuantileSketch:
         get = buckets.get
         count, mean, m2, low, high = self._count, self._mean, self._m2, self._min, self._max
         for value, times in zip(values, weights, strict=True):
+            if times < 1:
+                continue
             if value > 0:  # `_key(value)`, inline
                 mantissa, exponent = _frexp(value)
                 key = exponent * SUB_BUCKETS + int(mantissa * _TWO_SUB) - SUB_BUCKETS
