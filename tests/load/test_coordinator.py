@@ -192,3 +192,20 @@ def test_load_processes_started_ahead_and_never_used_stop_cleanly() -> None:
     with start_load_processes(2) as started:
         [child] = started.children
     assert child.popen.returncode == 0
+
+
+def test_a_plan_without_a_process_count_takes_the_cpus_this_process_may_run_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A container narrows the affinity below the machine's CPU count.
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    plan = BenchmarkPlan(
+        profile=Constant(rate=50),
+        source=SyntheticSource(
+            model="m", prompt_tokens=FixedCount(value=8), output_tokens=FixedCount(value=4)
+        ),
+        backend=BackendSettings(base_url="http://127.0.0.1:9"),
+        validator_factory=partial(default_chain, Endpoint.chat),
+    )
+    assert plan.processes == 3

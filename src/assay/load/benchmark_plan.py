@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -14,6 +13,7 @@ from assay.core import GenerationResponse
 from assay.data.source import RequestSource
 from assay.load.capacity import Probe, search_state
 from assay.load.loop_probe import ClientLoad
+from assay.load.machine import usable_cpus
 from assay.load.progress import OutcomeTotals
 from assay.load.schedule import NS_PER_S
 from assay.load.sessions import SessionCounts
@@ -39,10 +39,6 @@ from assay.validators.chain import Validator
 S = TypeVar("S")
 
 
-def _cpu_count() -> int:
-    return os.cpu_count() or 1
-
-
 class BenchmarkPlan(BaseModel):
     """Everything a benchmark needs; picklable when `processes > 1` (it crosses into them).
 
@@ -55,7 +51,8 @@ class BenchmarkPlan(BaseModel):
 
     profile: Profile
     constraints: Constraints = Constraints()
-    processes: int = Field(default_factory=_cpu_count, gt=0)
+    # One per CPU this process may run on (its affinity, which containers narrow).
+    processes: int = Field(default_factory=usable_cpus, gt=0)
     # A protocol (structural type): pydantic cannot check it, the type checker does.
     source: SkipValidation[RequestSource]
     backend: BackendSettings
