@@ -52,7 +52,9 @@ class ChunkTemplate:
         "carried",
     )
 
-    def __init__(self, head: bytes, tail: bytes, id_start: int = -1, id_end: int = -1) -> None:
+    def __init__(
+        self, head: bytes, tail: bytes, id_start: int = -1, id_end: int = -1, carried: bool = False
+    ) -> None:
         self._head = head
         self._tail = tail
         self._tail_size = len(tail)
@@ -61,7 +63,7 @@ class ChunkTemplate:
         self._id_start = id_start
         self._id_end = id_end
         # Made by `for_id` from another stream's template, not learned from this stream's chunk.
-        self.carried = False
+        self.carried = carried
 
     def pieces(self, frames: list[SseFrame], start: int, most: int) -> list[str]:
         """The pieces of the run of common chunks in `frames` from `start`, at most `most`.
@@ -134,11 +136,9 @@ class ChunkTemplate:
             return None
         encoded = answer_id.encode()
         head = self._head
-        made = ChunkTemplate(
-            head[:start] + encoded + head[end:], self._tail, start, start + len(encoded)
+        return ChunkTemplate(
+            head[:start] + encoded + head[end:], self._tail, start, start + len(encoded), True
         )
-        made.carried = True
-        return made
 
     @classmethod
     def around(cls, frame: bytes, text: str) -> ChunkTemplate | None:
@@ -152,13 +152,8 @@ class ChunkTemplate:
         >>> ChunkTemplate.around(frame.replace(b"c-1", b"c-\\\\1"), "c-\\1") is None
         True
         """
-        if b"\\" in frame:
-            return None
-        encoded = orjson.dumps(text)
-        at = frame.find(encoded)
-        if at < 0 or frame.find(encoded, at + 1) >= 0:
-            return None
-        return cls(frame[: at + 1], frame[at + len(encoded) - 1 :])
+        place = None if b"\\" in frame else _quoted_once(frame, text)
+        return None if place is None else cls(frame[: place[0]], frame[place[1] :])
 
     @classmethod
     def learn(
@@ -172,11 +167,10 @@ class ChunkTemplate:
         """The template of `frame` (parsed as `obj`, whose piece `read` finds and `put`
         replaces), or None when its piece cannot be told apart or the split does not prove out.
         """
-        encoded = orjson.dumps(piece)
-        at = frame.find(encoded)
-        if at < 0 or frame.find(encoded, at + 1) >= 0:
+        place = _quoted_once(frame, piece)
+        if place is None:
             return None
-        head, tail = frame[: at + 1], frame[at + len(encoded) - 1 :]
+        head, tail = frame[: place[0]], frame[place[1] :]
         if b"\\" not in frame:
             # Proven without a probe: with no backslash in the frame every string is written
             # as its raw bytes between two quotes, and a quote only opens or closes one. The
@@ -185,11 +179,9 @@ class ChunkTemplate:
             # changes that value alone. (The commonest chunk; the probe below costs a parse.)
             # The answer's id is found the same way, for the next stream (`for_id`).
             answer_id = obj.get("id") if type(obj) is dict else None
-            if type(answer_id) is str:
-                quoted = orjson.dumps(answer_id)
-                found = head.find(quoted)
-                if found >= 0 and frame.find(quoted, found + 1) < 0:
-                    return cls(head, tail, found + 1, found + len(quoted) - 1)
+            found = _quoted_once(frame, answer_id) if type(answer_id) is str else None
+            if found is not None and found[1] < len(head):
+                return cls(head, tail, *found)
             return cls(head, tail)
         probe = "q" if piece == "p" else "p"
         try:
@@ -202,6 +194,16 @@ class ChunkTemplate:
         # Equal apart from the piece: the bytes between head and tail are that value and
         # nothing else.
         return cls(head, tail) if probed == obj else None
+
+
+def _quoted_once(frame: bytes, text: str) -> tuple[int, int] | None:
+    """Where the value of `text`'s JSON string sits in `frame` (after its opening quote, at its
+    closing one) when `frame` holds that string exactly once, else None."""
+    encoded = orjson.dumps(text)
+    at = frame.find(encoded)
+    if at < 0 or frame.find(encoded, at + 1) >= 0:
+        return None
+    return at + 1, at + len(encoded) - 1
 
 
 def _plain(piece: str) -> bool:
