@@ -225,24 +225,23 @@ def served_models_of(
             f"--served-model is given {len(values)} times: the mock serves at most "
             f"{MOST_SERVED_MODELS} models beside --model-name"
         )
-    explicit: dict[str, ServedModel] = {}
+    given: dict[str, ServedModel | None] = {}  # in the order given; None: a bare name
     bare: list[str] = []
-    names: dict[str, None] = {}  # in the order given
     for value in values:
         name, equals, latencies = value.partition("=")
         name = name.strip()
         shown = repr(value)
         if not name:
             raise ConfigError(f"--served-model {shown}: give NAME or NAME=TTFT_MS/ITL_MS")
-        if name in names:
+        if name in given:
             raise ConfigError(f"--served-model {name!r} is given more than once")
         if name == model_name:
             raise ConfigError(
                 f"--served-model {name!r} is the --model-name, served already "
                 "with --ttft-ms/--itl-ms"
             )
-        names[name] = None
         if not equals:
+            given[name] = None
             bare.append(name)
             continue
         ttft, slash, itl = latencies.partition("/")
@@ -255,7 +254,7 @@ def served_models_of(
                 f"--served-model {shown}: NAME=TTFT_MS/ITL_MS takes two numbers of "
                 f"milliseconds from 0 to {_MOST_MS:.0f} (an hour), e.g. lora-a=40/8"
             )
-        explicit[name] = ServedModel(
+        given[name] = ServedModel(
             name=name,
             latency=latency.model_copy(
                 update={
@@ -264,8 +263,8 @@ def served_models_of(
                 }
             ),
         )
-    spread = {model.name: model for model in spread_models(tuple(bare), latency)}
-    return tuple(explicit[name] if name in explicit else spread[name] for name in names)
+    spread = iter(spread_models(tuple(bare), latency))
+    return tuple(next(spread) if model is None else model for model in given.values())
 
 
 def served_models_line(models: "tuple[ServedModel, ...]") -> str:
