@@ -115,7 +115,6 @@ def mock(
     def body() -> int:
         from assay.cli.options import parse_pairs
         from assay.mock import Fixed, LatencyModel, MockConfig, serve
-        from assay.mock.capacity import ServerModel
         from assay.spec.sections import Mock
 
         # The flags `assay run` has too (`--mock-ttft-ms`, ...) take its ranges, from its section.
@@ -131,7 +130,7 @@ def mock(
                 "gpu_watts": gpu_watts,
             },
         )
-        server = validated(ServerModel, server_model(shared), {"fault": "--load-fault"})
+        server = server_model(shared)
         latency = LatencyModel(
             time_to_first_token=Fixed(value=shared.ttft_ms / 1000),
             inter_token_latency=Fixed(value=shared.itl_ms / 1000),
@@ -226,24 +225,23 @@ def served_models_of(
             f"--served-model is given {len(values)} times: the mock serves at most "
             f"{MOST_SERVED_MODELS} models beside --model-name"
         )
-    explicit: dict[str, ServedModel] = {}
+    given: dict[str, ServedModel | None] = {}  # in the order given; None: a bare name
     bare: list[str] = []
-    names: dict[str, None] = {}  # in the order given
     for value in values:
         name, equals, latencies = value.partition("=")
         name = name.strip()
         shown = repr(value)
         if not name:
             raise ConfigError(f"--served-model {shown}: give NAME or NAME=TTFT_MS/ITL_MS")
-        if name in names:
+        if name in given:
             raise ConfigError(f"--served-model {name!r} is given more than once")
         if name == model_name:
             raise ConfigError(
                 f"--served-model {name!r} is the --model-name, served already "
                 "with --ttft-ms/--itl-ms"
             )
-        names[name] = None
         if not equals:
+            given[name] = None
             bare.append(name)
             continue
         ttft, slash, itl = latencies.partition("/")
@@ -256,7 +254,7 @@ def served_models_of(
                 f"--served-model {shown}: NAME=TTFT_MS/ITL_MS takes two numbers of "
                 f"milliseconds from 0 to {_MOST_MS:.0f} (an hour), e.g. lora-a=40/8"
             )
-        explicit[name] = ServedModel(
+        given[name] = ServedModel(
             name=name,
             latency=latency.model_copy(
                 update={
@@ -265,8 +263,8 @@ def served_models_of(
                 }
             ),
         )
-    spread = {model.name: model for model in spread_models(tuple(bare), latency)}
-    return tuple(explicit[name] if name in explicit else spread[name] for name in names)
+    spread = iter(spread_models(tuple(bare), latency))
+    return tuple(next(spread) if model is None else model for model in given.values())
 
 
 def served_models_line(models: "tuple[ServedModel, ...]") -> str:
@@ -289,29 +287,25 @@ def served_models_line(models: "tuple[ServedModel, ...]") -> str:
     return f"also serves: {described}"
 
 
-def server_model(flags: "Mock") -> dict[str, object]:
-    """The finite server the flags ask for, as `ServerModel` takes it (validated there).
+def server_model(flags: "Mock") -> "ServerModel":
+    """The finite server the flags ask for (the flags' section bounds each part as the server
+    model does).
 
     >>> from assay.spec.sections import Mock
     >>> server_model(Mock(slots=40))
-    {'slots': 40}
+    ServerModel(slots=40, tokens_per_s=None, fault_past=None, fault='empty')
     """
     from assay.errors import ConfigError
+    from assay.mock.capacity import ServerModel
 
-    given: dict[str, object] = {
-        key: value
-        for key, value in (
-            ("slots", flags.slots),
-            ("tokens_per_s", flags.tokens_per_s),
-            ("fault_past", flags.fault_past),
-        )
-        if value is not None
-    }
-    if flags.fault_past is not None:
-        given["fault"] = flags.load_fault
-    elif flags.load_fault != "empty":
+    if flags.fault_past is None and flags.load_fault != "empty":
         raise ConfigError("--load-fault needs --fault-past (the load past which it strikes)")
-    return given
+    return ServerModel(
+        slots=flags.slots,
+        tokens_per_s=flags.tokens_per_s,
+        fault_past=flags.fault_past,
+        fault=flags.load_fault,
+    )
 
 
 Model = TypeVar("Model", bound="BaseModel")

@@ -60,21 +60,12 @@ class LatencySampler:
     """Seeded draws of the latency model; knows when it never needs to sleep."""
 
     def __init__(self, model: LatencyModel, seed: int) -> None:
-        self._model = model
-        self._rng = random.Random(seed)
+        self.model = model
+        # Shared with text sampling, so one seed fixes a whole run.
+        self.rng = random.Random(seed)
         self.instant = is_zero(model.time_to_first_token) and is_zero(model.inter_token_latency)
         output = model.output_tokens
         self._fixed_output = round(output.value) if isinstance(output, Fixed) else None
-
-    @property
-    def model(self) -> LatencyModel:
-        """The latency model the sampler draws from."""
-        return self._model
-
-    @property
-    def rng(self) -> random.Random:
-        """The sampler's generator, shared with text sampling so one seed fixes a whole run."""
-        return self._rng
 
     def output_tokens(self) -> int:
         """What the model wants to say, in tokens (before any request limit).
@@ -86,17 +77,17 @@ class LatencySampler:
         """
         if self._fixed_output is not None:
             return self._fixed_output
-        return max(0, round(sample(self._model.output_tokens, self._rng)))
+        return max(0, round(sample(self.model.output_tokens, self.rng)))
 
     def time_to_first_token(self) -> float:
         """Seconds before the first token."""
-        return sample(self._model.time_to_first_token, self._rng)
+        return sample(self.model.time_to_first_token, self.rng)
 
     def inter_token_latencies(self, gaps: int) -> list[float]:
         """Seconds between consecutive tokens, one draw per gap (empty when ITL is always 0)."""
-        if is_zero(self._model.inter_token_latency):
+        if is_zero(self.model.inter_token_latency):
             return []
-        return [sample(self._model.inter_token_latency, self._rng) for _ in range(max(0, gaps))]
+        return [sample(self.model.inter_token_latency, self.rng) for _ in range(max(0, gaps))]
 
 
 # The shortest valid JSON documents of 1..7 tokens; from 8 tokens on, an object with a string.

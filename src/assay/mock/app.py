@@ -501,15 +501,10 @@ class MockService:
             await self._wait(sampler.time_to_first_token() + sum(gaps))
         await wait_for_tokens(self._load, tokens)
         if script.ending is Ending.end:
-            return web.Response(
-                body=script.body,
-                status=script.status,
-                content_type=script.content_type,
-                headers=script.headers,
-            )
+            return web.Response(body=script.body, content_type=JSON_CONTENT_TYPE)
         # Announce the whole body, send half of it: the client is cut off, or left waiting.
-        response = web.StreamResponse(status=script.status, headers=script.headers)
-        response.content_type = script.content_type
+        response = web.StreamResponse()
+        response.content_type = JSON_CONTENT_TYPE
         response.content_length = len(script.body)
         await response.prepare(request)
         half = len(script.body) // 2

@@ -115,6 +115,8 @@ def choices_stream(
     head = [writer.role()] if api is Endpoint.chat else []
     if fault is not None and name == "stall":
         return stalled(choices_stream(api, answer, None, tool_pieces), fault.after, fault.seconds)
+    if fault is not None and name in CUT_FAULTS:
+        return _cut_stream(writer, head, answer, fault)
     match name:
         case "empty_stream":
             return StreamScript(head=[], tokens=[], tail=[DONE_FRAME])
@@ -132,24 +134,20 @@ def choices_stream(
             return _tool_call_stream(writer, head, answer, tool_pieces, "tool_calls")
         case None if api is Endpoint.chat and answer.tool_pieces is not None:
             return _tool_call_stream(writer, head, answer, answer.tool_pieces, answer.finish_reason)
-        case str() if name in CUT_FAULTS:  # a stall was played above
-            return _cut_stream(writer, head, answer, fault)
         case _:
             return _whole_stream(writer, head, answer, name)
 
 
 def _cut_stream(
-    writer: _ChunkWriter, head: list[bytes], answer: Answer, fault: FaultSpec | None
+    writer: _ChunkWriter, head: list[bytes], answer: Answer, fault: FaultSpec
 ) -> StreamScript:
     """The answer's first `fault.after` tokens, then the fault's own ending."""
-    name = fault.name if fault is not None else ""
-    cut = min(fault.after if fault is not None else 0, len(answer.pieces))
+    cut = min(fault.after, len(answer.pieces))
     return StreamScript(
         head=head,
         tokens=[writer.token(i, answer.pieces[i], None) for i in range(cut)],
-        tail=_fault_tail(name, answer),
+        tail=_fault_tail(fault.name, answer),
         ending=fault_ending(fault),
-        stall_seconds=fault.seconds if fault is not None else 0.0,
     )
 
 

@@ -35,7 +35,7 @@ def embedding_vector(text: str, dimension: int) -> list[float]:
 
 
 def embeddings_body(
-    ask: EmbeddingAsk, dimension: int, fault: FaultSpec | None, answer_id: str | None = None
+    ask: EmbeddingAsk, dimension: int, fault: FaultSpec | None, answer_id: str
 ) -> BodyScript:
     """The embeddings answer of one request, with `fault` applied; `answer_id` is its `id`."""
     name = fault.name if fault is not None else None
@@ -58,8 +58,8 @@ def embeddings_body(
                 else vector
             )
             data.append({"object": "embedding", "embedding": encoded, "index": index})
-    payload: dict[str, Any] = {} if answer_id is None else {"id": answer_id}
-    payload |= {
+    payload: dict[str, Any] = {
+        "id": answer_id,
         "object": "list",
         "data": data,
         "model": ask.model,

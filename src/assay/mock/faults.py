@@ -98,9 +98,6 @@ FAULTS: Mapping[str, FaultInfo] = MappingProxyType(
 )
 """Fault name -> the diagnostic code the client must report, and a one-line description."""
 
-# Canonical order for the rate choice: the table's order, never the caller's dict order.
-_ORDER = tuple(FAULTS)
-
 
 @dataclass(frozen=True, slots=True)
 class FaultSpec:
@@ -167,7 +164,7 @@ def choose_fault(seed: int, rates: Mapping[str, float], request_key: str) -> str
     digest = hashlib.blake2b(f"{seed}\x00{request_key}".encode(), digest_size=8).digest()
     point = int.from_bytes(digest, "big") / 2**64
     edge = 0.0
-    for name in _ORDER:
+    for name in FAULTS:  # the table's order, never the caller's dict order
         edge += rates.get(name, 0.0)
         if point < edge:
             return name

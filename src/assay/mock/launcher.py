@@ -43,8 +43,6 @@ def serve(
     One worker runs in this process (on uvloop when installed); more run as child processes on
     the same port.
     """
-    if workers < 1:
-        raise ConfigError(f"workers must be >= 1, got {workers}")
     if workers == 1:
         run_loop(serve_until_signal(config, host, port, False, on_ready))
         return
@@ -76,8 +74,6 @@ def start_mock_processes(
     KeyboardInterrupt when `interrupted()` turns true while they start (a Ctrl-C turned into a
     flag by the caller), so stopping does not wait for them to listen.
     """
-    if workers < 1:
-        raise ConfigError(f"workers must be >= 1, got {workers}")
     with _spawn(config, workers, host, port, interrupted) as (url, _):
         yield url
 
@@ -90,6 +86,8 @@ def _spawn(
     port: int,
     interrupted: Callable[[], bool] = lambda: False,
 ) -> Iterator[tuple[str, list[subprocess.Popen[str]]]]:
+    if workers < 1:
+        raise ConfigError(f"workers must be >= 1, got {workers}")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with closing(socket.socket(family, socket.SOCK_STREAM)) as reservation:
         reservation.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)

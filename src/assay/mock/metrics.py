@@ -73,7 +73,7 @@ FINISHED_FAULTS: Final = frozenset(
 EMPTY_FAULTS: Final = frozenset({"empty_stream", "choices_empty"})
 
 
-def create_counters_file(path: Path, workers: int, models: int = 1) -> None:
+def create_counters_file(path: Path, workers: int, models: int) -> None:
     """A zeroed file with one slot per worker, each with the counters of `models` models."""
     path.write_bytes(bytes(SLOT_BYTES * workers * models))
 
@@ -124,13 +124,11 @@ class ServedCounters:
         self._values[base + _PROMPT_TOKENS] += prompt_tokens
         self._values[base + _GENERATION_TOKENS] += written_tokens
 
-    def total(self, field: Served, model: int | None = None) -> int:
-        """`field` summed over every worker, for one model (by index) or all of them."""
-        models = range(self.models) if model is None else (model,)
+    def total(self, field: Served, model: int) -> int:
+        """`field` of one model (by index) summed over every worker."""
         return sum(
-            self._values[(slot * self.models + one) * _WIDTH + field]
+            self._values[(slot * self.models + model) * _WIDTH + field]
             for slot in range(self._workers)
-            for one in models
         )
 
     def render(self, model_names: Sequence[str], scale: float = 1.0) -> str:

@@ -161,13 +161,7 @@ def responses_stream(
             broken = b'event: response.output_text.delta\ndata: {"type": "response.output_te\n\n'
             return StreamScript(head=head, tokens=tokens, tail=[broken])
         case "truncated_stream" | "drop":
-            return StreamScript(
-                head=head,
-                tokens=tokens,
-                tail=[],
-                ending=fault_ending(fault),
-                stall_seconds=fault.seconds if fault is not None else 0.0,
-            )
+            return StreamScript(head=head, tokens=tokens, tail=[], ending=fault_ending(fault))
         case _:
             pass  # the whole answer, below
     text = answer.text

@@ -6,7 +6,7 @@ latency plan. Keeping "what" apart from "when" lets one writer serve every endpo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -62,14 +62,11 @@ class StreamScript:
 
 @dataclass(slots=True)
 class BodyScript:
-    """A whole-body answer; with a drop or stall ending only the first half is sent."""
+    """A whole JSON body; with a drop or stall ending only the first half is sent."""
 
     body: bytes
-    status: int = 200
-    content_type: str = JSON_CONTENT_TYPE
     ending: Ending = Ending.end
     stall_seconds: float = 0.0
-    headers: dict[str, str] = field(default_factory=dict)
 
 
 def fault_ending(fault: FaultSpec | None) -> Ending:

@@ -50,10 +50,8 @@ if TYPE_CHECKING:
     from assay.records import record_line as record_line
     from assay.records.sink import StepContext as StepContext
     from assay.records.sink import counting_sink as counting_sink
-    from assay.reports.definitions import read_definitions as read_definitions
     from assay.reports.loader import load_report as load_report
     from assay.reports.readback import read_back as read_back
-    from assay.reports.readback import read_latency_samples as read_latency_samples
     from assay.spec.constraints import Constraints as Constraints
     from assay.spec.load import Synchronous as Synchronous
     from assay.worker import execute as execute
@@ -79,14 +77,12 @@ _HOMES = {
     "EndpointHandler": "assay.handlers.base",
     "RequestBuilds": "assay.load.ahead",
     **dict.fromkeys(("run_step", "StepWork"), "assay.load.step_runner"),
-    **dict.fromkeys(("Slo", "StepAggregator"), "assay.metrics"),
-    **dict.fromkeys(("ConcurrencyTracker", "Timeline"), "assay.metrics"),
+    **dict.fromkeys(("ConcurrencyTracker", "Slo", "StepAggregator", "Timeline"), "assay.metrics"),
     "add_arrivals": "assay.metrics.arrivals",
     **dict.fromkeys(("MockConfig", "start_mock_processes"), "assay.mock"),
     **dict.fromkeys(("record_line", "RecordWriter", "RequestRecord"), "assay.records"),
     **dict.fromkeys(("counting_sink", "StepContext"), "assay.records.sink"),
-    "read_definitions": "assay.reports.definitions",
-    **dict.fromkeys(("read_back", "read_latency_samples"), "assay.reports.readback"),
+    "read_back": "assay.reports.readback",
     "load_report": "assay.reports.loader",
     "Constraints": "assay.spec.constraints",
     "Synchronous": "assay.spec.load",
