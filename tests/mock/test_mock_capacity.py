@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from assay.mock import Fixed, LatencyModel, MockConfig
 from assay.mock.capacity import ServerLoad, ServerModel
 from assay.mock.server import open_mock_server
+from tests.mock.test_mock_media import post_transcription, transcription_form
 
 CHAT = "/v1/chat/completions"
 
@@ -140,6 +141,25 @@ async def test_past_the_load_the_wire_carries_empty_answers_and_the_rest_whole()
         )
         for chunks in answers
     )
+    assert texts[0] == ""
+    assert texts[1]
+    assert texts[2]
+    assert stats["faults"] == {"empty_stream": 1}
+
+
+async def test_transcriptions_take_a_slot_and_go_bad_past_the_load_as_chats_do() -> None:
+    # A multipart upload is read by its own path; it went around the finite server, so a
+    # capacity search on transcriptions against the mock never saw an overloaded server.
+    config = MockConfig(
+        latency=LatencyModel(time_to_first_token=Fixed(value=0.3), output_tokens=Fixed(value=4)),
+        server=ServerModel(slots=1, fault_past=2),
+    )
+    async with open_mock_server(config) as server:
+        answers = await asyncio.gather(
+            *(post_transcription(server.url, transcription_form(1.0)) for _ in range(3))
+        )
+        stats = server.stats()
+    texts = sorted(orjson.loads(raw)["text"] for _, _, raw in answers)
     assert texts[0] == ""
     assert texts[1]
     assert texts[2]

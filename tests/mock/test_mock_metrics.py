@@ -11,6 +11,7 @@ import pytest
 from assay.mock import MockConfig, open_mock_server, start_mock_processes
 from assay.mock.faults import FAULT_HEADER
 from assay.server_metrics import ServerKind, detect_kind, parse_exposition
+from tests.mock.test_mock_media import post_transcription, transcription_form
 
 
 async def _chat(session: aiohttp.ClientSession, url: str, fault: str | None = None) -> int:
@@ -39,6 +40,18 @@ async def test_metrics_count_finished_answers_and_their_tokens() -> None:
     assert samples["vllm:request_success_total"] == 6
     assert samples["vllm:generation_tokens_total"] == 5 * 8 + 2 * 2
     assert samples["vllm:num_requests_running"] == 0
+    assert samples["vllm:prompt_tokens_total"] > 0
+
+
+async def test_metrics_count_a_cut_transcription_stream_as_a_cut_chat() -> None:
+    form = transcription_form(2.0, stream="true")  # six tokens; cut after two
+    async with open_mock_server(MockConfig()) as server, aiohttp.ClientSession() as session:
+        status, _, _ = await post_transcription(server.url, form, "truncated_stream")
+        assert status == 200
+        async with session.get(server.url + "/metrics") as response:
+            samples = parse_exposition(await response.text())
+    assert samples["vllm:request_success_total"] == 0
+    assert samples["vllm:generation_tokens_total"] == 2
     assert samples["vllm:prompt_tokens_total"] > 0
 
 

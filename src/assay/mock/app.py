@@ -12,6 +12,8 @@ import os
 import time
 import uuid
 from collections import Counter
+from collections.abc import Awaitable, Callable
+from contextlib import nullcontext
 from typing import Any, assert_never
 
 import orjson
@@ -62,7 +64,7 @@ from assay.mock.script import (
     StreamScript,
     error_object,
 )
-from assay.mock.transcriptions import read_transcription, transcription_body
+from assay.mock.transcriptions import TranscriptionAsk, read_transcription, transcription_body
 from assay.spec.endpoint import Carries, Endpoint
 
 _HTTP_FAULTS = {
@@ -234,12 +236,30 @@ class MockService:
             fault = self._choose_fault(request, api, stream)
         except (BadRequest, ConfigError) as error:
             return _error_response(400, str(error), "BadRequestError")
-        if self._load is None:
-            return await self._answer_with(request, api, ask, stream, fault, response_id)
-        async with self._load.admitted() as faulty:
+        return await self._admitted(
+            fault,
+            stream,
+            lambda fault: self._answer_with(request, api, ask, stream, fault, response_id),
+        )
+
+    async def _admitted(
+        self,
+        fault: FaultSpec | None,
+        stream: bool,
+        answer: Callable[[FaultSpec | None], Awaitable[web.StreamResponse]],
+    ) -> web.StreamResponse:
+        """`answer` with `fault`, counted, played in a slot of the finite server when there is
+        one (and gone bad when the load it found was past the stated one)."""
+        async with nullcontext(False) if self._load is None else self._load.admitted() as faulty:
             if faulty and fault is None:
                 fault = FaultSpec(self.config.server.fault_name, self.config.fault_after_tokens)
-            return await self._answer_with(request, api, ask, stream, fault, response_id)
+            self.stats.requests += 1
+            if fault is not None:
+                self.stats.faults[fault.name] += 1
+                early = _early_answer(fault.name, stream)
+                if early is not None:
+                    return early
+            return await answer(fault)
 
     async def _answer_with(
         self,
@@ -250,12 +270,6 @@ class MockService:
         fault: FaultSpec | None,
         response_id: str,
     ) -> web.StreamResponse:
-        self.stats.requests += 1
-        if fault is not None:
-            self.stats.faults[fault.name] += 1
-            early = _early_answer(fault.name, stream)
-            if early is not None:
-                return early
         finishes = fault is None or fault.name in FINISHED_FAULTS
         sampler = self.sampler_for(ask.model)
         model = self._counter_index.get(ask.model, 0)
@@ -325,12 +339,17 @@ class MockService:
             fault = self._choose_fault(request, Endpoint.transcriptions, ask.stream)
         except (BadRequest, ConfigError) as error:
             return _error_response(400, str(error), "BadRequestError")
-        self.stats.requests += 1
-        if fault is not None:
-            self.stats.faults[fault.name] += 1
-            early = _early_answer(fault.name, ask.stream)
-            if early is not None:
-                return early
+        return await self._admitted(
+            fault, ask.stream, lambda fault: self._transcribe(request, ask, fault, response_id)
+        )
+
+    async def _transcribe(
+        self,
+        request: web.Request,
+        ask: TranscriptionAsk,
+        fault: FaultSpec | None,
+        response_id: str,
+    ) -> web.StreamResponse:
         tokens = ask.transcript_tokens
         sampler = self.sampler_for(ask.model)
         model = self._counter_index.get(ask.model, 0)
@@ -348,6 +367,8 @@ class MockService:
         counters.add(Served.running, 1, model)
         try:
             if ask.stream:
+                if fault is not None and fault.name in CUT_FAULTS:
+                    counters.cut(ask.prompt_tokens, min(fault.after, len(answer.pieces)), model)
                 script = choices_stream(Endpoint.transcriptions, answer, fault, self._tool_pieces)
                 served = await self._play_stream(request, script, sampler)
             else:
