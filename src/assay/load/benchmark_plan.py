@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -14,7 +15,7 @@ from assay.data.source import RequestSource
 from assay.load.capacity import Probe, search_state
 from assay.load.loop_probe import ClientLoad
 from assay.load.machine import usable_cpus
-from assay.load.progress import OutcomeTotals
+from assay.load.progress import OutcomeTotals, merged_codes
 from assay.load.schedule import NS_PER_S
 from assay.load.sessions import SessionCounts
 from assay.load.slo_tally import SloMisses
@@ -37,6 +38,7 @@ from assay.spec.load import (
 from assay.validators.chain import Validator
 
 S = TypeVar("S")
+C = TypeVar("C", SessionCounts, SloMisses)
 
 
 class BenchmarkPlan(BaseModel):
@@ -193,12 +195,6 @@ def merge_step(
     with the records a lost process's shard kept.
     """
     ordered = sorted(parts, key=lambda part: part.process)
-    totals = OutcomeTotals()
-    errors: dict[str, int] = {}
-    for part in ordered:
-        totals = totals + part.totals
-        for code, count in part.errors_by_code.items():
-            errors[code] = errors.get(code, 0) + count
     reasons = [part.stopped_by for part in ordered if part.stopped_by is not None]
     constraint = next((r for r in reasons if r is not StopReason.max_requests), None)
     stopped_by = parent_stop or constraint or (reasons[0] if reasons else None)
@@ -208,36 +204,22 @@ def merge_step(
         load=load,
         started_ns=started_ns,
         finished_ns=max((part.finished_ns for part in ordered), default=started_ns),
-        totals=totals,
-        errors_by_code=dict(sorted(errors.items(), key=lambda item: (-item[1], item[0]))),
+        totals=sum((part.totals for part in ordered), OutcomeTotals()),
+        errors_by_code=merged_codes(part.errors_by_code for part in ordered),
         stopped_by=stopped_by,
         sink_results=[part.summary for part in ordered],
         scheduled=sum(owed) if owed else None,
         lost_processes=tuple(sorted(lost, key=lambda loss: loss.process)),
-        sessions=_merged_sessions(ordered),
-        slo_misses=_merged_misses(ordered),
+        sessions=_sum_present(part.sessions for part in ordered),
+        slo_misses=_sum_present(part.slo_misses for part in ordered),
         client=tuple(part.client for part in ordered if part.client is not None),
     )
 
 
-def _merged_misses(parts: list[ProcessStepResult[S]]) -> SloMisses | None:
-    counts = [part.slo_misses for part in parts if part.slo_misses is not None]
-    if not counts:
-        return None
-    total = counts[0]
-    for count in counts[1:]:
-        total = total + count
-    return total
-
-
-def _merged_sessions(parts: list[ProcessStepResult[S]]) -> SessionCounts | None:
-    counts = [part.sessions for part in parts if part.sessions is not None]
-    if not counts:
-        return None
-    total = SessionCounts()
-    for count in counts:
-        total = total + count
-    return total
+def _sum_present(counts: Iterable[C | None]) -> C | None:
+    """The sum of the processes' counts that are there; None when none is."""
+    present = [count for count in counts if count is not None]
+    return functools.reduce(lambda total, count: total + count, present) if present else None
 
 
 def next_load(profile: Profile, done: list[StepResult[S]]) -> StepLoad | None:

@@ -7,6 +7,8 @@ finished since its last message) at most every ~250 ms. The parent merges them i
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from assay.load.error_watch import ErrorWatch
@@ -90,6 +92,18 @@ class StepTally:
         )
 
 
+def merged_codes(counts: Iterable[dict[str, int]]) -> dict[str, int]:
+    """Counts by diagnostic code summed, largest first (equal counts by code).
+
+    >>> merged_codes([{"a": 1, "b": 2}, {"a": 2}])
+    {'a': 3, 'b': 2}
+    """
+    merged: Counter[str] = Counter()
+    for count in counts:
+        merged.update(count)
+    return dict(sorted(merged.items(), key=lambda item: (-item[1], item[0])))
+
+
 @dataclass(frozen=True, slots=True)
 class ProgressSnapshot:
     """What a progress display shows: the running step's merged counts and rate."""
@@ -144,11 +158,7 @@ class StepProgress:
         so it lags by up to a progress interval and keeps a process that was later lost; the
         step's own count is `merge_step`'s.
         """
-        merged: dict[str, int] = {}
-        for message in self._latest.values():
-            for code, count in message.errors_by_code.items():
-                merged[code] = merged.get(code, 0) + count
-        return dict(sorted(merged.items(), key=lambda item: (-item[1], item[0])))
+        return merged_codes(message.errors_by_code for message in self._latest.values())
 
     def snapshot(self, *, now_ns: int, benchmark_start_ns: int) -> ProgressSnapshot:
         """The merged view as a frozen snapshot for `on_progress`."""
@@ -171,4 +181,5 @@ __all__ = [
     "ProgressSnapshot",
     "StepProgress",
     "StepTally",
+    "merged_codes",
 ]
