@@ -51,11 +51,10 @@ from assay.load.progress import (
     ProgressSnapshot,
     StepProgress,
 )
-from assay.load.schedule import NS_PER_S
 from assay.load.step_runner import ProcessStepResult, StepWork, slice_owed
 from assay.load_launcher import LoadChild, LoadProcesses, send_all, start_load_processes
 from assay.records.sink import SinkFactory
-from assay.spec.constraints import StopReason
+from assay.spec.constraints import NS_PER_S, StopReason
 from assay.spec.load import StepLoad
 
 S = TypeVar("S")

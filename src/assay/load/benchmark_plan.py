@@ -16,12 +16,11 @@ from assay.load.capacity import Probe, search_state
 from assay.load.loop_probe import ClientLoad
 from assay.load.machine import usable_cpus
 from assay.load.progress import OutcomeTotals, merged_codes
-from assay.load.schedule import NS_PER_S
 from assay.load.sessions import SessionCounts
 from assay.load.slo_tally import SloMisses
 from assay.load.step_runner import ProcessStepResult, not_sent
 from assay.spec.capacity import Capacity, SloTarget
-from assay.spec.constraints import Constraints, StopReason
+from assay.spec.constraints import NS_PER_S, Constraints, StopReason
 from assay.spec.load import (
     Concurrent,
     Constant,

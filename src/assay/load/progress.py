@@ -12,8 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from assay.load.error_watch import ErrorWatch
-from assay.load.schedule import NS_PER_S
-from assay.spec.constraints import Constraints, StopReason
+from assay.spec.constraints import NS_PER_S, Constraints, StopReason
 
 PROGRESS_INTERVAL_NS = 250_000_000
 _TOP_CODES = 3

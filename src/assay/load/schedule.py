@@ -238,7 +238,6 @@ def throughput_indices(
 
 
 __all__ = [
-    "NS_PER_S",
     "constant_offset_ns",
     "gamma_offsets_ns",
     "owned_streams",
