@@ -19,7 +19,7 @@ from assay.load.progress import OutcomeTotals, merged_codes
 from assay.load.sessions import SessionCounts
 from assay.load.slo_tally import SloMisses
 from assay.load.step_runner import ProcessStepResult, not_sent
-from assay.spec.capacity import Capacity, SloTarget
+from assay.spec.capacity import Capacity
 from assay.spec.constraints import NS_PER_S, Constraints, StopReason
 from assay.spec.load import (
     Concurrent,
@@ -253,11 +253,6 @@ def next_load(profile: Profile, done: list[StepResult[S]]) -> StepLoad | None:
             return None if done else profile
 
 
-def search_slos(profile: Profile) -> tuple[SloTarget, ...]:
-    """The percentile SLOs whose misses each step of `profile` counts: a capacity search's."""
-    return profile.slos if isinstance(profile, Capacity) else ()
-
-
 def load_at(profile: Capacity, level: float) -> StepLoad:
     """The step load of a capacity search at `level` (a rate, or a count of streams).
 
@@ -291,5 +286,4 @@ __all__ = [
     "load_at",
     "next_load",
     "probe_of",
-    "search_slos",
 ]

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from assay.core import Clock, GenerationResponse
-from assay.load.benchmark_plan import BenchmarkPlan, search_slos
+from assay.load.benchmark_plan import BenchmarkPlan
 from assay.load.progress import ProgressMessage
 from assay.load.step_runner import ProcessStepResult, Resolve, StepWork, run_step
 from assay.records.sink import SinkFactory
+from assay.spec.capacity import Capacity
 from assay.spec.load import StepLoad
 from assay.validators.chain import Validator
 
@@ -34,7 +35,8 @@ def step_work(
     >>> (work.process, work.processes, work.seed, work.start_ns)
     (1, 2, 7, 10)
     """
-    slos = search_slos(plan.profile)
+    # The percentile SLOs whose misses each step counts: a capacity search's.
+    slos = plan.profile.slos if isinstance(plan.profile, Capacity) else ()
     return StepWork(
         step, load, plan.constraints, plan.seed, process, plan.processes, start_ns, slos
     )
