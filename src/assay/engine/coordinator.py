@@ -39,12 +39,13 @@ from assay.errors import AssayError, ConfigError
 from assay.load.benchmark_plan import (
     BenchmarkPlan,
     BenchmarkResult,
+    LoadSlice,
     LostProcess,
     StepResult,
     merge_step,
     next_load,
+    step_work,
 )
-from assay.load.load_slice import LoadSlice, step_work
 from assay.load.progress import (
     PROGRESS_INTERVAL_NS,
     ProgressMessage,

@@ -20,7 +20,7 @@ from assay.backend import open_backend
 from assay.core import MonotonicClock
 from assay.engine.coordinator import Crashed, Done, Ready, StepCommand
 from assay.errors import first_assay_error
-from assay.load.load_slice import LoadSlice
+from assay.load.benchmark_plan import LoadSlice
 from assay.records.sink import (
     RecordSink,
     SpooledSinkFactory,

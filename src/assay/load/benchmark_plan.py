@@ -1,7 +1,13 @@
-"""What to run (`BenchmarkPlan`) and what came of it (`BenchmarkResult` of `StepResult`s)."""
+"""What to run (`BenchmarkPlan`) and what came of it (`BenchmarkResult` of `StepResult`s).
+
+Every engine runs a step's slice the same way (the single process, the coordinating parent,
+each load child and each Ray actor), so one process's share of a plan (`LoadSlice`, its
+`StepWork` and its `run_step` call) is made here and nowhere else.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -10,15 +16,16 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation
 
 from assay.backend import BackendSettings
-from assay.core import GenerationResponse
+from assay.core import Clock, GenerationResponse
 from assay.data.source import RequestSource
 from assay.load.capacity import Probe, search_state
 from assay.load.loop_probe import ClientLoad
 from assay.load.machine import usable_cpus
-from assay.load.progress import OutcomeTotals, merged_codes
+from assay.load.progress import OutcomeTotals, ProgressMessage, merged_codes
 from assay.load.sessions import SessionCounts
 from assay.load.slo_tally import SloMisses
-from assay.load.step_runner import ProcessStepResult, not_sent
+from assay.load.step_runner import ProcessStepResult, Resolve, StepWork, not_sent, run_step
+from assay.records.sink import SinkFactory
 from assay.spec.capacity import Capacity
 from assay.spec.constraints import NS_PER_S, Constraints, StopReason
 from assay.spec.load import (
@@ -81,6 +88,56 @@ def _concurrency_limit(profile: Profile) -> int | None:
             return None  # its levels are found as it runs
         case _:  # a single-step load
             return requested_concurrency(profile)
+
+
+def step_work(
+    plan: BenchmarkPlan, process: int, step: int, load: StepLoad, start_ns: int
+) -> StepWork:
+    """What slice `process` of `plan` runs in step `step`, which starts at `start_ns`.
+
+    >>> plan = BenchmarkPlan.model_construct(processes=2, seed=7, profile=Constant(rate=5))
+    >>> work = step_work(plan, 1, 0, Constant(rate=5), start_ns=10)
+    >>> (work.process, work.processes, work.seed, work.start_ns)
+    (1, 2, 7, 10)
+    """
+    # The percentile SLOs whose misses each step counts: a capacity search's.
+    slos = plan.profile.slos if isinstance(plan.profile, Capacity) else ()
+    return StepWork(
+        step, load, plan.constraints, plan.seed, process, plan.processes, start_ns, slos
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LoadSlice(Generic[S]):
+    """Slice `process` of `plan`, with what it sends, judges and records its requests with."""
+
+    plan: BenchmarkPlan
+    process: int
+    sink_factory: SinkFactory[S]
+    resolve: Resolve
+    validate: Validator[GenerationResponse]
+    clock: Clock
+
+    async def run(
+        self,
+        step: int,
+        load: StepLoad,
+        start_ns: int,
+        *,
+        stop: asyncio.Event,
+        report: Callable[[ProgressMessage], None] | None = None,
+    ) -> ProcessStepResult[S]:
+        """Run this slice of step `step` (see `run_step`)."""
+        return await run_step(
+            step_work(self.plan, self.process, step, load, start_ns),
+            source=self.plan.source,
+            resolve=self.resolve,
+            validate=self.validate,
+            sink_factory=self.sink_factory,
+            clock=self.clock,
+            stop=stop,
+            report=report,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,10 +337,12 @@ def probe_of(profile: Capacity, step: StepResult[S]) -> Probe:
 __all__ = [
     "BenchmarkPlan",
     "BenchmarkResult",
+    "LoadSlice",
     "LostProcess",
     "StepResult",
     "merge_step",
     "load_at",
     "next_load",
     "probe_of",
+    "step_work",
 ]
