@@ -146,24 +146,19 @@ class StepProgress:
         message = self._latest.get(process)
         return OutcomeTotals() if message is None else message.totals
 
-    def totals(self) -> OutcomeTotals:
-        """The merged counts of the latest message of every process."""
-        return sum((message.totals for message in self._latest.values()), OutcomeTotals())
-
-    def errors_by_code(self) -> dict[str, int]:
-        """The merged error counts by diagnostic code, largest first.
-
-        Only the progress display reads it: it sums each process's latest `StepTally` report,
-        so it lags by up to a progress interval and keeps a process that was later lost; the
-        step's own count is `merge_step`'s.
-        """
-        return merged_codes(message.errors_by_code for message in self._latest.values())
-
     def snapshot(self, *, now_ns: int, benchmark_start_ns: int) -> ProgressSnapshot:
-        """The merged view as a frozen snapshot for `on_progress`."""
-        totals = self.totals()
+        """The merged view as a frozen snapshot for `on_progress`: the latest message of every
+        process, summed.
+
+        Its error codes sum each process's latest `StepTally` report, so they lag by up to a
+        progress interval and keep a process that was later lost; the step's own count is
+        `merge_step`'s.
+        """
+        latest = self._latest.values()
+        totals = sum((message.totals for message in latest), OutcomeTotals())
+        codes = merged_codes(message.errors_by_code for message in latest)
         step_s = max(now_ns - self.start_ns, 1) / NS_PER_S
-        top = tuple(self.errors_by_code().items())[:_TOP_CODES]
+        top = tuple(codes.items())[:_TOP_CODES]
         return ProgressSnapshot(
             elapsed_s=(now_ns - benchmark_start_ns) / NS_PER_S,
             step=self.step,
