@@ -14,13 +14,12 @@ import pytest
 
 from assay.load.benchmark_plan import StepResult, next_load
 from assay.load.schedule import (
-    NS_PER_S,
     gamma_offsets_ns,
     poisson_offsets_ns,
     ramp_offsets_ns,
     rate_slice,
 )
-from assay.spec.constraints import Constraints, StopReason
+from assay.spec.constraints import NS_PER_S, Constraints, StopReason
 from assay.spec.load import (
     Concurrent,
     Constant,

@@ -8,7 +8,6 @@ import pytest
 
 from assay.load.error_watch import ErrorWatch
 from assay.load.schedule import (
-    NS_PER_S,
     constant_offset_ns,
     owned_streams,
     poisson_offsets_ns,
@@ -17,7 +16,7 @@ from assay.load.schedule import (
     throughput_indices,
     throughput_share,
 )
-from assay.spec.constraints import Constraints, StopReason
+from assay.spec.constraints import NS_PER_S, Constraints, StopReason
 from assay.spec.load import Constant, Poisson, Sweep, sweep_rates
 
 

@@ -39,23 +39,23 @@ from assay.errors import AssayError, ConfigError
 from assay.load.benchmark_plan import (
     BenchmarkPlan,
     BenchmarkResult,
+    LoadSlice,
     LostProcess,
     StepResult,
     merge_step,
     next_load,
+    step_work,
 )
-from assay.load.load_slice import LoadSlice, step_work
 from assay.load.progress import (
     PROGRESS_INTERVAL_NS,
     ProgressMessage,
     ProgressSnapshot,
     StepProgress,
 )
-from assay.load.schedule import NS_PER_S
 from assay.load.step_runner import ProcessStepResult, StepWork, slice_owed
 from assay.load_launcher import LoadChild, LoadProcesses, send_all, start_load_processes
 from assay.records.sink import SinkFactory
-from assay.spec.constraints import StopReason
+from assay.spec.constraints import NS_PER_S, StopReason
 from assay.spec.load import StepLoad
 
 S = TypeVar("S")

@@ -20,11 +20,11 @@ from assay.errors import ConfigError
 from assay.load.benchmark_plan import (
     BenchmarkPlan,
     BenchmarkResult,
+    LoadSlice,
     StepResult,
     merge_step,
     next_load,
 )
-from assay.load.load_slice import LoadSlice
 from assay.load.progress import ProgressMessage, ProgressSnapshot, StepProgress
 from assay.load_launcher import LoadProcesses
 from assay.records.sink import SinkFactory

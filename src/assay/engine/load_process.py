@@ -29,9 +29,8 @@ from assay.engine.coordinator import (
     watch_readable,
 )
 from assay.errors import first_assay_error
-from assay.load.benchmark_plan import BenchmarkPlan
+from assay.load.benchmark_plan import BenchmarkPlan, LoadSlice
 from assay.load.collector import collector_on
-from assay.load.load_slice import LoadSlice
 from assay.records.sink import SinkFactory
 
 S = TypeVar("S")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import pickle
 import time
 import traceback
@@ -20,7 +21,7 @@ from assay.backend import open_backend
 from assay.core import MonotonicClock
 from assay.engine.coordinator import Crashed, Done, Ready, StepCommand
 from assay.errors import first_assay_error
-from assay.load.load_slice import LoadSlice
+from assay.load.benchmark_plan import LoadSlice
 from assay.records.sink import (
     RecordSink,
     SpooledSinkFactory,
@@ -90,7 +91,6 @@ class LoadSliceActor:
         self._news: asyncio.Event | None = None
         self._resources = contextlib.AsyncExitStack()
         self._slice: LoadSlice[Any] | None = None
-        self._spooling: SpooledSinkFactory[Any] | None = None
         self._sink: SpoolingSink[Any] | None = None
         self._step: int | None = None
         self._stop: asyncio.Event | None = None
@@ -111,15 +111,15 @@ class LoadSliceActor:
         )
         factory = sink_factory
         if isinstance(sink_factory, SpooledSinkFactory):
-            self._spooling = sink_factory
-            factory = self._spooling_sink
+            factory = functools.partial(self._spooling_sink, sink_factory)
         validate = plan.validator_factory()
         self._slice = LoadSlice(plan, process, factory, backend.resolve, validate, clock)
         return Ready(process)
 
-    def _spooling_sink(self, context: StepContext) -> RecordSink[Any]:
-        assert self._spooling is not None
-        self._sink = self._spooling.spooling(context)
+    def _spooling_sink(
+        self, spooled: SpooledSinkFactory[Any], context: StepContext
+    ) -> RecordSink[Any]:
+        self._sink = spooled.spooling(context)
         return self._sink
 
     async def start_step(self, command: StepCommand) -> None:

@@ -458,11 +458,6 @@ class RayInbox:
             else:
                 self._queue.put_nowait((peer, message))
 
-    def forget(self, peer: RayPeer) -> None:
-        task = self._polls.get(peer)
-        if task is not None:
-            task.cancel()
-
     async def get(self, timeout_s: float) -> tuple[RayPeer, object] | None:
         return await next_message(self._queue, timeout_s, self.name)
 
@@ -481,7 +476,7 @@ class RayInbox:
         return False  # an answer that arrived is taken at once
 
     def kill(self, peer: RayPeer) -> None:
-        self.forget(peer)
+        self._polls[peer].cancel()
         with contextlib.suppress(Exception):
             self._ray.kill(peer.handle, no_restart=True)
 

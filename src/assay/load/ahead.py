@@ -108,10 +108,6 @@ class BuildThreads(Executor):
                 thread.join()
 
 
-def _build_threads(most: int) -> Executor:
-    return BuildThreads(most)
-
-
 class _SlowBuilds:
     """Tells from each build's time whether building has proven slow.
 
@@ -212,7 +208,7 @@ class RequestBuilds:
         self,
         source: RequestSource,
         clock: Clock,
-        executor: Callable[[int], Executor] = _build_threads,
+        executor: Callable[[int], Executor] = BuildThreads,
         most_at_once: int | None = None,
         cpu_ns: Callable[[], int] | None = None,
     ) -> None:
@@ -270,7 +266,7 @@ class RequestsAhead:
         source: RequestSource,
         schedule: Lookahead,
         clock: Clock,
-        executor: Callable[[int], Executor] = _build_threads,
+        executor: Callable[[int], Executor] = BuildThreads,
         most_at_once: int | None = None,
         cpu_ns: Callable[[], int] | None = None,
     ) -> None:

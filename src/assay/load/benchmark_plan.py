@@ -1,26 +1,33 @@
-"""What to run (`BenchmarkPlan`) and what came of it (`BenchmarkResult` of `StepResult`s)."""
+"""What to run (`BenchmarkPlan`) and what came of it (`BenchmarkResult` of `StepResult`s).
+
+Every engine runs a step's slice the same way (the single process, the coordinating parent,
+each load child and each Ray actor), so one process's share of a plan (`LoadSlice`, its
+`StepWork` and its `run_step` call) is made here and nowhere else.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import functools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation
 
 from assay.backend import BackendSettings
-from assay.core import GenerationResponse
+from assay.core import Clock, GenerationResponse
 from assay.data.source import RequestSource
 from assay.load.capacity import Probe, search_state
 from assay.load.loop_probe import ClientLoad
 from assay.load.machine import usable_cpus
-from assay.load.progress import OutcomeTotals
-from assay.load.schedule import NS_PER_S
+from assay.load.progress import OutcomeTotals, ProgressMessage, merged_codes
 from assay.load.sessions import SessionCounts
 from assay.load.slo_tally import SloMisses
-from assay.load.step_runner import ProcessStepResult, not_sent
-from assay.spec.capacity import Capacity, SloTarget
-from assay.spec.constraints import Constraints, StopReason
+from assay.load.step_runner import ProcessStepResult, Resolve, StepWork, not_sent, run_step
+from assay.records.sink import SinkFactory
+from assay.spec.capacity import Capacity
+from assay.spec.constraints import NS_PER_S, Constraints, StopReason
 from assay.spec.load import (
     Concurrent,
     Constant,
@@ -37,6 +44,7 @@ from assay.spec.load import (
 from assay.validators.chain import Validator
 
 S = TypeVar("S")
+C = TypeVar("C", SessionCounts, SloMisses)
 
 
 class BenchmarkPlan(BaseModel):
@@ -80,6 +88,56 @@ def _concurrency_limit(profile: Profile) -> int | None:
             return None  # its levels are found as it runs
         case _:  # a single-step load
             return requested_concurrency(profile)
+
+
+def step_work(
+    plan: BenchmarkPlan, process: int, step: int, load: StepLoad, start_ns: int
+) -> StepWork:
+    """What slice `process` of `plan` runs in step `step`, which starts at `start_ns`.
+
+    >>> plan = BenchmarkPlan.model_construct(processes=2, seed=7, profile=Constant(rate=5))
+    >>> work = step_work(plan, 1, 0, Constant(rate=5), start_ns=10)
+    >>> (work.process, work.processes, work.seed, work.start_ns)
+    (1, 2, 7, 10)
+    """
+    # The percentile SLOs whose misses each step counts: a capacity search's.
+    slos = plan.profile.slos if isinstance(plan.profile, Capacity) else ()
+    return StepWork(
+        step, load, plan.constraints, plan.seed, process, plan.processes, start_ns, slos
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LoadSlice(Generic[S]):
+    """Slice `process` of `plan`, with what it sends, judges and records its requests with."""
+
+    plan: BenchmarkPlan
+    process: int
+    sink_factory: SinkFactory[S]
+    resolve: Resolve
+    validate: Validator[GenerationResponse]
+    clock: Clock
+
+    async def run(
+        self,
+        step: int,
+        load: StepLoad,
+        start_ns: int,
+        *,
+        stop: asyncio.Event,
+        report: Callable[[ProgressMessage], None] | None = None,
+    ) -> ProcessStepResult[S]:
+        """Run this slice of step `step` (see `run_step`)."""
+        return await run_step(
+            step_work(self.plan, self.process, step, load, start_ns),
+            source=self.plan.source,
+            resolve=self.resolve,
+            validate=self.validate,
+            sink_factory=self.sink_factory,
+            clock=self.clock,
+            stop=stop,
+            report=report,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,12 +251,6 @@ def merge_step(
     with the records a lost process's shard kept.
     """
     ordered = sorted(parts, key=lambda part: part.process)
-    totals = OutcomeTotals()
-    errors: dict[str, int] = {}
-    for part in ordered:
-        totals = totals + part.totals
-        for code, count in part.errors_by_code.items():
-            errors[code] = errors.get(code, 0) + count
     reasons = [part.stopped_by for part in ordered if part.stopped_by is not None]
     constraint = next((r for r in reasons if r is not StopReason.max_requests), None)
     stopped_by = parent_stop or constraint or (reasons[0] if reasons else None)
@@ -208,36 +260,22 @@ def merge_step(
         load=load,
         started_ns=started_ns,
         finished_ns=max((part.finished_ns for part in ordered), default=started_ns),
-        totals=totals,
-        errors_by_code=dict(sorted(errors.items(), key=lambda item: (-item[1], item[0]))),
+        totals=sum((part.totals for part in ordered), OutcomeTotals()),
+        errors_by_code=merged_codes(part.errors_by_code for part in ordered),
         stopped_by=stopped_by,
         sink_results=[part.summary for part in ordered],
         scheduled=sum(owed) if owed else None,
         lost_processes=tuple(sorted(lost, key=lambda loss: loss.process)),
-        sessions=_merged_sessions(ordered),
-        slo_misses=_merged_misses(ordered),
+        sessions=_sum_present(part.sessions for part in ordered),
+        slo_misses=_sum_present(part.slo_misses for part in ordered),
         client=tuple(part.client for part in ordered if part.client is not None),
     )
 
 
-def _merged_misses(parts: list[ProcessStepResult[S]]) -> SloMisses | None:
-    counts = [part.slo_misses for part in parts if part.slo_misses is not None]
-    if not counts:
-        return None
-    total = counts[0]
-    for count in counts[1:]:
-        total = total + count
-    return total
-
-
-def _merged_sessions(parts: list[ProcessStepResult[S]]) -> SessionCounts | None:
-    counts = [part.sessions for part in parts if part.sessions is not None]
-    if not counts:
-        return None
-    total = SessionCounts()
-    for count in counts:
-        total = total + count
-    return total
+def _sum_present(counts: Iterable[C | None]) -> C | None:
+    """The sum of the processes' counts that are there; None when none is."""
+    present = [count for count in counts if count is not None]
+    return functools.reduce(lambda total, count: total + count, present) if present else None
 
 
 def next_load(profile: Profile, done: list[StepResult[S]]) -> StepLoad | None:
@@ -272,11 +310,6 @@ def next_load(profile: Profile, done: list[StepResult[S]]) -> StepLoad | None:
             return None if done else profile
 
 
-def search_slos(profile: Profile) -> tuple[SloTarget, ...]:
-    """The percentile SLOs whose misses each step of `profile` counts: a capacity search's."""
-    return profile.slos if isinstance(profile, Capacity) else ()
-
-
 def load_at(profile: Capacity, level: float) -> StepLoad:
     """The step load of a capacity search at `level` (a rate, or a count of streams).
 
@@ -304,11 +337,12 @@ def probe_of(profile: Capacity, step: StepResult[S]) -> Probe:
 __all__ = [
     "BenchmarkPlan",
     "BenchmarkResult",
+    "LoadSlice",
     "LostProcess",
     "StepResult",
     "merge_step",
     "load_at",
     "next_load",
     "probe_of",
-    "search_slos",
+    "step_work",
 ]

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from types import TracebackType
 from typing import Final, Self
 
 from pydantic import BaseModel, ConfigDict
@@ -92,12 +91,7 @@ class LoopProbe:
         self._handle = asyncio.get_running_loop().call_later(self._interval_ns / 1e9, self._fire)
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *_: object) -> None:
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None

@@ -7,11 +7,12 @@ finished since its last message) at most every ~250 ms. The parent merges them i
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from assay.load.error_watch import ErrorWatch
-from assay.load.schedule import NS_PER_S
-from assay.spec.constraints import Constraints, StopReason
+from assay.spec.constraints import NS_PER_S, Constraints, StopReason
 
 PROGRESS_INTERVAL_NS = 250_000_000
 _TOP_CODES = 3
@@ -90,6 +91,18 @@ class StepTally:
         )
 
 
+def merged_codes(counts: Iterable[dict[str, int]]) -> dict[str, int]:
+    """Counts by diagnostic code summed, largest first (equal counts by code).
+
+    >>> merged_codes([{"a": 1, "b": 2}, {"a": 2}])
+    {'a': 3, 'b': 2}
+    """
+    merged: Counter[str] = Counter()
+    for count in counts:
+        merged.update(count)
+    return dict(sorted(merged.items(), key=lambda item: (-item[1], item[0])))
+
+
 @dataclass(frozen=True, slots=True)
 class ProgressSnapshot:
     """What a progress display shows: the running step's merged counts and rate."""
@@ -133,28 +146,19 @@ class StepProgress:
         message = self._latest.get(process)
         return OutcomeTotals() if message is None else message.totals
 
-    def totals(self) -> OutcomeTotals:
-        """The merged counts of the latest message of every process."""
-        return sum((message.totals for message in self._latest.values()), OutcomeTotals())
-
-    def errors_by_code(self) -> dict[str, int]:
-        """The merged error counts by diagnostic code, largest first.
-
-        Only the progress display reads it: it sums each process's latest `StepTally` report,
-        so it lags by up to a progress interval and keeps a process that was later lost; the
-        step's own count is `merge_step`'s.
-        """
-        merged: dict[str, int] = {}
-        for message in self._latest.values():
-            for code, count in message.errors_by_code.items():
-                merged[code] = merged.get(code, 0) + count
-        return dict(sorted(merged.items(), key=lambda item: (-item[1], item[0])))
-
     def snapshot(self, *, now_ns: int, benchmark_start_ns: int) -> ProgressSnapshot:
-        """The merged view as a frozen snapshot for `on_progress`."""
-        totals = self.totals()
+        """The merged view as a frozen snapshot for `on_progress`: the latest message of every
+        process, summed.
+
+        Its error codes sum each process's latest `StepTally` report, so they lag by up to a
+        progress interval and keep a process that was later lost; the step's own count is
+        `merge_step`'s.
+        """
+        latest = self._latest.values()
+        totals = sum((message.totals for message in latest), OutcomeTotals())
+        codes = merged_codes(message.errors_by_code for message in latest)
         step_s = max(now_ns - self.start_ns, 1) / NS_PER_S
-        top = tuple(self.errors_by_code().items())[:_TOP_CODES]
+        top = tuple(codes.items())[:_TOP_CODES]
         return ProgressSnapshot(
             elapsed_s=(now_ns - benchmark_start_ns) / NS_PER_S,
             step=self.step,
@@ -171,4 +175,5 @@ __all__ = [
     "ProgressSnapshot",
     "StepProgress",
     "StepTally",
+    "merged_codes",
 ]

@@ -4,6 +4,11 @@ Every time is an offset in nanoseconds from the step's start and is computed fro
 alone (constant) or from a seeded stream every process replays in full (poisson, gamma, a ramp),
 so the i-th time is the same in whatever process computes it and never drifts. Slicing gives
 each of P processes a disjoint share; the shares together cover the same indices whatever P is.
+
+A replay's times come from its trace (`TimedSource.offset_ns`) scaled by the replay speed, and
+are sliced the same way. They are what a replay step owes the accounting, as a rate's schedule
+is: `scheduled` counts the trace requests due before the step stopped dispatching, the trace's
+size bounding them as a budget (see `assay.load.step_runner.open_loop_slice`).
 """
 
 from __future__ import annotations
@@ -12,6 +17,9 @@ import itertools
 import random
 from collections.abc import Iterator
 
+from assay.data.source import RequestSource
+from assay.data.trace import TimedSource
+from assay.errors import ConfigError
 from assay.spec.constraints import NS_PER_S
 from assay.spec.limits import MAX_BURSTINESS, MIN_BURSTINESS
 from assay.spec.load import Constant, Poisson, RampUp, RateRamp
@@ -148,6 +156,35 @@ def _offsets_ns(load: Constant | Poisson | RampUp, seed: int) -> Iterator[int]:
             return ramp_offsets_ns(ramp, burstiness, seed if own_seed is None else own_seed)
 
 
+def timed(source: RequestSource) -> TimedSource:
+    """`source` as a timed source; a replay of a source without times is a usage error."""
+    if not isinstance(source, TimedSource):
+        raise ConfigError("the replay profile needs a trace (--trace FILE) to take its times from")
+    return source
+
+
+def replay_slice(
+    source: TimedSource, speed: float, process: int, processes: int, budget: int | None
+) -> Iterator[tuple[int, int]]:
+    """`(index, offset_ns)` of the trace requests process `process` sends, at `speed`.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class Times:
+    ...     offsets: tuple[int, ...]
+    ...     def request(self, index): ...
+    ...     def size(self): return len(self.offsets)
+    ...     def offset_ns(self, index): return self.offsets[index]
+    >>> list(replay_slice(Times((0, 10, 30, 40)), 2.0, 0, 2, budget=None))
+    [(0, 0), (2, 15)]
+    """
+    size = source.size()
+    count = size if budget is None else min(budget, size if size is not None else budget)
+    indices = itertools.count() if count is None else range(count)
+    numbered = ((index, round(source.offset_ns(index) / speed)) for index in indices)
+    return itertools.islice(numbered, process, None, processes)
+
+
 def owned_streams(streams: int, process: int, processes: int) -> range:
     """The streams process `process` runs: the k with k % P == p.
 
@@ -201,14 +238,15 @@ def throughput_indices(
 
 
 __all__ = [
-    "NS_PER_S",
     "constant_offset_ns",
     "gamma_offsets_ns",
     "owned_streams",
     "poisson_offsets_ns",
     "ramp_offsets_ns",
     "rate_slice",
+    "replay_slice",
     "stream_indices",
     "throughput_indices",
     "throughput_share",
+    "timed",
 ]

@@ -26,13 +26,14 @@ from assay.load.collector import quiet_collector
 from assay.load.error_watch import ErrorWatch
 from assay.load.loop_probe import ClientLoad, LoopProbe
 from assay.load.progress import PROGRESS_INTERVAL_NS, OutcomeTotals, ProgressMessage, StepTally
-from assay.load.replay import replay_slice, timed
 from assay.load.schedule import (
     owned_streams,
     rate_slice,
+    replay_slice,
     stream_indices,
     throughput_indices,
     throughput_share,
+    timed,
 )
 from assay.load.sessions import SessionCounts, SessionTally, run_session
 from assay.load.slo_tally import SloMisses, SloTally
