@@ -13,10 +13,10 @@ and a 15 % precision are chosen so that the bisection offers nothing within 6 % 
 (21.3/s: 42.6, 85.2, 63.9, 74.55; 16/s: 32, 64, 48, 56), and the bracket is checked to hold it.
 
 On a machine too busy to run the client on time (the mock shares its loop), a step's misses
-may be the client's own delay: the search then reruns that load and, if it still fails with a
-saturated load process, stops `client_bound` rather than bracketing below the capacity (that
-was this test's failure under a load average of 8: 32/s "failed" a 60/s server). Either way,
-no load it calls failing lies at or below the capacity.
+may be the client's own delay: the search judges a load on its steps whose client kept up,
+reruns one that fails with none, and if it still fails stops `client_bound` rather than
+bracketing below the capacity (this test's failure under a load average of 8: 32/s "failed" a
+60/s server). Either way, no load it calls failing lies at or below the capacity.
 """
 
 from __future__ import annotations

@@ -12,12 +12,13 @@ between steps, whatever runs the steps (one process, several, Ray actors):
    times; still undecided then, it fails if more of its requests missed than allowed, and is
    otherwise *unresolved* (too few requests to tell): the bracket moves past it as past a pass,
    but the capacity reported is the highest load *shown* to pass;
-4. a load that would fail while a step run at it was **client-bound** (a load process read what
-   arrived late, `assay.load.loop_probe.client_saturated`) is not taken for the server's
-   failure: its misses may be the client's own delay. It is run again as an undecided one is;
-   still failing with a client-bound step once lengthened as far as allowed, the search ends
-   (`client_bound`) with the capacity shown below it, instead of placing a bracket the client
-   drew. A client-bound step that passes stands (the client's delay only added to latencies);
+4. a **client-bound** step (a load process read what arrived late,
+   `assay.load.loop_probe.client_saturated`) measured the client's own delay with the server's:
+   a load is judged on its steps whose client kept up, when it has any. A load whose every step
+   was client-bound stands when it passes (the delay only added to latencies), and is run again
+   as an undecided one is when it would fail; failing still once lengthened as far as allowed,
+   it ends the search (`client_bound`) with the capacity shown below it, instead of placing a
+   bracket the client drew;
 5. no step starts that would end past `budget_s`, counted from the steps' own durations.
 """
 
@@ -55,8 +56,8 @@ class Probe:
 
 @dataclass(frozen=True, slots=True)
 class LevelVerdict:
-    """A load with every step run at it pooled, its verdict, and how many of its steps were
-    client-bound."""
+    """A load with its steps pooled (those whose client kept up, when it has any: see the
+    module), its verdict, and how many of its steps were client-bound."""
 
     level: float
     steps: int
@@ -103,25 +104,30 @@ def _overshoot(judgement: SloJudgement) -> float:
 
 
 def judge_levels(profile: Capacity, probes: list[Probe]) -> tuple[LevelVerdict, ...]:
-    """Every load offered, in the order first offered, its steps pooled and judged."""
-    pooled: dict[float, tuple[int, SloMisses, int]] = {}
+    """Every load offered, in the order first offered, its steps pooled and judged: those whose
+    client kept up, when it has any, else all of them."""
+    steps_at: dict[float, list[Probe]] = {}
     for probe in probes:
-        earlier = pooled.get(probe.level)
-        bound = int(probe.client_bound)
-        pooled[probe.level] = (
-            (1, probe.misses, bound)
-            if earlier is None
-            else (earlier[0] + 1, earlier[1] + probe.misses, earlier[2] + bound)
-        )
+        steps_at.setdefault(probe.level, []).append(probe)
     levels = []
-    for level, (steps, misses, bound_steps) in pooled.items():
+    for level, steps in steps_at.items():
+        clean = [probe for probe in steps if not probe.client_bound]
+        misses = _pooled(clean or steps)
         judgements = tuple(
             judge(misses.attempted, missed, slo.allowed_miss_fraction, profile.confidence)
             for slo, missed in zip(profile.slos, misses.missed, strict=True)
         )
         verdict = combined([judgement.verdict for judgement in judgements])
-        levels.append(LevelVerdict(level, steps, misses, judgements, verdict, bound_steps))
+        bound_steps = len(steps) - len(clean)
+        levels.append(LevelVerdict(level, len(steps), misses, judgements, verdict, bound_steps))
     return tuple(levels)
+
+
+def _pooled(probes: list[Probe]) -> SloMisses:
+    total = probes[0].misses
+    for probe in probes[1:]:
+        total = total + probe.misses
+    return total
 
 
 def search_state(profile: Capacity, probes: list[Probe]) -> SearchState:
@@ -185,11 +191,10 @@ def _next_level(
 
 
 def _settled(profile: Capacity, level: LevelVerdict) -> bool:
-    """Whether a load's verdict is final: a pass, a failure no client-bound step had a part
-    in, or lengthened as far as allowed."""
-    lengthened = level.steps > profile.max_lengthening
-    if level.verdict == "undecided" or (level.client_bound_steps and _misses_over(level)):
-        return lengthened
+    """Whether a load's verdict is final: decided by steps whose client kept up, or lengthened
+    as far as allowed."""
+    if level.verdict == "undecided" or _client_suspect(level):
+        return level.steps > profile.max_lengthening
     return True
 
 
@@ -201,18 +206,22 @@ def _misses_over(level: LevelVerdict) -> bool:
     return level.verdict == "fail"
 
 
+def _client_suspect(level: LevelVerdict) -> bool:
+    """Whether a load would fail on client-bound steps alone: not the server's failure to be
+    sure of."""
+    return level.client_bound_steps == level.steps and _misses_over(level)
+
+
 def _client_bound_fail(profile: Capacity, level: LevelVerdict) -> bool:
-    """Whether a settled load fails with a client-bound step among its own: not the server's
-    failure to be sure of, so no bracket ends there."""
-    return _settled(profile, level) and level.client_bound_steps > 0 and _misses_over(level)
+    """Whether a settled load still fails on client-bound steps alone: no bracket ends there."""
+    return _client_suspect(level) and _settled(profile, level)
 
 
 def _failing(profile: Capacity, level: LevelVerdict) -> bool:
     """Whether a settled load counts as the server's failure: decided so, or left undecided
-    with more of its requests missing some SLO than it allows, with no client-bound step."""
-    if not _settled(profile, level) or level.client_bound_steps:
-        return False
-    return _misses_over(level)
+    with more of its requests missing some SLO than it allows, judged on steps whose client
+    kept up."""
+    return _settled(profile, level) and not _client_suspect(level) and _misses_over(level)
 
 
 def _over_budget(profile: Capacity, probes: list[Probe]) -> bool:
