@@ -116,6 +116,8 @@ def answer_line(report: CapacityReport) -> str:
         }.get(report.end, "no load was shown to pass")
         return f"capacity: none found ({reason}; SLOs {', '.join(report.slos)})"
     high = "not reached" if report.first_fail is None else f"{report.first_fail:g}"
+    if report.first_fail is None and report.end == "client_bound":
+        high = "not shown"  # the load above failed only where the client fell behind
     parts = [f"capacity: {report.capacity:g} {unit} (bracket [{report.capacity:g}, {high}])"]
     failed = report.failed_slo
     if failed is not None and report.first_fail is not None:
