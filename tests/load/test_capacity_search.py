@@ -162,3 +162,89 @@ def test_the_failed_slo_is_the_one_furthest_over_its_allowance() -> None:
     index, judgement = failed
     assert index == 0  # 5 % missed of 1 % allowed (5x) is further over than 45 % of 10 % (4.5x)
     assert judgement.miss_fraction == pytest.approx(0.05)
+
+
+def slow_client_server(capacity: float, client_limit: float) -> Callable[[float], Probe]:
+    """A server with `capacity` run by a client that cannot keep up past `client_limit`: its
+    own delay makes a third of the requests miss there, and it says it was saturated."""
+
+    def step(rate: float) -> Probe:
+        if rate <= client_limit:
+            return Probe(rate, queueing_server(capacity)(rate), STEP_S)
+        attempted = round(rate * STEP_S)
+        return Probe(rate, SloMisses(attempted, (attempted // 3,)), STEP_S, client_bound=True)
+
+    return step
+
+
+def search_probes(
+    profile: Capacity, run: Callable[[float], Probe], limit: int = 60
+) -> tuple[SearchState, list[Probe]]:
+    probes: list[Probe] = []
+    for _ in range(limit):
+        state = search_state(profile, probes)
+        if state.next_level is None:
+            return state, probes
+        probes.append(run(state.next_level))
+    raise AssertionError(f"the search did not end in {limit} steps: {probes}")
+
+
+def test_a_load_failing_only_with_a_saturated_client_is_no_bracket_of_the_server() -> None:
+    # Capacity 80/s; the client cannot keep up past 30/s. A failure at 32/s is the client's.
+    state, probes = search_probes(
+        profile(start=1, precision=0.05, max_lengthening=2), slow_client_server(80.0, 30.0)
+    )
+    assert state.end == "client_bound"
+    assert state.first_fail is None  # no load is called the server's failure
+    assert state.capacity == 16.0  # the highest load shown to pass, a lower bound
+    # 32/s was run again as an undecided load is (2 lengthenings), and the search stopped there.
+    assert [probe.level for probe in probes][-3:] == [32.0, 32.0, 32.0]
+
+
+def test_a_client_bound_failure_above_a_real_one_keeps_the_real_bracket() -> None:
+    p99 = profile(start=10, max_lengthening=0)
+    probes = [
+        Probe(10.0, SloMisses(1000, (0,)), STEP_S),
+        Probe(20.0, SloMisses(2000, (500,)), STEP_S),  # the server's own failure
+        Probe(15.0, SloMisses(1500, (500,)), STEP_S, client_bound=True),
+    ]
+    state = search_state(p99, probes)
+    assert state.end == "client_bound"
+    assert state.capacity == 10.0
+    assert state.first_fail is not None
+    assert state.first_fail.level == 20.0
+
+
+def test_a_client_bound_step_that_passes_stands() -> None:
+    p99 = profile(start=10)
+    state = search_state(p99, [Probe(10.0, SloMisses(1000, (0,)), STEP_S, client_bound=True)])
+    assert state.levels[0].verdict == "pass"
+    assert state.capacity == 10.0
+    assert state.next_level == 20.0
+
+
+def test_a_clean_rerun_of_a_client_bound_failure_can_still_pass() -> None:
+    p90 = profile(slos=("ttft_ms=500@p90",), start=10)
+    bound = Probe(10.0, SloMisses(100, (30,)), STEP_S, client_bound=True)
+    assert search_state(p90, [bound]).next_level == 10.0  # run again, not called failing
+    state = search_state(p90, [bound, Probe(10.0, SloMisses(2000, (40,)), STEP_S)])
+    # Judged on the step whose client kept up: 40 of 2,000 (2 %), shown below 10 %.
+    assert state.levels[0].misses == SloMisses(2000, (40,))
+    assert state.levels[0].verdict == "pass"
+    assert state.next_level == 20.0
+
+
+def test_a_failure_the_steps_whose_client_kept_up_show_is_the_servers() -> None:
+    # Under a loaded machine (measured: 64/s against a 60/s token budget), the first step at
+    # 64/s was client-bound, its rerun was not and failed as badly: the server's failure.
+    p90 = profile(slos=("ttft_ms=100@p90",), start=16, precision=0.15)
+    probes = [
+        Probe(16.0, SloMisses(72, (0,)), STEP_S, client_bound=True),
+        Probe(32.0, SloMisses(144, (0,)), STEP_S, client_bound=True),
+        Probe(64.0, SloMisses(288, (149,)), STEP_S, client_bound=True),
+    ]
+    assert search_state(p90, probes).next_level == 64.0  # not yet the server's failure
+    state = search_state(p90, [*probes, Probe(64.0, SloMisses(288, (160,)), STEP_S)])
+    assert state.first_fail is not None
+    assert state.first_fail.level == 64.0
+    assert state.next_level == 48.0

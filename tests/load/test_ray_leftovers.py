@@ -50,6 +50,27 @@ def wait_gone(pid: int) -> bool:
     return not alive(pid)
 
 
+def wait_exec(pid: int, argv: list[str], wait_s: float = WAIT_S) -> bool:
+    """Wait until `pid`'s /proc command line is `argv`: its exec has finished.
+
+    `Popen` returns once the child's exec is past its point of no return, and /proc lists the
+    pid from its fork on; but its command line and environment as /proc shows them are set a
+    moment later, at the end of the exec. A busy machine can hold the child in between, and a
+    test reading /proc then sees an empty command line and environment: no Ray process, no
+    mark. (That was the flaky `assert {} == {pid: start}` of `marked_ray` under load.)"""
+    wanted = b"\0".join(part.encode() for part in argv) + b"\0"
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            if Path(f"/proc/{pid}/cmdline").read_bytes() == wanted:
+                return True
+        except OSError:
+            return False
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+
+
 class Spawn(Protocol):
     def __call__(self, *, ray: bool = True, mark: str | None = None) -> subprocess.Popen[bytes]: ...
 
@@ -74,11 +95,10 @@ def spawn(fake_ray: Path) -> Iterator[Spawn]:
         environment = {k: v for k, v in os.environ.items() if k != RUN_MARK}
         if mark is not None:
             environment[RUN_MARK] = mark
-        process = subprocess.Popen([str(fake_ray) if ray else "sleep", "120"], env=environment)
+        argv = [str(fake_ray) if ray else "sleep", "120"]
+        process = subprocess.Popen(argv, env=environment)
         started.append(process)
-        deadline = time.monotonic() + WAIT_S
-        while start_time(process.pid) is None and time.monotonic() < deadline:
-            time.sleep(0.01)
+        assert wait_exec(process.pid, argv), "the process did not finish its exec"
         return process
 
     yield start
@@ -86,6 +106,26 @@ def spawn(fake_ray: Path) -> Iterator[Spawn]:
         if process.poll() is None:
             process.kill()
         process.wait()
+
+
+def test_a_process_is_seen_by_proc_only_once_its_exec_has_finished(tmp_path: Path) -> None:
+    # The shell exists (/proc has its start time) long before it becomes `sleep`: a check of
+    # the start time alone says "started" while the command line is still the shell's.
+    sleep = shutil.which("sleep")
+    assert sleep is not None
+    shell = subprocess.Popen(
+        ["sh", "-c", f"read line; exec {sleep} 120"], stdin=subprocess.PIPE, text=True
+    )
+    try:
+        assert shell.stdin is not None
+        assert start_time(shell.pid) is not None
+        assert not wait_exec(shell.pid, [sleep, "120"], wait_s=0.0)
+        shell.stdin.write("go\n")
+        shell.stdin.flush()
+        assert wait_exec(shell.pid, [sleep, "120"])
+    finally:
+        shell.kill()
+        shell.communicate()  # closes its stdin
 
 
 def dead_driver() -> tuple[int, int]:

@@ -19,7 +19,7 @@ from assay.backend import BackendSettings
 from assay.core import Clock, GenerationResponse
 from assay.data.source import RequestSource
 from assay.load.capacity import Probe, search_state
-from assay.load.loop_probe import ClientLoad
+from assay.load.loop_probe import ClientLoad, client_saturated
 from assay.load.machine import usable_cpus
 from assay.load.progress import OutcomeTotals, ProgressMessage, merged_codes
 from assay.load.sessions import SessionCounts
@@ -328,10 +328,11 @@ def load_at(profile: Capacity, level: float) -> StepLoad:
 
 def probe_of(profile: Capacity, step: StepResult[S]) -> Probe:
     """A capacity step as the search reads it: the requests it never sent are attempted and
-    missed every SLO."""
+    missed every SLO; client-bound when a load process of it was saturated."""
     level = step.rate if step.rate is not None else float(step.concurrency or 0)
     misses = step.slo_misses or SloMisses(0, (0,) * len(profile.slos))
-    return Probe(level, misses.with_not_sent(step.not_sent), step.duration_s)
+    bound = any(client_saturated(load) for load in step.client)
+    return Probe(level, misses.with_not_sent(step.not_sent), step.duration_s, bound)
 
 
 __all__ = [

@@ -12,7 +12,14 @@ between steps, whatever runs the steps (one process, several, Ray actors):
    times; still undecided then, it fails if more of its requests missed than allowed, and is
    otherwise *unresolved* (too few requests to tell): the bracket moves past it as past a pass,
    but the capacity reported is the highest load *shown* to pass;
-4. no step starts that would end past `budget_s`, counted from the steps' own durations.
+4. a **client-bound** step (a load process read what arrived late,
+   `assay.load.loop_probe.client_saturated`) measured the client's own delay with the server's:
+   a load is judged on its steps whose client kept up, when it has any. A load whose every step
+   was client-bound stands when it passes (the delay only added to latencies), and is run again
+   as an undecided one is when it would fail; failing still once lengthened as far as allowed,
+   it ends the search (`client_bound`) with the capacity shown below it, instead of placing a
+   bracket the client drew;
+5. no step starts that would end past `budget_s`, counted from the steps' own durations.
 """
 
 from __future__ import annotations
@@ -28,29 +35,36 @@ from assay.spec.limits import MAX_RATE
 MAX_STREAMS = 1_000_000
 """The most streams a concurrency search offers."""
 
-SearchEnd: TypeAlias = Literal["precise", "budget", "nothing_passed", "ceiling", "running"]
+SearchEnd: TypeAlias = Literal[
+    "precise", "budget", "nothing_passed", "ceiling", "client_bound", "running"
+]
 """Why a search ended: its bracket is as narrow as asked, its time ran out, even its lowest
-load failed, every load up to the ceiling passed, or it has not ended."""
+load failed, every load up to the ceiling passed, a load failed only while the client could not
+keep up, or it has not ended."""
 
 
 @dataclass(frozen=True, slots=True)
 class Probe:
-    """One step of the search: the load it offered, its counts, how long it ran."""
+    """One step of the search: the load it offered, its counts, how long it ran, and whether
+    a load process of it was saturated (its latencies include the client's own delay)."""
 
     level: float
     misses: SloMisses
     seconds: float
+    client_bound: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class LevelVerdict:
-    """A load with every step run at it pooled, and its verdict."""
+    """A load with its steps pooled (those whose client kept up, when it has any: see the
+    module), its verdict, and how many of its steps were client-bound."""
 
     level: float
     steps: int
     misses: SloMisses
     judgements: tuple[SloJudgement, ...]
     verdict: Verdict
+    client_bound_steps: int = 0
 
     @property
     def passes(self) -> bool:
@@ -90,22 +104,30 @@ def _overshoot(judgement: SloJudgement) -> float:
 
 
 def judge_levels(profile: Capacity, probes: list[Probe]) -> tuple[LevelVerdict, ...]:
-    """Every load offered, in the order first offered, its steps pooled and judged."""
-    pooled: dict[float, tuple[int, SloMisses]] = {}
+    """Every load offered, in the order first offered, its steps pooled and judged: those whose
+    client kept up, when it has any, else all of them."""
+    steps_at: dict[float, list[Probe]] = {}
     for probe in probes:
-        earlier = pooled.get(probe.level)
-        pooled[probe.level] = (
-            (1, probe.misses) if earlier is None else (earlier[0] + 1, earlier[1] + probe.misses)
-        )
+        steps_at.setdefault(probe.level, []).append(probe)
     levels = []
-    for level, (steps, misses) in pooled.items():
+    for level, steps in steps_at.items():
+        clean = [probe for probe in steps if not probe.client_bound]
+        misses = _pooled(clean or steps)
         judgements = tuple(
             judge(misses.attempted, missed, slo.allowed_miss_fraction, profile.confidence)
             for slo, missed in zip(profile.slos, misses.missed, strict=True)
         )
         verdict = combined([judgement.verdict for judgement in judgements])
-        levels.append(LevelVerdict(level, steps, misses, judgements, verdict))
+        bound_steps = len(steps) - len(clean)
+        levels.append(LevelVerdict(level, len(steps), misses, judgements, verdict, bound_steps))
     return tuple(levels)
+
+
+def _pooled(probes: list[Probe]) -> SloMisses:
+    total = probes[0].misses
+    for probe in probes[1:]:
+        total = total + probe.misses
+    return total
 
 
 def search_state(profile: Capacity, probes: list[Probe]) -> SearchState:
@@ -136,6 +158,8 @@ def search_state(profile: Capacity, probes: list[Probe]) -> SearchState:
     end: SearchEnd
     if not _settled(profile, last):
         next_level, end = last.level, "running"  # lengthen the undecided step
+    elif _client_bound_fail(profile, last):
+        next_level, end = None, "client_bound"
     else:
         next_level, end = _next_level(profile, None if floor is None else floor.level, first_fail)
     if next_level is not None and _over_budget(profile, probes):
@@ -167,18 +191,37 @@ def _next_level(
 
 
 def _settled(profile: Capacity, level: LevelVerdict) -> bool:
-    """Whether a load's verdict is final: decided, or lengthened as far as allowed."""
-    return level.verdict != "undecided" or level.steps > profile.max_lengthening
+    """Whether a load's verdict is final: decided by steps whose client kept up, or lengthened
+    as far as allowed."""
+    if level.verdict == "undecided" or _client_suspect(level):
+        return level.steps > profile.max_lengthening
+    return True
 
 
-def _failing(profile: Capacity, level: LevelVerdict) -> bool:
-    """Whether a settled load counts as failing: decided so, or left undecided with more of its
-    requests missing some SLO than it allows."""
-    if not _settled(profile, level):
-        return False
+def _misses_over(level: LevelVerdict) -> bool:
+    """Whether a load fails as judged, or would once settled: decided so, or undecided with
+    more of its requests missing some SLO than it allows."""
     if level.verdict == "undecided":
         return any(judgement.miss_fraction > judgement.allowed for judgement in level.judgements)
     return level.verdict == "fail"
+
+
+def _client_suspect(level: LevelVerdict) -> bool:
+    """Whether a load would fail on client-bound steps alone: not the server's failure to be
+    sure of."""
+    return level.client_bound_steps == level.steps and _misses_over(level)
+
+
+def _client_bound_fail(profile: Capacity, level: LevelVerdict) -> bool:
+    """Whether a settled load still fails on client-bound steps alone: no bracket ends there."""
+    return _client_suspect(level) and _settled(profile, level)
+
+
+def _failing(profile: Capacity, level: LevelVerdict) -> bool:
+    """Whether a settled load counts as the server's failure: decided so, or left undecided
+    with more of its requests missing some SLO than it allows, judged on steps whose client
+    kept up."""
+    return _settled(profile, level) and not _client_suspect(level) and _misses_over(level)
 
 
 def _over_budget(profile: Capacity, probes: list[Probe]) -> bool:

@@ -112,9 +112,12 @@ def answer_line(report: CapacityReport) -> str:
         reason = {
             "nothing_passed": "no load tried passed",
             "budget": "the time budget ran out before a load passed",
+            "client_bound": "the load that failed was run by a client that could not keep up",
         }.get(report.end, "no load was shown to pass")
         return f"capacity: none found ({reason}; SLOs {', '.join(report.slos)})"
     high = "not reached" if report.first_fail is None else f"{report.first_fail:g}"
+    if report.first_fail is None and report.end == "client_bound":
+        high = "not shown"  # the load above failed only where the client fell behind
     parts = [f"capacity: {report.capacity:g} {unit} (bracket [{report.capacity:g}, {high}])"]
     failed = report.failed_slo
     if failed is not None and report.first_fail is not None:
@@ -143,6 +146,8 @@ def _end_words(end: SearchEnd) -> str:
             return "even the lowest load failed"
         case "ceiling":
             return "every load up to the ceiling passed"
+        case "client_bound":
+            return "stopped at a load that failed while the client could not keep up (client-bound)"
         case "running":
             return "the search did not finish"
 

@@ -1,0 +1,63 @@
+"""A capacity search whose load process could not keep up: each step carries its process's
+loop figures (`client_load`), the search reads them (`probe_of`), and the report says why it
+stopped. Steps are built by hand; no clock runs."""
+
+from __future__ import annotations
+
+from assay.load.benchmark_plan import StepResult, probe_of
+from assay.load.loop_probe import ClientLoad
+from assay.load.progress import OutcomeTotals
+from assay.load.slo_tally import SloMisses
+from assay.reports.capacity import capacity_lines
+from assay.reports.capacity_search import capacity_report
+from assay.spec.capacity import Capacity, SloTarget
+from assay.spec.load import Constant
+
+PROFILE = Capacity(
+    slos=(SloTarget.parse("ttft_ms=100@p90"),), start=16, step_s=6, max_lengthening=1
+)
+
+
+def client(lag_mean_ms: float) -> ClientLoad:
+    return ClientLoad(
+        process=0, wall_s=6, cpu_s=0.3, cpu_busy=0.05, interval_ms=10, ticks=500,
+        lag_mean_ms=lag_mean_ms, lag_p99_ms=50, lag_max_ms=60,
+    )  # fmt: skip
+
+
+def step(index: int, rate: float, missed: int, lag_mean_ms: float) -> StepResult[None]:
+    attempted = round(rate * 4.5)
+    return StepResult(
+        index=index,
+        load=Constant(rate=rate),
+        started_ns=0,
+        finished_ns=6_000_000_000,
+        totals=OutcomeTotals(attempted, attempted - missed, missed, 0),
+        errors_by_code={},
+        stopped_by=None,
+        sink_results=[],
+        scheduled=attempted,
+        slo_misses=SloMisses(attempted, (missed,)),
+        client=(client(lag_mean_ms),),
+    )
+
+
+def test_a_step_whose_loop_ran_late_is_client_bound_for_the_search() -> None:
+    assert probe_of(PROFILE, step(0, 16.0, 0, lag_mean_ms=12.7)).client_bound
+    assert not probe_of(PROFILE, step(0, 16.0, 0, lag_mean_ms=0.4)).client_bound
+
+
+def test_a_search_stopped_by_a_starved_client_says_so_and_claims_no_failure() -> None:
+    # Measured under a load average of 8 against a 60/s server: 32/s "failed" (30 of 144
+    # missed) while the loop ran 12.7 ms late on average; run again, it still did.
+    steps = [
+        step(0, 16.0, 0, lag_mean_ms=7.5),
+        step(1, 32.0, 30, lag_mean_ms=12.7),
+        step(2, 32.0, 31, lag_mean_ms=11.0),
+    ]
+    report = capacity_report(PROFILE, steps)
+    assert report.end == "client_bound"
+    assert (report.capacity, report.first_fail) == (16.0, None)
+    answer = capacity_lines(report)[-1]
+    assert answer.startswith("capacity: 16 req/s (bracket [16, not shown]); ")
+    assert answer.endswith("failed while the client could not keep up (client-bound)")
