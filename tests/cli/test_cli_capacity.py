@@ -64,6 +64,13 @@ def test_capacity_of_40_slots_is_bracketed_in_two_processes(tmp_path: Path) -> N
     report = read_report(run_dir)
     capacity = report.capacity
     assert capacity is not None
+    if capacity.end == "client_bound":
+        # A loaded machine starved the client: the search may stop there, but only when a
+        # step says so, and it claims no failure at or below the server's capacity.
+        assert any(step.client_bound for step in report.steps)
+        assert capacity.capacity is None or capacity.capacity <= CAPACITY
+        assert capacity.first_fail is None or capacity.first_fail > CAPACITY
+        return
     assert capacity.end == "precise"
     assert capacity.capacity is not None
     assert capacity.first_fail is not None
