@@ -12,8 +12,7 @@ from assay.core import Endpoint, GenerationRequest, GenerationResponse
 from assay.core.answer import AnyAnswer
 from assay.core.response import ExchangeIds, ResponseFields, ResponseTiming, Usage
 from assay.core.trusted import success, trusted
-from assay.handlers import handler_for
-from assay.handlers import wire
+from assay.handlers import handler_for, wire
 from assay.handlers.wire import USAGES_KEPT, parse_usage
 from assay.spec.endpoint import Answer
 from tests.handlers.handler_results import ok, stream
