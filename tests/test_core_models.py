@@ -22,6 +22,8 @@ from assay.core import (
     cap_excerpt,
     stage_of,
 )
+from assay.core import request as request_module
+from assay.core.request import PLAIN_ECHOES_KEPT, RequestEcho
 from assay.records import Cancelled, Completed, Errored, JudgedBy, RequestRecord
 
 
@@ -94,6 +96,38 @@ def test_embedding_request_echo_counts_inputs() -> None:
         request_id="e", endpoint=Endpoint.embeddings, model="m", prompt=("a", "b", "c")
     )
     assert request.echo().expected_embeddings == 3
+
+
+def test_plain_text_requests_share_one_echo_per_endpoint_and_limits() -> None:
+    def plain(endpoint: Endpoint, limit: int | None, **fields: object) -> GenerationRequest:
+        return GenerationRequest.model_validate(
+            {"request_id": "p", "endpoint": endpoint, "model": "m", "prompt": "hi"}
+            | {"max_output_tokens": limit}
+            | fields
+        )
+
+    chat = plain(Endpoint.chat, 8).echo()
+    assert chat is plain(Endpoint.chat, 8).echo()
+    assert chat == RequestEcho(max_output_tokens=8)
+    assert plain(Endpoint.chat, 9).echo().max_output_tokens == 9
+    assert plain(Endpoint.chat, 8, ignore_eos=True).echo().ignore_eos
+    # A plain request of another kind of answer, with the same limits, has its own echo.
+    embeddings = plain(Endpoint.embeddings, 8, prompt=("a", "b")).echo()
+    assert embeddings.expected_embeddings == 2
+    assert plain(Endpoint.embeddings, 8, prompt=("a", "b", "c")).echo().expected_embeddings == 3
+    # A request with extra body fields is never plain.
+    asked = plain(Endpoint.chat, 8, extra_body={"response_format": {"type": "json_object"}})
+    assert asked.echo().json_mode
+    assert not plain(Endpoint.chat, 8).echo().json_mode
+
+
+def test_shared_echoes_stay_bounded_whatever_the_limits() -> None:
+    for limit in range(3 * PLAIN_ECHOES_KEPT):
+        request = GenerationRequest(
+            request_id="p", endpoint=Endpoint.completions, model="m", prompt="hi"
+        ).model_copy(update={"max_output_tokens": limit})
+        assert request.echo().max_output_tokens == limit
+    assert len(request_module._PLAIN_ECHOES) <= PLAIN_ECHOES_KEPT
 
 
 def test_json_mode_is_detected_from_response_format() -> None:

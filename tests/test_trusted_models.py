@@ -12,8 +12,8 @@ from assay.core import Endpoint, GenerationRequest, GenerationResponse
 from assay.core.answer import AnyAnswer
 from assay.core.response import ExchangeIds, ResponseFields, ResponseTiming, Usage
 from assay.core.trusted import success, trusted
-from assay.handlers import handler_for
-from assay.handlers.wire import parse_usage
+from assay.handlers import handler_for, wire
+from assay.handlers.wire import USAGES_KEPT, parse_usage
 from assay.spec.endpoint import Answer
 from tests.handlers.handler_results import ok, stream
 
@@ -86,6 +86,38 @@ def test_parsed_usage_equals_validated_usage() -> None:
     assert usage == Usage(prompt_tokens=5, completion_tokens=2, total_tokens=7)
     assert usage is not None
     _same_as_validated(usage)
+
+
+def test_answers_reporting_the_same_usage_share_one_frozen_usage() -> None:
+    first = parse_usage({"prompt_tokens": 21, "completion_tokens": 3, "total_tokens": 24})
+    again = parse_usage({"total_tokens": 24, "prompt_tokens": 21, "completion_tokens": 3})
+    assert first is again
+    assert first == Usage(prompt_tokens=21, completion_tokens=3, total_tokens=24)
+    # Another figure anywhere, a detail included, is another usage.
+    detailed = parse_usage(
+        {
+            "prompt_tokens": 21,
+            "completion_tokens": 3,
+            "total_tokens": 24,
+            "completion_tokens_details": {"reasoning_tokens": 1},
+        }
+    )
+    assert detailed == Usage(
+        prompt_tokens=21, completion_tokens=3, reasoning_tokens=1, total_tokens=24
+    )
+    unreported = parse_usage({"prompt_tokens": 21, "completion_tokens": 3, "total_tokens": "24"})
+    assert unreported == Usage(prompt_tokens=21, completion_tokens=3)
+    assert len({id(first), id(detailed), id(unreported)}) == 3
+
+
+def test_shared_usages_stay_bounded_whatever_a_run_reports() -> None:
+    kept = [
+        parse_usage({"prompt_tokens": n, "completion_tokens": 1}) for n in range(3 * USAGES_KEPT)
+    ]
+    assert len(wire._USAGES) <= USAGES_KEPT
+    assert [usage.prompt_tokens for usage in kept if usage is not None] == list(
+        range(3 * USAGES_KEPT)
+    )
 
 
 def test_trusted_model_stays_frozen() -> None:

@@ -28,12 +28,21 @@ def wire_request_id(request_id: str) -> str:
     True
     """
     # RFC 4122's name-based UUID 5 spelled out (`uuid.uuid5` builds two UUID objects and costs
-    # about three times as much; this runs once per request).
-    digest = bytearray(hashlib.sha1(_NAMESPACE_BYTES + request_id.encode()).digest()[:16])
-    digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
-    digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant
-    text = digest.hex()
-    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+    # about three times as much; this runs once per request): the SHA-1 of the namespace and the
+    # name, from a copy of the namespace's hash; in its first 32 hex digits the 13th is the
+    # version (5) and the 17th carries the variant in its top two bits (binary 10).
+    sha1 = _NAMESPACE_SHA1.copy()
+    sha1.update(request_id.encode())
+    text = sha1.hexdigest()
+    return (
+        f"{text[:8]}-{text[8:12]}-5{text[13:16]}-{_VARIANT_DIGIT[text[16]]}{text[17:20]}-"
+        f"{text[20:32]}"
+    )
+
+
+_NAMESPACE_SHA1 = hashlib.sha1(_NAMESPACE_BYTES)
+# A hex digit with its top two bits set to the variant's 10.
+_VARIANT_DIGIT = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}
 
 
 @dataclass(slots=True)

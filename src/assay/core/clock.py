@@ -20,10 +20,16 @@ class Clock(Protocol):
 
 
 class MonotonicClock:
-    """The real clock: `time.perf_counter_ns`."""
+    """The real clock: `time.perf_counter_ns`.
 
-    def now_ns(self) -> int:
-        return time.perf_counter_ns()
+    `now_ns` is that function itself, not a method calling it: it is read several times a
+    request, and a Python frame around it cost more than the reading.
+
+    >>> MonotonicClock().now_ns is time.perf_counter_ns
+    True
+    """
+
+    now_ns = staticmethod(time.perf_counter_ns)
 
     async def sleep_until(self, deadline_ns: int) -> None:
         delay = deadline_ns - self.now_ns()

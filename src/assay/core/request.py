@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Self
 
 from pydantic import BaseModel, ConfigDict, JsonValue, model_validator
@@ -123,15 +122,27 @@ class GenerationRequest(BaseModel):
 
     def echo(self) -> RequestEcho:
         """The request facts that travel with the response for validation."""
+        # Nearly every request is plain: no JSON mode, nothing a kind of answer expects; one
+        # shared frozen echo per (endpoint, limit, ignore_eos) instead of a model per request.
+        plain = not self.extra_body
+        key = (self.endpoint, self.max_output_tokens, self.ignore_eos)
+        if plain:
+            shared = _PLAIN_ECHOES.get(key)
+            if shared is not None:
+                return shared
         expected: int | None = None
         documents: int | None = None
         results: int | None = None
         match self.endpoint.traits.answer:
             case Answer.text:
-                if not self.extra_body:
-                    # Nearly every request: no JSON mode, nothing a kind of answer expects; one
-                    # shared frozen echo per (limit, ignore_eos) instead of a validated model.
-                    return _plain_echo(self.max_output_tokens, self.ignore_eos)
+                if plain:
+                    if len(_PLAIN_ECHOES) >= PLAIN_ECHOES_KEPT:
+                        _PLAIN_ECHOES.clear()
+                    echo = RequestEcho(
+                        max_output_tokens=self.max_output_tokens, ignore_eos=self.ignore_eos
+                    )
+                    _PLAIN_ECHOES[key] = echo
+                    return echo
             case Answer.vectors:
                 expected = len(self.prompt) if isinstance(self.prompt, tuple) else 1
             case Answer.scores:
@@ -152,10 +163,10 @@ class GenerationRequest(BaseModel):
         )
 
 
-@functools.lru_cache(maxsize=1024, typed=True)
-def _plain_echo(max_output_tokens: int | None, ignore_eos: bool) -> RequestEcho:
-    """The echo of a request without extra body fields; frozen, so one instance is shared."""
-    return RequestEcho(max_output_tokens=max_output_tokens, ignore_eos=ignore_eos)
+# The echoes of text requests without extra body fields (see `GenerationRequest.echo`), by
+# endpoint, output limit and `ignore_eos`; emptied whenever it reaches `PLAIN_ECHOES_KEPT`.
+PLAIN_ECHOES_KEPT = 1024
+_PLAIN_ECHOES: dict[tuple[Endpoint, int | None, bool], RequestEcho] = {}
 
 
 def _choice_count(extra_body: dict[str, JsonValue]) -> int:

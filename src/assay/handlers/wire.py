@@ -78,17 +78,33 @@ def parse_usage(raw: object) -> Usage | None:
         if cached is None:
             cached = _nested_int(raw, "input_tokens_details", "cached_tokens")
     total = raw.get("total_tokens")  # `int_field` inlined, as for the two names above
-    # Every figure is an int or None (`int_field`'s test), so there is nothing left to validate.
-    return trusted(
-        Usage,
-        {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "reasoning_tokens": reasoning,
-            "cached_tokens": cached,
-            "total_tokens": total if type(total) is int else None,
-        },
-    )
+    if type(total) is not int:
+        total = None
+    figures = (prompt, completion, reasoning, cached, total)
+    usage = _USAGES.get(figures)
+    if usage is None:
+        if len(_USAGES) >= USAGES_KEPT:
+            _USAGES.clear()
+        # Every figure is an int or None (`int_field`'s test): nothing left to validate.
+        usage = _USAGES[figures] = trusted(
+            Usage,
+            {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "reasoning_tokens": reasoning,
+                "cached_tokens": cached,
+                "total_tokens": total,
+            },
+        )
+    return usage
+
+
+# The usages read lately, by their five figures. A `Usage` is frozen and its figures are all it
+# holds, so answers that report the same figures (a run's requests mostly ask for the same
+# prompt and output lengths) share one, instead of a model built per answer. Emptied whenever
+# it reaches `USAGES_KEPT`, so it stays small whatever a run's figures.
+USAGES_KEPT = 256
+_USAGES: dict[tuple[int | None, ...], Usage] = {}
 
 
 def error_message(error: object) -> str:
