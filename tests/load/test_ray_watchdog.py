@@ -18,9 +18,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.load.test_ray_leftovers import wait_exec
+
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 
 WAIT_S = 20.0
+
+SLEEPER = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"
 
 DRIVER = textwrap.dedent(
     """
@@ -57,6 +61,8 @@ def test_the_ray_processes_of_a_killed_driver_are_ended(tmp_path: Path) -> None:
     assert driver.stdout is not None
     agent = int(driver.stdout.readline())
     try:
+        # The watchdog knows a Ray process by its command line, set at the end of its exec.
+        assert wait_exec(agent, [str(fake_agent), "-c", SLEEPER])
         # The watchdog notes descendants every half second: give it two looks at the agent.
         time.sleep(1.5)
         assert alive(agent)
@@ -88,14 +94,14 @@ def test_a_ray_process_the_watchdog_never_saw_is_ended_by_the_run_mark(tmp_path:
     own_agent = int(driver.stdout.readline())
     started = start_time(driver.pid)
     assert started is not None
-    sleeper = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"
     environment = {k: v for k, v in os.environ.items() if k != RUN_MARK}
-    marked = subprocess.Popen(
-        [str(fake_agent), "-c", sleeper],
-        env=environment | {RUN_MARK: run_mark(driver.pid, started)},
-    )
-    unmarked = subprocess.Popen([str(fake_agent), "-c", sleeper], env=environment)
+    argv = [str(fake_agent), "-c", SLEEPER]
+    marked = subprocess.Popen(argv, env=environment | {RUN_MARK: run_mark(driver.pid, started)})
+    unmarked = subprocess.Popen(argv, env=environment)
     try:
+        # The mark is read from /proc's environment, which shows it once the exec has finished.
+        assert wait_exec(marked.pid, argv)
+        assert wait_exec(unmarked.pid, argv)
         driver.send_signal(signal.SIGKILL)
         driver.wait(timeout=WAIT_S)
         deadline = time.monotonic() + WAIT_S
