@@ -97,13 +97,7 @@ async def test_a_server_that_lists_its_model_refuses_rows_naming_another() -> No
 
 
 async def test_rows_naming_listed_models_keep_the_runs_model() -> None:
-    body = b'{"object":"list","data":[{"id":"base"},{"id":"chat-only"}]}'
-
-    async def script(writer: asyncio.StreamWriter, release: asyncio.Event) -> None:
-        writer.write(response_head(200, "application/json", len(body)) + body)
-        await writer.drain()
-
-    async with serve_raw(script) as server:
+    async with serve_chat_only() as server:
         ready = await wait_for_model(
             BackendSettings(base_url=server.url), "base", rows=_rows(("chat-only", 1))
         )
@@ -160,10 +154,12 @@ async def test_a_mix_and_its_rows_are_both_checked() -> None:
             )
 
 
-async def test_the_runs_own_unlisted_model_is_refused_before_its_rows() -> None:
-    # One `--model` must be listed as a mix's models must: the run's model is refused first,
-    # whatever its rows name.
+async def test_a_row_naming_the_runs_own_unlisted_model_passes_as_that_model_does() -> None:
+    # One `--model` given alone is used as given (some servers accept any name): a row naming
+    # it is not refused for it; a row naming another unlisted model still is.
     async with serve_chat_only() as server:
         settings = BackendSettings(base_url=server.url)
-        with pytest.raises(ServerNotReady, match=r"^model of --model not served .*'tgi-model'"):
-            await wait_for_model(settings, "tgi-model", rows=_rows(("tgi-model", 1)))
+        ready = await wait_for_model(settings, "tgi-model", rows=_rows(("tgi-model", 1)))
+        assert ready == ServedModel("tgi-model")
+        with pytest.raises(ServerNotReady, match=r"'other' \(first at line 2\); it serves:"):
+            await wait_for_model(settings, "tgi-model", rows=_rows(("tgi-model", 1), ("other", 2)))

@@ -47,12 +47,9 @@ class Interrupted(Exception):
 async def check_ready(settings: BackendSettings, model: str | None = None) -> str:
     """The model to benchmark: `model` when given, else the first one the server lists.
 
-    Raises `ServerNotReady` when nothing listens, `/v1/models` fails, no model is listed, or
-    `model` is not among the models listed (as a traffic mix's models must all be: one rule).
-    A server that accepts any name (TGI, llama.cpp) accepts the one it lists too, so that
-    costs a rename; a server that does not (vLLM) would refuse every request of the run. A
-    server without the route, or whose listing names no model, cannot tell and is taken at
-    its word.
+    Raises `ServerNotReady` when nothing listens, `/v1/models` fails, or no model is listed.
+    A configured model the server does not list is still used: some servers (TGI) accept any
+    name, and a server that rejects it shows up as `http_status` errors with its own message.
 
     >>> import asyncio
     >>> settings = BackendSettings(base_url="http://127.0.0.1:9")
@@ -107,10 +104,9 @@ async def wait_for_model(
     the same answer, no request more), retrying a server that is not ready yet for up to
     `wait_s` seconds.
 
-    The model named, or every model of a traffic mix (`mix`, `model` its first), must be
-    listed; one that is not is refused (`ServerNotReady`) with what the server serves. A server
-    without the listing route, or whose listing names no model, cannot be checked and is taken
-    at its word. The models a data file's `rows` name must be
+    A traffic mix's models (`mix`, `model` its first) must all be listed; one that is not is
+    refused (`ServerNotReady`) with what the server serves. A server without the listing route
+    cannot be checked and is taken at its word. The models a data file's `rows` name must be
     listed the same way (refused naming the row that first names one; a row naming the model
     returned passes, as that model did), without bearing on the model or window returned.
 
@@ -192,32 +188,29 @@ async def _attempt(
 def _chosen(
     models: list[ServedModel], model: str | None, mix: tuple[str, ...], where: str
 ) -> ServedModel:
-    """The model to benchmark once `/v1/models` answered with `models`: the one named (or a
-    mix's first), every model named listed; else the first listed."""
+    """The model to benchmark once `/v1/models` answered with `models`."""
     if mix:
-        return _named_served(models, model or mix[0], mix, where)
+        return _mix_served(models, model or mix[0], mix, where)
     if model is not None:
-        return _named_served(models, model, (model,), where)
+        # The window of the model as listed; a model the server does not list has none known.
+        listed = next((served for served in models if served.id == model), None)
+        return listed or ServedModel(model)
     if not models:
         raise _NotYet(f"{where} returned no models")
     return models[0]
 
 
-def _named_served(
-    models: list[ServedModel], model: str, named: tuple[str, ...], where: str
+def _mix_served(
+    models: list[ServedModel], model: str, mix: tuple[str, ...], where: str
 ) -> ServedModel:
-    """`model`, the first of the models the run names (one, or a mix's), which must all be
-    listed (`ServerNotReady` naming what the server serves when one is not), with the narrowest
-    window they name. A listing with no model in it cannot tell and is taken at its word, as a
-    server without the route is."""
-    if not models:
-        return ServedModel(model)
-    problem = unserved(named, models, where)
+    """`model`, the first of a mix whose models must all be listed (`ServerNotReady` naming
+    what the server serves when one is not), with the narrowest window they name."""
+    problem = unserved(mix, models, where)
     if problem is not None:
         # Not retried: a server that answers its listing has loaded what it serves (vLLM lists
         # its `--lora-modules` adapters as soon as it answers).
         raise ServerNotReady(problem)
-    return narrowest(model, [served for served in models if served.id in named])
+    return narrowest(model, [served for served in models if served.id in mix])
 
 
 def narrowest(model: str, mixed: list[ServedModel]) -> ServedModel:

@@ -114,9 +114,7 @@ def mock_config_of(config: RunConfig) -> MockConfig:
         ),
     )
     if mix is None:
-        # The model named is the one it lists, as `/v1/models` must list the run's model.
-        named = config.target.model
-        return served if named is None else served.model_copy(update={"model_name": named})
+        return served
     models = spread_models(mix.names, latency)
     return served.model_copy(update={"model_name": mix.names[0], "models": models[1:]})
 
