@@ -164,3 +164,34 @@ async def test_transcriptions_take_a_slot_and_go_bad_past_the_load_as_chats_do()
     assert texts[1]
     assert texts[2]
     assert stats["faults"] == {"empty_stream": 1}
+
+
+async def test_past_the_load_a_body_that_cut_cannot_spoil_is_dropped() -> None:
+    # A cut is a stream's fault: a whole body past the load was served whole and usable while
+    # the mock counted it cut. It is dropped instead, for chats and transcriptions alike.
+    config = MockConfig(
+        latency=LatencyModel(time_to_first_token=Fixed(value=0.3), output_tokens=Fixed(value=4)),
+        server=ServerModel(slots=1, fault_past=2, fault="cut"),
+    )
+    body = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}
+
+    async def chat(session: aiohttp.ClientSession, url: str) -> bool:
+        try:
+            async with session.post(url + CHAT, json=body) as response:
+                return bool((await response.json())["choices"][0]["message"]["content"])
+        except aiohttp.ClientError:
+            return False
+
+    async def transcription(url: str) -> bool:
+        try:
+            return bool(orjson.loads((await post_transcription(url, transcription_form(1.0)))[2]))
+        except aiohttp.ClientError:
+            return False
+
+    async with open_mock_server(config) as server, aiohttp.ClientSession() as session:
+        chats = await asyncio.gather(*(chat(session, server.url) for _ in range(3)))
+        transcripts = await asyncio.gather(*(transcription(server.url) for _ in range(3)))
+        stats = server.stats()
+    assert sorted(chats) == [False, True, True]
+    assert sorted(transcripts) == [False, True, True]
+    assert stats["faults"] == {"drop": 2}

@@ -46,10 +46,10 @@ from assay.mock.faults import (
     parse_fault_header,
 )
 from assay.mock.metrics import (
-    EMPTY_FAULTS,
     FINISHED_FAULTS,
     Served,
     ServedCounters,
+    generated_tokens,
     gpu_lines,
 )
 from assay.mock.per_endpoint import answer_id, fault_applies
@@ -237,6 +237,7 @@ class MockService:
         except (BadRequest, ConfigError) as error:
             return _error_response(400, str(error), "BadRequestError")
         return await self._admitted(
+            api,
             fault,
             stream,
             lambda fault: self._answer_with(request, api, ask, stream, fault, response_id),
@@ -244,15 +245,21 @@ class MockService:
 
     async def _admitted(
         self,
+        api: Endpoint,
         fault: FaultSpec | None,
         stream: bool,
         answer: Callable[[FaultSpec | None], Awaitable[web.StreamResponse]],
     ) -> web.StreamResponse:
         """`answer` with `fault`, counted, played in a slot of the finite server when there is
-        one (and gone bad when the load it found was past the stated one)."""
+        one (and gone bad when the load it found was past the stated one: dropped where the
+        load's fault cannot spoil it, as `cut` cannot a body)."""
         async with nullcontext(False) if self._load is None else self._load.admitted() as faulty:
             if faulty and fault is None:
-                fault = FaultSpec(self.config.server.fault_name, self.config.fault_after_tokens)
+                name = self.config.server.fault_name
+                fault = FaultSpec(
+                    name if fault_applies(name, api, stream) else "drop",
+                    self.config.fault_after_tokens,
+                )
             self.stats.requests += 1
             if fault is not None:
                 self.stats.faults[fault.name] += 1
@@ -294,7 +301,7 @@ class MockService:
         finally:
             counters.add(Served.running, -1, model)
         if finishes:
-            tokens = self._generated_tokens(api, answer, fault)
+            tokens = generated_tokens(api, answer, fault, self._tool_pieces)
             counters.finished(answer.finish_reason, ask.prompt_tokens, tokens, model)
         return served
 
@@ -340,7 +347,10 @@ class MockService:
         except (BadRequest, ConfigError) as error:
             return _error_response(400, str(error), "BadRequestError")
         return await self._admitted(
-            fault, ask.stream, lambda fault: self._transcribe(request, ask, fault, response_id)
+            Endpoint.transcriptions,
+            fault,
+            ask.stream,
+            lambda fault: self._transcribe(request, ask, fault, response_id),
         )
 
     async def _transcribe(
@@ -379,21 +389,9 @@ class MockService:
         finally:
             counters.add(Served.running, -1, model)
         if fault is None or fault.name in FINISHED_FAULTS:
-            written = self._generated_tokens(Endpoint.transcriptions, answer, fault)
+            written = generated_tokens(Endpoint.transcriptions, answer, fault, self._tool_pieces)
             counters.finished(answer.finish_reason, ask.prompt_tokens, written, model)
         return served
-
-    def _generated_tokens(self, api: Endpoint, answer: Answer, fault: FaultSpec | None) -> int:
-        """The output tokens of a finished answer, as its usage reports them when the usage is
-        true: a tool call's arguments when it called a tool, none for an empty answer."""
-        name = fault.name if fault is not None else None
-        if name in EMPTY_FAULTS:
-            return 0
-        if api is Endpoint.chat and name == "invalid_tool_call":
-            return len(self._tool_pieces)
-        if api is Endpoint.chat and name is None and answer.tool_pieces is not None:
-            return len(answer.tool_pieces)
-        return len(answer.pieces)
 
     async def _play_answer(
         self,

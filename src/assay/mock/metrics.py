@@ -33,7 +33,9 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Final
 
-from assay.mock.faults import RANKING_FAULTS
+from assay.mock.faults import RANKING_FAULTS, FaultSpec
+from assay.mock.script import Answer
+from assay.spec.endpoint import Endpoint
 
 
 class Served(IntEnum):
@@ -71,6 +73,22 @@ FINISHED_FAULTS: Final = frozenset(
     | RANKING_FAULTS  # a ranking's answer is whole, only wrong
 )
 EMPTY_FAULTS: Final = frozenset({"empty_stream", "choices_empty"})
+
+
+def generated_tokens(
+    api: Endpoint, answer: Answer, fault: FaultSpec | None, tool_pieces: Sequence[str]
+) -> int:
+    """The output tokens of a finished answer, as its usage reports them when the usage is
+    true: a tool call's arguments when it called a tool (`tool_pieces` when it was invalid),
+    none for an empty answer."""
+    name = fault.name if fault is not None else None
+    if name in EMPTY_FAULTS:
+        return 0
+    if api is Endpoint.chat and name == "invalid_tool_call":
+        return len(tool_pieces)
+    if api is Endpoint.chat and name is None and answer.tool_pieces is not None:
+        return len(answer.tool_pieces)
+    return len(answer.pieces)
 
 
 def create_counters_file(path: Path, workers: int, models: int) -> None:
