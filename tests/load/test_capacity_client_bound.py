@@ -8,7 +8,7 @@ from assay.load.benchmark_plan import StepResult, probe_of
 from assay.load.loop_probe import ClientLoad
 from assay.load.progress import OutcomeTotals
 from assay.load.slo_tally import SloMisses
-from assay.reports.capacity import capacity_lines
+from assay.reports.capacity import CapacityReport, capacity_lines
 from assay.reports.capacity_search import capacity_report
 from assay.spec.capacity import Capacity, SloTarget
 from assay.spec.load import Constant
@@ -61,3 +61,22 @@ def test_a_search_stopped_by_a_starved_client_says_so_and_claims_no_failure() ->
     answer = capacity_lines(report)[-1]
     assert answer.startswith("capacity: 16 req/s (bracket [16, not shown]); ")
     assert answer.endswith("failed while the client could not keep up (client-bound)")
+    # The load's line says how many of its steps the client could not keep up with, and the
+    # report keeps it.
+    lines = capacity_lines(report)
+    assert "32 req/s  FAIL" in lines[-2]
+    assert lines[-2].endswith("; 2 of 2 client-bound)")
+    assert [level.client_bound_steps for level in report.levels] == [1, 2]  # 7.5 ms: late too
+    assert CapacityReport.model_validate_json(report.model_dump_json()) == report
+
+
+def test_a_budget_spent_on_a_client_bound_rerun_shows_no_upper_end() -> None:
+    # The time ran out while the failing client-bound load was being run again: the search ends
+    # on its budget, and the load above the capacity still failed only where the client lagged.
+    profile = PROFILE.model_copy(update={"budget_s": 13.0})
+    steps = [step(0, 16.0, 0, lag_mean_ms=0.4), step(1, 32.0, 30, lag_mean_ms=12.7)]
+    report = capacity_report(profile, steps)
+    assert report.end == "budget"
+    assert report.first_fail is None
+    assert "client_bound_steps" not in report.levels[0].model_dump_json()
+    assert capacity_lines(report)[-1].startswith("capacity: 16 req/s (bracket [16, not shown]); ")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from assay.load.capacity import SearchEnd
 from assay.load.step_verdict import Verdict
@@ -39,6 +39,14 @@ class CapacityLevel(BaseModel):
     attempted: int
     verdict: Verdict
     slos: tuple[SloVerdict, ...]
+    # How many of its steps a saturated client ran (`assay.load.capacity`): judged without
+    # them when any other step kept up. Left out when none, as in reports written before.
+    client_bound_steps: int = Field(default=0, exclude_if=lambda steps: steps == 0)
+
+    @property
+    def client_bound(self) -> bool:
+        """Whether every step at this load was run by a client that could not keep up."""
+        return self.client_bound_steps == len(self.steps)
 
 
 class CapacityReport(BaseModel):
@@ -98,10 +106,12 @@ def level_line(report: CapacityReport, level: CapacityLevel) -> str:
     observed = deciding.missed / level.attempted if level.attempted else 0.0
     bound = deciding.lower if level.verdict == "fail" else deciding.upper
     which = "lower" if level.verdict == "fail" else "upper"
+    bound_steps = level.client_bound_steps
+    client = f"; {bound_steps} of {len(level.steps)} client-bound" if bound_steps else ""
     return (
         f"  step {steps}: {level.level:g} {report.unit}  {level.verdict.upper():<9}  "
         f"{deciding.slo}: {deciding.missed} of {level.attempted} missed ({_percent(observed)}; "
-        f"allowed {_percent(deciding.allowed)}, {which} bound {_percent(bound)})"
+        f"allowed {_percent(deciding.allowed)}, {which} bound {_percent(bound)}{client})"
     )
 
 
@@ -116,8 +126,10 @@ def answer_line(report: CapacityReport) -> str:
         }.get(report.end, "no load was shown to pass")
         return f"capacity: none found ({reason}; SLOs {', '.join(report.slos)})"
     high = "not reached" if report.first_fail is None else f"{report.first_fail:g}"
-    if report.first_fail is None and report.end == "client_bound":
-        high = "not shown"  # the load above failed only where the client fell behind
+    if report.first_fail is None and any(
+        level.client_bound and level.verdict != "pass" for level in report.levels
+    ):
+        high = "not shown"  # a load above failed only where the client fell behind
     parts = [f"capacity: {report.capacity:g} {unit} (bracket [{report.capacity:g}, {high}])"]
     failed = report.failed_slo
     if failed is not None and report.first_fail is not None:

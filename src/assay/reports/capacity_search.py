@@ -61,6 +61,7 @@ def _level(profile: Capacity, level: LevelVerdict, steps: list[int]) -> Capacity
             _slo_verdict(slo, judgement)
             for slo, judgement in zip(profile.slos, level.judgements, strict=True)
         ),
+        client_bound_steps=level.client_bound_steps,
     )
 
 
