@@ -6,12 +6,10 @@ from __future__ import annotations
 
 from assay.load.benchmark_plan import StepResult, probe_of
 from assay.load.loop_probe import ClientLoad
-from assay.load.progress import OutcomeTotals
-from assay.load.slo_tally import SloMisses
 from assay.reports.capacity import CapacityReport, capacity_lines
 from assay.reports.capacity_search import capacity_report
 from assay.spec.capacity import Capacity, SloTarget
-from assay.spec.load import Constant
+from tests.reports.test_capacity_report import step as report_step
 
 PROFILE = Capacity(
     slos=(SloTarget.parse("ttft_ms=100@p90"),), start=16, step_s=6, max_lengthening=1
@@ -26,20 +24,7 @@ def client(lag_mean_ms: float) -> ClientLoad:
 
 
 def step(index: int, rate: float, missed: int, lag_mean_ms: float) -> StepResult[None]:
-    attempted = round(rate * 4.5)
-    return StepResult(
-        index=index,
-        load=Constant(rate=rate),
-        started_ns=0,
-        finished_ns=6_000_000_000,
-        totals=OutcomeTotals(attempted, attempted - missed, missed, 0),
-        errors_by_code={},
-        stopped_by=None,
-        sink_results=[],
-        scheduled=attempted,
-        slo_misses=SloMisses(attempted, (missed,)),
-        client=(client(lag_mean_ms),),
-    )
+    return report_step(index, rate, round(rate * 4.5), missed, (client(lag_mean_ms),))
 
 
 def test_a_step_whose_loop_ran_late_is_client_bound_for_the_search() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from assay.load.benchmark_plan import StepResult
+from assay.load.loop_probe import ClientLoad
 from assay.load.progress import OutcomeTotals
 from assay.load.slo_tally import SloMisses
 from assay.metrics import StepAggregator
@@ -23,7 +24,9 @@ PROFILE = Capacity(slos=(SloTarget.parse("ttft_ms=500@p90"),), start=10, step_s=
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-def step(index: int, rate: float, attempted: int, missed: int) -> StepResult[None]:
+def step(
+    index: int, rate: float, attempted: int, missed: int, client: tuple[ClientLoad, ...] = ()
+) -> StepResult[None]:
     return StepResult(
         index=index,
         load=Constant(rate=rate),
@@ -35,6 +38,7 @@ def step(index: int, rate: float, attempted: int, missed: int) -> StepResult[Non
         sink_results=[],
         scheduled=attempted,
         slo_misses=SloMisses(attempted, (missed,)),
+        client=client,
     )
 
 
