@@ -24,6 +24,8 @@ between steps, whatever runs the steps (one process, several, Ray actors):
 
 from __future__ import annotations
 
+import functools
+import operator
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -112,7 +114,7 @@ def judge_levels(profile: Capacity, probes: list[Probe]) -> tuple[LevelVerdict, 
     levels = []
     for level, steps in steps_at.items():
         clean = [probe for probe in steps if not probe.client_bound]
-        misses = _pooled(clean or steps)
+        misses = functools.reduce(operator.add, (probe.misses for probe in clean or steps))
         judgements = tuple(
             judge(misses.attempted, missed, slo.allowed_miss_fraction, profile.confidence)
             for slo, missed in zip(profile.slos, misses.missed, strict=True)
@@ -121,13 +123,6 @@ def judge_levels(profile: Capacity, probes: list[Probe]) -> tuple[LevelVerdict, 
         bound_steps = len(steps) - len(clean)
         levels.append(LevelVerdict(level, len(steps), misses, judgements, verdict, bound_steps))
     return tuple(levels)
-
-
-def _pooled(probes: list[Probe]) -> SloMisses:
-    total = probes[0].misses
-    for probe in probes[1:]:
-        total = total + probe.misses
-    return total
 
 
 def search_state(profile: Capacity, probes: list[Probe]) -> SearchState:
