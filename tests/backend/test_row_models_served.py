@@ -163,3 +163,24 @@ async def test_a_row_naming_the_runs_own_unlisted_model_passes_as_that_model_doe
         assert ready == ServedModel("tgi-model")
         with pytest.raises(ServerNotReady, match=r"'other' \(first at line 2\); it serves:"):
             await wait_for_model(settings, "tgi-model", rows=_rows(("tgi-model", 1), ("other", 2)))
+
+
+async def test_bare_names_are_served_by_their_latest_tag_as_ollama_serves_them() -> None:
+    # Ollama lists a model pulled without a tag as `name:latest` and serves it by either name.
+    body = (
+        b'{"object":"list","data":[{"id":"llama3:latest","max_model_len":8192},'
+        b'{"id":"phi3:latest","max_model_len":4096},{"id":"qwen:7b"}]}'
+    )
+
+    async def script(writer: asyncio.StreamWriter, release: asyncio.Event) -> None:
+        writer.write(response_head(200, "application/json", len(body)) + body)
+        await writer.drain()
+
+    async with serve_raw(script) as server:
+        settings = BackendSettings(base_url=server.url)
+        alone = await wait_for_model(settings, "llama3", rows=_rows(("phi3", 1), ("qwen:7b", 2)))
+        assert alone == ServedModel("llama3", 8192)  # the name as given, the window as listed
+        mixed = await wait_for_model(settings, "llama3", mix=("llama3", "phi3"))
+        assert mixed == ServedModel("llama3", 4096)  # the narrowest of the mix
+        with pytest.raises(ServerNotReady, match=r"'qwen' \(first at line 1\)"):
+            await wait_for_model(settings, "llama3", rows=_rows(("qwen", 1)))  # no `:latest`

@@ -7,8 +7,10 @@ from __future__ import annotations
 from assay.load.benchmark_plan import StepResult, probe_of
 from assay.load.loop_probe import ClientLoad
 from assay.reports.capacity import CapacityReport, capacity_lines
+from assay.reports.capacity_chart import capacity_sections
 from assay.reports.capacity_search import capacity_report
 from assay.spec.capacity import Capacity, SloTarget
+from tests.reports.test_capacity_report import run_report
 from tests.reports.test_capacity_report import step as report_step
 
 PROFILE = Capacity(
@@ -65,3 +67,18 @@ def test_a_budget_spent_on_a_client_bound_rerun_shows_no_upper_end() -> None:
     assert report.first_fail is None
     assert "client_bound_steps" not in report.levels[0].model_dump_json()
     assert capacity_lines(report)[-1].startswith("capacity: 16 req/s (bracket [16, not shown]); ")
+
+
+def test_report_html_draws_a_client_bound_failure_apart_from_a_failure() -> None:
+    steps = [step(0, 16.0, 0, lag_mean_ms=0.4), step(1, 32.0, 30, lag_mean_ms=12.7)]
+    steps.append(step(2, 32.0, 31, lag_mean_ms=11.0))
+    [(_, figures)] = capacity_sections(run_report(capacity_report(PROFILE, steps)))
+    for figure in figures:
+        series = figure.data[1] if figure.id == "capacity-goodput" else figure.data[0]
+        marker = series["marker"]
+        assert isinstance(marker, dict)
+        assert marker["color"] == ["#2e7d32", "#f9a825"]  # 16/s passed; 32/s not judged
+        assert "amber: client-bound, not judged" in str(series["name"])
+    # A search whose client kept up names no amber.
+    [(_, figures)] = capacity_sections(run_report(capacity_report(PROFILE, steps[:1])))
+    assert "amber" not in str(figures[0].data[1]["name"])

@@ -10,11 +10,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Final, TypeVar
 
 from assay.backend.client import Backend, open_backend
 from assay.backend.model_list import ModelsStatus, ModelsUnreachable, NotAModelList
-from assay.backend.served_models import RowModels, ServedModel, unserved, unserved_rows
+from assay.backend.served_models import (
+    RowModels,
+    ServedModel,
+    listed_as,
+    unserved,
+    unserved_rows,
+)
 from assay.backend.settings import BackendSettings
 from assay.core.clock import Clock, MonotonicClock
 from assay.errors import ServerNotReady
@@ -193,8 +200,8 @@ def _chosen(
         return _mix_served(models, model or mix[0], mix, where)
     if model is not None:
         # The window of the model as listed; a model the server does not list has none known.
-        listed = next((served for served in models if served.id == model), None)
-        return listed or ServedModel(model)
+        listed = listed_as(model, models)
+        return ServedModel(model) if listed is None else replace(listed, id=model)
     if not models:
         raise _NotYet(f"{where} returned no models")
     return models[0]
@@ -210,7 +217,7 @@ def _mix_served(
         # Not retried: a server that answers its listing has loaded what it serves (vLLM lists
         # its `--lora-modules` adapters as soon as it answers).
         raise ServerNotReady(problem)
-    return narrowest(model, [served for served in models if served.id in mix])
+    return narrowest(model, [served for name in mix if (served := listed_as(name, models))])
 
 
 def narrowest(model: str, mixed: list[ServedModel]) -> ServedModel:

@@ -38,6 +38,20 @@ class ServedModel:
     window_problem: str | None = None
 
 
+def listed_as(name: str, listed: Iterable[ServedModel]) -> ServedModel | None:
+    """The listed model a request naming `name` is served by, or None: the one listed as
+    `name`, else, as Ollama lists a model pulled without a tag (and serves it by its bare
+    name), the one listed as `name:latest`.
+
+    >>> listed_as("llama3", [ServedModel("llama3:latest")])
+    ServedModel(id='llama3:latest', context_window=None, window_problem=None)
+    >>> listed_as("llama3:8b", [ServedModel("llama3:latest")]) is None
+    True
+    """
+    models = {model.id: model for model in listed}
+    return models.get(name) or models.get(f"{name}:latest")
+
+
 def served_models(listed: list[JsonValue]) -> list[ServedModel]:
     """The models of a `/v1/models` `data` list; entries without a string id are skipped.
 
@@ -68,15 +82,15 @@ def served_models(listed: list[JsonValue]) -> list[ServedModel]:
 
 def unserved(names: tuple[str, ...], listed: list[ServedModel], where: str) -> str | None:
     """What is wrong when a traffic mix names models `/v1/models` at `where` does not list
-    (LoRA adapters are listed there the same as models), or None when it lists them all.
+    (LoRA adapters are listed there the same as models; see `listed_as`), or None when it lists
+    them all.
 
     >>> unserved(("a", "b", "c"), [ServedModel("a"), ServedModel("x")], "http://h:1")
     "models of --model not served at http://h:1: 'b', 'c'; it serves: 'a', 'x'"
-    >>> unserved(("a",), [ServedModel("a")], "http://h:1") is None
+    >>> unserved(("a", "b"), [ServedModel("a:latest"), ServedModel("b")], "http://h:1") is None
     True
     """
-    served = {model.id for model in listed}
-    missing = [name for name in names if name not in served]
+    missing = [name for name in names if listed_as(name, listed) is None]
     if not missing:
         return None
     offered = _offered(listed)
@@ -117,6 +131,7 @@ def unserved_rows(
     True
     """
     served = {model.id for model in listed}
+    served.update(model.id.removesuffix(":latest") for model in listed)  # as `listed_as` does
     if run_model is not None:
         served.add(run_model)
     missing: dict[str, int] = {}
@@ -159,4 +174,12 @@ def _window_problem(window: JsonValue) -> str:
     return f"/v1/models names {WINDOW_KEY} {window}, not a window of at least one token"
 
 
-__all__ = ["WINDOW_KEY", "RowModels", "ServedModel", "served_models", "unserved", "unserved_rows"]
+__all__ = [
+    "WINDOW_KEY",
+    "RowModels",
+    "ServedModel",
+    "listed_as",
+    "served_models",
+    "unserved",
+    "unserved_rows",
+]

@@ -11,6 +11,8 @@ from assay.reports.chart_base import SLO_COLOUR, Figure, chart_layout, scatter
 from assay.reports.report import Report, StepReport
 
 _VERDICT_COLOURS = {"pass": "#2e7d32", "fail": "#c62828", "undecided": "#9e9e9e"}
+# A load that failed only in steps whose client could not keep up: no claim on the server.
+_CLIENT_BOUND_COLOUR = "#f9a825"
 
 
 def capacity_sections(report: Report) -> list[tuple[str, list[Figure]]]:
@@ -82,12 +84,25 @@ def _list(value: JsonValue) -> list[JsonValue]:
     return list(value) if isinstance(value, list) else []
 
 
+def _colour(level: CapacityLevel) -> str:
+    if level.client_bound and level.verdict != "pass":
+        return _CLIENT_BOUND_COLOUR
+    return _VERDICT_COLOURS[level.verdict]
+
+
 def _markers(levels: list[CapacityLevel]) -> dict[str, JsonValue]:
     return {
         "size": 10,
-        "color": [_VERDICT_COLOURS[level.verdict] for level in levels],
+        "color": [_colour(level) for level in levels],
         "line": {"width": 1, "color": "#333333"},
     }
+
+
+def _key(levels: list[CapacityLevel]) -> str:
+    """The marker colours' key, amber named only when a load is drawn in it."""
+    amber = any(_colour(level) == _CLIENT_BOUND_COLOUR for level in levels)
+    client = ", amber: client-bound, not judged" if amber else ""
+    return f"green: pass, red: fail{client}, grey: undecided"
 
 
 def goodput_figure(report: Report, capacity: CapacityReport) -> Figure:
@@ -105,7 +120,7 @@ def goodput_figure(report: Report, capacity: CapacityReport) -> Figure:
         scatter("lines", "usable req/s", x, usable, line={"color": "#90a4ae", "dash": "dot"}),
         scatter(
             "lines+markers",
-            "goodput req/s (green: pass, red: fail, grey: undecided)",
+            f"goodput req/s ({_key([level for level, _ in shown])})",
             x,
             goodput,
             line={"color": "#1f77b4"},
@@ -161,7 +176,7 @@ def slo_figure(report: Report, capacity: CapacityReport, position: int) -> Figur
     data = [
         scatter(
             "lines+markers",
-            f"{figure} p{kept:g} of completed (ms)",
+            f"{figure} p{kept:g} of completed (ms; {_key(levels)})",
             x,
             values,
             line={"color": "#1f77b4"},
