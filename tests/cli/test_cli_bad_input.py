@@ -27,6 +27,11 @@ FLAG_CASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "slo_not_a_number": (("--slo", "ttft_ms=fast"), ("--slo", "not a number")),
     "unknown_slo": (("--slo", "latency=5"), ("unknown SLO", "latency")),
     "mock_fault_without_rate": (("--mock-fault", "empty_stream"), ("--mock-fault",)),
+    # Was accepted and ignored: the run served no load fault at all.
+    "mock_load_fault_without_its_load": (
+        ("--mock-load-fault", "cut"),
+        ("--mock-load-fault needs --mock-fault-past",),
+    ),
     "concurrent_without_concurrency": (("--profile", "concurrent"), ("--concurrency",)),
     # A value the run spec refuses names the flag that gave it, not the spec's field.
     "image_format_unknown": (("--image-format", "gif"), ("error: --image-format: ", "'png'")),

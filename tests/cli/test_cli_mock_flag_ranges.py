@@ -32,6 +32,10 @@ CASES: dict[str, tuple[tuple[str, ...], str]] = {
     "slots_zero": (("--slots", "0"), "error: --slots: "),
     "fault_past_zero": (("--fault-past", "0"), "error: --fault-past: "),
     "load_fault_unknown": (("--fault-past", "2", "--load-fault", "x"), "error: --load-fault: "),
+    "load_fault_without_its_load": (
+        ("--load-fault", "cut"),
+        "error: --load-fault needs --fault-past",
+    ),
     "fault_rate_above_one": (("--fault", "empty_stream=2"), "error: --fault: "),
     "fault_rates_above_one_in_all": (
         ("--fault", "empty_stream=0.7", "--fault", "drop=0.7"),

@@ -106,12 +106,7 @@ def mock_config_of(config: RunConfig) -> MockConfig:
         seed=config.seed,
         record_requests=mock.record_requests,
         gpu_watts=mock.gpu_watts,
-        server=ServerModel(
-            slots=mock.slots,
-            tokens_per_s=mock.tokens_per_s,
-            fault_past=mock.fault_past,
-            fault=mock.load_fault if mock.fault_past is not None else "empty",
-        ),
+        server=ServerModel.of(mock),
     )
     if mix is None:
         return served

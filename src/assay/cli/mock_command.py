@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
     from assay.mock.capacity import ServerModel
     from assay.mock.config import LatencyModel, ServedModel
-    from assay.spec.sections import Mock
 
 
 class MockCommand(TyperCommand):
@@ -114,9 +113,13 @@ def mock(
 
     def body() -> int:
         from assay.cli.options import parse_pairs
+        from assay.errors import ConfigError
         from assay.mock import Fixed, LatencyModel, MockConfig, serve
+        from assay.mock.capacity import ServerModel
         from assay.spec.sections import Mock
 
+        if fault_past is None and load_fault != "empty":  # said with this command's flags
+            raise ConfigError("--load-fault needs --fault-past (the load past which it strikes)")
         # The flags `assay run` has too (`--mock-ttft-ms`, ...) take its ranges, from its section.
         shared = validated(
             Mock,
@@ -130,7 +133,7 @@ def mock(
                 "gpu_watts": gpu_watts,
             },
         )
-        server = server_model(shared)
+        server = ServerModel.of(shared)
         latency = LatencyModel(
             time_to_first_token=Fixed(value=shared.ttft_ms / 1000),
             inter_token_latency=Fixed(value=shared.itl_ms / 1000),
@@ -285,27 +288,6 @@ def served_models_line(models: "tuple[ServedModel, ...]") -> str:
         for model in models
     )
     return f"also serves: {described}"
-
-
-def server_model(flags: "Mock") -> "ServerModel":
-    """The finite server the flags ask for (the flags' section bounds each part as the server
-    model does).
-
-    >>> from assay.spec.sections import Mock
-    >>> server_model(Mock(slots=40))
-    ServerModel(slots=40, tokens_per_s=None, fault_past=None, fault='empty')
-    """
-    from assay.errors import ConfigError
-    from assay.mock.capacity import ServerModel
-
-    if flags.fault_past is None and flags.load_fault != "empty":
-        raise ConfigError("--load-fault needs --fault-past (the load past which it strikes)")
-    return ServerModel(
-        slots=flags.slots,
-        tokens_per_s=flags.tokens_per_s,
-        fault_past=flags.fault_past,
-        fault=flags.load_fault,
-    )
 
 
 Model = TypeVar("Model", bound="BaseModel")

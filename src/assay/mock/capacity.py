@@ -28,7 +28,7 @@ from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from assay.spec.sections import LoadFault
+from assay.spec.sections import LoadFault, Mock
 
 _FAULT_NAMES: dict[LoadFault, str] = {"empty": "empty_stream", "cut": "truncated_stream"}
 
@@ -52,6 +52,20 @@ class ServerModel(BaseModel):
         if self.fault != "empty" and self.fault_past is None:
             raise ValueError("a load fault needs the load past which it strikes (fault_past)")
         return self
+
+    @classmethod
+    def of(cls, section: Mock) -> ServerModel:
+        """The finite server the run's mock section (or `assay mock`'s flags) asks for.
+
+        >>> ServerModel.of(Mock(slots=40))
+        ServerModel(slots=40, tokens_per_s=None, fault_past=None, fault='empty')
+        """
+        return cls(
+            slots=section.slots,
+            tokens_per_s=section.tokens_per_s,
+            fault_past=section.fault_past,
+            fault=section.load_fault,
+        )
 
     @property
     def bounded(self) -> bool:

@@ -284,6 +284,15 @@ class Mock(BaseModel):
         """
         return dict(self.faults) if self.faults else dict(DEMO_FAULTS)
 
+    @model_validator(mode="after")
+    def _load_fault_has_its_load(self) -> Mock:
+        if self.load_fault != "empty" and self.fault_past is None:
+            raise ValueError(
+                f"{flag_of('mock_load_fault')} needs {flag_of('mock_fault_past')} (the load past "
+                "which it strikes)"
+            )
+        return self
+
 
 class ServerMetrics(BaseModel):
     """The server's own metrics: scraped from `url` ("off": not at all; None: the target's
