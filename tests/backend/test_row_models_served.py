@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import tracemalloc
 from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager
 
 import pytest
 
@@ -14,10 +15,20 @@ from assay.backend import BackendSettings
 from assay.backend.readiness import wait_for_model
 from assay.backend.served_models import RowModels, ServedModel, unserved_rows
 from assay.errors import ServerNotReady
-from tests.backend.backend_loopback import response_head, serve_raw
+from tests.backend.backend_loopback import RawServer, response_head, serve_raw
 from tests.backend.chat_only import serve_chat_only
 
 URL = "http://127.0.0.1:8000"
+
+
+def listing(body: bytes) -> AbstractAsyncContextManager[RawServer]:
+    """A loopback server answering every request with `body` as its 200 JSON."""
+
+    async def script(writer: asyncio.StreamWriter, release: asyncio.Event) -> None:
+        writer.write(response_head(200, "application/json", len(body)) + body)
+        await writer.drain()
+
+    return serve_raw(script)
 
 
 def _rows(*named: tuple[str, int], unit: str = "line") -> RowModels:
@@ -115,11 +126,7 @@ async def test_a_server_without_the_listing_route_is_taken_at_its_word() -> None
 async def test_an_unreadable_listing_is_taken_at_its_word() -> None:
     body = b'{"object":"list","data":"not a list"}'
 
-    async def script(writer: asyncio.StreamWriter, release: asyncio.Event) -> None:
-        writer.write(response_head(200, "application/json", len(body)) + body)
-        await writer.drain()
-
-    async with serve_raw(script) as server:
+    async with listing(body) as server:
         ready = await wait_for_model(
             BackendSettings(base_url=server.url), "m", rows=_rows(("nope", 1))
         )
@@ -132,11 +139,7 @@ async def test_the_runs_window_is_its_own_models_not_the_rows() -> None:
         b'{"id":"small","max_model_len":2048}]}'
     )
 
-    async def script(writer: asyncio.StreamWriter, release: asyncio.Event) -> None:
-        writer.write(response_head(200, "application/json", len(body)) + body)
-        await writer.drain()
-
-    async with serve_raw(script) as server:
+    async with listing(body) as server:
         ready = await wait_for_model(
             BackendSettings(base_url=server.url), "big", rows=_rows(("small", 1))
         )
@@ -172,11 +175,7 @@ async def test_bare_names_are_served_by_their_latest_tag_as_ollama_serves_them()
         b'{"id":"phi3:latest","max_model_len":4096},{"id":"qwen:7b"}]}'
     )
 
-    async def script(writer: asyncio.StreamWriter, release: asyncio.Event) -> None:
-        writer.write(response_head(200, "application/json", len(body)) + body)
-        await writer.drain()
-
-    async with serve_raw(script) as server:
+    async with listing(body) as server:
         settings = BackendSettings(base_url=server.url)
         alone = await wait_for_model(settings, "llama3", rows=_rows(("phi3", 1), ("qwen:7b", 2)))
         assert alone == ServedModel("llama3", 8192)  # the name as given, the window as listed
