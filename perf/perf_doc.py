@@ -125,7 +125,7 @@ def _rust_peer_lines() -> list[str]:
         f"**{ratios['default_rate_over_rust']}** (target >= 0.95); assay `--processes 1` CPU per "
         f"request / Rust client's **{ratios['processes_1_cpu_over_rust']}** (target <= 1.5); "
         f"free transport / bare loop **{ratios['free_transport_cpu_over_bare_loop']}**. "
-        f"The machine was shared: besides these runs it was busy for "
+        f"Besides these runs the machine was busy for "
         f"{figures['other_load_cores']} of its {figures['cores']} cores on average "
         f"(load average {figures['load_average_before'][0]} at the start), which lowers the "
         "req/s figures far more than the CPU ones.",
@@ -135,8 +135,11 @@ def _rust_peer_lines() -> list[str]:
 
 def render(results: dict[str, Any], notes: str) -> str:
     """The whole page for `results`, with `notes` placed between the notes markers."""
-    missed = [entry["figure"] for entry in evaluate(results) if entry["status"] == "missed"]
-    summary = "every target met" if not missed else f"{len(missed)} target(s) missed"
+    statuses = [entry["status"] for entry in evaluate(results)]
+    missed, unmeasured = statuses.count("missed"), statuses.count("not measured")
+    summary = f"{missed} target(s) missed" if missed else "every target measured met"
+    if unmeasured:
+        summary += f", {unmeasured} not measured"
     return "\n".join(
         [
             "# Performance",
