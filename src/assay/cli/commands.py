@@ -15,7 +15,7 @@ import typer
 
 from assay import __version__
 from assay.cli.compare_command import compare
-from assay.cli.exit_codes import EXIT_USAGE, EXIT_VALID
+from assay.cli.exit_codes import EXIT_PIPE_CLOSED, EXIT_USAGE, EXIT_VALID
 from assay.cli.listing import validators
 from assay.cli.mock_command import MockCommand, mock
 from assay.cli.records_command import records
@@ -60,11 +60,29 @@ app.command()(compare)
 
 def run_app() -> int:
     """Run the command line; a usage error (an unknown flag, a value of the wrong type) is one
-    `error:` line and exit code 2, like every other bad input. Returns the exit code."""
+    `error:` line and exit code 2, like every other bad input. Returns the exit code.
+
+    A reader of standard output that leaves while typer itself prints (`assay run --help |
+    head -1`) ends the command with 141, as a command's own guard does (`assay.cli.guard`):
+    typer would exit 1, INVALID RUN for `assay run`.
+    """
+    import sys
+
     from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
+    from assay.cli.stdout_reader import forget_reader_left, give_up_stdout
+
+    forget_reader_left()
+    streams = sys.stdout, sys.stderr
     try:
         code = app(standalone_mode=False)
+    except SystemExit as stop:
+        if not isinstance(stop.__context__, BrokenPipeError):
+            raise
+        # typer wrapped both streams to silence their last flush; they get their own back.
+        sys.stdout, sys.stderr = streams
+        give_up_stdout()
+        code = EXIT_PIPE_CLOSED
     except NoArgsIsHelpError as error:
         typer.echo(error.format_message(), err=True)
         code = EXIT_USAGE
