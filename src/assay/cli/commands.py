@@ -9,19 +9,45 @@ Each command is a module of its own that imports what it runs only when it runs,
 # Annotations are evaluated here, once, at import (no `from __future__ import annotations`):
 # typer reads every flag's annotation at each start, and would otherwise evaluate the strings.
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer._click.core import Context as _ClickContext
+from typer.core import TyperArgument, TyperCommand
 
 from assay import __version__
 from assay.cli.compare_command import compare
-from assay.cli.exit_codes import EXIT_USAGE, EXIT_VALID
+from assay.cli.exit_codes import EXIT_PIPE_CLOSED, EXIT_USAGE, EXIT_VALID
 from assay.cli.listing import validators
 from assay.cli.mock_command import MockCommand, mock
 from assay.cli.records_command import records
 from assay.cli.report_command import report
 from assay.cli.revalidate_command import revalidate
 from assay.cli.run_command import RunCommand, run
+
+
+class CapitalArguments(TyperCommand):
+    """A command that names its arguments as its usage line and help say them everywhere else
+    (`RUN_DIR`, `RUN_DIRS...`), where typer would print `{run_dir}` and `run_dir`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if isinstance(param, TyperArgument) and param.metavar is None:
+                many = "..." if param.nargs != 1 else ""
+                param.metavar = (param.name or "").upper() + many
+
+    # typer vendors click; its Context is the supertype's own type.
+    def collect_usage_pieces(self, ctx: _ClickContext) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument):
+                name = param.metavar or (param.name or "").upper()
+                pieces.append(name if param.required else f"[{name}]")
+            else:
+                pieces.extend(param.get_usage_pieces(ctx))
+        return pieces
+
 
 app = typer.Typer(
     name="assay",
@@ -52,19 +78,37 @@ def _root(
 app.command(cls=RunCommand)(run)
 app.command(cls=MockCommand)(mock)
 app.command()(validators)
-app.command()(revalidate)
-app.command()(report)
-app.command()(records)
-app.command()(compare)
+app.command(cls=CapitalArguments)(revalidate)
+app.command(cls=CapitalArguments)(report)
+app.command(cls=CapitalArguments)(records)
+app.command(cls=CapitalArguments)(compare)
 
 
 def run_app() -> int:
     """Run the command line; a usage error (an unknown flag, a value of the wrong type) is one
-    `error:` line and exit code 2, like every other bad input. Returns the exit code."""
+    `error:` line and exit code 2, like every other bad input. Returns the exit code.
+
+    A reader of standard output that leaves while typer itself prints (`assay run --help |
+    head -1`) ends the command with 141, as a command's own guard does (`assay.cli.guard`):
+    typer would exit 1, INVALID RUN for `assay run`.
+    """
+    import sys
+
     from typer._click.exceptions import NoArgsIsHelpError, UsageError
 
+    from assay.cli.stdout_reader import forget_reader_left, give_up_stdout
+
+    forget_reader_left()
+    streams = sys.stdout, sys.stderr
     try:
         code = app(standalone_mode=False)
+    except SystemExit as stop:
+        if not isinstance(stop.__context__, BrokenPipeError):
+            raise
+        # typer wrapped both streams to silence their last flush; they get their own back.
+        sys.stdout, sys.stderr = streams
+        give_up_stdout()
+        code = EXIT_PIPE_CLOSED
     except NoArgsIsHelpError as error:
         typer.echo(error.format_message(), err=True)
         code = EXIT_USAGE
@@ -75,4 +119,4 @@ def run_app() -> int:
     return code if isinstance(code, int) else EXIT_VALID
 
 
-__all__ = ["app", "run_app"]
+__all__ = ["CapitalArguments", "app", "run_app"]

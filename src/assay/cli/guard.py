@@ -4,7 +4,8 @@
 Every error meant for the user (`AssayError`) is one line on stderr and exit code 2; Ctrl-C is
 exit code 130; a crash of assay itself is one line saying where its traceback was saved, and
 exit code 3 (Python's own 1 would read as INVALID RUN), after which a run's records are merged
-and its partial report written, marked crashed.
+and its partial report written, marked crashed; a reader of standard output that left is exit
+code 141 (`assay.cli.stdout_reader`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ def guarded(body: Callable[[], int], site: CrashSite | None = None) -> int:
     anything else a crash (exit 3) whose traceback is saved, not printed."""
     import typer
 
+    from assay.cli.stdout_reader import give_up_stdout, reader_left, stdout_closed
     from assay.errors import AssayError
     from assay.printable import printable
 
@@ -36,13 +38,16 @@ def guarded(body: Callable[[], int], site: CrashSite | None = None) -> int:
         return EXIT_INTERRUPTED  # `assay.cli.app.main` says "interrupted" for every exit 130
     except BrokenPipeError as error:
         if (site is None or site.folder is None) and stdout_closed():
-            return _quiet_after_closed_stdout()  # `assay report RUN | head`: not a crash
+            give_up_stdout()  # `assay report RUN | head`: not a crash
+            return EXIT_PIPE_CLOSED
         return _crashed(error, site)
     except Exception as error:
         if interrupted(error):
             return EXIT_INTERRUPTED
         return _crashed(error, site)
-    return code
+    # A console whose reader left went quiet and let the command finish (a run writes its
+    # report); the exit code says that what it printed was not all read (a Ctrl-C still 130).
+    return EXIT_PIPE_CLOSED if reader_left() and code != EXIT_INTERRUPTED else code
 
 
 def _crashed(error: Exception, site: CrashSite | None) -> int:
@@ -58,33 +63,6 @@ def _crashed(error: Exception, site: CrashSite | None) -> int:
     for line in merge_after_crash(site, saved):
         typer.echo(line, err=True)
     return EXIT_CRASH
-
-
-def stdout_closed() -> bool:
-    """Whether whatever reads standard output has gone (a pipe into `head` that has read its
-    lines): writing to it then fails with `BrokenPipeError`, which is the reader's choice, not
-    a crash. Linux and macOS report a pipe without a reader as an error condition to `poll`."""
-    import select
-    import sys
-
-    try:
-        poller = select.poll()
-        poller.register(sys.stdout.fileno(), select.POLLERR)
-        return any(events & select.POLLERR for _, events in poller.poll(0))
-    except (AttributeError, OSError, ValueError):  # no poll, or no real stdout
-        return False
-
-
-def _quiet_after_closed_stdout() -> int:
-    """Point standard output at the null device, so the interpreter's last flush does not
-    fail again, and end as a shell does for a command whose reader left (128 + SIGPIPE)."""
-    import os
-    import sys
-
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
-    return EXIT_PIPE_CLOSED
 
 
 def interrupted(error: BaseException) -> bool:

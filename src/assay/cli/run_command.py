@@ -83,7 +83,8 @@ def run(**flags: object) -> None:
     completed, the client fell behind past --max-not-sent-rate, or a load process was lost);
     2: bad usage or input, or files that cannot be written; 3: assay crashed (a bug; the
     traceback is saved); 130: interrupted by Ctrl-C or SIGTERM (the partial report is still
-    written).
+    written); 141: standard output closed by its reader (the run finishes; its verdict is in
+    report.json).
     """
     from assay.cli.crash import CrashSite
     from assay.cli.run_steps import run_from_flags

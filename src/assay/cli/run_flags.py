@@ -108,6 +108,12 @@ def _endpoints() -> tuple[str, ...]:
     return tuple(Endpoint)
 
 
+def _retry_statuses() -> tuple[str, ...]:
+    from assay.backend.readiness import RETRY_STATUSES
+
+    return tuple(str(status) for status in sorted(RETRY_STATUSES))
+
+
 def _profiles() -> tuple[str, ...]:
     from assay.spec.load import ProfileKind
 
@@ -178,8 +184,8 @@ RUN_FLAGS: Final[tuple[Flag, ...]] = (
          "sampled flag [1].", metavar="R"),
     Flag("insecure", bool, TARGET, "Do not verify TLS certificates."),
     Flag("ca_bundle", Path, TARGET, "A PEM file of CA certificates to trust besides the system's."),
-    Flag("wait_ready", float, TARGET, "Retry a server that is still starting (refused, 429/503, "
-         "no model yet) this long [0].", metavar="SECONDS"),
+    Flag("wait_ready", float, TARGET, ClosedSet(_retry_statuses, "Retry a server that is still "
+         "starting (refused, {}, no model yet) this long [0].", "/".join), metavar="SECONDS"),
     Flag("probe", bool, TARGET, "Send no probe request before the load (it checks the endpoint "
          "answers).", flag="--no-probe", given=False),
     Flag("context_window", int, TARGET, "The model's context window: each request must fit it "
@@ -224,7 +230,7 @@ RUN_FLAGS: Final[tuple[Flag, ...]] = (
     Flag("trace_block_tokens", int, LOAD, "Tokens per Mooncake hash block [512, as Mooncake]."),
     Flag("processes", int, LOAD, "Load-generating processes [the CPUs a server on this machine "
          "leaves: all but the mock's workers, half for a loopback --target; 1 for "
-         "--max-requests up to 256]."),
+         "--max-requests up to 256 at no more than 1,000 req/s]."),
     Flag("engine", str, LOAD, "Where the load runs: local processes, or ray (actors on a Ray "
          'cluster; pip install -e ".[ray]") [local].'),
     Flag("ray_address", str, LOAD, "The Ray cluster's head, HOST:PORT or auto [a local Ray on "

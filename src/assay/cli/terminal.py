@@ -5,6 +5,10 @@ notes, a tampered report.json read by `assay compare`); rather than trust each o
 render hook passes every printed segment through `printable`, so a control character is shown
 as its escape wherever it came from. The console's own styling and cursor control, produced
 after the hook, are left as they are.
+
+A console whose reader left (`assay run | head -3`) goes quiet and lets the command finish:
+rich's own console would end the process with exit code 1, INVALID RUN for `assay run`, and
+skip what the command still had to do (write the run's report).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Iterator
 from rich.console import Console, ConsoleOptions, ConsoleRenderable, RenderHook
 from rich.segment import Segment
 
+from assay.cli.stdout_reader import give_up_stdout
 from assay.printable import printable
 
 
@@ -33,6 +38,14 @@ class _Shown:
                 yield Segment(printable(segment.text, newlines=True), segment.style)
 
 
+class _QuietOnceUnread(Console):
+    """A console that stops printing once its reader has left (`assay.cli.stdout_reader`)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        give_up_stdout()
+
+
 class _PrintableOnly(RenderHook):
     def process_renderables(self, renderables: list[ConsoleRenderable]) -> list[ConsoleRenderable]:
         return [_Shown(renderable) for renderable in renderables]
@@ -48,7 +61,7 @@ def terminal_console(*, highlight: bool = True, width: int | None = None) -> Con
     >>> console.file.getvalue()
     '\\\\x1b[2J\\\\x1b]0;owned\\\\x1b\\\\\\n'
     """
-    console = Console(highlight=highlight, width=width)
+    console = _QuietOnceUnread(highlight=highlight, width=width)
     console.push_render_hook(_PrintableOnly())
     return console
 
