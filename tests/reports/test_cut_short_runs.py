@@ -1,5 +1,6 @@
 """Runs that did not run to their end (interrupted by Ctrl-C or SIGTERM, or killed) are never
-valid and are named so wherever they are shown or compared."""
+valid and are named so wherever they are shown or compared; and a page `assay compare --html`
+or `assay report` cannot write is one `error:` line, exit 2, with nothing partial left."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from assay.benchmark.revalidate import revalidate
+from assay.file_writes import TEMP_SUFFIX
 from assay.reports import Report, Validity, build_report, collect_environment, write_report
 from assay.reports.compare import run_states, workload_differences
 from assay.reports.html import render_html
@@ -122,3 +124,41 @@ def test_compare_names_each_run_that_did_not_run_to_its_end(tmp_path: Path) -> N
     text = page.read_text(encoding="utf-8")
     assert f"run 2 ({tmp_path / 'killed'}) is UNFINISHED" in text
     assert f"run 3 ({tmp_path / 'cut'}) was INTERRUPTED" in text
+
+
+def test_compare_html_into_a_folder_or_a_missing_folder_is_one_error_line(
+    tmp_path: Path,
+) -> None:
+    write_report(_report(10, 2.0, 50), tmp_path / "a")
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    for target, why in (
+        (folder, "it is a folder (name a file)"),
+        (tmp_path / "missing" / "c.html", f"its folder {tmp_path / 'missing'} does not exist"),
+    ):
+        result = run_assay("compare", tmp_path / "a", tmp_path / "a", "--html", target)
+        assert result.exit_code == 2, result.stdout + result.stderr
+        assert result.stderr == f"error: --html {target}: cannot be written: {why}\n"
+    assert list(folder.iterdir()) == []
+    assert not (tmp_path / "missing").exists()
+
+
+def test_compare_html_that_fails_to_write_leaves_nothing_behind(tmp_path: Path) -> None:
+    # /proc/self is a folder where no file can be created: the write itself fails.
+    write_report(_report(10, 2.0, 50), tmp_path / "a")
+    target = Path("/proc/self/compare.html")
+    result = run_assay("compare", tmp_path / "a", tmp_path / "a", "--html", target)
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert result.stderr.startswith(f"error: --html {target}: cannot be written: ")
+    assert result.stderr.count("\n") == 1
+    assert "internal error" not in result.stderr
+
+
+def test_report_whose_page_cannot_be_written_is_one_error_line(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    write_report(_report(10, 2.0, 50), run_dir)
+    (run_dir / "report.html").mkdir()  # what holds the page's name is not a file
+    result = run_assay("report", run_dir)
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert result.stderr == f"error: cannot write {run_dir / 'report.html'}: Is a directory\n"
+    assert not [path for path in run_dir.iterdir() if path.name.endswith(TEMP_SUFFIX)]
