@@ -498,16 +498,7 @@ def build_report(
             f"step {step.index + 1}: {reason}" for step in steps for reason in step.lost_processes
         ),
     )
-    # A run that did not run to its end has no verdict: its figures cover only what ran.
-    cut_short = (
-        *(() if incomplete is None else (incomplete.reason(),)),
-        *((INTERRUPTED_REASON,) if run_config.interrupted else ()),
-    )
-    if cut_short:
-        validity = Validity(
-            valid=False, reasons=(*cut_short, *validity.reasons), notes=validity.notes
-        )
-    return Report(
+    report = Report(
         run_config=run_config,
         environment=environment if environment is not None else collect_environment(),
         started_at=started_at,
@@ -519,3 +510,13 @@ def build_report(
         incomplete=incomplete,
         capacity=capacity,
     )
+    # A run that did not run to its end has no verdict: its figures cover only what ran. (Read
+    # from the report: a caller may give `run_config` as the dict it validates from.)
+    cut_short = (
+        *(() if incomplete is None else (incomplete.reason(),)),
+        *((INTERRUPTED_REASON,) if report.run_config.interrupted else ()),
+    )
+    if not cut_short:
+        return report
+    verdict = Validity(valid=False, reasons=(*cut_short, *validity.reasons), notes=validity.notes)
+    return report.model_copy(update={"validity": verdict})
