@@ -29,7 +29,7 @@ def compare(
 
     def body() -> int:
         from assay.cli.console import output_console
-        from assay.errors import ConfigError
+        from assay.errors import ConfigError, OutputError
         from assay.reports import load_report
         from assay.reports.compare import workload_differences
         from assay.reports.compare_console import render_comparison
@@ -37,6 +37,8 @@ def compare(
 
         if len(run_dirs) < 2:
             raise ConfigError("compare needs at least two run directories")
+        if html is not None:
+            _refuse_unwritable(html)
         reports = [load_report(run_dir) for run_dir in run_dirs]
         differences = workload_differences(reports)
         console = output_console()
@@ -51,8 +53,29 @@ def compare(
         labels = [str(run_dir) for run_dir in run_dirs]
         render_comparison(reports, labels, console)
         if html is not None:
-            write_compare_html(html, reports, labels)
+            try:
+                write_compare_html(html, reports, labels)
+            except OSError as error:
+                # Nothing is left at `html`: the page is written beside it, then renamed.
+                raise OutputError(f"--html {html}: cannot be written: {_why(error)}") from None
             console.print(f"wrote {html}", highlight=False)
         return EXIT_VALID
 
     exit_guarded(body)
+
+
+def _refuse_unwritable(path: Path) -> None:
+    """Refuse an --html PATH that cannot be a file, before the comparison is printed."""
+    from assay.errors import OutputError
+
+    if path.is_dir():
+        raise OutputError(f"--html {path}: cannot be written: it is a folder (name a file)")
+    if not path.parent.is_dir():
+        raise OutputError(
+            f"--html {path}: cannot be written: its folder {path.parent} does not exist"
+        )
+
+
+def _why(error: OSError) -> str:
+    """An OS error in words, without the path the message names already."""
+    return error.strerror or type(error).__name__

@@ -10,7 +10,14 @@ import typer
 
 from assay.cli.exit_codes import EXIT_VALID
 from assay.cli.guard import exit_guarded
-from assay.run_folder import CRASH_FILE, RECORDS_FILE, REPORT_FILE, run_in_progress, shard_files
+from assay.run_folder import (
+    CRASH_FILE,
+    HTML_FILE,
+    RECORDS_FILE,
+    REPORT_FILE,
+    run_in_progress,
+    shard_files,
+)
 
 if TYPE_CHECKING:
     from assay.reports.latency_samples import Samples
@@ -44,11 +51,22 @@ def report(
         if _left_unfinished(run_dir):
             return _finish(run_dir)
         # The report loader says what is missing or wrong in the folder.
-        if definitions:
-            shown, samples = _print_definitions(run_dir)
-            path = write_html(run_dir, shown, samples=samples)
-        else:
-            path = write_html(run_dir)
+        try:
+            if definitions:
+                shown, samples = _print_definitions(run_dir)
+                path = write_html(run_dir, shown, samples=samples)
+            else:
+                path = write_html(run_dir)
+        except OSError as error:
+            written = error.filename is not None and (
+                Path(error.filename).resolve().parent == run_dir.resolve()
+            )
+            if not written:
+                raise  # not the page's write (reading the run's files raises `DataError`)
+            # The page is written beside its name, then renamed: nothing partial is left.
+            raise DataError(
+                f"cannot write {run_dir / HTML_FILE}: {error.strerror or error}"
+            ) from None
         typer.echo(f"wrote {path}")
         return EXIT_VALID
 

@@ -258,14 +258,63 @@ def workload_differences(reports: Sequence[Report]) -> list[str]:
     >>> workload_differences([a, b])
     ["endpoint: 'chat' (run 1) vs 'embeddings' (run 2)"]
     """
-    first = workload(reports[0].run_config)
+    # A run whose settings were not kept has no workload to check (`run_states` says so): the
+    # others are checked against the first run that kept its settings.
+    known = [
+        (number, workload(report.run_config))
+        for number, report in enumerate(reports, start=1)
+        if settings_kept(report)
+    ]
+    if not known:
+        return []
+    (first_number, first), *others = known
     differences = []
-    for number, report in enumerate(reports[1:], start=2):
-        for key, theirs in workload(report.run_config).items():
+    for number, theirs_all in others:
+        for key, theirs in theirs_all.items():
             mine = first[key]
             if mine != theirs:
-                differences.append(f"{key}: {mine!r} (run 1) vs {theirs!r} (run {number})")
+                differences.append(
+                    f"{key}: {mine!r} (run {first_number}) vs {theirs!r} (run {number})"
+                )
     return differences
+
+
+def settings_kept(report: Report) -> bool:
+    """Whether `report.run_config` holds the run's settings: not for a run killed before it
+    wrote them down (its report was built afterwards from its records, `run_config` `{}`)."""
+    return report.incomplete is None or report.incomplete.settings_known
+
+
+def run_states(reports: Sequence[Report], labels: Sequence[str] = ()) -> list[str]:
+    """A line for each run that did not run to its end (CRASHED, UNFINISHED or INTERRUPTED):
+    its figures cover only the part that ran, and a run whose settings were not kept is
+    compared without them. Each run is "run N", followed by its label when `labels` are given.
+
+    >>> from datetime import UTC, datetime
+    >>> from assay.reports.report import Incomplete, build_report
+    >>> from assay.spec.run import RunEcho
+    >>> now = datetime(2026, 1, 1, tzinfo=UTC)
+    >>> killed = build_report(run_config=RunEcho(), steps=[], started_at=now, finished_at=now,
+    ...     max_error_rate=0.05, incomplete=Incomplete(state="unfinished", settings_known=False))
+    >>> run_states([killed])
+    ["run 1 is UNFINISHED: partial results, no verdict; settings not kept (unfinished run), \
+so its workload is not checked against the other runs'"]
+    """
+    lines = []
+    for number, report in enumerate(reports, start=1):
+        run = f"run {number}" if number > len(labels) else f"run {number} ({labels[number - 1]})"
+        incomplete = report.incomplete
+        if incomplete is not None:
+            line = f"{run} is {incomplete.state.upper()}: partial results, no verdict"
+            if not incomplete.settings_known:
+                line += (
+                    f"; settings not kept ({incomplete.state} run), so its workload is not "
+                    "checked against the other runs'"
+                )
+            lines.append(line)
+        elif report.run_config.interrupted:
+            lines.append(f"{run} was INTERRUPTED: partial results of the part that ran, no verdict")
+    return lines
 
 
 def compare_step(steps: Sequence[StepReport | None], *, judged: bool = True) -> list[Row]:

@@ -19,6 +19,7 @@ from assay.reports.compare import (
     format_change,
     format_value,
     model_groups,
+    run_states,
 )
 from assay.reports.models import mix_notes, shown_name
 from assay.reports.report import Report, StepReport
@@ -39,6 +40,8 @@ def render_comparison(reports: Sequence[Report], labels: Sequence[str], console:
     console.print(f"Comparing {len(reports)} runs; run 1 is the baseline:", highlight=False)
     for number, label in enumerate(labels, start=1):
         console.print(Text(f"  run {number}: {label}"))
+    for state in run_states(reports):
+        console.print(Text(f"warning: {state}", style="yellow"))
     groups, unmatched = align_steps(reports)
     console.print(
         "Steps are aligned by offered load; steps of different loads are shown side by side, "

@@ -19,6 +19,7 @@ from assay.reports.compare import (
     format_change,
     format_value,
     model_groups,
+    run_states,
 )
 from assay.reports.compare_console import NOISE_NOTE
 from assay.reports.html import plotly_js, script_json
@@ -75,6 +76,10 @@ def write_compare_html(path: Path, reports: Sequence[Report], labels: Sequence[s
                 )
             table_rows.append("<tr>" + "".join(cells) + "</tr>")
     notes = "".join(f"<li>{html.escape(note)}</li>" for note in [*unmatched, *mix_notes(reports)])
+    states = "".join(
+        f'<p style="color:#c62828"><b>{html.escape(state)}</b></p>'
+        for state in run_states(reports, labels)
+    )
     head = "".join(f"<th>{html.escape(label)}</th>" for label in labels)
     divs = "".join(f'<div class="plot" id="{spec["id"]}"></div>' for spec in figures)
     specs = script_json(figures)
@@ -86,6 +91,7 @@ table{{border-collapse:collapse;font-size:13px}}td,th{{border:1px solid #d0d7de;
 </style><script>{plotly_js()}</script></head><body>
 <h1>assay compare</h1><p>The first run is the baseline. Steps are aligned by offered load;
 steps of different loads are shown side by side, both loads named, and not judged.</p>
+{states}
 {f"<ul>{notes}</ul>" if notes else ""}
 {"".join(f"<p>{html.escape(line)}</p>" for line in capacity_lines(reports))}
 <p>{html.escape(NOISE_NOTE)}</p>

@@ -30,7 +30,7 @@ from assay.reports.loader import load_report
 from assay.reports.models_html import models_html
 from assay.reports.readback import read_back
 from assay.reports.readback import read_latency_samples as read_latency_samples
-from assay.reports.report import Report, StepReport
+from assay.reports.report import INTERRUPTED_REASON, Report, StepReport
 from assay.reports.shown import config_shown, header_cards, produces_tokens
 from assay.reports.step_words import peak_output_text
 from assay.reports.token_charts import has_token_figures
@@ -186,9 +186,10 @@ def _e(text: object) -> str:
 def _verdict_word(report: Report) -> str:
     if report.incomplete is not None:
         return report.incomplete.state.upper()  # CRASHED, UNFINISHED: never a verdict
-    interrupted = report.run_config.interrupted
-    word = "VALID" if report.validity.valid else "INVALID"
-    return f"{word} (interrupted)" if interrupted else word
+    if report.run_config.interrupted:
+        # Never a verdict either, also in a report written when one said VALID (interrupted).
+        return "INTERRUPTED"
+    return "VALID" if report.validity.valid else "INVALID"
 
 
 def _incomplete_banner(report: Report) -> str:
@@ -230,8 +231,11 @@ def _incomplete_banner(report: Report) -> str:
 def _header(report: Report) -> str:
     totals = report.totals
     outcomes = totals.outcomes
-    valid = report.validity.valid
-    reasons = "".join(f"<li>{_e(reason)}</li>" for reason in report.validity.reasons)
+    valid = report.validity.valid and not report.run_config.interrupted
+    said = report.validity.reasons
+    if report.run_config.interrupted and INTERRUPTED_REASON not in said:
+        said = (INTERRUPTED_REASON, *said)  # a report written before the verdict said so
+    reasons = "".join(f"<li>{_e(reason)}</li>" for reason in said)
     reasons += "".join(f"<li>note: {_e(note)}</li>" for note in report.validity.notes)
     duration = sum(step.metrics.throughput.duration_s for step in report.steps)
     usable = sum(step.metrics.throughput.usable_requests_per_s for step in report.steps)

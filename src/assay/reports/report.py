@@ -425,11 +425,19 @@ class Incomplete(BaseModel):
                 return "the run ended without its report (killed, or the machine stopped)"
 
 
+INTERRUPTED_REASON: Final = (
+    "the run was interrupted (Ctrl-C or SIGTERM): its results are partial, covering only the "
+    "part that ran"
+)
+"""The first reason of an interrupted run's verdict: it has none, whatever its figures say."""
+
+
 class Report(BaseModel):
     """Everything a run produced, as written to report.json (schema "assay.report/1").
 
     `incomplete` is set only on a report built from what a run left when it crashed or was
-    killed (see `Incomplete`); such a run is never valid.
+    killed (see `Incomplete`); such a run is never valid, nor is an interrupted one
+    (`run_config.interrupted`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -463,7 +471,8 @@ def build_report(
     capacity: CapacityReport | None = None,
 ) -> Report:
     """Assemble a report: totals over the steps and the verdict of `assess_validity` on them;
-    a run that did not finish (`incomplete`) is invalid with its reason first.
+    a run that did not finish (`incomplete`) or was interrupted (`run_config.interrupted`) is
+    invalid with that reason first.
 
     >>> from datetime import UTC, datetime
     >>> from assay.metrics import StepAggregator
@@ -489,13 +498,7 @@ def build_report(
             f"step {step.index + 1}: {reason}" for step in steps for reason in step.lost_processes
         ),
     )
-    if incomplete is not None:
-        validity = Validity(
-            valid=False,
-            reasons=(incomplete.reason(), *validity.reasons),
-            notes=validity.notes,
-        )
-    return Report(
+    report = Report(
         run_config=run_config,
         environment=environment if environment is not None else collect_environment(),
         started_at=started_at,
@@ -507,3 +510,13 @@ def build_report(
         incomplete=incomplete,
         capacity=capacity,
     )
+    # A run that did not run to its end has no verdict: its figures cover only what ran. (Read
+    # from the report: a caller may give `run_config` as the dict it validates from.)
+    cut_short = (
+        *(() if incomplete is None else (incomplete.reason(),)),
+        *((INTERRUPTED_REASON,) if report.run_config.interrupted else ()),
+    )
+    if not cut_short:
+        return report
+    verdict = Validity(valid=False, reasons=(*cut_short, *validity.reasons), notes=validity.notes)
+    return report.model_copy(update={"validity": verdict})
