@@ -35,6 +35,15 @@ FLAG_CASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "concurrent_without_concurrency": (("--profile", "concurrent"), ("--concurrency",)),
     # A value the run spec refuses names the flag that gave it, not the spec's field.
     "image_format_unknown": (("--image-format", "gif"), ("error: --image-format: ", "'png'")),
+    # Crashed (exit 3, an empty measured window) once the mock had started.
+    "warmup_filling_the_step": (
+        ("--warmup-seconds", "3", "--max-seconds", "3"),
+        ("--warmup-seconds 3 leaves nothing of --max-seconds 3 measured",),
+    ),
+    "warmup_and_cooldown_filling_the_step": (
+        ("--warmup-seconds", "1", "--cooldown-seconds", "1", "--max-seconds", "2"),
+        ("--warmup-seconds 1 and --cooldown-seconds 1 leave nothing",),
+    ),
 }
 
 
