@@ -122,6 +122,17 @@ def test_revalidate_of_a_directory_without_a_run_is_one_error_line(tmp_path: Pat
     assert_one_error_line(result, "report.json")
 
 
+def test_revalidate_refuses_a_max_error_rate_a_run_would_refuse(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    assert run_fast(run, "--max-requests", "5", "--processes", "1").exit_code == 0
+    # Were accepted: -1 judged the run against "-100.0 %", nan was stored as null.
+    for rate in ("-1", "nan", "5"):
+        result = run_assay("revalidate", run, "--max-error-rate", rate)
+        assert_one_error_line(result, "--max-error-rate: ")
+        assert not (run / "revalidated").exists(), rate
+    assert run_assay("revalidate", run, "--max-error-rate", "1").exit_code == 0
+
+
 def test_unknown_option_is_a_usage_error(tmp_path: Path) -> None:
     result = run_assay("run", "--max-request", "5", "--output-dir", tmp_path)
     assert result.exit_code == 2
