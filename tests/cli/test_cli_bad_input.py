@@ -44,6 +44,14 @@ FLAG_CASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("--warmup-seconds", "1", "--cooldown-seconds", "1", "--max-seconds", "2"),
         ("--warmup-seconds 1 and --cooldown-seconds 1 leave nothing",),
     ),
+    # Were accepted and ignored: the run exited 0 without a note.
+    "data_column_without_data": (("--data-column", "prompt=q"), ("--data-column", "--data")),
+    "image_size_without_images": (("--image-size", "64x64"), ("--image-size", "--images")),
+    "image_format_without_images": (("--image-format", "jpeg"), ("--image-format", "--images")),
+    "trace_block_tokens_without_trace": (
+        ("--trace-block-tokens", "64"),
+        ("--trace-block-tokens", "--trace"),
+    ),
 }
 
 
