@@ -35,6 +35,23 @@ FLAG_CASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "concurrent_without_concurrency": (("--profile", "concurrent"), ("--concurrency",)),
     # A value the run spec refuses names the flag that gave it, not the spec's field.
     "image_format_unknown": (("--image-format", "gif"), ("error: --image-format: ", "'png'")),
+    # Crashed (exit 3, an empty measured window) once the mock had started.
+    "warmup_filling_the_step": (
+        ("--warmup-seconds", "3", "--max-seconds", "3"),
+        ("--warmup-seconds 3 leaves nothing of --max-seconds 3 measured",),
+    ),
+    "warmup_and_cooldown_filling_the_step": (
+        ("--warmup-seconds", "1", "--cooldown-seconds", "1", "--max-seconds", "2"),
+        ("--warmup-seconds 1 and --cooldown-seconds 1 leave nothing",),
+    ),
+    # Were accepted and ignored: the run exited 0 without a note.
+    "data_column_without_data": (("--data-column", "prompt=q"), ("--data-column", "--data")),
+    "image_size_without_images": (("--image-size", "64x64"), ("--image-size", "--images")),
+    "image_format_without_images": (("--image-format", "jpeg"), ("--image-format", "--images")),
+    "trace_block_tokens_without_trace": (
+        ("--trace-block-tokens", "64"),
+        ("--trace-block-tokens", "--trace"),
+    ),
 }
 
 
@@ -111,6 +128,17 @@ def test_target_where_nothing_listens_is_no_server_at(tmp_path: Path) -> None:
 def test_revalidate_of_a_directory_without_a_run_is_one_error_line(tmp_path: Path) -> None:
     result = run_assay("revalidate", tmp_path)
     assert_one_error_line(result, "report.json")
+
+
+def test_revalidate_refuses_a_max_error_rate_a_run_would_refuse(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    assert run_fast(run, "--max-requests", "5", "--processes", "1").exit_code == 0
+    # Were accepted: -1 judged the run against "-100.0 %", nan was stored as null.
+    for rate in ("-1", "nan", "5"):
+        result = run_assay("revalidate", run, "--max-error-rate", rate)
+        assert_one_error_line(result, "--max-error-rate: ")
+        assert not (run / "revalidated").exists(), rate
+    assert run_assay("revalidate", run, "--max-error-rate", "1").exit_code == 0
 
 
 def test_unknown_option_is_a_usage_error(tmp_path: Path) -> None:

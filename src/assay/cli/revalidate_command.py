@@ -48,6 +48,8 @@ def revalidate(
         from assay.cli.console import output_console
         from assay.reports import render_summary
 
+        if max_error_rate is not None:
+            checked_max_error_rate(max_error_rate)
         console = output_console()
         result = revalidate_records(
             run_dir,
@@ -71,6 +73,28 @@ def revalidate(
         return EXIT_VALID if result.report.validity.valid else EXIT_INVALID
 
     exit_guarded(body)
+
+
+def checked_max_error_rate(rate: float) -> float:
+    """`rate` when a run could be given it (`--max-error-rate`, the run spec's own field and
+    bounds), else a `ConfigError` saying why.
+
+    >>> checked_max_error_rate(-1)
+    Traceback (most recent call last):
+    ...
+    assay.errors.ConfigError: --max-error-rate: Input should be greater than or equal to 0
+    """
+    from pydantic import ValidationError
+
+    from assay.config.run_config import describe_validation_error
+    from assay.errors import ConfigError
+    from assay.spec.sections import Validation
+
+    try:
+        return Validation(max_error_rate=rate).max_error_rate
+    except ValidationError as error:
+        names = {"max_error_rate": "--max-error-rate"}
+        raise ConfigError(describe_validation_error(error, names)) from None
 
 
 def recoded_phrase(count: int, recodings: Mapping[tuple[str, str], int]) -> str:

@@ -217,8 +217,7 @@ class Capacity(BaseModel):
                 f"{self.step_s:g} s (one decided step), not {budget:g} s"
             )
         steps = self.step_constraints(constraints)
-        measured = self.step_s - steps.warmup_seconds - steps.cooldown_seconds
-        if measured <= 0:
+        if steps.measures_nothing:
             return (
                 f"a capacity step of {self.step_s:g} s leaves no measured time after its "
                 f"{steps.warmup_seconds:g} s warm-up and {steps.cooldown_seconds:g} s cool-down"

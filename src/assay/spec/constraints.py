@@ -8,7 +8,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from assay.spec.limits import MAX_DURATION_S
 
@@ -52,6 +52,41 @@ class Constraints(BaseModel):
     error_rate_window: int = Field(default=50, gt=0)
     warmup_seconds: float = Field(default=0.0, ge=0, allow_inf_nan=False, le=MAX_DURATION_S)
     cooldown_seconds: float = Field(default=0.0, ge=0, allow_inf_nan=False, le=MAX_DURATION_S)
+
+    @model_validator(mode="after")
+    def _something_is_measured(self) -> Constraints:
+        # Refused here, before anything starts: a step whose window is empty has no figures,
+        # and its aggregator refuses the window (a crash after the load was sent).
+        if self.measures_nothing:
+            given = [
+                f"--{name}-seconds {seconds:g}"
+                for name, seconds in (
+                    ("warmup", self.warmup_seconds),
+                    ("cooldown", self.cooldown_seconds),
+                )
+                if seconds
+            ]
+            raise ValueError(
+                f"{' and '.join(given)} {'leave' if len(given) > 1 else 'leaves'} nothing of "
+                f"--max-seconds {self.max_seconds:g} measured: a step counts only the requests "
+                "that start after its warm-up and before its cool-down"
+            )
+        return self
+
+    @property
+    def measures_nothing(self) -> bool:
+        """Whether warm-up and cool-down leave a step of `max_seconds` an empty measured window
+        (to the nanosecond, as the window is placed).
+
+        >>> Constraints(max_seconds=2, warmup_seconds=1).measures_nothing
+        False
+        >>> Constraints.model_construct(max_seconds=2, cooldown_seconds=2).measures_nothing
+        True
+        """
+        if not (self.warmup_seconds or self.cooldown_seconds):
+            return False  # no window is placed: the step counts from first dispatch to last end
+        begin, end = self.measured_window(start_ns=0)
+        return end is not None and end <= begin
 
     def deadline_ns(self, start_ns: int) -> int | None:
         """When a step that started at `start_ns` must stop, if `max_seconds` is set."""

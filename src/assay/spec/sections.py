@@ -83,6 +83,7 @@ _NOT_WITH_DATA: Final = {
     "the file's prompts are sent": ("prompt_tokens", "shared_prefix_tokens"),
     "the file's documents are sent": ("documents", "document_tokens"),
     "a row's `images` are sent": IMAGE_FIELDS,
+    "its rows hold no audio": ("audio_seconds",),
 }
 
 
@@ -145,17 +146,50 @@ class Source(BaseModel):
         return self
 
     def _data_problem(self) -> str | None:
-        if self.data is None and self.allowed_media_paths:
-            return "--allowed-media-path names folders the images of --data FILE may be read from"
         if self.data is None:
-            return "--data-cycle reuses the rows of --data FILE" if self.data_cycle else None
+            return self._trace_problem() or self._synthetic_problem()
         if self.trace is not None:
             return "--trace holds the requests; it cannot be combined with --data"
         for why, replaced in _NOT_WITH_DATA.items():
-            given = [key for key in replaced if key in self.model_fields_set]
+            given = [key for key in replaced if key in self.given]
             if given:
                 return f"{', '.join(map(flag_of, given))} does not apply with --data ({why})"
         return None
+
+    def _trace_problem(self) -> str | None:
+        """What only a trace uses, given without one."""
+        if self.trace is None and "trace_block_tokens" in self.given:
+            return (
+                f"{flag_of('trace_block_tokens')} sizes the hash blocks of a Mooncake --trace FILE"
+            )
+        return None
+
+    def _synthetic_problem(self) -> str | None:
+        """What only a data file uses, given without one; image settings without images."""
+        if self.allowed_media_paths:
+            return (
+                f"{flag_of('allowed_media_paths')} names folders the images of --data FILE may "
+                "be read from"
+            )
+        if self.data_cycle:
+            return f"{flag_of('data_cycle')} reuses the rows of --data FILE"
+        if self.data_columns:
+            return f"{flag_of('data_columns')} names the columns of --data FILE"
+        shaping = [key for key in ("image_size", "image_format") if key in self.given]
+        if shaping and self.images.strip() == "0":
+            return (
+                f"{', '.join(map(flag_of, shaping))} shapes the synthetic images of "
+                f"{flag_of('images')} N, and none is sent"
+            )
+        return None
+
+    @property
+    def given(self) -> set[str]:
+        """The fields given (flags, config keys), audio only above 0 s (0 sends none)."""
+        given = set(self.model_fields_set)
+        if not self.audio_seconds:
+            given.discard("audio_seconds")
+        return given
 
     def _session_problem(self) -> str | None:
         if self.multi_turn and self.data is None:
@@ -315,6 +349,11 @@ class ServerMetrics(BaseModel):
         gpu = self.gpu_url
         if gpu is not None and not gpu.startswith(("http://", "https://")):
             raise ValueError(f"--gpu-metrics takes the http(s) URL of a DCGM exporter, not {gpu!r}")
+        if "interval" in self.model_fields_set and url == "off" and gpu is None:
+            raise ValueError(
+                f"{flag_of('server_metrics_interval')} paces the metric scrapes, and "
+                "--server-metrics off makes none"
+            )
         return self
 
 
