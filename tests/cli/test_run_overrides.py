@@ -6,12 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.core import TyperGroup
 from typer.main import get_command
 
 from assay.cli.commands import app
 from assay.cli.run_overrides import NOT_CONFIG, run_overrides
 from assay.config import FIELD_NAMES, RunConfig, build_config
+from assay.errors import ConfigError
 
 
 def run_flags() -> dict[str, Any]:
@@ -48,7 +50,6 @@ def test_converted_flags_set_their_keys() -> None:
         "no_default_validators": True,
         "slo": ["ttft_ms=500"],
         "mock_fault": ["empty_stream=0.5"],
-        "server_metrics": "http://127.0.0.1:9/metrics",
         "no_server_metrics": True,
         "data": Path("prompts.jsonl"),
     }
@@ -65,9 +66,19 @@ def test_converted_flags_set_their_keys() -> None:
     )
     assert config.validation.slo == {"ttft_ms": 500.0}
     assert config.mock.faults == {"empty_stream": 0.5}
-    assert config.server_metrics.url == "off"  # --no-server-metrics wins
+    assert config.server_metrics.url == "off"
     assert config.source.data == Path("prompts.jsonl")
 
 
 def test_flags_not_given_leave_the_config_defaults() -> None:
     assert build_config({}, run_overrides(run_flags())) == RunConfig()
+
+
+def test_two_flags_of_one_key_given_apart_are_refused_and_alike_pass() -> None:
+    flags = {**run_flags(), "server_metrics": "http://127.0.0.1:9/metrics"}
+    with pytest.raises(ConfigError, match=r"^--server-metrics and --no-server-metrics set one"):
+        run_overrides({**flags, "no_server_metrics": True})
+    assert run_overrides(flags)["server_metrics"] == "http://127.0.0.1:9/metrics"
+    # `--server-metrics off` says what `--no-server-metrics` says: nothing is dropped.
+    same = {**run_flags(), "server_metrics": "off", "no_server_metrics": True}
+    assert run_overrides(same)["server_metrics"] == "off"

@@ -102,8 +102,8 @@ def recoded_phrase(count: int, recodings: Mapping[tuple[str, str], int]) -> str:
 
     >>> recoded_phrase(0, {})
     '0 errored under another code'
-    >>> recoded_phrase(3, {("http_error", "inband_error"): 2, ("empty_content", "bad_json"): 1})
-    '3 errored under another code (2 http_error -> inband_error, 1 empty_content -> bad_json)'
+    >>> recoded_phrase(3, {("empty_response", "missing_finish_reason"): 3})
+    '3 errored under another code (3 empty_response -> missing_finish_reason)'
     """
     if not recodings:
         return f"{count} errored under another code"

@@ -23,19 +23,30 @@ NOT_CONFIG: Final = frozenset({CONFIG_FILE_FLAG.name})
 
 def run_overrides(flags: Mapping[str, object]) -> dict[str, object]:
     """The `RunConfig` keys `assay run`'s flags set, by flag name as the command received them
-    (None where a flag was not given; `build_config` drops those). Of two flags of one key, a
-    later one given wins (`--no-server-metrics` over `--server-metrics`).
+    (None where a flag was not given; `build_config` drops those). Two flags of one key given
+    with different values (`--server-metrics URL --no-server-metrics`) are refused: either
+    would be dropped.
 
     >>> run_overrides({"rate": 5.0, "header": ["X-Team: infra"], "no_probe": True})["headers"]
     {'X-Team': 'infra'}
+    >>> run_overrides({"server_metrics": "http://h:1/metrics", "no_server_metrics": True})
+    Traceback (most recent call last):
+    ...
+    assay.errors.ConfigError: --server-metrics and --no-server-metrics set one thing: give one
     """
     overrides: dict[str, object] = {}
+    given: dict[str, str] = {}  # a key set by a flag given, and that flag
     for row in RUN_FLAGS:
         if row.key is None:
             continue
         value = row.config_value(flags.get(row.name))
-        if value is not None or row.key not in overrides:
-            overrides[row.key] = value
+        if value is None:
+            overrides.setdefault(row.key, None)
+            continue
+        if row.key in given and overrides[row.key] != value:
+            raise ConfigError(f"{given[row.key]} and {row.spelling} set one thing: give one")
+        given[row.key] = row.spelling
+        overrides[row.key] = value
     return overrides
 
 

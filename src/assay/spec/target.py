@@ -232,7 +232,8 @@ class Target(BaseModel):
     trace_from_seed: bool = False
     insecure: bool = False
     ca_bundle: Path | None = None
-    # Retry a target that is still starting (refused, 429/503, no model yet) this long.
+    # Retry a target that is still starting (refused, a status of `RETRY_STATUSES` in
+    # `assay.backend.readiness`, no model yet) this long.
     wait_ready: float = Field(default=0.0, ge=0, allow_inf_nan=False)
     # One request before the load checks that the endpoint answers (a real target only).
     probe: bool = True
