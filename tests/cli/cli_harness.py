@@ -130,10 +130,15 @@ def finish_assay(
 def run_fast(output_dir: Path, *args: str | Path) -> CliResult:
     """`assay run` against an instant embedded mock, writing into `output_dir`.
 
-    With `--data` the prompt file gives the prompts, so no `--prompt-tokens` is added (assay
-    refuses a flag it would ignore).
+    With `--data` the prompt file gives the prompts, so no `--prompt-tokens` is added, and with
+    `--trace` its rows give both lengths, so no `--output-tokens` either (assay refuses a flag it
+    would ignore).
     """
-    fast = FAST if "--data" not in args else FAST[: FAST.index("--prompt-tokens")]
+    fast = FAST
+    if "--trace" in args:
+        fast = FAST[: FAST.index("--output-tokens")]
+    elif "--data" in args:
+        fast = FAST[: FAST.index("--prompt-tokens")]
     return run_assay("run", *fast, "--output-dir", output_dir, *args)
 
 

@@ -77,7 +77,7 @@ def test_every_profile_on_ray_sends_what_two_local_processes_send(
 ) -> None:
     args: tuple[str | Path, ...] = (*PROFILES[profile], "--max-requests", str(REQUESTS))
     if profile == "replay":
-        args = (*args[:-2], "--trace", trace_file(tmp_path), "--output-tokens", "16")
+        args = (*args[:-2], "--trace", trace_file(tmp_path))
     runs = {}
     for name, where in (("ray", engine(cluster)), ("local", ("--processes", "2"))):
         run_dir = tmp_path / name

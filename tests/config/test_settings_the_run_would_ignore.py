@@ -27,6 +27,14 @@ IGNORED: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
         {"trace_block_tokens": 64},
         ("--trace-block-tokens", "--trace FILE"),
     ),
+    "output_tokens_with_trace": (
+        {"profile": "replay", "trace": "trace.jsonl", "output_tokens": "16"},
+        ("--output-tokens", "with --trace"),
+    ),
+    "images_with_trace": (
+        {"profile": "replay", "trace": "trace.jsonl", "images": "1"},
+        ("--images", "with --trace", "text alone"),
+    ),
     "audio_with_data": (
         {"data": "prompts.jsonl", "audio_seconds": 2.0},
         ("--audio-seconds", "with --data", "no audio"),

@@ -86,6 +86,17 @@ _NOT_WITH_DATA: Final = {
     "its rows hold no audio": ("audio_seconds",),
 }
 
+# What a trace's rows decide for each request (`assay.data.trace`): given with --trace, ignored.
+_NOT_WITH_TRACE: Final = (
+    "prompt_tokens",
+    "output_tokens",
+    "shared_prefix_tokens",
+    "documents",
+    "document_tokens",
+    *IMAGE_FIELDS,
+    "audio_seconds",
+)
+
 
 class Source(BaseModel):
     """Where the requests come from: synthetic prompts (token counts, documents, images,
@@ -157,10 +168,16 @@ class Source(BaseModel):
         return None
 
     def _trace_problem(self) -> str | None:
-        """What only a trace uses, given without one."""
+        """What only a trace uses, given without one; what a trace's rows decide, given with one."""
         if self.trace is None and "trace_block_tokens" in self.given:
             return (
                 f"{flag_of('trace_block_tokens')} sizes the hash blocks of a Mooncake --trace FILE"
+            )
+        given = [key for key in _NOT_WITH_TRACE if key in self.given]
+        if self.trace is not None and given:
+            return (
+                f"{', '.join(map(flag_of, given))} does not apply with --trace (each of its rows "
+                "gives its request's prompt and output lengths, and sends text alone)"
             )
         return None
 
