@@ -134,7 +134,7 @@ def run_fast(output_dir: Path, *args: str | Path) -> CliResult:
     `--trace` its rows give both lengths, so no `--output-tokens` either (assay refuses a flag it
     would ignore).
     """
-    fast = FAST
+    fast: tuple[str, ...] = FAST
     if "--trace" in args:
         fast = FAST[: FAST.index("--output-tokens")]
     elif "--data" in args:
