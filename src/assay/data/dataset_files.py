@@ -218,8 +218,11 @@ def _saved_split(datasets: Any, spec: str, folder: Path, split: str | None) -> A
 
 
 def _checked_saved_dataset(datasets: Any, spec: str, folder: Path, saved: Path) -> Any:
-    files = [str(saved / name) for name in _json_strings(spec, saved / "state.json", "_data_files")]
-    check_local_data_files(spec, [str(saved), *files], folder)
+    """The dataset saved at `saved` (the folder, or one split's folder inside it), once it and
+    every arrow file its `state.json` names are found inside `folder`."""
+    check_local_data_files(spec, [str(saved)], folder)
+    names = _json_strings(spec, saved / "state.json", "_data_files")
+    check_local_data_files(spec, [str(saved / name) for name in names], folder)
     return datasets.Dataset.load_from_disk(str(saved))
 
 
