@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import os
 import socket
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from assay.errors import DataError
+from assay.printable import printable
 
 HF_PREFIX: Final = "hf:"
 _INSTALL: Final = (
@@ -89,7 +90,12 @@ def arrow_records(path: Path) -> list[tuple[int, Mapping[str, object]]]:
 
 def hf_records(spec: str) -> list[tuple[int, Mapping[str, object]]]:
     """The rows of a Hugging Face dataset: a directory written by `save_to_disk`, a local
-    dataset folder, or a hub name; SPLIT defaults to `train` (or the only split there is)."""
+    dataset folder, or a hub name; SPLIT defaults to `train` (or the only split there is).
+
+    A dataset is input from elsewhere, and its own files say which files it is made of (a
+    folder's README `data_files`, a saved dataset's `state.json`): every local file they name is
+    checked to lie inside the dataset's folder, symlinks followed, before any is read, so a
+    dataset cannot make assay send the user's files as prompts. One from the hub reads none."""
     name, split = split_hf_spec(spec)
     if not name:
         raise DataError(f"{spec}: no dataset name or path after 'hf:'")
@@ -103,12 +109,14 @@ def hf_records(spec: str) -> list[tuple[int, Mapping[str, object]]]:
         # Offline: the cache only, at once, instead of half a minute of retries on the hub.
         os.environ["HF_HUB_OFFLINE"] = "1"
     datasets = _datasets()
+    saved = (local / "dataset_info.json").is_file() or (local / "dataset_dict.json").is_file()
     try:
-        if (local / "dataset_info.json").is_file() or (local / "dataset_dict.json").is_file():
-            loaded = datasets.load_from_disk(str(local))
+        if saved:
+            loaded = _saved_split(datasets, spec, local, split)
         else:
-            loaded = datasets.load_dataset(name, split=split)
-            return _numbered(loaded.to_list())
+            loaded = _built_split(datasets, spec, name, split, local if local.is_dir() else None)
+    except DataError:
+        raise
     # The library raises many kinds for a name, path or split it cannot load (missing files,
     # no network, unknown split); each becomes one line for the user.
     except Exception as error:
@@ -120,15 +128,136 @@ def hf_records(spec: str) -> list[tuple[int, Mapping[str, object]]]:
         raise DataError(
             f"{spec}: cannot load the dataset: {type(error).__name__}: {error}"
         ) from None
-    if isinstance(loaded, datasets.DatasetDict):
-        splits = sorted(loaded)
-        chosen = split or ("train" if "train" in loaded or len(splits) != 1 else splits[0])
-        if chosen not in loaded:
-            raise DataError(f"{spec}: no split {chosen!r} (splits: {', '.join(splits)})")
-        loaded = loaded[chosen]
-    elif split is not None:
-        raise DataError(f"{spec}: the dataset saved at {name} has no splits; drop ':{split}'")
     return _numbered(loaded.to_list())
+
+
+def check_local_data_files(spec: str, files: Iterable[str], folder: Path | None) -> None:
+    """Refuse, naming the file and the rule, any local file in `files` (paths or fsspec URLs, as
+    a builder's `data_files` hold them) whose real path is outside `folder`; with no folder (a
+    dataset from the hub) every local file is refused. Remote URLs pass: the library fetches
+    them.
+
+    >>> check_local_data_files("hf:org/chats", ["hf://datasets/org/chats/a.csv"], None)
+    >>> check_local_data_files("hf:org/chats", ["/etc/hostname"], None)
+    Traceback (most recent call last):
+    ...
+    assay.errors.DataError: hf:org/chats: data file /etc/hostname is a local file ...
+    """
+    root = None if folder is None else Path(os.path.realpath(folder))
+    for file in files:
+        for part in _local_parts(file):
+            real = Path(os.path.realpath(part))
+            if root is not None and real.is_relative_to(root):
+                continue
+            shown = printable(file if len(file) <= 200 else f"{file[:200]}…")
+            if root is None:
+                raise DataError(
+                    f"{spec}: data file {shown} is a local file ({printable(str(real))}): a "
+                    "dataset from the Hugging Face hub is read from the hub, never from this "
+                    "machine's files"
+                )
+            raise DataError(
+                f"{spec}: data file {shown} is {printable(str(real))}, outside the dataset's "
+                f"folder {printable(str(root))}: a local dataset's files are read only from "
+                "inside its own folder (symlinks followed); copy the file into the folder"
+            )
+
+
+def _local_parts(url: str) -> list[str]:
+    """The local paths in a data file's name: a plain path, a `file://` URL, or any such part
+    of a chained URL (`zip://inner.csv::/data/archive.zip` reads the local archive)."""
+    parts = []
+    for part in url.split("::"):
+        scheme, sep, rest = part.partition("://")
+        if not sep:
+            parts.append(part)
+        elif scheme == "file":
+            parts.append(rest)
+    return parts
+
+
+def _data_file_names(data_files: object) -> list[str]:
+    """Every file name in a builder config's `data_files` (a mapping of split to list of
+    names, a list, a name, or None)."""
+    match data_files:
+        case None:
+            return []
+        case str():
+            return [data_files]
+        case Mapping():
+            return [name for value in data_files.values() for name in _data_file_names(value)]
+        case Iterable():
+            return [name for value in data_files for name in _data_file_names(value)]
+        case _:
+            return [str(data_files)]
+
+
+def _built_split(
+    datasets: Any, spec: str, name: str, split: str | None, folder: Path | None
+) -> Any:
+    """One split of a dataset folder or hub dataset, built from exactly the data files its
+    builder names, once each is checked (`check_local_data_files`)."""
+    builder = datasets.load_dataset_builder(name)
+    check_local_data_files(spec, _data_file_names(builder.config.data_files), folder)
+    builder.download_and_prepare()
+    loaded = builder.as_dataset()
+    return loaded[_chosen_split(spec, sorted(loaded), split)]
+
+
+def _saved_split(datasets: Any, spec: str, folder: Path, split: str | None) -> Any:
+    """One split of a folder written by `save_to_disk`, its arrow files checked first: its
+    `state.json` (and a saved dictionary's `dataset_dict.json`) name them, and could name
+    files outside the folder."""
+    if (folder / "dataset_info.json").is_file() and (folder / "state.json").is_file():
+        if split is not None:
+            raise DataError(f"{spec}: the dataset saved at {folder} has no splits; drop ':{split}'")
+        return _checked_saved_dataset(datasets, spec, folder, folder)
+    splits = _json_strings(spec, folder / "dataset_dict.json", "splits")
+    chosen = _chosen_split(spec, sorted(splits), split)
+    return _checked_saved_dataset(datasets, spec, folder, folder / chosen)
+
+
+def _checked_saved_dataset(datasets: Any, spec: str, folder: Path, saved: Path) -> Any:
+    """The dataset saved at `saved` (the folder, or one split's folder inside it), once it and
+    every arrow file its `state.json` names are found inside `folder`."""
+    check_local_data_files(spec, [str(saved)], folder)
+    names = _json_strings(spec, saved / "state.json", "_data_files")
+    check_local_data_files(spec, [str(saved / name) for name in names], folder)
+    return datasets.Dataset.load_from_disk(str(saved))
+
+
+def _json_strings(spec: str, path: Path, key: str) -> list[str]:
+    """The names a saved dataset's JSON file lists under `key` (`_data_files` holds objects
+    with a `filename`)."""
+    try:
+        value = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError) as error:
+        raise DataError(f"{spec}: cannot read {path.name}: {error}") from None
+    items = value.get(key) if isinstance(value, dict) else None
+    if not isinstance(items, list):
+        raise DataError(f"{spec}: {path.name} does not list its {key}")
+    names = [item.get("filename") if isinstance(item, dict) else item for item in items]
+    strings = [name for name in names if isinstance(name, str)]
+    if len(strings) != len(names):
+        raise DataError(f"{spec}: {path.name} lists its {key} with a name that is not a string")
+    return strings
+
+
+def _chosen_split(spec: str, splits: list[str], split: str | None) -> str:
+    """SPLIT if the dataset has it; with none asked, `train`, or the only split there is."""
+    if split is None:
+        if "train" in splits or not splits:
+            split = "train"
+        elif len(splits) == 1:
+            return splits[0]
+        else:
+            raise DataError(
+                f"{spec}: the dataset has the splits {', '.join(splits)} and none is named "
+                f"train; pick one by adding it after a colon, e.g. {spec}:{splits[0]}"
+            )
+    if split not in splits:
+        raise DataError(f"{spec}: no split {split!r} (splits: {', '.join(splits) or 'none'})")
+    return split
 
 
 HUB_TIMEOUT_S: Final = 3.0
@@ -169,6 +298,7 @@ def _datasets() -> Any:
 __all__ = [
     "HF_PREFIX",
     "arrow_records",
+    "check_local_data_files",
     "hf_records",
     "is_hf_spec",
     "json_array_records",

@@ -4,11 +4,16 @@ A file can carry more than its image: bytes appended after a PNG's `IEND` chunk 
 end-of-image marker are ignored by every decoder and would travel to the server unseen. PNG,
 JPEG and WebP files are cut where their own structure says the image ends (the bytes sent are
 the file's, unchanged, up to there); any other format is decoded and sent re-encoded as PNG.
+
+Only the formats in `DECODED_FORMATS` are opened: Pillow decodes them in its own process. Some
+of its other formats hand the file to an external program (an EPS file runs Ghostscript on the
+dataset's PostScript), which a dataset must never make assay do.
 """
 
 from __future__ import annotations
 
 import io
+import struct
 import warnings
 from typing import Final
 
@@ -20,6 +25,11 @@ _JPEG_END: Final = 0xD9
 _JPEG_SCAN: Final = 0xDA
 # Markers that stand alone, with no length after them: TEM and the restart markers RST0-RST7.
 _JPEG_STANDALONE: Final = frozenset({0x01, *range(0xD0, 0xD8)})
+DECODED_FORMATS: Final = (
+    "PNG", "JPEG", "WEBP", "GIF", "BMP", "TIFF", "ICO", "TGA", "PPM", "PCX",
+)  # fmt: skip
+"""The Pillow formats a dataset's image may be in: each decoded by Pillow itself, no program
+run (a JPEG's multi-picture variant, MPO, opens as JPEG)."""
 
 
 class ImageBytesError(ValueError):
@@ -27,7 +37,8 @@ class ImageBytesError(ValueError):
 
 
 def image_format(data: bytes, what: str) -> str:
-    """The Pillow format name of an image Pillow can decode; `ImageBytesError` otherwise."""
+    """The Pillow format name of an image in one of `DECODED_FORMATS`; `ImageBytesError`
+    otherwise."""
     from PIL import Image, UnidentifiedImageError  # only a run that sends images loads Pillow
 
     try:
@@ -35,18 +46,50 @@ def image_format(data: bytes, what: str) -> str:
             # Above Pillow's bomb limit (89,478,485 pixels) it warns, above twice that it
             # raises: either way the image is refused, never decoded.
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data)) as image:
+            with Image.open(io.BytesIO(data), formats=DECODED_FORMATS) as image:
                 image.verify()
                 kind = image.format
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
         raise ImageBytesError(f"{what} is too large to decode safely: {error}") from None
     except UnidentifiedImageError:
+        other = _other_format(data)
+        if other is not None:
+            raise ImageBytesError(
+                f"{what} is not an image of a supported format ({other}); the formats read are "
+                f"{', '.join(DECODED_FORMATS)}"
+            ) from None
         raise ImageBytesError(f"{what} is not an image (no image format recognised)") from None
-    except (OSError, SyntaxError, ValueError) as error:
-        raise ImageBytesError(f"{what} is not a decodable image ({error})") from None
+    # A decoder meeting a malformed file raises what it meets (struct.error, IndexError...):
+    # every kind is the file's fault, one line for the user, never an internal error.
+    except Exception as error:
+        raise ImageBytesError(f"{what} is not a decodable image ({_described(error)})") from None
     if kind is None or Image.MIME.get(kind) is None:
         raise ImageBytesError(f"{what} is an image of a format with no MIME type ({kind})")
     return kind
+
+
+def _other_format(data: bytes) -> str | None:
+    """The format whose signature `data` starts with, among all Pillow knows, found by that
+    signature alone (nothing is parsed or decoded); None if none matches."""
+    from PIL import Image
+
+    Image.init()
+    prefix = data[:16]
+    for kind, (_, accept) in Image.OPEN.items():
+        if kind in DECODED_FORMATS or accept is None:
+            continue
+        try:
+            if accept(prefix):
+                return kind
+        # A signature check reads fixed offsets: a file shorter than them raises one of these,
+        # which Pillow's own open takes as "not this format"; so does this.
+        except (SyntaxError, IndexError, TypeError, struct.error):
+            continue
+    return None
+
+
+def _described(error: Exception) -> str:
+    return str(error) or type(error).__name__
 
 
 def image_to_send(data: bytes, what: str) -> tuple[bytes, str]:
@@ -160,7 +203,7 @@ def _reencoded(data: bytes, what: str) -> bytes:
     from PIL import Image
 
     try:
-        with Image.open(io.BytesIO(data)) as image:
+        with Image.open(io.BytesIO(data), formats=DECODED_FORMATS) as image:
             width, height = image.size
             if width * height > MAX_IMAGE_PIXELS_PER_REQUEST:
                 raise ImageBytesError(
@@ -172,14 +215,18 @@ def _reencoded(data: bytes, what: str) -> bytes:
                 decoded = decoded.convert("RGBA" if "A" in decoded.mode else "RGB")
             out = io.BytesIO()
             decoded.save(out, format="PNG")
-    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as error:
-        if isinstance(error, ImageBytesError):
-            raise
-        raise ImageBytesError(f"{what} could not be decoded and re-encoded ({error})") from None
+    except ImageBytesError:
+        raise
+    # As in `image_format`: whatever a decoder raises on a malformed file is the file's fault.
+    except Exception as error:
+        raise ImageBytesError(
+            f"{what} could not be decoded and re-encoded ({_described(error)})"
+        ) from None
     return out.getvalue()
 
 
 __all__ = [
+    "DECODED_FORMATS",
     "ImageBytesError",
     "image_format",
     "image_to_send",

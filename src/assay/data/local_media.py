@@ -7,7 +7,10 @@ symlink followed) and must land inside the data file's own folder or a folder na
 `--allowed-media-path` (as vLLM's `--allowed-local-media-path` guards the same on its side).
 What it names must be a regular file (never a device such as /dev/zero or a named pipe, which
 would never end) of at most `MAX_IMAGE_FILE_BYTES`, checked before it is opened and again on
-the open file, which is opened without blocking and without following a link. Each distinct
+the open file, which is opened without blocking and without following a link. The open file's
+own path is checked against the same folders again: a folder of the path swapped for a symlink
+between the check and the open would otherwise lead out. A file with more than one hard link is
+refused, as a hard link can be a name inside the folder for a file outside it. Each distinct
 file is read once: rows that name it share one copy of what is sent.
 """
 
@@ -16,11 +19,13 @@ from __future__ import annotations
 import base64
 import os
 import stat
-from collections.abc import Iterable
+import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Final
 
 from assay.data.image_bytes import ImageBytesError, image_to_send
+from assay.printable import printable
 from assay.spec.limits import MAX_IMAGE_FILE_BYTES
 
 _OPEN_FLAGS: Final = (
@@ -67,7 +72,7 @@ class LocalMedia:
             return known
         shown = _shown(text)
         self._check_inside(shown, resolved)
-        data = _read_regular_file(shown, resolved)
+        data = _read_regular_file(shown, resolved, self._check_inside)
         try:
             image, mime = image_to_send(data, f"image {shown}")
         except ImageBytesError as error:
@@ -79,17 +84,18 @@ class LocalMedia:
     def _check_inside(self, text: str, resolved: Path) -> None:
         if any(resolved.is_relative_to(root) for root in self.roots):
             return
-        folders = ", ".join(str(root) for root in self.roots) or "none"
+        folders = ", ".join(printable(str(root)) for root in self.roots) or "none"
         raise LocalMediaError(
-            f"image {text} is {resolved}, outside the folders local images are read from "
-            f"({folders}): a dataset's images are read only from its own folder, or from a "
-            f"folder named with {ALLOWED_FLAG} DIR"
+            f"image {text} is {printable(str(resolved))}, outside the folders local images are "
+            f"read from ({folders}): a dataset's images are read only from its own folder, or "
+            f"from a folder named with {ALLOWED_FLAG} DIR"
         )
 
 
 def _shown(text: str) -> str:
-    """A path as messages show it: at most 200 characters."""
-    return text if len(text) <= 200 else f"{text[:200]}…"
+    """A path as messages show it: at most 200 characters, on one line, every control
+    character escaped (a dataset's path could otherwise print a line of its own)."""
+    return printable(text if len(text) <= 200 else f"{text[:200]}…")
 
 
 def _real_folder(folder: Path) -> Path:
@@ -99,9 +105,12 @@ def _real_folder(folder: Path) -> Path:
         return folder.absolute()
 
 
-def _read_regular_file(text: str, resolved: Path) -> bytes:
+def _read_regular_file(
+    text: str, resolved: Path, check_inside: Callable[[str, Path], None]
+) -> bytes:
     """The bytes of a regular file of at most `MAX_IMAGE_FILE_BYTES`, checked by `stat` before
-    it is opened and by `fstat` once open (a pipe put in its place meanwhile blocks nothing)."""
+    it is opened and by `fstat` once open (a pipe put in its place meanwhile blocks nothing),
+    with one link, and whose open file's own path passes `check_inside`."""
     try:
         _check_regular(text, os.stat(resolved))
         descriptor = os.open(resolved, _OPEN_FLAGS)
@@ -109,13 +118,36 @@ def _read_regular_file(text: str, resolved: Path) -> bytes:
         raise LocalMediaError(f"image {text}: {error.strerror or error}") from None
     with open(descriptor, "rb", closefd=True) as file:
         try:
-            _check_regular(text, os.fstat(descriptor))
+            status = os.fstat(descriptor)
+            _check_regular(text, status)
+            _check_single_link(text, status)
+            opened = _descriptor_path(descriptor)
+            if opened is not None:
+                check_inside(text, opened)
             data = file.read(MAX_IMAGE_FILE_BYTES + 1)
         except OSError as error:
             raise LocalMediaError(f"image {text}: {error.strerror or error}") from None
     if len(data) > MAX_IMAGE_FILE_BYTES:
         raise LocalMediaError(_too_large(text, len(data)))
     return data
+
+
+def _descriptor_path(descriptor: int) -> Path | None:
+    """The real path of an open file, as the system names it (every symlink of the path it was
+    opened by followed); None where the system cannot say, and there the check made on the path
+    before it was opened stands alone."""
+    if sys.platform == "linux":
+        try:
+            return Path(os.readlink(f"/proc/self/fd/{descriptor}"))
+        except OSError:  # no /proc mounted
+            return None
+    elif sys.platform == "darwin":
+        import fcntl
+
+        named = fcntl.fcntl(descriptor, fcntl.F_GETPATH, bytes(1024))
+        return Path(os.fsdecode(named.split(b"\0", 1)[0]))
+    else:  # Windows and the other BSDs: no portable way to ask
+        return None
 
 
 def _check_regular(text: str, status: os.stat_result) -> None:
@@ -126,6 +158,15 @@ def _check_regular(text: str, status: os.stat_result) -> None:
         )
     if status.st_size > MAX_IMAGE_FILE_BYTES:
         raise LocalMediaError(_too_large(text, status.st_size))
+
+
+def _check_single_link(text: str, status: os.stat_result) -> None:
+    if status.st_nlink > 1:
+        raise LocalMediaError(
+            f"image {text} has {status.st_nlink} hard links, and a hard link may point at a file "
+            "outside the dataset's folder, so it is not read; copy the file into the folder "
+            "(a copy, not a link)"
+        )
 
 
 def _too_large(text: str, size: int) -> str:
