@@ -56,7 +56,9 @@ def test_hf_dataset_on_disk_with_a_column_mapping(tmp_path: Path) -> None:
 
 
 def test_unknown_data_column_role_is_a_usage_error(tmp_path: Path) -> None:
-    result = run_fast(tmp_path / "run", "--data-column", "question=q")
+    data = tmp_path / "prompts.jsonl"
+    data.write_text('{"q": "hello"}\n', encoding="utf-8")
+    result = run_fast(tmp_path / "run", "--data", data, "--data-column", "question=q")
     assert result.exit_code == 2, result.stdout + result.stderr
     assert "unknown data column role question" in result.stderr
     assert "Traceback" not in result.stderr

@@ -170,3 +170,13 @@ def test_folder_of_several_splits_reads_train_by_default(tmp_path: Path) -> None
     )
     assert source.size() == 1
     assert source.request(0).messages == ({"role": "user", "content": "a training prompt"},)
+
+
+def test_data_file_hard_linked_from_outside_is_refused(tmp_path: Path) -> None:
+    # A crafted tar extracted with Python's tarfile can leave such a link inside the folder.
+    pytest.importorskip("datasets")
+    outside = _outside(tmp_path)
+    folder = tmp_path / "ds"
+    _jsonl(folder / "a.jsonl", "inside prompt")
+    os.link(outside, folder / "b.jsonl")
+    _refused(f"hf:{folder}:train", "b.jsonl", "2 hard links", "a copy, not a link")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import os
 import socket
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -147,9 +148,16 @@ def check_local_data_files(spec: str, files: Iterable[str], folder: Path | None)
     for file in files:
         for part in _local_parts(file):
             real = Path(os.path.realpath(part))
-            if root is not None and real.is_relative_to(root):
-                continue
             shown = printable(file if len(file) <= 200 else f"{file[:200]}…")
+            if root is not None and real.is_relative_to(root):
+                links = _hard_links(real)
+                if links > 1:
+                    raise DataError(
+                        f"{spec}: data file {shown} has {links} hard links, and a hard link may "
+                        "name a file outside the dataset's folder, so it is not read; copy the "
+                        "file into the folder (a copy, not a link)"
+                    )
+                continue
             if root is None:
                 raise DataError(
                     f"{spec}: data file {shown} is a local file ({printable(str(real))}): a "
@@ -161,6 +169,15 @@ def check_local_data_files(spec: str, files: Iterable[str], folder: Path | None)
                 f"folder {printable(str(root))}: a local dataset's files are read only from "
                 "inside its own folder (symlinks followed); copy the file into the folder"
             )
+
+
+def _hard_links(path: Path) -> int:
+    """How many hard links the regular file at `path` has (0 for anything else, or nothing)."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return 0  # what is not there is not read either; the library says so
+    return status.st_nlink if stat.S_ISREG(status.st_mode) else 0
 
 
 def _local_parts(url: str) -> list[str]:
