@@ -1,8 +1,9 @@
 """Config files and flags into one `RunConfig` (the run spec, `assay.spec.run`).
 
 A config file (TOML or JSON) holds the same keys as the `assay run` flags (dashes or
-underscores), in the file format's natural types: `output_tokens = 32` as the flag's "32", a
-lone string where the flag repeats (`validators = "mypkg.checks:x"`). Flags given on the
+underscores; a repeatable flag's key is plural, `headers` for `--header`, and the flag's own
+spelling is taken too), in the file format's natural types: `output_tokens = 32` as the flag's
+"32", a lone string where the flag repeats (`validators = "mypkg.checks:x"`). Flags given on the
 command line override the file. Validation errors become one `ConfigError` line per problem,
 naming each key as the user wrote it: `output_tokens` for a file's key, `--output-tokens` for a
 flag.
@@ -19,7 +20,8 @@ from typing import Any, Final, get_args, get_origin
 
 from pydantic import ValidationError
 
-from assay.errors import ConfigError
+from assay.data.file_formats import RepeatedKeyError, read_regular_file, unique_keys
+from assay.errors import ConfigError, DataError
 from assay.spec.flat import FLAT_KEYS, flag_of, flat_loc
 from assay.spec.run import RunConfig as RunConfig
 from assay.spec.run import RunEcho
@@ -28,12 +30,23 @@ from assay.spec.validation import SLO_KEYS as SLO_KEYS
 FIELD_NAMES: Final = frozenset(FLAT_KEYS)
 """Every key a config file may hold (the flat keys, `assay.spec.flat`)."""
 
+FLAG_SPELLINGS: Final = {
+    spelled: key
+    for key in FLAT_KEYS
+    if (flag := flag_of(key)).startswith("--")
+    and not flag.startswith("--no-")
+    and (spelled := flag.removeprefix("--").replace("-", "_")) != key
+}
+"""The keys a config file may also write as their flag is spelled (`header` for `headers`, the
+flag being `--header`), to the key they stand for. A `--no-` flag's key is not among them: its
+value is the opposite of the flag's (`probe = false` is `--no-probe`)."""
+
 # Keys whose flag repeats (`--validator A --validator B`): a file may give a list or one string.
 _REPEATED: Final = frozenset(
     name
     for name in FLAT_KEYS
     if get_origin(annotation := RunEcho.model_fields[name].annotation) is tuple
-    and get_args(annotation)[0] is str
+    and get_args(annotation)[0] in (str, Path)
 )
 
 
@@ -41,10 +54,15 @@ def load_config_file(path: Path) -> dict[str, Any]:
     """The keys of a TOML or JSON config file, as the file spells them (dashes or underscores;
     `build_config` folds them and names them back as written).
 
-    Unknown keys are an error naming the valid ones, so a typo never silently does nothing.
+    Unknown keys are an error naming the valid ones, so a typo never silently does nothing; so
+    is a key given twice (a JSON object's repeated key would otherwise keep its last value, as
+    a TOML file's is refused by the format). Only a regular file is read (`--config` on a pipe
+    or a device is refused, never waited on).
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_file(path, "--config", "config file").decode("utf-8")
+    except DataError as error:
+        raise ConfigError(str(error)) from None
     except OSError as error:
         raise ConfigError(f"cannot read config file {path}: {error.strerror or error}") from None
     except UnicodeDecodeError as error:
@@ -56,7 +74,7 @@ def load_config_file(path: Path) -> dict[str, Any]:
             case ".toml":
                 raw: object = tomllib.loads(text)
             case ".json":
-                raw = json.loads(text)
+                raw = json.loads(text, object_pairs_hook=unique_keys)
             case other:
                 raise ConfigError(
                     f"config file {path}: unknown extension {other or '(none)'!r}; "
@@ -64,6 +82,8 @@ def load_config_file(path: Path) -> dict[str, Any]:
                 )
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as error:
         raise ConfigError(f"config file {path} is not valid: {error}") from None
+    except RepeatedKeyError as error:
+        raise ConfigError(f"config file {path}: {error}; keep one") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"config file {path} must hold a table of keys, not {type(raw).__name__}")
     keys = {str(key): value for key, value in raw.items()}
@@ -71,16 +91,19 @@ def load_config_file(path: Path) -> dict[str, Any]:
     if unknown:
         raise ConfigError(
             f"config file {path}: unknown key {', '.join(unknown)}; "
-            f"valid keys: {', '.join(sorted(FIELD_NAMES))}"
+            f"valid keys: {', '.join(sorted(FIELD_NAMES))} (or a flag's own spelling: "
+            f"{', '.join(sorted(FLAG_SPELLINGS))})"
         )
-    twice = sorted(
-        {_folded(key) for key in keys if sum(_folded(k) == _folded(key) for k in keys) > 1}
-    )
+    spellings: dict[str, list[str]] = {}
+    for key in keys:
+        spellings.setdefault(_folded(key), []).append(key)
+    twice = [
+        f"{key} given twice ({' and '.join(given)})"
+        for key, given in spellings.items()
+        if len(given) > 1
+    ]
     if twice:
-        raise ConfigError(
-            f"config file {path}: {', '.join(twice)} given twice (once with dashes, once "
-            "with underscores)"
-        )
+        raise ConfigError(f"config file {path}: {'; '.join(twice)}")
     return keys
 
 
@@ -143,7 +166,10 @@ def describe_validation_error(
 
 
 def _folded(key: str) -> str:
-    return key.replace("-", "_")
+    """The flat key a file's key stands for: dashes as underscores, a flag's spelling as its
+    key (`data-column` is `data_columns`)."""
+    underscored = key.replace("-", "_")
+    return FLAG_SPELLINGS.get(underscored, underscored)
 
 
 def _as_written(message: str, names: Mapping[str, str]) -> str:

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+import os
+import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +83,11 @@ def format_of(path: Path) -> FileFormat:
     """The format a data path names: `hf:...` or the file's suffix."""
     if is_hf_spec(path):
         return "hf"
+    if path.is_dir():
+        raise DataError(
+            f"--data {path}: is a folder, not a data file; a Hugging Face dataset folder (a "
+            f"local dataset or one written by save_to_disk) is read as --data hf:{path}"
+        )
     suffix = path.suffix.lower()
     if suffix not in _SUFFIXES:
         known = ", ".join(sorted(_SUFFIXES))
@@ -98,7 +107,10 @@ def read_records(
         case "csv":
             return _csv_records(_read_text(path), path, columns)
         case "json":
-            return json_array_records(_read_text(path), path)
+            text = _read_text(path)
+            records = json_array_records(text, path)
+            _refuse_repeated_keys_in_items(text, path)
+            return records
         case "parquet":
             _exists(path)
             return parquet_records(path)
@@ -122,16 +134,150 @@ def jsonl_records(text: str, path: Path) -> list[tuple[int, Mapping[str, object]
             raise DataError(f"{path}, line {line}: not valid JSON: {error}") from None
         if not isinstance(value, dict):
             raise DataError(f"{path}, line {line}: expected a JSON object, got {json_kind(value)}")
+        _refuse_repeated_keys(raw, f"{path}, line {line}")
         records.append((line, value))
     return records
 
 
-def check_file_size(path: Path, kind: str) -> None:
-    """Refuse a data file larger than `MAX_DATA_FILE_BYTES` before reading any of it."""
+class RepeatedKeyError(ValueError):
+    """A JSON object that gives one key twice (raised by `unique_keys`)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"key {key!r} given twice in one object")
+        self.key = key
+
+
+def unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """An `object_pairs_hook` for `json`: the object's dict, or `RepeatedKeyError` for a key
+    given twice, which every JSON parser here would otherwise settle silently by keeping the
+    last value.
+
+    >>> json.loads('{"a": 1, "a": 2}', object_pairs_hook=unique_keys)
+    Traceback (most recent call last):
+    ...
+    assay.data.file_formats.RepeatedKeyError: key 'a' given twice in one object
+    """
+    values = dict(pairs)
+    if len(values) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise RepeatedKeyError(key)
+            seen.add(key)
+    return values
+
+
+_UNIQUE_KEYS: Final = json.JSONDecoder(object_pairs_hook=unique_keys)
+_JSON_SPACE: Final = re.compile(r"[ \t\n\r]*")
+
+
+def _refuse_repeated_keys(text: str, where: str) -> None:
+    """Refuse a JSON text (already parsed by orjson, which keeps a repeated key's last value)
+    whose objects give a key twice: a row's `prompt`, a message's `content` or a request field
+    given twice would send one of them without a word. The stdlib parser, given a hook, sees
+    every pair; it parses as fast as orjson, so the second pass costs about as much again."""
     try:
-        size = path.stat().st_size
-    except OSError:
-        return  # the read that follows says what is wrong with the path
+        _UNIQUE_KEYS.decode(text)
+    except RepeatedKeyError as error:
+        raise DataError(f"{where}: {error}; keep one") from None
+    except (ValueError, RecursionError):
+        # orjson accepted the text; the stdlib parser refuses a few texts orjson reads (nested
+        # deeper than Python's recursion limit): those are left unchecked, not refused.
+        return
+
+
+def _refuse_repeated_keys_in_items(text: str, path: Path) -> None:
+    """`_refuse_repeated_keys` for a JSON array orjson has parsed, naming the item that repeats
+    a key: the items are decoded one by one from where each starts."""
+    index = _after_space(text, _after_space(text, 0) + 1)  # past the opening bracket
+    item = 0
+    while index < len(text) and text[index] != "]":
+        item += 1
+        try:
+            _, index = _UNIQUE_KEYS.raw_decode(text, index)
+        except RepeatedKeyError as error:
+            raise DataError(f"{path}, item {item}: {error}; keep one") from None
+        except (ValueError, RecursionError):
+            return  # as in _refuse_repeated_keys
+        index = _after_space(text, index)
+        if index < len(text) and text[index] == ",":
+            index = _after_space(text, index + 1)
+
+
+def _after_space(text: str, index: int) -> int:
+    """Where the JSON whitespace from `index` ends."""
+    match = _JSON_SPACE.match(text, index)
+    return index if match is None else match.end()
+
+
+def regular_file_status(path: Path, flag: str, kind: str) -> os.stat_result:
+    """The status of the file at `path` (links followed), refused unless it is a regular file
+    within `MAX_DATA_FILE_BYTES`.
+
+    A device or a pipe has no size to check (`st_size` is 0): `/dev/zero` would be read until
+    memory runs out and a FIFO would block the run, so only a regular file is read at all.
+    Raises `DataError` for those, the `OSError` of `os.stat` (no such file, no permission) for
+    the caller to word.
+    """
+    status = os.stat(path)
+    _refuse_irregular(path, flag, kind, status)
+    return status
+
+
+def read_regular_file(path: Path, flag: str, kind: str) -> bytes:
+    """The bytes of the file the user named with `flag` (`--data`, `--trace`, `--config`).
+
+    The file is checked twice: by its path before it is opened, and on the open descriptor,
+    so a file swapped for a pipe or a device in between is refused too; it is opened without
+    blocking (a FIFO's open waits for a writer otherwise), and never read past the limit even
+    if it grows. Raises as `regular_file_status`.
+    """
+    regular_file_status(path, flag, kind)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    descriptor = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(descriptor, "rb") as handle:
+        status = os.fstat(descriptor)
+        _refuse_irregular(path, flag, kind, status)
+        os.set_blocking(descriptor, True)  # a regular file: reads as any other
+        # Its size first, in one read; then whatever it holds beyond that (it grew, or it is a
+        # file whose size says nothing, as in /proc), in bounded chunks up to the limit.
+        parts = [handle.read(status.st_size)]
+        total = len(parts[0])
+        while total <= MAX_DATA_FILE_BYTES and (
+            chunk := handle.read(min(_CHUNK_BYTES, MAX_DATA_FILE_BYTES + 1 - total))
+        ):
+            parts.append(chunk)
+            total += len(chunk)
+    if total > MAX_DATA_FILE_BYTES:
+        raise DataError(
+            f"{path}: the {kind} grew above the {MAX_DATA_FILE_BYTES:,} bytes assay reads while "
+            "it was read (see docs/security.md)"
+        )
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+_CHUNK_BYTES: Final = 1 << 20
+
+
+_IRREGULAR: Final = (
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _refuse_irregular(path: Path, flag: str, kind: str, status: os.stat_result) -> None:
+    mode = status.st_mode
+    if stat.S_ISDIR(mode):
+        raise DataError(f"{flag} {path}: is a folder, not a {kind}")
+    if not stat.S_ISREG(mode):
+        what = next((name for test, name in _IRREGULAR if test(mode)), "a special file")
+        raise DataError(f"{flag} {path}: is not a regular file ({what})")
+    _refuse_above_limit(path, kind, status.st_size)
+
+
+def _refuse_above_limit(path: Path, kind: str, size: int) -> None:
     if size > MAX_DATA_FILE_BYTES:
         raise DataError(
             f"{path}: the {kind} holds {size:,} bytes, above the {MAX_DATA_FILE_BYTES:,} assay "
@@ -140,18 +286,19 @@ def check_file_size(path: Path, kind: str) -> None:
 
 
 def _exists(path: Path) -> None:
-    if not path.is_file():
-        raise DataError(f"{path}: no such data file")
+    try:
+        regular_file_status(path, "--data", "data file")
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such data file") from None
+    except OSError as error:
+        raise DataError(f"{path}: cannot read the data file: {error.strerror}") from None
 
 
 def _read_text(path: Path) -> str:
-    check_file_size(path, "prompt file")
     try:
-        data = path.read_bytes()
+        data = read_regular_file(path, "--data", "prompt file")
     except FileNotFoundError:
         raise DataError(f"{path}: no such prompt file") from None
-    except IsADirectoryError:
-        raise DataError(f"{path}: is a directory, not a prompt file") from None
     except OSError as error:
         raise DataError(f"{path}: cannot read the prompt file: {error.strerror}") from None
     try:
@@ -176,6 +323,13 @@ def _csv_records(
                 continue
             if header is None:
                 header = [name.strip() for name in fields]
+                repeated = sorted({name for name in header if header.count(name) > 1})
+                if repeated:
+                    # A row's dict would keep the last column's cell and drop the other.
+                    raise DataError(
+                        f"{path}, line {line}: column {', '.join(map(repr, repeated))} given "
+                        "twice in the header; keep one"
+                    )
                 if not {columns.prompt, columns.messages, columns.query} & set(header):
                     raise DataError(
                         f"{path}, line {line}: no {columns.prompt!r}, {columns.messages!r} or "
@@ -196,9 +350,13 @@ def _csv_records(
 
 __all__ = [
     "FileFormat",
+    "RepeatedKeyError",
     "RowReading",
     "format_of",
     "jsonl_records",
     "read_records",
+    "read_regular_file",
+    "regular_file_status",
     "row_reading",
+    "unique_keys",
 ]

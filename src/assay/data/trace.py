@@ -36,7 +36,7 @@ from typing import Final, Literal, Protocol, runtime_checkable
 from pydantic import Field, JsonValue
 
 from assay.core import GenerationRequest
-from assay.data.file_formats import check_file_size, jsonl_records
+from assay.data.file_formats import jsonl_records, read_regular_file
 from assay.data.file_source import FileSource, FileSourceConfig, NamedModels
 from assay.data.row_values import within_request_limit
 from assay.data.source import NO_AUDIO, RequestSettings, asked_limits, request_id
@@ -228,9 +228,8 @@ def build_prompt(row: MooncakeRow, block_tokens: int, seed: int, tokenizer: Toke
 
 
 def _text(path: Path) -> str:
-    check_file_size(path, "trace file")
     try:
-        return path.read_text(encoding="utf-8-sig")
+        return read_regular_file(path, "--trace", "trace file").decode("utf-8-sig")
     except FileNotFoundError:
         raise DataError(f"{path}: no such trace file") from None
     except (OSError, UnicodeDecodeError) as error:
