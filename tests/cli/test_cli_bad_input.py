@@ -3,6 +3,7 @@ never a traceback, and no load sent."""
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 
@@ -81,6 +82,13 @@ def test_missing_data_file_is_one_error_line(tmp_path: Path) -> None:
     missing = tmp_path / "prompts.jsonl"
     result = run_fast(tmp_path / "run", "--data", missing, "--processes", "1")
     assert_one_error_line(result, str(missing), "no such prompt file")
+
+
+def test_trace_that_is_a_pipe_is_named_a_pipe_not_missing(tmp_path: Path) -> None:
+    fifo = tmp_path / "trace.jsonl"
+    os.mkfifo(fifo)
+    result = run_fast(tmp_path / "run", "--profile", "replay", "--trace", fifo)
+    assert_one_error_line(result, f"--trace {fifo}: is not a regular file (a named pipe)")
 
 
 def test_jsonl_data_file_with_a_bad_line_names_the_line(tmp_path: Path) -> None:

@@ -52,7 +52,7 @@ def check_source(config: RunConfig) -> None:
     source, target = config.source, config.target
     if source.data is not None and not is_hf_spec(source.data) and not source.data.exists():
         raise DataError(f"{source.data}: no such prompt file")
-    if source.trace is not None and not source.trace.is_file():
+    if source.trace is not None and not source.trace.exists():
         raise DataError(f"{source.trace}: no such trace file")
     _checked(
         "",
