@@ -12,25 +12,17 @@ import random
 import stat
 from pathlib import Path
 
-import orjson
 import pytest
 
 from assay.data import FileSource, FileSourceConfig
 from assay.data.image_bytes import DECODED_FORMATS, image_to_send
 from assay.data.media import ImageSize, synthetic_image
 from assay.errors import DataError
+from tests.data.test_local_media_attacks import _dataset
 
 
 def _png(seed: int) -> bytes:
     return synthetic_image(ImageSize(width=16, height=16), "png", random.Random(seed))
-
-
-def _dataset(folder: Path, *images: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "rows.jsonl"
-    rows = [{"prompt": f"row {i}", "images": [image]} for i, image in enumerate(images)]
-    path.write_bytes(b"\n".join(orjson.dumps(row) for row in rows))
-    return path
 
 
 def _load(path: Path) -> FileSource:
