@@ -83,6 +83,12 @@ def test_a_json_config_giving_a_nested_key_twice_is_refused(tmp_path: Path) -> N
     assert "key 'top_k' given twice" in _refusal(path)
 
 
+def test_a_config_nested_past_what_the_parser_reads_is_one_error(tmp_path: Path) -> None:
+    # It was an internal error (RecursionError), exit 3.
+    path = _write(tmp_path, "deep.json", '{"extra_body": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert _refusal(path) == f"config file {path} is nested too deeply to read"
+
+
 def test_the_spellings_are_the_flags_of_the_plural_keys() -> None:
     assert FLAG_SPELLINGS == {
         "header": "headers",

@@ -180,3 +180,37 @@ def test_data_file_hard_linked_from_outside_is_refused(tmp_path: Path) -> None:
     _jsonl(folder / "a.jsonl", "inside prompt")
     os.link(outside, folder / "b.jsonl")
     _refused(f"hf:{folder}:train", "b.jsonl", "2 hard links", "a copy, not a link")
+
+
+def test_readme_data_file_by_a_local_protocol_is_refused(tmp_path: Path) -> None:
+    # `local://` is fsspec's local file system under another name, as `file://` is.
+    pytest.importorskip("datasets")
+    outside = _outside(tmp_path)
+    for url in (f"local://{outside}", f"file://{outside}"):
+        folder = _folder(tmp_path, url)
+        _refused(f"hf:{folder}:train", str(outside), "outside the dataset's folder")
+        (folder / "README.md").unlink()
+    with pytest.raises(DataError, match="is a local file"):
+        check_local_data_files("hf:org/chats", [f"zip://a.csv::local://{outside}"], None)
+
+
+def test_a_hub_cache_snapshot_whose_files_link_to_its_blobs_loads(tmp_path: Path) -> None:
+    # `snapshot_download` leaves `snapshots/REV/...` as symlinks to `../../blobs/HASH`.
+    pytest.importorskip("datasets")
+    repo = tmp_path / "hub" / "datasets--org--chats"
+    blob = _jsonl(repo / "blobs" / "b1", "cached prompt")
+    snapshot = repo / "snapshots" / "abc123"
+    (snapshot / "data").mkdir(parents=True)
+    (snapshot / "data" / "train.jsonl").symlink_to(Path("../../../blobs") / blob.name)
+    rows = hf_records(f"hf:{snapshot}:train")
+    assert [row["prompt"] for _, row in rows] == ["cached prompt"]
+
+
+def test_saved_dataset_whose_state_is_a_pipe_is_refused_without_waiting(tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+    saved = tmp_path / "saved"
+    split = datasets.Dataset.from_list([{"prompt": "inside prompt"}])
+    datasets.DatasetDict({"train": split}).save_to_disk(str(saved))
+    (saved / "train" / "state.json").unlink()
+    os.mkfifo(saved / "train" / "state.json")
+    _refused(f"hf:{saved}:train", "state.json", "not a regular file")

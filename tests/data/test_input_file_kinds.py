@@ -168,6 +168,24 @@ def test_a_csv_header_giving_a_column_twice_is_refused(tmp_path: Path) -> None:
     assert _fails(path) == (f"{path}, line 1: column 'prompt' given twice in the header; keep one")
 
 
+def test_a_csv_header_with_trailing_unnamed_columns_loads(tmp_path: Path) -> None:
+    # A spreadsheet's export often ends each line with empty columns.
+    path = tmp_path / "rows.csv"
+    path.write_bytes(b"prompt,,\na,,\nb,,\n")
+    assert _load(path).size() == 2
+
+
+def test_an_item_nested_too_deeply_to_check_is_refused_not_passed(tmp_path: Path) -> None:
+    # orjson reads 1,000 levels; Python's parser, which finds repeated keys, cannot: the item
+    # is refused, and the items after it are not left unchecked.
+    deep = "[" * 1000 + "]" * 1000
+    path = tmp_path / "rows.json"
+    path.write_text(f'[{{"prompt": "a", "n": {deep}}}, {{"prompt": "a", "prompt": "b"}}]')
+    assert _fails(path) == (
+        f"{path}, item 1: nested too deeply to check for a key given twice; flatten it"
+    )
+
+
 PROC_FILE = Path("/proc/self/status")  # a regular file whose size reads as 0
 
 

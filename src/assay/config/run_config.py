@@ -84,6 +84,8 @@ def load_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"config file {path} is not valid: {error}") from None
     except RepeatedKeyError as error:
         raise ConfigError(f"config file {path}: {error}; keep one") from None
+    except RecursionError:  # both parsers recurse per level of nesting
+        raise ConfigError(f"config file {path} is nested too deeply to read") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"config file {path} must hold a table of keys, not {type(raw).__name__}")
     keys = {str(key): value for key, value in raw.items()}

@@ -22,6 +22,8 @@ from assay.errors import DataError
 from assay.printable import printable
 
 HF_PREFIX: Final = "hf:"
+# A saved dataset's `state.json` or `dataset_dict.json` lists file names: far below this.
+_MAX_SAVED_JSON_BYTES: Final = 64 * 1024 * 1024
 _INSTALL: Final = (
     "pip install -e \".[datasets]\" in a checkout of assay (or pip install 'assay[datasets]')"
 )
@@ -145,11 +147,12 @@ def check_local_data_files(spec: str, files: Iterable[str], folder: Path | None)
     assay.errors.DataError: hf:org/chats: data file /etc/hostname is a local file ...
     """
     root = None if folder is None else Path(os.path.realpath(folder))
+    roots = () if root is None else (root, *_snapshot_blobs(root))
     for file in files:
         for part in _local_parts(file):
             real = Path(os.path.realpath(part))
             shown = printable(file if len(file) <= 200 else f"{file[:200]}…")
-            if root is not None and real.is_relative_to(root):
+            if root is not None and any(real.is_relative_to(inside) for inside in roots):
                 links = _hard_links(real)
                 if links > 1:
                     raise DataError(
@@ -171,6 +174,14 @@ def check_local_data_files(spec: str, files: Iterable[str], folder: Path | None)
             )
 
 
+def _snapshot_blobs(root: Path) -> tuple[Path, ...]:
+    """The blobs folder of a Hugging Face cache snapshot at `root`
+    (`datasets--org--name/snapshots/REV`, whose files are symlinks to `../../blobs/HASH`): a
+    snapshot's files live there, inside the same repository's folder of the cache."""
+    blobs = root.parent.parent / "blobs"
+    return (blobs,) if root.parent.name == "snapshots" and blobs.is_dir() else ()
+
+
 def _hard_links(path: Path) -> int:
     """How many hard links the regular file at `path` has (0 for anything else, or nothing)."""
     try:
@@ -181,15 +192,28 @@ def _hard_links(path: Path) -> int:
 
 
 def _local_parts(url: str) -> list[str]:
-    """The local paths in a data file's name: a plain path, a `file://` URL, or any such part
-    of a chained URL (`zip://inner.csv::/data/archive.zip` reads the local archive)."""
+    """The local paths in a data file's name: a plain path, or any part of it (a chained URL's
+    too: `zip://inner.csv::/data/archive.zip` reads the local archive) whose protocol fsspec
+    serves from this machine's disk (`file://`, `local://`, any other name of its local file
+    system), decided by fsspec's own registry rather than by a list of names.
+
+    >>> _local_parts("zip://inner.csv::local:///tmp/a.zip"), _local_parts("hf://datasets/o/d")
+    (['/tmp/a.zip'], [])
+    """
+    # fsspec, the library `datasets` reads every data file through (untyped: imported as Any).
+    fsspec: Any = importlib.import_module("fsspec")
+    local_system = importlib.import_module("fsspec.implementations.local").LocalFileSystem
     parts = []
     for part in url.split("::"):
-        scheme, sep, rest = part.partition("://")
-        if not sep:
-            parts.append(part)
-        elif scheme == "file":
-            parts.append(rest)
+        protocol, path = fsspec.core.split_protocol(part)
+        try:
+            local = protocol is None or issubclass(
+                fsspec.get_filesystem_class(protocol), local_system
+            )
+        except (ImportError, ValueError):
+            local = False  # a protocol fsspec cannot serve reads nothing
+        if local:
+            parts.append(path)
     return parts
 
 
@@ -229,7 +253,7 @@ def _saved_split(datasets: Any, spec: str, folder: Path, split: str | None) -> A
         if split is not None:
             raise DataError(f"{spec}: the dataset saved at {folder} has no splits; drop ':{split}'")
         return _checked_saved_dataset(datasets, spec, folder, folder)
-    splits = _json_strings(spec, folder / "dataset_dict.json", "splits")
+    splits = _json_strings(spec, folder / "dataset_dict.json", "splits", folder)
     chosen = _chosen_split(spec, sorted(splits), split)
     return _checked_saved_dataset(datasets, spec, folder, folder / chosen)
 
@@ -238,16 +262,25 @@ def _checked_saved_dataset(datasets: Any, spec: str, folder: Path, saved: Path) 
     """The dataset saved at `saved` (the folder, or one split's folder inside it), once it and
     every arrow file its `state.json` names are found inside `folder`."""
     check_local_data_files(spec, [str(saved)], folder)
-    names = _json_strings(spec, saved / "state.json", "_data_files")
+    names = _json_strings(spec, saved / "state.json", "_data_files", folder)
     check_local_data_files(spec, [str(saved / name) for name in names], folder)
     return datasets.Dataset.load_from_disk(str(saved))
 
 
-def _json_strings(spec: str, path: Path, key: str) -> list[str]:
+def _json_strings(spec: str, path: Path, key: str, folder: Path) -> list[str]:
     """The names a saved dataset's JSON file lists under `key` (`_data_files` holds objects
-    with a `filename`)."""
+    with a `filename`), the file read as its data files are: inside `folder`, one regular file
+    (opened without waiting on a pipe), at most `_MAX_SAVED_JSON_BYTES`."""
+    check_local_data_files(spec, [str(path)], folder)
     try:
-        value = orjson.loads(path.read_bytes())
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(descriptor, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                raise DataError(f"{spec}: {path.name} is not a regular file")
+            data = handle.read(_MAX_SAVED_JSON_BYTES + 1)
+        if len(data) > _MAX_SAVED_JSON_BYTES:
+            raise DataError(f"{spec}: {path.name} is above {_MAX_SAVED_JSON_BYTES:,} bytes")
+        value = orjson.loads(data)
     except (OSError, orjson.JSONDecodeError) as error:
         raise DataError(f"{spec}: cannot read {path.name}: {error}") from None
     items = value.get(key) if isinstance(value, dict) else None

@@ -171,6 +171,11 @@ _UNIQUE_KEYS: Final = json.JSONDecoder(object_pairs_hook=unique_keys)
 _JSON_SPACE: Final = re.compile(r"[ \t\n\r]*")
 
 
+# orjson reads 1,024 levels of nesting, Python's parser fewer (its recursion limit): what lies
+# between is refused, not left unchecked (no prompt row nests that deep).
+_TOO_DEEP: Final = "nested too deeply to check for a key given twice; flatten it"
+
+
 def _refuse_repeated_keys(text: str, where: str) -> None:
     """Refuse a JSON text (already parsed by orjson, which keeps a repeated key's last value)
     whose objects give a key twice: a row's `prompt`, a message's `content` or a request field
@@ -180,10 +185,10 @@ def _refuse_repeated_keys(text: str, where: str) -> None:
         _UNIQUE_KEYS.decode(text)
     except RepeatedKeyError as error:
         raise DataError(f"{where}: {error}; keep one") from None
-    except (ValueError, RecursionError):
-        # orjson accepted the text; the stdlib parser refuses a few texts orjson reads (nested
-        # deeper than Python's recursion limit): those are left unchecked, not refused.
-        return
+    except RecursionError:
+        raise DataError(f"{where}: {_TOO_DEEP}") from None
+    except ValueError:
+        return  # orjson accepted the text; what the stdlib parser refuses besides is not a key
 
 
 def _refuse_repeated_keys_in_items(text: str, path: Path) -> None:
@@ -197,7 +202,9 @@ def _refuse_repeated_keys_in_items(text: str, path: Path) -> None:
             _, index = _UNIQUE_KEYS.raw_decode(text, index)
         except RepeatedKeyError as error:
             raise DataError(f"{path}, item {item}: {error}; keep one") from None
-        except (ValueError, RecursionError):
+        except RecursionError:
+            raise DataError(f"{path}, item {item}: {_TOO_DEEP}") from None
+        except ValueError:
             return  # as in _refuse_repeated_keys
         index = _after_space(text, index)
         if index < len(text) and text[index] == ",":
@@ -323,9 +330,11 @@ def _csv_records(
                 continue
             if header is None:
                 header = [name.strip() for name in fields]
-                repeated = sorted({name for name in header if header.count(name) > 1})
+                # Unnamed columns (a spreadsheet's trailing empty ones) are not compared.
+                repeated = sorted({name for name in header if name and header.count(name) > 1})
                 if repeated:
-                    # A row's dict would keep the last column's cell and drop the other.
+                    # A row's dict would keep the last column's cell and drop the other (a
+                    # column no role reads goes into the request's body).
                     raise DataError(
                         f"{path}, line {line}: column {', '.join(map(repr, repeated))} given "
                         "twice in the header; keep one"

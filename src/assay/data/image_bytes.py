@@ -27,6 +27,7 @@ _JPEG_SCAN: Final = 0xDA
 _JPEG_STANDALONE: Final = frozenset({0x01, *range(0xD0, 0xD8)})
 DECODED_FORMATS: Final = (
     "PNG", "JPEG", "WEBP", "GIF", "BMP", "TIFF", "ICO", "TGA", "PPM", "PCX",
+    "AVIF", "JPEG2000", "SGI",
 )  # fmt: skip
 """The Pillow formats a dataset's image may be in: each decoded by Pillow itself, no program
 run (a JPEG's multi-picture variant, MPO, opens as JPEG)."""

@@ -176,8 +176,8 @@ class Source(BaseModel):
         given = [key for key in _NOT_WITH_TRACE if key in self.given]
         if self.trace is not None and given:
             return (
-                f"{', '.join(map(flag_of, given))} does not apply with --trace (each of its rows "
-                "gives its request's prompt and output lengths, and sends text alone)"
+                f"{', '.join(map(flag_of, given))} does not apply with --trace (the trace "
+                "decides each request's prompt and output, and sends text alone)"
             )
         return None
 
