@@ -113,7 +113,9 @@ def run_parts(names: list[str], args: argparse.Namespace, results: dict[str, Any
         try:
             figures = parts[name]()
         except Exception as error:  # a failed part is a result too; the others still run
-            figures = {"error": f"{type(error).__name__}: {error}", "trace": traceback.format_exc()}
+            # The trace names files relative to the repository: results are kept in git.
+            trace = traceback.format_exc().replace(f"{Path.cwd()}/", "")
+            figures = {"error": f"{type(error).__name__}: {error}", "trace": trace}
         figures["part_seconds"] = round(time.perf_counter() - started, 1)
         figures["load_average_1m_before"] = round(load_before, 2)
         figures["load_average_1m_after"] = round(os.getloadavg()[0], 2)
