@@ -197,8 +197,8 @@ def _local_parts(url: str) -> list[str]:
     serves from this machine's disk (`file://`, `local://`, any other name of its local file
     system), decided by fsspec's own registry rather than by a list of names.
 
-    >>> _local_parts("zip://inner.csv::local:///tmp/a.zip"), _local_parts("hf://datasets/o/d")
-    (['/tmp/a.zip'], [])
+    >>> _local_parts("zip://inner.csv::local:///data/a.zip"), _local_parts("hf://datasets/o/d")
+    (['/data/a.zip'], [])
     """
     # fsspec, the library `datasets` reads every data file through (untyped: imported as Any).
     fsspec: Any = importlib.import_module("fsspec")
